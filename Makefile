@@ -1,0 +1,28 @@
+# The two commands of the README: `make run` (main job) and `make test` (whole suite).
+# Both create the virtual environment in .venv if needed and install the project into it.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test bench env clean-env
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[all]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m infpush_cvx.cli check
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_formulations.py
+
+clean-env:
+	rm -rf $(VENV)

@@ -1,0 +1,92 @@
+"""Input checks shared by every public entry point.
+
+Validate at the boundary, trust inside (the scikit-learn way): each check names the argument and
+what is wrong with it, and raises ``ValueError`` (bad values) or ``TypeError`` (bad types).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
+    """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
+        data = X
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got an array with shape {X.shape}")
+    if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
+        raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return X
+
+
+def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
+                 nonnegative: bool = False):
+    """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
+    try:
+        v = np.asarray(v, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+    if length is not None and v.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got {v.shape[0]}")
+    if np.issubdtype(v.dtype, np.floating) and not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    if nonnegative and np.any(v < 0):
+        raise ValueError(f"{name} must be nonnegative; its smallest entry is {v.min()!r}")
+    return v
+
+
+def check_index_vector(idx, name: str, *, upper: int):
+    """Return integer indices in ``[0, upper)`` as an int64 array."""
+    arr = np.asarray(idx)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of indices, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) \
+                and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"{name} must hold integer indices, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= upper):
+        bad = arr[(arr < 0) | (arr >= upper)][0]
+        raise ValueError(f"{name} has index {bad} outside [0, {upper})")
+    return arr
+
+
+def check_scalar(x, name: str, *, nonnegative: bool = False, positive: bool = False) -> float:
+    """Return a finite real scalar as float, optionally requiring ``>= 0`` or ``> 0``."""
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray)) \
+            or (isinstance(x, np.ndarray) and x.ndim != 0):
+        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    if positive and x <= 0:
+        raise ValueError(f"{name} must be positive, got {x!r}")
+    if nonnegative and x < 0:
+        raise ValueError(f"{name} must be nonnegative, got {x!r}")
+    return x
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` if it is one of ``choices``; otherwise a ValueError listing them."""
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(choices)}")
+    return value

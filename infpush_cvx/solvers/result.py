@@ -1,0 +1,67 @@
+"""The result every first-order solver of the project returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Status values. "optimal" only when the method's certificate (duality gap or optimality check)
+#: holds at the requested tolerance; "max_iter"/"time_limit" when it stopped early without it.
+STATUSES = ("optimal", "max_iter", "time_limit", "stalled", "degenerate_optimal", "failed")
+
+
+@dataclass
+class SolverResult:
+    """Outcome of a solve.
+
+    Attributes
+    ----------
+    w : ndarray
+        The weights (``beta`` for Rank2Plan; also available under that name).
+    objective : float
+        Primal objective recomputed from ``w`` in the requested scaling.
+    gap : float or None
+        Certified relative duality gap (or the method's certificate value); None when the method
+        has none.
+    status : str
+        One of :data:`STATUSES`.
+    iterations : int
+    time : float
+        Wall-clock seconds.
+    history : dict of lists
+        Per-iteration records (at least ``"objective"``); ``history_frame()`` gives a DataFrame.
+    dual : ndarray or None
+        The dual variable, for warm starts.
+    info : dict
+        Method-specific extras.
+    """
+
+    w: np.ndarray
+    objective: float
+    gap: float | None
+    status: str
+    iterations: int
+    time: float
+    method: str = ""
+    history: dict = field(default_factory=dict)
+    dual: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def beta(self) -> np.ndarray:
+        return self.w
+
+    @property
+    def converged(self) -> bool:
+        return self.status in ("optimal", "degenerate_optimal")
+
+    def history_frame(self):
+        import pandas as pd
+        return pd.DataFrame(self.history)
+
+    def __repr__(self) -> str:
+        gap = "None" if self.gap is None else f"{self.gap:.2e}"
+        return (f"SolverResult(method={self.method!r}, status={self.status!r}, "
+                f"objective={self.objective:.10g}, gap={gap}, iterations={self.iterations}, "
+                f"time={self.time:.3g}s)")
