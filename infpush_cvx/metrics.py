@@ -1,0 +1,171 @@
+"""Ranking metrics for bipartite data, scikit-learn style ``metric(y_true, y_score)``.
+
+Definitions (Agarwal, "The Infinite Push", SDM 2011, section 6; formulations.md section 5), for
+m positives and n negatives:
+
+- AUC: fraction of (positive, negative) pairs ordered correctly, ties counting 1/2.
+- positives at the top: #positives scored strictly above the highest-scoring negative.
+- ``R_inf = max_j (1/m) #{i : s_i < t_j}``: the largest fraction of positives ranked strictly below
+  one negative (Agarwal eq. 3.1).
+- overall rank of item i: ``r(i) = 1 + #{items scored strictly higher}``.
+- average precision: ``AP = (1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)``, over positives i.
+- DCG: ``sum_i 1 / log2(r(i) + 1)`` over positives i.
+- prec@k: fraction of positives among the k top-scored items.
+
+Tie rule. Ranks are the *optimistic* (competition, "min") ranks above: tied items share the best
+rank of their group. AUC counts a tied pair as 1/2. prec@k with a tie straddling position k counts
+the tied group fractionally: the expected precision when the tie is broken uniformly at random.
+Without ties every metric reduces to its usual definition (and AP to scikit-learn's
+``average_precision_score``).
+
+Labels: ``y_true`` is binary, either {0, 1}, {-1, +1} or boolean; the positive class is ``1``/``True``.
+Everything is vectorised and costs O(N log N) for N = m + n items (one sort).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._validation import check_vector
+
+__all__ = ["auc", "positives_at_top", "r_inf", "average_precision", "dcg", "precision_at_k",
+           "roc_curve_points", "ranks", "ranking_report"]
+
+
+def _check_labels_scores(y_true, y_score, *, require_both: bool = True):
+    """Validate ``(y_true, y_score)`` and return (boolean positives mask, float scores)."""
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise ValueError(f"y_true must be 1-D, got shape {y.shape}")
+    if y.shape[0] == 0:
+        raise ValueError("y_true must be non-empty")
+    if y.dtype == bool:
+        pos = y
+    else:
+        if not (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.floating)):
+            raise TypeError(f"y_true must hold binary numeric or boolean labels, got dtype {y.dtype}")
+        if np.issubdtype(y.dtype, np.floating) and not np.all(np.isfinite(y)):
+            raise ValueError("y_true contains NaN or infinite entries")
+        values = set(np.unique(y).tolist())
+        if not (values <= {0, 1} or values <= {-1, 1}):
+            raise ValueError(f"y_true must be binary with labels {{0, 1}} or {{-1, 1}}, "
+                             f"got values {sorted(values)[:5]}")
+        pos = y == 1
+    s = check_vector(y_score, "y_score", length=y.shape[0])
+    if require_both and (pos.all() or not pos.any()):
+        raise ValueError("y_true must contain both positives and negatives; only one class present")
+    return pos, s
+
+
+def ranks(y_score) -> np.ndarray:
+    """Competition ranks ``r(i) = 1 + #{items scored strictly higher}`` (ties share the best rank)."""
+    s = check_vector(y_score, "y_score")
+    # #{strictly higher than s_i} = N - #{<= s_i}: one sort, one binary search.
+    srt = np.sort(s)
+    return s.shape[0] - np.searchsorted(srt, s, side="right") + 1
+
+
+def auc(y_true, y_score) -> float:
+    """Area under the ROC curve: ``(1/(mn)) sum_ij [1(s_i > t_j) + 1/2 1(s_i = t_j)]``.
+
+    Computed from midranks (Mann-Whitney U), O(N log N).
+    """
+    pos, s = _check_labels_scores(y_true, y_score)
+    m = int(pos.sum())
+    n = s.shape[0] - m
+    srt = np.sort(s)
+    # midrank in ascending order: #{< s} + (#{= s} + 1) / 2
+    lo = np.searchsorted(srt, s[pos], side="left")
+    hi = np.searchsorted(srt, s[pos], side="right")
+    midrank = lo + (hi - lo + 1) / 2.0
+    u = midrank.sum() - m * (m + 1) / 2.0
+    return float(u / (m * n))
+
+
+def positives_at_top(y_true, y_score) -> int:
+    """Number of positives scored strictly above the highest-scoring negative (Agarwal 2011)."""
+    pos, s = _check_labels_scores(y_true, y_score)
+    return int(np.count_nonzero(s[pos] > s[~pos].max()))
+
+
+def r_inf(y_true, y_score) -> float:
+    """``R_inf = max_j (1/m) #{i : s_i < t_j}`` (Agarwal 2011, eq. 3.1); ties are not errors.
+
+    The maximum is attained at the highest-scoring negative.
+    """
+    pos, s = _check_labels_scores(y_true, y_score)
+    sp = s[pos]
+    return float(np.count_nonzero(sp < s[~pos].max()) / sp.shape[0])
+
+
+def average_precision(y_true, y_score) -> float:
+    """``AP = (1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)`` over positives, competition ranks."""
+    pos, s = _check_labels_scores(y_true, y_score)
+    r = ranks(s)[pos]
+    r_sorted = np.sort(r)
+    # positives with rank <= r(i), by binary search in the sorted positive ranks
+    hits = np.searchsorted(r_sorted, r, side="right")
+    return float(np.mean(hits / r))
+
+
+def dcg(y_true, y_score) -> float:
+    """Discounted cumulative gain ``sum_i 1 / log2(r(i) + 1)`` over positives (Agarwal 2011)."""
+    pos, s = _check_labels_scores(y_true, y_score)
+    r = ranks(s)[pos]
+    return float(np.sum(1.0 / np.log2(r + 1.0)))
+
+
+def precision_at_k(y_true, y_score, k) -> float:
+    """Fraction of positives among the k top-scored items.
+
+    A tie straddling position k counts fractionally (expected value under random tie-breaking):
+    with ``a`` items strictly above the k-th score (``p_a`` of them positive) and a tied group of
+    ``g`` items (``p_g`` positive), ``prec@k = (p_a + (k - a) p_g / g) / k``.
+    Only requires ``y_true`` to be binary (a single class is allowed).
+    """
+    pos, s = _check_labels_scores(y_true, y_score, require_both=False)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    k = int(k)
+    N = s.shape[0]
+    if not 1 <= k <= N:
+        raise ValueError(f"k must be in [1, {N}] (the number of items), got {k}")
+    kth = np.partition(s, N - k)[N - k]  # the k-th largest score, O(N)
+    above = s > kth
+    tied = s == kth
+    a = int(above.sum())
+    g = int(tied.sum())
+    p_above = int(np.count_nonzero(pos & above))
+    p_tied = int(np.count_nonzero(pos & tied))
+    return float((p_above + (k - a) * p_tied / g) / k)
+
+
+def roc_curve_points(y_true, y_score):
+    """ROC curve ``(fpr, tpr, thresholds)`` for thresholds from +inf down to the lowest score.
+
+    One point per distinct score (tied items enter together, giving the diagonal segments whose
+    area is the 1/2 tie credit of :func:`auc`); starts at (0, 0) with threshold ``+inf``.
+    ``np.trapezoid(tpr, fpr)`` equals :func:`auc`.
+    """
+    pos, s = _check_labels_scores(y_true, y_score)
+    order = np.argsort(-s, kind="stable")
+    s_sorted = s[order]
+    p_sorted = pos[order]
+    # last index of each group of equal scores
+    ends = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])
+    tp = np.cumsum(p_sorted)[ends]
+    fp = (ends + 1) - tp
+    m = tp[-1]
+    n = fp[-1]
+    fpr = np.r_[0.0, fp / n]
+    tpr = np.r_[0.0, tp / m]
+    thresholds = np.r_[np.inf, s_sorted[ends]]
+    return fpr, tpr, thresholds
+
+
+def ranking_report(y_true, y_score) -> dict:
+    """The four measures of Agarwal (2011, section 6) as a dict: auc, pos_at_top, ap, dcg."""
+    return {"auc": auc(y_true, y_score), "pos_at_top": positives_at_top(y_true, y_score),
+            "ap": average_precision(y_true, y_score), "dcg": dcg(y_true, y_score)}
