@@ -1,0 +1,61 @@
+"""Duals of the l2 Infinite Push and of the bipartite RankSVM (Agarwal, SDM 2011, eqs. 3.9, 4.19).
+
+Both minimise, over alpha in R^{m x n}::
+
+    Q(alpha) = 1/2 ||w(alpha)||^2 - sum_ij alpha_ij,
+    w(alpha) = sum_ij alpha_ij (x_i^+ - x_j^-) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)
+
+Infinite Push:  alpha >= 0,  sum_j max_i alpha_ij <= C/m   (a nonnegative l1,inf ball, groups = columns)
+RankSVM:        0 <= alpha_ij <= C/(m n)                     (a box)
+
+with ``C = 1/lam`` for the paper-scaling lambda. Strong duality gives ``P(w*) = -lam Q(alpha*)``
+(paper scaling) and ``w* = w(alpha*)``; in seed scaling multiply by N (m, or m n): see
+:func:`primal_value_from_dual`. The variable is named ``alpha`` and ``C`` is a parameter, so a
+new lambda re-solves without recompiling (set ``problem.param_dict["C"].value = 1 / lam``).
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from .. import scaling as _scaling
+from .._validation import check_scalar
+from ._common import as_bipartite
+
+
+def _paper_C(data, lam, scaling: str, loss: str) -> float:
+    lam = check_scalar(lam, "lam", positive=True)
+    lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2",
+                                         m=data.m, n=data.n)
+    return 1.0 / lam_paper
+
+
+def _dual_objective(data, alpha):
+    w = data.Xp.T @ cp.sum(alpha, axis=1) - data.Xn.T @ cp.sum(alpha, axis=0)
+    return 0.5 * cp.sum_squares(w) - cp.sum(alpha)
+
+
+def infinite_push_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
+    """The l2 Infinite Push dual (Agarwal eq. 3.9): minimise Q(alpha) over the l1,inf set."""
+    data = as_bipartite(data)
+    C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "infinite_push"))
+    alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
+    constraints = [cp.sum(cp.max(alpha, axis=0)) <= C / data.m]
+    return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
+
+
+def ranksvm_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
+    """The bipartite RankSVM dual (Agarwal, Figure 3): minimise Q(alpha) over a box."""
+    data = as_bipartite(data)
+    C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "ranksvm"))
+    alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
+    constraints = [alpha <= C / (data.m * data.n)]
+    return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
+
+
+def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m: int,
+                           n: int) -> float:
+    """``P* = -lam_paper Q*``, times N (m or m n) in seed scaling; ``lam`` in ``scaling``."""
+    lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=m, n=n)
+    multiplier = _scaling.objective_multiplier(scaling, loss=loss, m=m, n=n)
+    return -lam_paper * dual_value * multiplier

@@ -1,0 +1,56 @@
+"""The Infinite Push and RankSVM primal problems in CVXPY.
+
+Infinite Push (Agarwal, SDM 2011, eq. 3.6; l1 version: Rakotomamonjy, ICML 2012)::
+
+    paper:  minimise  lam * pen(w) + max_j (1/m) sum_i max(0, 1 - (s_i - t_j))
+    seed:   minimise  lam * pen_s(w) + max_j sum_i max(0, 1 - (s_i - t_j))
+
+RankSVM, bipartite (Agarwal, eq. 4.18)::
+
+    paper:  minimise  lam * pen(w) + (1/(m n)) sum_ij max(0, 1 - (s_i - t_j))
+    seed:   minimise  lam * pen_s(w) + sum_ij max(0, 1 - (s_i - t_j))
+
+with ``s = Xp w``, ``t = Xn w``, ``pen`` = ||w||^2/2 or ||w||_1 and ``pen_s`` = ||w||^2 or ||w||_1
+(conventions in :mod:`infpush_cvx.scaling`). The weight variable is named ``w`` and lambda is the
+parameter ``lam``.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from .. import scaling as _scaling
+from .._validation import check_choice
+from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expression, scores
+
+
+def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
+                       form: str) -> cp.Problem:
+    data = as_bipartite(data)
+    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    w = cp.Variable(data.d, name="w")
+    lam_p = lam_parameter(lam)
+    s, t, constraints = scores(data, w, form)
+    hinges = pair_hinges(s, t, data.m, data.n)
+    if loss == "infinite_push":
+        loss_sum = cp.max(cp.sum(hinges, axis=0))  # sum over positives i, max over negatives j
+    else:
+        loss_sum = cp.sum(hinges)
+    # Paper scaling averages the loss (over positives, or over pairs); seed scaling sums it.
+    N = _scaling.loss_normaliser(loss, data.m, data.n)
+    loss_term = loss_sum / N if scaling == "paper" else loss_sum
+    objective = lam_p * penalty_expression(w, penalty, scaling) + loss_term
+    return cp.Problem(cp.Minimize(objective), constraints)
+
+
+def infinite_push(data, lam, *, penalty: str = "l2", scaling: str = "paper",
+                  form: str = "compact") -> cp.Problem:
+    """The Infinite Push primal, l2 or l1 penalty, in paper or seed scaling, compact or direct."""
+    return _bipartite_problem(data, lam, loss="infinite_push", penalty=penalty,
+                              scaling=scaling, form=form)
+
+
+def ranksvm(data, lam, *, scaling: str = "paper", form: str = "compact") -> cp.Problem:
+    """The bipartite RankSVM primal (l2 penalty), in paper or seed scaling."""
+    return _bipartite_problem(data, lam, loss="ranksvm", penalty="l2", scaling=scaling,
+                              form=form)

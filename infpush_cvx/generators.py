@@ -1,0 +1,186 @@
+"""Instance generators, every one driven by an explicit seed.
+
+- :func:`normalized_data_matrix` and :func:`infinite_push_0`: the seed script's data, bit for bit.
+- :func:`planted_bipartite`: informative Infinite Push / RankSVM instances, provably non-degenerate.
+- :func:`degenerate_bipartite`: instances with ``w* = 0`` by construction.
+- :func:`rank2plan_pairs`: weighted-pair data shaped like learning-to-rank-for-planning data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_scalar
+from .data import BipartiteData, PairData
+
+
+def _check_size(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_density(density) -> float:
+    density = check_scalar(density, "density")
+    if not 0 < density <= 1:
+        raise ValueError(f"density must be in (0, 1], got {density!r}")
+    return density
+
+
+def normalized_data_matrix(m: int, n: int, mu: float, random_state: np.random.RandomState):
+    """The seed's ``normalized_data_matrix(m, n, mu)``: an m x n matrix with unit-norm columns.
+
+    ``mu == 1``: Gaussian ``randn(m, n)``, each column divided by its l2 norm. ``mu < 1``: a
+    ``scipy.sparse.rand`` matrix of density ``mu`` with Gaussian nonzeros, columns normalised (the
+    seed's sparse branch, which fails there for a missing ``import scipy.sparse as sps``). Columns
+    with no nonzero are left zero rather than divided by zero.
+
+    ``random_state`` is a legacy ``np.random.RandomState``: ``RandomState(0)`` draws exactly what
+    the seed's ``np.random.seed(0)`` followed by global-generator calls draws, without touching
+    NumPy's global state.
+    """
+    m, n = _check_size(m, "m"), _check_size(n, "n")
+    if not isinstance(random_state, np.random.RandomState):
+        raise TypeError("random_state must be a numpy.random.RandomState (the legacy generator "
+                        f"the seed script uses), got {type(random_state).__name__}")
+    if mu == 1:
+        A = random_state.randn(m, n)
+        A /= np.sqrt(np.sum(A ** 2, 0))
+        return A
+    mu = _check_density(mu)
+    A = sp.rand(m, n, mu, random_state=random_state)
+    A.data = random_state.randn(A.nnz)
+    col_sq = np.ravel(A.multiply(A).sum(axis=0))
+    scale = np.zeros_like(col_sq)
+    np.divide(1.0, np.sqrt(col_sq), out=scale, where=col_sq > 0)
+    return sp.csr_matrix(A @ sp.diags(scale))
+
+
+def infinite_push_0() -> tuple[BipartiteData, float]:
+    """The seed instance ``infinite_push_0``: m=100, n=200, d=20 and its ``lam_s = 1``.
+
+    ``np.random.seed(0)``; ``Xp = normalized_data_matrix(100, 20, 1)``; then
+    ``Xn = normalized_data_matrix(200, 20, 1)``. Degenerate: its optimal value is exactly 100
+    (``w* = 0``) in seed scaling.
+    """
+    rs = np.random.RandomState(0)
+    Xp = normalized_data_matrix(100, 20, 1, rs)
+    Xn = normalized_data_matrix(200, 20, 1, rs)
+    return BipartiteData(Xp, Xn), 1.0
+
+
+def _gaussian(rng: np.random.Generator, rows: int, cols: int, density: float):
+    if density == 1.0:
+        return rng.standard_normal((rows, cols))
+    return sp.random(rows, cols, density=density, format="csr", random_state=rng,
+                     data_rvs=rng.standard_normal)
+
+
+def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
+                      density: float = 1.0) -> BipartiteData:
+    """Gaussian positives and negatives with a planted direction ``u``, provably non-degenerate.
+
+    Positives are shifted along a unit vector ``u`` until ``u . mean(Xp) = max_j u . x_j^- +
+    margin``. The hyperplane ``u . x = max_j u . x_j^- + margin / 2`` then separates the mean
+    positive from the convex hull of the negatives, so ``w* != 0`` (formulations.md, "degenerate
+    instances") for every lambda. Individual positives still overlap the negatives, so the
+    instance is not trivially separable.
+
+    With ``density < 1`` both classes are sparse Gaussian matrices and ``u`` is supported on
+    ``max(1, d // 10)`` features, so only those columns of ``Xp`` fill in.
+    """
+    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
+    margin = check_scalar(margin, "margin", positive=True)
+    density = _check_density(density)
+    rng = np.random.default_rng(seed)
+    Xp = _gaussian(rng, m, d, density)
+    Xn = _gaussian(rng, n, d, density)
+    u = np.zeros(d)
+    support = rng.choice(d, size=d if density == 1.0 else max(1, d // 10), replace=False)
+    u[support] = rng.standard_normal(support.size)
+    u /= np.linalg.norm(u)
+    mean_pos = np.asarray(Xp.mean(axis=0)).ravel()
+    shift = margin + np.max(Xn @ u) - mean_pos @ u
+    if density == 1.0:
+        Xp = Xp + shift * u
+    else:
+        Xp = sp.csr_matrix(Xp + sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(shift * u))
+    return BipartiteData(Xp, Xn)
+
+
+def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 1.0
+                         ) -> BipartiteData:
+    """Gaussian classes with the mean positive placed inside the hull of the negatives (w* = 0).
+
+    Positives are shifted so that ``mean(Xp) = Xn^T lam`` for a random point ``lam`` of the
+    simplex, hence ``P* = 1`` (paper scaling) for every lambda. Sparse when ``density < 1``
+    (only the positives' shift is dense).
+    """
+    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
+    density = _check_density(density)
+    rng = np.random.default_rng(seed)
+    Xp = _gaussian(rng, m, d, density)
+    Xn = _gaussian(rng, n, d, density)
+    weights = rng.dirichlet(np.ones(n))
+    target = np.asarray(Xn.T @ weights).ravel()
+    shift = target - np.asarray(Xp.mean(axis=0)).ravel()
+    if density == 1.0:
+        Xp = Xp + shift
+    else:
+        Xp = sp.csr_matrix(Xp + sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(shift))
+    return BipartiteData(Xp, Xn)
+
+
+def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
+                    pairs_per_group: int, *, seed: int, density: float = 0.05,
+                    max_distance: int = 20, sparse: bool = True) -> PairData:
+    """Pair data shaped like Rank2Plan's planning data.
+
+    Each group is one training problem: ``states_per_group`` states, each at a distance
+    ``h in {0..max_distance}`` from the goal. Features are nonnegative counts (1 + Poisson) on a
+    random sparse support of the given density, with rates that drift with ``h`` so a linear
+    ranking exists but is noisy. Pairs ``(i, j)`` are drawn within a group with ``h_i < h_j``
+    (state i is closer to the goal and should score lower). Gaps grow with the distance
+    difference, ``min(h_j - h_i, 3) / 3``; importances are ``(2 if h_j - h_i == 1 else 1)``
+    divided by the pairs in the group, so neither is constant.
+    """
+    n_groups = _check_size(n_groups, "n_groups")
+    states_per_group = _check_size(states_per_group, "states_per_group")
+    n_features = _check_size(n_features, "n_features")
+    pairs_per_group = _check_size(pairs_per_group, "pairs_per_group")
+    density = _check_density(density)
+    if states_per_group < 2:
+        raise ValueError("states_per_group must be at least 2 to form pairs")
+    rng = np.random.default_rng(seed)
+    N = n_groups * states_per_group
+    h = rng.integers(0, max_distance + 1, size=N)
+    # Rates: a per-feature base and slope in distance; some features grow, some shrink with h.
+    base = rng.uniform(0.5, 3.0, size=n_features)
+    slope = rng.uniform(-0.9, 2.0, size=n_features)
+    S = sp.random(N, n_features, density=density, format="coo", random_state=rng)
+    rate = base[S.col] * (1.0 + slope[S.col] * h[S.row] / max_distance)
+    counts = 1.0 + rng.poisson(np.maximum(rate, 0.0))
+    X = sp.csr_matrix((counts, (S.row, S.col)), shape=(N, n_features))
+    if not sparse:
+        X = X.toarray()
+
+    # Oversample candidate pairs inside each group, keep those with distinct distances.
+    offsets = np.repeat(np.arange(n_groups) * states_per_group, 4 * pairs_per_group)
+    a = offsets + rng.integers(0, states_per_group, size=offsets.size)
+    b = offsets + rng.integers(0, states_per_group, size=offsets.size)
+    keep = h[a] != h[b]
+    a, b, group = a[keep], b[keep], offsets[keep] // states_per_group
+    # First pairs_per_group candidates of each group (stable order).
+    order = np.argsort(group, kind="stable")
+    a, b, group = a[order], b[order], group[order]
+    rank_in_group = np.arange(group.size) - np.searchsorted(group, group)
+    keep = rank_in_group < pairs_per_group
+    a, b, group = a[keep], b[keep], group[keep]
+    i = np.where(h[a] < h[b], a, b)
+    j = np.where(h[a] < h[b], b, a)
+    diff = h[j] - h[i]
+    gap = np.minimum(diff, 3) / 3.0
+    per_group = np.bincount(group, minlength=n_groups)
+    weight = np.where(diff == 1, 2.0, 1.0) / per_group[group]
+    return PairData(X, i, j, gap=gap, weight=weight)
