@@ -1,0 +1,274 @@
+"""scikit-learn style bipartite rankers: Infinite Push (l2, l1) and RankSVM.
+
+Each estimator minimises, in paper scaling with ``lam = 1 / C`` (Agarwal 2011 writes the
+regulariser through ``C = 1/lambda``, eq. 3.8)::
+
+    InfinitePushRanker        (lam/2) ||w||^2 + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
+    SparseInfinitePushRanker  lam ||w||_1     + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
+    RankSVMRanker             (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))
+
+(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012; formulations.md sections 1-3).
+The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: a ranking is invariant
+to it). ``score(X, y)`` is the average precision of :func:`infpush_cvx.metrics.average_precision`.
+
+Fitting backends (hyper-parameter ``solver``):
+
+- ``"native"``: the project's first-order solvers, ``infpush_cvx.solvers.infinite_push`` and
+  ``infpush_cvx.solvers.ranksvm`` (``method`` and ``tol`` are passed on);
+- ``"cvxpy"``: the CVXPY problem factory :mod:`infpush_cvx.formulations` (compact form),
+  solved with ``cvxpy_solver``;
+- ``"auto"`` (default): native when those solver modules are importable, else CVXPY.
+
+scikit-learn is optional: without it the estimators still work (a small ``get_params`` /
+``set_params`` base replaces ``BaseEstimator``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import numbers
+
+import numpy as np
+
+from ._validation import check_choice, check_matrix, check_scalar
+from .data import BipartiteData
+from .metrics import average_precision
+
+try:  # scikit-learn is optional
+    from sklearn.base import BaseEstimator as _Base
+    _HAVE_SKLEARN = True
+except ImportError:  # pragma: no cover - exercised only without sklearn
+    _HAVE_SKLEARN = False
+
+    class _Base:
+        """get_params / set_params from the __init__ signature (the sklearn contract)."""
+
+        @classmethod
+        def _get_param_names(cls):
+            import inspect
+            sig = inspect.signature(cls.__init__)
+            return sorted(p for p in sig.parameters if p != "self")
+
+        def get_params(self, deep=True):
+            return {k: getattr(self, k) for k in self._get_param_names()}
+
+        def set_params(self, **params):
+            valid = self._get_param_names()
+            for k, v in params.items():
+                if k not in valid:
+                    raise ValueError(f"invalid parameter {k!r} for {type(self).__name__}")
+                setattr(self, k, v)
+            return self
+
+__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker"]
+
+SOLVERS = ("auto", "native", "cvxpy")
+
+
+def _native_available(module: str) -> bool:
+    try:
+        importlib.import_module(f"infpush_cvx.solvers.{module}")
+    except ImportError:
+        return False
+    return True
+
+
+def _binary_labels(y, n_rows: int, owner: str) -> np.ndarray:
+    """Boolean positives mask. y: bool, or exactly two distinct numeric values, the larger one
+    positive ({0, 1} and {-1, 1} as usual). ValueError naming y otherwise."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if np.iscomplexobj(y):
+        raise ValueError("Complex data not supported: y must hold real binary labels")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+    if y.dtype == bool:
+        pos = y
+    else:
+        if y.dtype.kind not in "iuf":
+            raise ValueError(f"Unknown label type: y must hold binary numeric or boolean labels, "
+                             f"got dtype {y.dtype}")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite entries")
+        values = np.unique(y)
+        if values.size > 2:
+            raise ValueError(f"y must be binary (two distinct labels, the larger one positive); "
+                             f"got {values.size} distinct values")
+        pos = y == values[-1]
+    if pos.all() or not pos.any():
+        raise ValueError("y must contain both classes (positives and negatives); got one class")
+    return pos
+
+
+class _BipartiteRanker(_Base):
+    _loss = "infinite_push"
+    _penalty = "l2"
+    _native_module = "infinite_push"
+
+    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, cvxpy_solver="CLARABEL",
+                 sparsity_tol=1e-6):
+        self.C = C
+        self.solver = solver
+        self.method = method
+        self.tol = tol
+        self.cvxpy_solver = cvxpy_solver
+        self.sparsity_tol = sparsity_tol
+
+    # ---- validation -------------------------------------------------------------------------
+    def _check_params(self):
+        C = check_scalar(self.C, "C", positive=True)
+        check_choice(self.solver, "solver", SOLVERS)
+        check_scalar(self.tol, "tol", positive=True)
+        check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
+        return C
+
+    def _backend(self) -> str:
+        if self.solver == "auto":
+            return "native" if _native_available(self._native_module) else "cvxpy"
+        return self.solver
+
+    def _check_X(self, X, *, reset: bool):
+        if np.iscomplexobj(X):
+            raise ValueError("Complex data not supported: X must be real")
+        shape = np.shape(X)
+        if len(shape) == 1:
+            raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
+                             f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
+        if len(shape) == 2 and shape[1] == 0:
+            # scikit-learn's wording, so sklearn's estimator checks recognise the error
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+        X = check_matrix(X, "X", allow_sparse=False)
+        if reset:
+            self.n_features_in_ = X.shape[1]
+        elif X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return X
+
+    # ---- fitting ----------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit on features X (N x d) and binary labels y (positives: the larger label / True)."""
+        self._fit_path(X, y, [self.C], _store=True)
+        return self
+
+    def _fit_path(self, X, y, Cs, *, _store=False):
+        """Weights for every C in ``Cs`` on the same data (the CVXPY problem is compiled once)."""
+        C = self._check_params()
+        X = self._check_X(X, reset=True)
+        pos = _binary_labels(y, X.shape[0], type(self).__name__)
+        data = BipartiteData(X[pos], X[~pos])
+        Cs = [check_scalar(c, "C", positive=True) for c in Cs]
+        backend = self._backend()
+        if backend == "cvxpy":
+            out = self._solve_cvxpy(data, Cs)
+        else:
+            out = [self._solve_native(data, c) for c in Cs]
+        if self._penalty == "l1":
+            # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
+            # that would otherwise still order the items
+            out = [(np.where(np.abs(w) > self.sparsity_tol, w, 0.0), st) for w, st in out]
+        if _store:
+            self.coef_, self.status_ = out[0]
+            self.C_ = C
+            self.backend_ = backend
+            self.n_features_used_ = int(np.count_nonzero(np.abs(self.coef_) > self.sparsity_tol))
+            self.classes_ = np.array([0, 1])
+        return out
+
+    def _solve_native(self, data, C):
+        mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
+        kwargs = {"tol": self.tol}
+        if self.method is not None:
+            kwargs["method"] = self.method
+        if self._loss == "infinite_push":
+            res = mod.infinite_push(data.Xp, data.Xn, 1.0 / C, penalty=self._penalty,
+                                    scaling="paper", **kwargs)
+        else:
+            res = mod.rank_svm(data.Xp, data.Xn, 1.0 / C, scaling="paper", **kwargs)
+        return np.asarray(res.w, dtype=np.float64).ravel(), res.status
+
+    def _solve_cvxpy(self, data, Cs):
+        from . import formulations
+        if self._loss == "infinite_push":
+            prob = formulations.infinite_push(data, 1.0 / Cs[0], penalty=self._penalty,
+                                              scaling="paper", form="compact")
+        else:
+            prob = formulations.ranksvm(data, 1.0 / Cs[0], scaling="paper", form="compact")
+        lam = prob.param_dict["lam"]
+        w = prob.var_dict["w"]
+        out = []
+        for C in Cs:
+            lam.value = 1.0 / C
+            prob.solve(solver=self.cvxpy_solver)
+            if w.value is None:
+                raise RuntimeError(f"CVXPY solver {self.cvxpy_solver} returned no solution "
+                                   f"(status {prob.status}) for C={C}")
+            out.append((np.asarray(w.value, dtype=np.float64).copy(), prob.status))
+        return out
+
+    # ---- prediction -------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            try:
+                from sklearn.exceptions import NotFittedError
+            except ImportError:  # pragma: no cover
+                NotFittedError = ValueError
+            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
+                                 f"call fit(X, y) first")
+
+    def decision_function(self, X):
+        """Ranking scores ``X @ coef_`` (higher = nearer the top)."""
+        self._check_fitted()
+        return self._check_X(X, reset=False) @ self.coef_
+
+    def score(self, X, y):
+        """Average precision of the ranking of X (Agarwal 2011, section 6)."""
+        return average_precision(y, self.decision_function(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        from sklearn.utils import ClassifierTags
+        tags.target_tags.required = True
+        tags.input_tags.sparse = False
+        # binary labels only: sklearn's checks then feed two-valued y (the ranker is not a
+        # classifier: no predict, score is average precision)
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
+
+
+class InfinitePushRanker(_BipartiteRanker):
+    """Infinite Push, l2 (Agarwal, SDM 2011, eq. 3.6): ``(1/(2C))||w||^2 + max_j mean_i hinge_ij``.
+
+    Parameters
+    ----------
+    C : float > 0, ``1/lambda``.
+    solver : "auto" | "native" | "cvxpy" (see the module docstring).
+    method, tol : passed to the native solver (``method=None`` = its default).
+    cvxpy_solver : name of the CVXPY solver for the "cvxpy" backend.
+    sparsity_tol : ``|w_k| > sparsity_tol`` counts as a used feature (``n_features_used_``);
+        for the l1 ranker smaller weights are set to exactly 0.
+
+    Attributes: ``coef_``, ``status_``, ``backend_``, ``n_features_used_``, ``n_features_in_``.
+    """
+
+
+class SparseInfinitePushRanker(_BipartiteRanker):
+    """Sparse Infinite Push, l1 (Rakotomamonjy, ICML 2012): ``(1/C)||w||_1 + max_j mean_i hinge_ij``.
+
+    Same parameters and attributes as :class:`InfinitePushRanker`.
+    """
+
+    _penalty = "l1"
+
+
+class RankSVMRanker(_BipartiteRanker):
+    """Bipartite RankSVM (Agarwal, SDM 2011, eq. 4.18): ``(1/(2C))||w||^2 + mean_ij hinge_ij``.
+
+    Same parameters and attributes as :class:`InfinitePushRanker`.
+    """
+
+    _loss = "ranksvm"
+    _native_module = "ranksvm"
