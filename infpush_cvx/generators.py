@@ -64,10 +64,19 @@ def infinite_push_0() -> tuple[BipartiteData, float]:
     ``Xn = normalized_data_matrix(200, 20, 1)``. Degenerate: its optimal value is exactly 100
     (``w* = 0``) in seed scaling.
     """
-    rs = np.random.RandomState(0)
-    Xp = normalized_data_matrix(100, 20, 1, rs)
-    Xn = normalized_data_matrix(200, 20, 1, rs)
-    return BipartiteData(Xp, Xn), 1.0
+    return normalized_bipartite(100, 200, 20, seed=0), 1.0
+
+
+def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) -> BipartiteData:
+    """Positives and negatives from the seed's ``normalized_data_matrix`` (dense, or sparse when
+    ``mu < 1``) drawn in that order from ``RandomState(seed)``; ``infinite_push_0`` is
+    ``normalized_bipartite(100, 200, 20, seed=0)``. Both classes share one distribution, so such
+    instances are usually degenerate (check with :mod:`infpush_cvx.degeneracy`).
+    """
+    rs = np.random.RandomState(seed)
+    Xp = normalized_data_matrix(m, d, mu, rs)
+    Xn = normalized_data_matrix(n, d, mu, rs)
+    return BipartiteData(Xp, Xn)
 
 
 def _gaussian(rng: np.random.Generator, rows: int, cols: int, density: float):

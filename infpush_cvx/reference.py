@@ -1,0 +1,182 @@
+"""Stored optimal values (``reference_values/<problemID>.json``) and their provenance.
+
+Each file records the optimal value of one catalog problem, how it was obtained (solver, options,
+status, tolerance, library versions, date), the cross-check by a second solver, the instance
+fingerprint and whether the instance is degenerate.
+
+Regeneration is explicit (``infpush-cvx reference regenerate``). It never overwrites silently:
+a stored value that moved beyond tolerance, or an instance whose fingerprint changed, is an error
+unless ``accept_changes=True`` is passed; a value within tolerance leaves the file untouched.
+Files are written atomically (temporary file + rename).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import cvxpy as cp
+
+from . import catalog as _catalog
+from . import cvxpy_solvers
+from .data import BipartiteData
+
+REFERENCE_DIR = Path(os.environ.get("INFPUSH_CVX_REFERENCE_DIR",
+                                    _catalog.REPO_ROOT / "reference_values"))
+
+#: Relative change of a stored value that regeneration refuses without accept_changes.
+STORED_RTOL = 1e-6
+
+
+class ReferenceError(RuntimeError):
+    """A stored value or fingerprint disagrees with a fresh computation."""
+
+
+def versions() -> dict:
+    """Versions of the libraries that produce and check reference values."""
+    out = {"python": platform.python_version()}
+    for pkg in ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highspy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def reference_path(problem_id: str, directory: Path | None = None) -> Path:
+    return Path(directory or REFERENCE_DIR) / f"{problem_id}.json"
+
+
+def load_reference(problem_id: str, directory: Path | None = None) -> dict | None:
+    """The stored record of a problem, or None when there is none."""
+    path = reference_path(problem_id, directory)
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def solve(problem: cp.Problem, solver: str, options: dict | None = None) -> cp.Problem:
+    """Solve with ``solver`` and ``options`` (defaults: the solver's comparison options)."""
+    spec = cvxpy_solvers.spec(solver)
+    problem.solve(solver=spec.name, **(spec.options if options is None else options))
+    return problem
+
+
+def compute_reference(problem_id: str) -> dict:
+    """Solve a catalog problem to high accuracy, cross-check it and return its record.
+
+    Raises :class:`ReferenceError` when the solve is not optimal or the cross-check disagrees
+    beyond ``CROSS_CHECK_RTOL``.
+    """
+    spec = _catalog.get(problem_id)
+    data = _catalog.instance_data(spec.instance)
+    problem = spec.build(data)
+    solve(problem, cvxpy_solvers.REFERENCE_SOLVER, cvxpy_solvers.REFERENCE_OPTIONS)
+    if problem.status != cp.OPTIMAL:
+        raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
+                             f"ended with status {problem.status!r}")
+    value = float(problem.value)
+    checker = cvxpy_solvers.CROSS_CHECK[spec.problem_class]
+    check = solve(spec.build(data), checker)
+    check_err = cvxpy_solvers.relative_error(check.value, value)
+    if check.status != cp.OPTIMAL or check_err > cvxpy_solvers.CROSS_CHECK_RTOL:
+        raise ReferenceError(
+            f"{problem_id}: cross-check by {checker} disagrees (status {check.status!r}, "
+            f"value {check.value!r} vs {value!r}, relative error {check_err:.2e})")
+    degenerate = None
+    if isinstance(data, BipartiteData):
+        from .degeneracy import is_degenerate
+        degenerate = bool(is_degenerate(data))
+    return {
+        "problem_id": problem_id,
+        "opt_val": value,
+        "status": problem.status,
+        "solver": cvxpy_solvers.REFERENCE_SOLVER,
+        "solver_options": cvxpy_solvers.REFERENCE_OPTIONS,
+        "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
+        "cross_check": {"solver": checker, "value": float(check.value),
+                        "relative_error": check_err,
+                        "options": cvxpy_solvers.SOLVERS[checker].options},
+        "instance": spec.instance,
+        "instance_fingerprint": data.fingerprint(),
+        "degenerate": degenerate,
+        "formulation": {"name": spec.formulation, "options": spec.options, "lam": spec.lam},
+        "versions": versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None = None,
+               progress=None) -> dict:
+    """Compute reference values and store the new ones; returns ``{id: action}``.
+
+    Actions: ``"written"`` (no value was stored), ``"unchanged"`` (stored value within
+    ``STORED_RTOL`` and same fingerprint: the file is left as it was), ``"replaced"`` (changed,
+    and ``accept_changes`` was given). A change without ``accept_changes`` raises
+    :class:`ReferenceError` listing every changed problem, after the others were processed.
+    """
+    ids = _catalog.problem_ids() if ids is None else list(ids)
+    actions, errors = {}, []
+    for pid in (ids if progress is None else progress(ids)):
+        record = compute_reference(pid)
+        old = load_reference(pid, directory)
+        if old is not None:
+            problems = []
+            if old["instance_fingerprint"] != record["instance_fingerprint"]:
+                problems.append("instance fingerprint changed")
+            err = cvxpy_solvers.relative_error(record["opt_val"], old["opt_val"])
+            if err > STORED_RTOL:
+                problems.append(f"value {old['opt_val']!r} -> {record['opt_val']!r} "
+                                f"(relative change {err:.2e})")
+            if not problems:
+                actions[pid] = "unchanged"
+                continue
+            if not accept_changes:
+                errors.append(f"{pid}: " + "; ".join(problems))
+                actions[pid] = "refused"
+                continue
+            actions[pid] = "replaced"
+        else:
+            actions[pid] = "written"
+        write_atomic(reference_path(pid, directory), json.dumps(record, indent=2) + "\n")
+    if errors:
+        raise ReferenceError("stored reference values differ (rerun with --accept-changes to "
+                             "replace them):\n  " + "\n  ".join(errors))
+    return actions
+
+
+def check_fingerprint(problem_id: str, data=None) -> None:
+    """Raise :class:`ReferenceError` when the regenerated instance differs from the stored one."""
+    record = load_reference(problem_id)
+    if record is None:
+        raise ReferenceError(f"{problem_id}: no stored reference value "
+                             f"(run `infpush-cvx reference regenerate`)")
+    spec = _catalog.get(problem_id)
+    data = _catalog.instance_data(spec.instance) if data is None else data
+    fp = data.fingerprint()
+    if fp != record["instance_fingerprint"]:
+        raise ReferenceError(f"{problem_id}: instance {spec.instance!r} regenerated with "
+                             f"fingerprint {fp[:16]}..., stored {record['instance_fingerprint'][:16]}...")

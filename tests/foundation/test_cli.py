@@ -1,0 +1,46 @@
+"""The command line: the main job's exit codes and output, and clear one-line errors."""
+
+import json
+
+import pandas as pd
+
+from infpush_cvx import cli, reference
+
+
+def test_check_saves_table_and_exits_zero(tmp_path, capsys):
+    out = tmp_path / "cmp.csv"
+    rc = cli.main(["check", "--problems", "planted_s_paper_compact", "--solvers", "CLARABEL",
+                   "ECOS", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    df = pd.read_csv(out)
+    assert set(df["solver"]) == {"CLARABEL", "ECOS"} and df["agrees"].all()
+    assert {"compile_time", "solve_time", "rel_error"} <= set(df.columns)
+    assert "agree with the stored values" in capsys.readouterr().out
+
+
+def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
+    pid = "ip_l2_planted_s_paper_compact"
+    record = reference.load_reference(pid)
+    record["opt_val"] *= 1.01
+    (tmp_path / f"{pid}.json").write_text(json.dumps(record))
+    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    rc = cli.main(["check", "--problems", pid, "--solvers", "CLARABEL", "--no-progress",
+                   "--out", str(tmp_path / "x.csv")])
+    assert rc == 1
+    assert "DISAGREEMENTS" in capsys.readouterr().err
+
+
+def test_errors_are_one_clear_line(capsys):
+    assert cli.main(["check", "--problems", "no-such-problem", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("infpush-cvx: error:") and "\n" not in err
+
+
+def test_unknown_solver_is_a_clear_error(capsys):
+    assert cli.main(["check", "--solvers", "NOPE", "--no-progress"]) == 2
+    assert "unknown solver 'NOPE'" in capsys.readouterr().err
+
+
+def test_reference_verify_passes_on_the_stored_values(capsys):
+    assert cli.main(["reference", "verify"]) == 0
+    assert "match their fingerprints" in capsys.readouterr().out

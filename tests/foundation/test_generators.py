@@ -1,0 +1,92 @@
+"""Instance generators: the seed reproduced exactly, planted and degenerate families, pairs."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from infpush_cvx.degeneracy import check_degeneracy, is_degenerate
+from infpush_cvx.generators import (degenerate_bipartite, infinite_push_0, normalized_bipartite,
+                                    normalized_data_matrix, planted_bipartite, rank2plan_pairs)
+
+
+def test_infinite_push_0_reproduces_the_seed_script_bit_for_bit():
+    # The seed's own lines, run against NumPy's legacy global generator.
+    state = np.random.get_state()
+    try:
+        np.random.seed(0)
+        A = np.random.randn(100, 20)
+        A /= np.sqrt(np.sum(A ** 2, 0))
+        B = np.random.randn(200, 20)
+        B /= np.sqrt(np.sum(B ** 2, 0))
+    finally:
+        np.random.set_state(state)
+    data, lam = infinite_push_0()
+    assert lam == 1.0 and (data.m, data.n, data.d) == (100, 200, 20)
+    np.testing.assert_array_equal(data.Xp, A)
+    np.testing.assert_array_equal(data.Xn, B)
+
+
+def test_generators_leave_the_global_random_state_alone():
+    state = np.random.get_state()[1].copy()
+    infinite_push_0()
+    normalized_bipartite(5, 6, 4, mu=0.5, seed=1)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)
+
+
+def test_sparse_branch_of_normalized_data_matrix():
+    A = normalized_data_matrix(50, 8, 0.3, np.random.RandomState(3))
+    assert sp.issparse(A)
+    norms = np.sqrt(np.asarray(A.multiply(A).sum(axis=0)).ravel())
+    np.testing.assert_allclose(norms[norms > 0], 1.0)
+    # A column with no nonzero stays zero instead of becoming NaN.
+    B = normalized_data_matrix(2, 50, 0.02, np.random.RandomState(0))
+    assert np.all(np.isfinite(B.toarray()))
+    with pytest.raises(TypeError, match="RandomState"):
+        normalized_data_matrix(3, 3, 1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="density"):
+        normalized_data_matrix(3, 3, 1.5, np.random.RandomState(0))
+
+
+def test_seed_instance_is_degenerate():
+    assert is_degenerate(infinite_push_0()[0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("density", [1.0, 0.2])
+def test_planted_instances_are_non_degenerate_and_reproducible(seed, density):
+    data = planted_bipartite(15, 25, 20, margin=0.3, seed=seed, density=density)
+    report = check_degeneracy(data)
+    assert not report.degenerate and report.distance > 1e-3
+    assert data.is_sparse == (density < 1)
+    again = planted_bipartite(15, 25, 20, margin=0.3, seed=seed, density=density)
+    assert again.fingerprint() == data.fingerprint()
+    assert planted_bipartite(15, 25, 20, margin=0.3, seed=seed + 100,
+                             density=density).fingerprint() != data.fingerprint()
+
+
+@pytest.mark.parametrize("density", [1.0, 0.3])
+def test_degenerate_family_is_degenerate(density):
+    assert is_degenerate(degenerate_bipartite(10, 30, 6, seed=4, density=density))
+
+
+def test_rank2plan_pairs_shape_and_content():
+    data = rank2plan_pairs(6, 30, 40, 50, seed=0, density=0.1)
+    assert data.is_sparse and data.n_states == 180 and data.n_features == 40
+    assert data.n_pairs == 6 * 50
+    assert np.all(data.X.data >= 1) and np.all(data.X.data == np.round(data.X.data))
+    assert np.all(data.i // 30 == data.j // 30), "pairs stay inside one group"
+    assert np.unique(data.gap).size > 1 and np.unique(data.weight).size > 1
+    np.testing.assert_allclose(np.bincount(data.i // 30, weights=data.weight) > 0, True)
+    assert rank2plan_pairs(6, 30, 40, 50, seed=0, density=0.1).fingerprint() == data.fingerprint()
+    assert not rank2plan_pairs(2, 5, 4, 3, seed=0, sparse=False).is_sparse
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: planted_bipartite(0, 5, 5, seed=0), "m must be a positive integer"),
+    (lambda: planted_bipartite(5, 5, 5, margin=-1, seed=0), "margin must be positive"),
+    (lambda: planted_bipartite(5, 5, 5, seed=0, density=0), "density must be in"),
+    (lambda: rank2plan_pairs(2, 1, 4, 3, seed=0), "states_per_group must be at least 2"),
+])
+def test_generators_reject_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
