@@ -8,15 +8,26 @@ m positives and n negatives:
 - ``R_inf = max_j (1/m) #{i : s_i < t_j}``: the largest fraction of positives ranked strictly below
   one negative (Agarwal eq. 3.1).
 - overall rank of item i: ``r(i) = 1 + #{items scored strictly higher}``.
-- average precision: ``AP = (1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)``, over positives i.
-- DCG: ``sum_i 1 / log2(r(i) + 1)`` over positives i.
+- average precision: ``AP = (1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)``, over positives i
+  (without ties; see the tie rule).
+- DCG: ``sum_i 1 / log2(r(i) + 1)`` over positives i (without ties; see the tie rule).
 - prec@k: fraction of positives among the k top-scored items.
 
-Tie rule. Ranks are the *optimistic* (competition, "min") ranks above: tied items share the best
-rank of their group. AUC counts a tied pair as 1/2. prec@k with a tie straddling position k counts
-the tied group fractionally: the expected precision when the tie is broken uniformly at random.
-Without ties every metric reduces to its usual definition (and AP to scikit-learn's
-``average_precision_score``).
+Tie rule. ``r(i)`` above is the *optimistic* (competition, "min") rank: tied items share the best
+rank of their group (:func:`ranks`). Plugging it into AP and DCG would reward ties (a constant
+scorer would get DCG = m and AP = m), so with ties those two follow scikit-learn instead:
+
+- AUC counts a tied (positive, negative) pair as 1/2;
+- positives at the top and ``R_inf`` use strict inequalities (a positive tied with the top
+  negative is not "at the top", nor "below" it);
+- AP enters a tied group together, like ``sklearn.metrics.average_precision_score``: precision of
+  positive i is ``#{positives scored >= s_i} / #{items scored >= s_i}`` (a constant scorer gets
+  the base rate m/N);
+- DCG and prec@k take the expected value when ties are broken uniformly at random (DCG: like
+  ``sklearn.metrics.dcg_score``, each tied group spreads its positives evenly over the positions
+  it occupies; prec@k: a tie straddling position k counts fractionally).
+
+Without ties every rule reduces to the formulas above (and AP to scikit-learn's).
 
 Labels: ``y_true`` is binary, either {0, 1}, {-1, +1} or boolean; the positive class is ``1``/``True``.
 Everything is vectorised and costs O(N log N) for N = m + n items (one sort).
@@ -101,20 +112,39 @@ def r_inf(y_true, y_score) -> float:
 
 
 def average_precision(y_true, y_score) -> float:
-    """``AP = (1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)`` over positives, competition ranks."""
+    """``AP = (1/m) sum_i #{positives scored >= s_i} / #{items scored >= s_i}`` over positives i.
+
+    Equal to ``(1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)`` (Agarwal 2011, section 6)
+    without ties; a tied group is entered together (see the module's tie rule).
+    """
     pos, s = _check_labels_scores(y_true, y_score)
-    r = ranks(s)[pos]
-    r_sorted = np.sort(r)
-    # positives with rank <= r(i), by binary search in the sorted positive ranks
-    hits = np.searchsorted(r_sorted, r, side="right")
-    return float(np.mean(hits / r))
+    sp = s[pos]
+    srt_all = np.sort(s)
+    srt_pos = np.sort(sp)
+    N, m = s.shape[0], sp.shape[0]
+    at_or_above = N - np.searchsorted(srt_all, sp, side="left")
+    pos_at_or_above = m - np.searchsorted(srt_pos, sp, side="left")
+    return float(np.mean(pos_at_or_above / at_or_above))
 
 
 def dcg(y_true, y_score) -> float:
-    """Discounted cumulative gain ``sum_i 1 / log2(r(i) + 1)`` over positives (Agarwal 2011)."""
+    """Discounted cumulative gain ``sum_i 1 / log2(r(i) + 1)`` over positives (Agarwal 2011).
+
+    With ties, the expected value under uniformly random tie-breaking: a group of g tied items
+    with p positives at positions a+1..a+g adds ``(p/g) sum_{r=a+1}^{a+g} 1/log2(r + 1)``.
+    """
     pos, s = _check_labels_scores(y_true, y_score)
-    r = ranks(s)[pos]
-    return float(np.sum(1.0 / np.log2(r + 1.0)))
+    order = np.argsort(-s, kind="stable")
+    s_sorted, p_sorted = s[order], pos[order]
+    N = s.shape[0]
+    # group boundaries of equal scores in the sorted order
+    starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
+    ends = np.r_[starts[1:], N]
+    disc = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, N + 2)))]
+    pos_cum = np.r_[0, np.cumsum(p_sorted)]
+    p_group = pos_cum[ends] - pos_cum[starts]
+    g = ends - starts
+    return float(np.sum(p_group / g * (disc[ends] - disc[starts])))
 
 
 def precision_at_k(y_true, y_score, k) -> float:

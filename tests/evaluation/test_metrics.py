@@ -45,12 +45,11 @@ def _brute(y, s):
     sp, sn = s[pos], s[~pos]
     auc = np.mean((sp[:, None] > sn[None, :]) + 0.5 * (sp[:, None] == sn[None, :]))
     r = 1 + (s[None, :] > s[:, None]).sum(axis=1)
-    rp = r[pos]
-    ap = np.mean([(rp <= ri).sum() / ri for ri in rp])
-    dcg = np.sum(1 / np.log2(rp + 1))
+    # AP with ties: a tied group entered together (sklearn's threshold convention)
+    ap = np.mean([(sp >= si).sum() / (s >= si).sum() for si in sp])
     rinf = max(np.mean(sp < t) for t in sn)
     top = int(np.sum(sp > sn.max()))
-    return auc, ap, dcg, rinf, top, r
+    return auc, ap, rinf, top, r
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -60,10 +59,9 @@ def test_against_brute_force_with_ties(seed):
     y = rng.integers(0, 2, N)
     y[0], y[1] = 0, 1
     s = rng.integers(0, 6, N).astype(float)  # few distinct values: many ties
-    auc, ap, dcg, rinf, top, r = _brute(y, s)
+    auc, ap, rinf, top, r = _brute(y, s)
     assert M.auc(y, s) == pytest.approx(auc, abs=1e-14)
     assert M.average_precision(y, s) == pytest.approx(ap, abs=1e-14)
-    assert M.dcg(y, s) == pytest.approx(dcg, abs=1e-12)
     assert M.r_inf(y, s) == pytest.approx(rinf, abs=1e-15)
     assert M.positives_at_top(y, s) == top
     np.testing.assert_array_equal(M.ranks(s), r)
@@ -71,11 +69,52 @@ def test_against_brute_force_with_ties(seed):
     assert np.trapezoid(tpr, fpr) == pytest.approx(auc, abs=1e-14)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_formulas_without_ties(seed):
+    # formulations.md section 5 verbatim, with distinct scores
+    rng = np.random.default_rng(50 + seed)
+    y = rng.integers(0, 2, 30)
+    y[:2] = [0, 1]
+    s = rng.permutation(30).astype(float)
+    r = M.ranks(s)[y == 1]
+    assert M.average_precision(y, s) == pytest.approx(np.mean([(r <= ri).sum() / ri for ri in r]))
+    assert M.dcg(y, s) == pytest.approx(np.sum(1 / np.log2(r + 1)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dcg_with_ties_is_expected_value_over_tie_breaking(seed):
+    rng = np.random.default_rng(70 + seed)
+    y = rng.integers(0, 2, 12)
+    y[:2] = [0, 1]
+    s = rng.integers(0, 3, 12).astype(float)
+    # exact expectation: average over many random tie-breaks of the no-tie DCG
+    vals = []
+    for _ in range(4000):
+        order = np.lexsort((rng.random(12), -s))
+        pos_rank = np.flatnonzero(y[order] == 1) + 1
+        vals.append(np.sum(1 / np.log2(pos_rank + 1)))
+    assert M.dcg(y, s) == pytest.approx(np.mean(vals), rel=5e-3)
+
+
+def test_constant_scorer_gets_no_credit_from_ties():
+    y = np.array([1, 0, 0, 1, 0])
+    s = np.zeros(5)
+    assert M.auc(y, s) == 0.5
+    assert M.average_precision(y, s) == pytest.approx(2 / 5)
+    assert M.dcg(y, s) == pytest.approx(2 / 5 * sum(1 / np.log2(r + 1) for r in range(1, 6)))
+    assert M.positives_at_top(y, s) == 0 and M.r_inf(y, s) == 0.0
+    assert M.precision_at_k(y, s, 2) == pytest.approx(2 / 5)
+
+
 def test_tie_rule_documented_examples():
     y = np.array([1, 0, 1, 0])
     s = np.array([2.0, 2.0, 1.0, 0.0])
     np.testing.assert_array_equal(M.ranks(s), [1, 1, 3, 4])  # ties share the best rank
     assert M.auc(y, s) == pytest.approx((0.5 + 1 + 0 + 1) / 4)
+    # AP: positive 0 sees 1 positive among 2 items scored >= 2; positive 2: 2 among 3
+    assert M.average_precision(y, s) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    # DCG: the tied top pair spreads one positive over positions 1 and 2
+    assert M.dcg(y, s) == pytest.approx(0.5 * (1 + 1 / np.log2(3)) + 1 / np.log2(4))
     assert M.positives_at_top(y, s) == 0  # a tie with a negative is not "strictly above"
     # prec@1 with a two-way tie on top (one positive): expected value 1/2
     assert M.precision_at_k(y, s, 1) == pytest.approx(0.5)
@@ -97,16 +136,20 @@ def test_precision_at_k_expected_under_random_tie_breaking(seed):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_agrees_with_sklearn_without_ties(seed):
+def test_agrees_with_sklearn(seed):
     sk = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, 300)
     s = rng.normal(size=300) + 0.8 * y
     assert M.auc(y, s) == pytest.approx(sk.roc_auc_score(y, s), abs=1e-13)
     assert M.average_precision(y, s) == pytest.approx(sk.average_precision_score(y, s), abs=1e-13)
-    # sklearn's roc_auc_score also gives ties 1/2
+    assert M.dcg(y, s) == pytest.approx(sk.dcg_score(y[None], s[None]), abs=1e-12)
+    # the tie rules coincide with sklearn's too: AUC 1/2, AP by threshold, DCG tie-averaged
     s_tied = np.round(s)
     assert M.auc(y, s_tied) == pytest.approx(sk.roc_auc_score(y, s_tied), abs=1e-13)
+    assert M.average_precision(y, s_tied) == pytest.approx(
+        sk.average_precision_score(y, s_tied), abs=1e-13)
+    assert M.dcg(y, s_tied) == pytest.approx(sk.dcg_score(y[None], s_tied[None]), abs=1e-12)
 
 
 def test_labels_pm1_and_bool_equivalent():
