@@ -93,7 +93,7 @@ class PairOperator:
         Returns ``primal`` P(beta), ``dual`` g^T pi after clipping pi to [0, s] and scaling it into
         the dual feasible set (a valid lower bound on the optimum when lam > 0), ``dual_raw`` g^T pi
         before scaling, ``dual_infeasibility`` max_k (|D_k^T pi| - lam)_+, ``gap`` the relative gap
-        ``(primal - dual) / max(1, |primal|)`` and ``reduced_costs`` D^T pi.
+        ``(primal - dual) / primal`` and ``reduced_costs`` D^T pi.
         """
         pi = np.clip(pi, 0.0, self.s)
         rho = self.rmatvec(pi)
@@ -107,7 +107,7 @@ class PairOperator:
         else:
             factor = 0.0
         dual = factor * dual_raw
-        scale = max(1.0, abs(primal))
+        scale = primal if primal > 0 else 1.0  # P >= 0, and P = 0 forces dual = 0
         return {
             "primal": primal,
             "dual": dual,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+import numba as nb
 import numpy as np
 
 from .result import SolverResult
@@ -32,6 +33,23 @@ def smoothed_hinge(z: np.ndarray, tau: float):
     """``(H^tau(z), w)`` with ``w = clip(z / (2 tau), -1, 1)`` the maximiser."""
     w = np.clip(z / (2.0 * tau), -1.0, 1.0)
     return float(np.sum(0.5 * (z + w * z) - 0.5 * tau * w * w)), w
+
+
+@nb.njit(cache=True, nogil=True)
+def _pair_gradient_weights(r, i, j, s, sg, tau, v):
+    """Fill ``v = E^T u`` with ``u_k = -(1 + w_k) s_k / 2`` in one pass over the pairs.
+
+    ``z_k = s_k g_k - s_k (r_j - r_i)`` and ``w_k = clip(z_k / (2 tau), -1, 1)``; the gradient of the
+    smoothed hinge sum is then ``X^T v``. One fused loop instead of ~10 NumPy passes over n pairs.
+    """
+    v[:] = 0.0
+    inv = 1.0 / (2.0 * tau)
+    for k in range(i.shape[0]):
+        z = sg[k] - s[k] * (r[j[k]] - r[i[k]])
+        w = min(1.0, max(-1.0, z * inv))
+        u = -0.5 * (1.0 + w) * s[k]
+        v[j[k]] += u
+        v[i[k]] -= u
 
 
 def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
@@ -52,8 +70,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
 
     ``tau`` is a float (one stage) or a decreasing sequence; by default
     :func:`default_tau_schedule`. Each stage stops when the relative change of beta falls below
-    ``stage_tol`` or after its share of ``max_iter``. The run stops early (status "optimal") once
-    the certified relative gap is at most ``tol``.
+    ``stage_tol`` or after its share of ``max_iter``. Status "optimal" if the certified relative gap
+    at the end is at most ``tol``; "max_iter"/"time_limit" if a budget cut the schedule short;
+    otherwise "stalled" (the schedule ran to completion above ``tol``, as smoothing usually does).
     """
     t0 = time.perf_counter()
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
@@ -65,15 +84,14 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     per_stage = max(1, max_iter // len(taus))
     it_total = 0
     status = "stalled"
-    cert = None
     sg = op.s * op.g
+    v = np.empty(op.N)
     for tau_k in taus:
         step = 4.0 * tau_k / sigma
         y, beta_prev, theta = beta.copy(), beta.copy(), 1.0
-        for it in range(per_stage):
-            z = sg - op.s * op.matvec(y)
-            _, w = smoothed_hinge(z, tau_k)
-            grad = op.rmatvec(-0.5 * (1.0 + w) * op.s)
+        for _ in range(per_stage):
+            _pair_gradient_weights(np.asarray(op.X @ y).ravel(), op.i, op.j, op.s, sg, tau_k, v)
+            grad = np.asarray(op.XT @ v).ravel()
             beta_new = soft_threshold(y - step * grad, step * lam)
             # Adaptive restart (O'Donoghue & Candes 2015): drop momentum when it points uphill.
             if (y - beta_new) @ (beta_new - beta_prev) > 0:
@@ -83,7 +101,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
             change = np.linalg.norm(beta_new - beta_prev)
             beta_prev, beta, theta = beta_new, beta_new, theta_new
             it_total += 1
-            if it_total % record_every == 0:
+            if record_every and it_total % record_every == 0:
                 zb = sg - op.s * op.matvec(beta)
                 h, _ = smoothed_hinge(zb, tau_k)
                 pen = lam * np.abs(beta).sum()
@@ -91,22 +109,21 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                 history["tau"].append(float(tau_k))
                 history["smoothed_objective"].append(h + pen)
                 history["objective"].append(float(np.maximum(zb, 0).sum() + pen))
-            if change <= stage_tol * max(1.0, np.linalg.norm(beta)):
+            if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
+                    or it_total >= max_iter or time.perf_counter() - t0 > time_limit:
                 break
-            if time.perf_counter() - t0 > time_limit:
-                break
-        zb = sg - op.s * op.matvec(beta)
-        _, wb = smoothed_hinge(zb, tau_k)
-        cert = op.certificate(beta, 0.5 * op.s * (1.0 + wb), lam)
-        if cert["gap"] <= tol:
-            status = "optimal"
+        if it_total >= max_iter or time.perf_counter() - t0 > time_limit:
             break
-        if time.perf_counter() - t0 > time_limit:
-            status = "time_limit"
-            break
-        if it_total >= max_iter:
-            status = "max_iter"
-            break
+    # One certificate at the end: the multipliers of the last smoothing level, made dual feasible.
+    zb = sg - op.s * op.matvec(beta)
+    _, wb = smoothed_hinge(zb, tau_k)
+    cert = op.certificate(beta, 0.5 * op.s * (1.0 + wb), lam)
+    if cert["gap"] <= tol:
+        status = "optimal"
+    elif time.perf_counter() - t0 > time_limit:
+        status = "time_limit"
+    elif it_total >= max_iter:
+        status = "max_iter"
     tau_final = float(tau_k)
     zb = sg - op.s * op.matvec(beta)
     h_tau, _ = smoothed_hinge(zb, tau_final)

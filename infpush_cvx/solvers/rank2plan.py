@@ -13,7 +13,7 @@ Pair k asks row ``i_k`` to score at least ``g_k`` below row ``j_k`` (lower is be
 
 Every result's ``objective`` is recomputed from beta with
 :func:`infpush_cvx.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
-``(P(beta) - g^T pi) / max(1, |P(beta)|)`` of the full LP for a dual feasible pi.
+``(P(beta) - g^T pi) / P(beta)`` of the full LP for a dual feasible pi.
 """
 
 from __future__ import annotations
