@@ -26,16 +26,20 @@ def spambase_stream(data_dir=None):
     return MinMaxScaler01().fit_transform(X), y
 
 
-def generated_stream(N: int = 20000, d: int = 20, *, positive_fraction: float = 0.05,
+def generated_stream(N: int = 50000, d: int = 20, *, positive_fraction: float = 0.1,
                      separation: float = 3.0, seed: int = 0):
-    """The generated imbalanced stream used beside Spambase (see :func:`imbalanced_stream`)."""
+    """The generated imbalanced stream used beside Spambase (see :func:`imbalanced_stream`).
+
+    Defaults: 1 positive in 10, and about 11 batches of about 4500 points, so that each batch
+    holds more than K = 300 positives and prec@300 can reach 1.
+    """
     return imbalanced_stream(N, d, positive_fraction=positive_fraction, separation=separation,
                              seed=seed)
 
 
 def perceptron_experiment(streams, *, ks=(50, 300), schemes=DEFAULT_SCHEMES,
                           kernels=("linear", "rbf"), seed: int = 0, n_batches=None,
-                          rate: float = 5.0, gamma: float = 1.0, n_components: int = 300):
+                          rate: float = 5.0, gamma="scale", n_components: int = 300):
     """Run Perceptron@K on every ``{name: (X, y)}`` stream for every k, kernel and scheme.
 
     All runs on one stream share the seed, hence the same mini-batch split. Returns a tidy
