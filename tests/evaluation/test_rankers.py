@@ -116,3 +116,37 @@ if parametrize_with_checks is not None:
     @parametrize_with_checks([cls(solver="cvxpy") for cls in RANKERS])
     def test_sklearn_estimator_checks(estimator, check):
         check(estimator)
+
+
+@pytest.mark.parametrize("cls,module,func", [
+    (InfinitePushRanker, "infinite_push", "infinite_push"),
+    (SparseInfinitePushRanker, "infinite_push", "infinite_push"),
+    (RankSVMRanker, "ranksvm", "rank_svm")])
+def test_native_backend_call_contract(monkeypatch, cls, module, func):
+    # The project's first-order solvers are called as
+    # infinite_push(Xp, Xn, lam, penalty=..., scaling="paper", method=..., tol=...) and
+    # rank_svm(Xp, Xn, lam, scaling="paper", method=..., tol=...), returning a SolverResult.
+    import sys
+    import types
+
+    from infpush_cvx.solvers.result import SolverResult
+    calls = []
+
+    def fake(Xp, Xn, lam, **kw):
+        calls.append((Xp.shape, Xn.shape, lam, kw))
+        return SolverResult(w=np.arange(Xp.shape[1], dtype=float), objective=0.0, gap=0.0,
+                            status="max_iter", iterations=1, time=0.0)
+
+    mod = types.ModuleType(f"infpush_cvx.solvers.{module}")
+    setattr(mod, func, fake)
+    monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
+    X, y = _data()
+    r = cls(C=4.0, method="fista", tol=1e-5).fit(X, y)  # solver="auto" finds the module
+    assert r.backend_ == "native" and r.status_ == "max_iter"  # an early stop is reported
+    (sp, sn, lam, kw), = calls
+    assert sp == (y.sum(), X.shape[1]) and sn == ((1 - y).sum(), X.shape[1])
+    assert lam == 0.25 and kw["scaling"] == "paper" and kw["method"] == "fista"
+    assert kw["tol"] == 1e-5
+    if func == "infinite_push":
+        assert kw["penalty"] == LOSS[cls][1]
+    np.testing.assert_array_equal(r.coef_, np.arange(X.shape[1]))
