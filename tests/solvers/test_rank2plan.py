@@ -300,3 +300,20 @@ def test_bad_inputs_are_rejected():
         rank2plan_lp(X, lam=1.0)
     with pytest.raises(TypeError, match="PairData"):
         rank2plan_lp(data, i, j, 1.0)
+
+
+def test_time_limit_is_reported():
+    data = random_pairs(seed=25)
+    res = rank2plan_lp(data, lam=0.02 * rank2plan_lambda_max(data), beta0=np.zeros(15),
+                       n_pairs_init=5, n_features_init=1, time_limit=1e-9)
+    assert res.status == "time_limit"
+    assert res.iterations == 1
+
+
+def test_ccg_warm_start_from_optimum_needs_one_lp():
+    data = random_pairs(seed=26, sparse=True)
+    lam = 0.05 * rank2plan_lambda_max(data)
+    first = rank2plan_lp(data, lam=lam)
+    again = rank2plan_lp(data, lam=lam, beta0=first.beta)
+    assert again.status == "optimal" and again.iterations == 1
+    assert rel_err(again.objective, first.objective) <= 1e-9
