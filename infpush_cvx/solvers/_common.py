@@ -1,0 +1,63 @@
+"""Shared front of the bipartite solvers: input checks, lambda conversion, result assembly."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import scaling as _scaling
+from .._validation import check_choice, check_scalar
+from ..data import BipartiteData
+from ..objectives import bipartite_objective
+from . import duality
+from .result import SolverResult
+
+
+def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter):
+    """Validate the inputs; return ``(data, paper lambda)``."""
+    data = Xp if isinstance(Xp, BipartiteData) and Xn is None else BipartiteData(Xp, Xn)
+    lam = check_scalar(lam, "lam", positive=True)
+    check_choice(penalty, "penalty", _scaling.PENALTIES)
+    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    check_scalar(tol, "tol", positive=True)
+    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer))
+                                 or max_iter < 1):
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty=penalty,
+                                         m=data.m, n=data.n)
+    return data, float(lam_paper)
+
+
+def warm_alpha(data: BipartiteData, warm_start):
+    """The m x n dual array of a warm start (a SolverResult or an array), or None."""
+    if warm_start is None:
+        return None
+    alpha = warm_start.dual if isinstance(warm_start, SolverResult) else warm_start
+    if alpha is None:
+        return None
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.shape != (data.m, data.n):
+        raise ValueError(f"warm_start dual must have shape ({data.m}, {data.n}), got {alpha.shape}")
+    return alpha.copy()
+
+
+def finish(data, lam_paper, lam_user, *, w, alpha, status, iterations, t0, method, history,
+           loss, penalty, scaling, tol, info=None) -> SolverResult:
+    """Assemble a SolverResult: objective recomputed from w, gap certified from (w, alpha)."""
+    w = np.asarray(w, dtype=np.float64).ravel()
+    gap = None
+    if alpha is not None:
+        alpha = duality.make_feasible(data, alpha, lam_paper, loss=loss, penalty=penalty)
+        _, _, gap = duality.duality_gap(data, w, alpha, lam_paper, loss=loss, penalty=penalty)
+        if status in ("max_iter", "stalled", "time_limit") and gap <= tol:
+            status = "optimal"
+        elif status == "optimal" and gap > tol:
+            status = "stalled"
+    objective = bipartite_objective(data, w, lam_user, loss=loss, penalty=penalty,
+                                    scaling=scaling)
+    info = dict(info or {})
+    info.update(lam_paper=lam_paper, scaling=scaling, penalty=penalty, loss=loss)
+    return SolverResult(w=w, objective=objective, gap=gap, status=status, iterations=iterations,
+                        time=time.perf_counter() - t0, method=method, history=history,
+                        dual=alpha, info=info)

@@ -1,0 +1,305 @@
+"""Certified working-set solver shared by the Infinite Push (l2, l1) and RankSVM.
+
+Idea (constraint generation; cf. formulations.md section 1, "active negatives"): at an optimum only
+a few negatives attain the max of the hinge sums, and only pairs near the margin ``s_i - t_j = 1``
+need their hinge written out. So the full objective is replaced by a *lower model*:
+
+- negatives outside a working set W are dropped (Infinite Push only: they lie below the max);
+- for j in W each pair (i, j) is either in the band B (hinge kept exactly), in L (margin < 1 when
+  classified: hinge replaced by its linear piece ``1 - s_i + t_j``), or in U (replaced by 0).
+
+Every replacement is <= the true hinge, so ``model <= P`` everywhere and the model's minimiser w_r
+is optimal for the full problem as soon as the model is exact at w_r (no L pair with margin > 1, no
+U pair with margin < 1, no negative outside W above the max). Otherwise the offending pairs and
+negatives are added and the model re-solved; the sets only grow, so the loop is finite.
+
+The restricted problem is small and solved to high accuracy: a QP by Clarabel (l2) or an LP by
+HiGHS through ``scipy.optimize.linprog`` (l1), in compact form (score variables ``u = Xp[I] w``,
+``v = Xn[J] w``, three nonzeros per band pair). Its multipliers extend to a feasible ``alpha`` of
+the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
+test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import BipartiteData
+from ..objectives import bipartite_objective, negative_hinge_sums
+from . import duality
+
+
+def _rows(X, idx):
+    return X[idx]
+
+
+def _as_dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+class _Model:
+    """The restricted problem assembled from the current working sets (C-scaling, C = 1/lam)."""
+
+    def __init__(self, data, cols, L, Bi, Bj, coef, loss):
+        self.data, self.cols, self.L, self.Bi, self.Bj = data, cols, L, Bi, Bj
+        self.coef, self.loss = coef, loss
+        Xp, Xn = data.Xp, data.Xn
+        # Linear pieces, per group (Infinite Push: one group per negative in W; RankSVM: one).
+        cnt_i = L.sum(axis=1)  # per positive, number of L pairs (summed over groups)
+        cnt_j = L.sum(axis=0)  # per group column
+        if loss == "infinite_push":
+            self.a = cnt_j.astype(float)
+            Lf = L.T.astype(np.float64)
+            self.g = np.asarray(Lf @ Xp if not sp.issparse(Xp) else (Xp.T @ Lf.T).T) \
+                - cnt_j[:, None] * _as_dense(_rows(Xn, cols))
+        else:
+            self.a = np.array([float(cnt_j.sum())])
+            self.g = (np.asarray(Xp.T @ cnt_i.astype(float)).ravel()
+                      - np.asarray(Xn[cols].T @ cnt_j.astype(float)).ravel())[None, :]
+        self.I, self.bi = np.unique(Bi, return_inverse=True)
+        self.J, self.bj = np.unique(Bj, return_inverse=True)  # positions in cols
+
+
+def _solve_qp(model, d):
+    """Clarabel on min 1/2||w||^2 + coef * [model loss]; returns w, group and pair multipliers."""
+    import clarabel
+
+    data = model.data
+    nI, nJ, nb = model.I.size, model.J.size, model.Bi.size
+    k = model.a.size
+    ip = model.loss == "infinite_push"
+    nx = d + nI + nJ + nb + (1 if ip else 0)
+    o_u, o_v, o_b, o_x = d, d + nI, d + nI + nJ, d + nI + nJ + nb
+    q = np.zeros(nx)
+    if ip:
+        q[o_x] = model.coef
+    else:
+        q[:d] = -model.coef * model.g[0]
+        q[o_b:o_b + nb] = model.coef
+    P = sp.csc_matrix((np.ones(d), (np.arange(d), np.arange(d))), shape=(nx, nx))
+    blocks_eq = []
+    XI = data.Xp[model.I]
+    XJ = data.Xn[model.cols[model.J]]
+    # Zero cone: u - Xp[I] w = 0, v - Xn[J] w = 0.
+    A_eq = sp.bmat([[-sp.csr_matrix(XI), sp.identity(nI), None, None],
+                    [-sp.csr_matrix(XJ), None, sp.identity(nJ), None]], format="csr") \
+        if nI + nJ else None
+    rows, b_parts, cones = [], [], []
+    if A_eq is not None:
+        A_eq = sp.hstack([A_eq, sp.csr_matrix((nI + nJ, nx - A_eq.shape[1]))], format="csr")
+        rows.append(A_eq)
+        b_parts.append(np.zeros(nI + nJ))
+        cones.append(clarabel.ZeroConeT(nI + nJ))
+    r = np.arange(nb)
+    if ip:
+        # group j:  -g_j.w + sum_{b in B_j} xi_b - xi <= -a_j
+        G = sp.hstack([sp.csr_matrix(-model.g), sp.csr_matrix((k, nI + nJ)),
+                       sp.csr_matrix((np.ones(nb), (model.Bj, r)), shape=(k, nb)),
+                       sp.csr_matrix(-np.ones((k, 1)))], format="csr")
+        rows.append(G)
+        b_parts.append(-model.a)
+    # pair b: -u_i + v_j - xi_b <= -1 ;  -xi_b <= 0
+    Pr = sp.csr_matrix((np.concatenate([-np.ones(nb), np.ones(nb), -np.ones(nb)]),
+                        (np.concatenate([r, r, r]),
+                         np.concatenate([o_u + model.bi, o_v + model.bj, o_b + r]))),
+                       shape=(nb, nx))
+    Nn = sp.csr_matrix((-np.ones(nb), (r, o_b + r)), shape=(nb, nx))
+    rows += [Pr, Nn]
+    b_parts += [-np.ones(nb), np.zeros(nb)]
+    n_ineq = (k if ip else 0) + 2 * nb
+    cones.append(clarabel.NonnegativeConeT(n_ineq))
+    A = sp.vstack(rows, format="csc")
+    b = np.concatenate(b_parts)
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
+    settings.tol_feas = 1e-10
+    solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
+    sol = solver.solve()
+    status = str(sol.status)
+    if status not in ("Solved", "AlmostSolved"):
+        raise RuntimeError(f"restricted QP not solved by Clarabel: {status}")
+    z = np.asarray(sol.z)
+    off = nI + nJ
+    mu = z[off:off + k] if ip else np.full(1, model.coef)
+    nu = z[off + (k if ip else 0):off + (k if ip else 0) + nb]
+    return np.asarray(sol.x)[:d].copy(), mu, nu
+
+
+def _solve_lp(model, d):
+    """HiGHS (scipy.optimize.linprog) on min ||w||_1 + coef * xi over the restricted model."""
+    from scipy.optimize import linprog
+
+    data = model.data
+    nI, nJ, nb = model.I.size, model.J.size, model.Bi.size
+    k = model.a.size
+    # x = [w+ (d), w- (d), u (nI), v (nJ), xi_b (nb), xi (1)]
+    nx = 2 * d + nI + nJ + nb + 1
+    o_u, o_v, o_b, o_x = 2 * d, 2 * d + nI, 2 * d + nI + nJ, 2 * d + nI + nJ + nb
+    c = np.zeros(nx)
+    c[:2 * d] = 1.0
+    c[o_x] = model.coef
+    XI = sp.csr_matrix(data.Xp[model.I])
+    XJ = sp.csr_matrix(data.Xn[model.cols[model.J]])
+    A_eq = sp.bmat([[-XI, XI, sp.identity(nI), None, sp.csr_matrix((nI, nb + 1))],
+                    [-XJ, XJ, None, sp.identity(nJ), sp.csr_matrix((nJ, nb + 1))]],
+                   format="csr") if nI + nJ else None
+    r = np.arange(nb)
+    G = sp.hstack([sp.csr_matrix(-model.g), sp.csr_matrix(model.g),
+                   sp.csr_matrix((k, nI + nJ)),
+                   sp.csr_matrix((np.ones(nb), (model.Bj, r)), shape=(k, nb)),
+                   sp.csr_matrix(-np.ones((k, 1)))], format="csr")
+    Pr = sp.csr_matrix((np.concatenate([-np.ones(nb), np.ones(nb), -np.ones(nb)]),
+                        (np.concatenate([r, r, r]),
+                         np.concatenate([o_u + model.bi, o_v + model.bj, o_b + r]))),
+                       shape=(nb, nx))
+    A_ub = sp.vstack([G, Pr], format="csr")
+    b_ub = np.concatenate([-model.a, -np.ones(nb)])
+    bounds = [(0, None)] * (2 * d) + [(None, None)] * (nI + nJ) + [(0, None)] * (nb + 1)
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=np.zeros(nI + nJ) if nI + nJ else None,
+                  bounds=bounds, method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10,
+                           "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:
+        raise RuntimeError(f"restricted LP not solved by HiGHS: {res.message}")
+    lam_ub = -np.asarray(res.ineqlin.marginals)
+    x = res.x
+    return x[:d] - x[d:2 * d], lam_ub[:k], lam_ub[k:k + nb]
+
+
+def _initial_w(data, lam, loss, penalty):
+    """Centroid direction ``mean(Xp) - mean(Xn)``, scaled by a 1-D search on the objective."""
+    w0 = np.asarray(data.Xp.mean(axis=0)).ravel() - np.asarray(data.Xn.mean(axis=0)).ravel()
+    nrm = float(np.linalg.norm(w0))
+    if nrm == 0:
+        return w0
+    s0, t0 = np.asarray(data.Xp @ w0).ravel(), np.asarray(data.Xn @ w0).ravel()
+    spread = max(float(s0.max() - t0.min()), 1e-300)
+    best, best_c = np.inf, 0.0
+    for c in np.geomspace(1e-3, 1e3, 61) / spread:
+        v = bipartite_objective(data, c * w0, lam, loss=loss, penalty=penalty)
+        if v < best:
+            best, best_c = v, c
+    return best_c * w0
+
+
+def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
+          max_iter: int, w0=None, band: float = 0.05, max_new_pairs: int = 5000,
+          max_new_negatives: int = 10,
+          time_limit: float | None = None):
+    """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info."""
+    t_start = time.perf_counter()
+    m, n, d = data.m, data.n, data.d
+    Xp, Xn = data.Xp, data.Xn
+    C = 1.0 / lam
+    coef = C / m if loss == "infinite_push" else C / (m * n)
+    w = _initial_w(data, lam, loss, penalty) if w0 is None else np.asarray(w0, float).copy()
+    s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
+
+    inW = np.zeros(n, dtype=bool)
+    if loss == "infinite_push":
+        H = negative_hinge_sums(s, t)
+        order = np.argsort(-H)
+        inW[order[:min(n, 10)]] = True
+        inW |= H >= H.max() - 1e-3 * max(H.max(), 1.0)
+    else:
+        inW[:] = True
+    Bmask = np.zeros((m, n), dtype=bool)
+
+    def classify_new(cols_new):
+        M = s[:, None] - t[None, cols_new]
+        near = np.abs(M - 1.0) <= band
+        if near.sum() > max_new_pairs:  # keep only the pairs closest to the margin
+            flat = np.abs(M - 1.0).ravel()
+            keep = np.argpartition(flat, max_new_pairs)[:max_new_pairs]
+            near = np.zeros(M.size, dtype=bool)
+            near[keep] = True
+            near = near.reshape(M.shape)
+        Bmask[:, cols_new] |= near
+        Lref[:, cols_new] = M < 1.0
+
+    Lref = np.zeros((m, n), dtype=bool)  # margin < 1 at the reference w (for non-band pairs)
+    classify_new(np.flatnonzero(inW))
+
+    history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": []}
+    status, best, best_dual = "max_iter", None, None
+    it = 0
+    for it in range(1, max_iter + 1):
+        cols = np.flatnonzero(inW)
+        Bm = Bmask[:, cols]
+        L = Lref[:, cols] & ~Bm
+        Bi, Bj = np.nonzero(Bm)
+        model = _Model(data, cols, L, Bi, Bj, coef, loss)
+        if penalty == "l2":
+            w_r, mu, nu = _solve_qp(model, d)
+        else:
+            w_r, mu, nu = _solve_lp(model, d)
+        # Extend the multipliers to a feasible dual point of the full problem.
+        alpha = np.zeros((m, n))
+        sub = np.zeros((m, cols.size))
+        if loss == "infinite_push":
+            sub[L] = np.broadcast_to(mu[None, :], L.shape)[L]
+        else:
+            sub[L] = mu[0]
+        sub[Bi, Bj] = nu
+        alpha[:, cols] = sub
+        alpha = duality.make_feasible(data, alpha, lam, loss=loss, penalty=penalty)
+        cands = [w_r]
+        if penalty == "l2":
+            cands.append(duality.w_of_alpha(Xp, Xn, alpha))
+        dual = duality.dual_value(data, alpha, lam, penalty=penalty)
+        for wc in cands:
+            p = bipartite_objective(data, wc, lam, loss=loss, penalty=penalty)
+            if best is None or p < best[0]:
+                best = (p, wc)
+        if best_dual is None or dual > best_dual[0]:
+            best_dual = (dual, alpha)
+        gap = duality.relative_gap(best[0], best_dual[0])
+        history["objective"].append(best[0])
+        history["gap"].append(gap)
+        history["time"].append(time.perf_counter() - t_start)
+        history["working_negatives"].append(int(cols.size))
+        history["band_pairs"].append(int(Bi.size))
+        if gap <= tol:
+            status = "optimal"
+            break
+        if time_limit is not None and time.perf_counter() - t_start > time_limit:
+            status = "time_limit"
+            break
+        # Make the model exact at w_r: add misclassified pairs and negatives above the max.
+        w = w_r
+        s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
+        M = s[:, None] - t[None, cols]
+        wrong = ~Bm & ((L & (M > 1.0 + 1e-12)) | (~L & (M < 1.0 - 1e-12)))
+        n_wrong = int(wrong.sum())
+        if n_wrong > max_new_pairs:
+            viol = np.where(wrong, np.abs(M - 1.0), -1.0).ravel()
+            keep = np.argpartition(-viol, max_new_pairs)[:max_new_pairs]
+            wrong = np.zeros(M.size, dtype=bool)
+            wrong[keep] = True
+            wrong = wrong.reshape(M.shape)
+        Bmask[:, cols] |= wrong
+        added = n_wrong
+        if loss == "infinite_push":
+            H = negative_hinge_sums(s, t)
+            top = H[cols].max()
+            viol = np.where(~inW, H - top, -np.inf)
+            new = viol > -1e-9 * max(top, 1.0)
+            if new.sum() > max_new_negatives:  # the most violated ones first
+                keep = np.argpartition(-viol, max_new_negatives)[:max_new_negatives]
+                new = np.zeros(n, dtype=bool)
+                new[keep] = True
+            if new.any():
+                inW |= new
+                classify_new(np.flatnonzero(new))
+                added += int(new.sum())
+        if added == 0:
+            status = "stalled"
+            break
+    p, w_best = best
+    return {"w": w_best, "alpha": best_dual[1], "gap": gap, "status": status,
+            "iterations": it, "history": history, "objective_paper": p}
+

@@ -1,0 +1,136 @@
+"""Duals of the bipartite ranking problems, written once: w(alpha), dual values, gaps, Lipschitz.
+
+The dual variable is the paper's ``alpha`` in R^{m x n} (Agarwal, SDM 2011, eq. 3.9 and 4.18), in
+the ``C = 1/lambda`` scaling of the paper's primal ``1/2 ||w||^2 + C R(w)``::
+
+    w(alpha) = sum_ij alpha_ij (x_i^+ - x_j^-) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)
+    Q(alpha) = 1/2 ||w(alpha)||^2 - sum_ij alpha_ij                      (minimised)
+
+Feasible sets (formulations.md sections 1 to 3):
+
+- Infinite Push, l2:  alpha >= 0,  sum_j max_i alpha_ij <= C/m;
+- RankSVM, l2:        0 <= alpha_ij <= C/(m n);
+- Infinite Push, l1 (Rakotomamonjy, ICML 2012; the LP dual): alpha >= 0,
+  sum_j max_i alpha_ij <= C/m and ||w(alpha)||_inf <= 1, with dual value sum_ij alpha_ij.
+
+Strong duality gives ``P(w*) = -lambda Q(alpha*)`` (l2) and ``P(w*) = lambda sum alpha*`` (l1) in
+paper scaling, so for any feasible alpha and any w the difference ``P(w) - D(alpha)`` bounds
+``P(w) - P*`` from above: a certificate needing no reference solver. Everything here costs
+O((m + n) d + m n); the (m n) x d pair matrix is never formed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .. import scaling as _scaling
+from .._validation import check_choice
+from ..data import BipartiteData
+from ..objectives import bipartite_objective
+
+
+def w_of_alpha(Xp, Xn, alpha: np.ndarray) -> np.ndarray:
+    """``w(alpha) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)`` (Agarwal 2011, eq. 3.11)."""
+    return np.asarray(Xp.T @ alpha.sum(axis=1) - Xn.T @ alpha.sum(axis=0)).ravel()
+
+
+def dual_gradient(Xp, Xn, alpha: np.ndarray) -> np.ndarray:
+    """``dQ/dalpha_ij = s_i - t_j - 1`` with ``s = Xp w(alpha)``, ``t = Xn w(alpha)``."""
+    w = w_of_alpha(Xp, Xn, alpha)
+    s = np.asarray(Xp @ w).ravel()
+    t = np.asarray(Xn @ w).ravel()
+    return (s - 1.0)[:, None] - t[None, :]
+
+
+def dual_Q(Xp, Xn, alpha: np.ndarray) -> float:
+    """The paper's minimised dual ``Q(alpha) = 1/2 ||w(alpha)||^2 - sum alpha`` (eq. 3.9)."""
+    w = w_of_alpha(Xp, Xn, alpha)
+    return float(0.5 * (w @ w) - alpha.sum())
+
+
+def lipschitz_constant(Xp, Xn) -> float:
+    """``L = lambda_max(Z^T Z)``, the Lipschitz constant of grad Q, from a d x d matrix.
+
+    ``Z^T Z = n Xp^T Xp + m Xn^T Xn - a b^T - b a^T`` with ``a = Xp^T 1_m``, ``b = Xn^T 1_n``.
+    """
+    m, n = Xp.shape[0], Xn.shape[0]
+    a = np.asarray(Xp.sum(axis=0)).ravel()
+    b = np.asarray(Xn.sum(axis=0)).ravel()
+    G = n * np.asarray((Xp.T @ Xp).todense() if hasattr(Xp, "todense") else Xp.T @ Xp) \
+        + m * np.asarray((Xn.T @ Xn).todense() if hasattr(Xn, "todense") else Xn.T @ Xn) \
+        - np.outer(a, b) - np.outer(b, a)
+    G = 0.5 * (G + G.T)
+    return float(scipy.linalg.eigvalsh(G, subset_by_index=[G.shape[0] - 1, G.shape[0] - 1])[0])
+
+
+def dual_bound(lam: float, m: int, n: int, loss: str) -> float:
+    """The paper's ``C/m`` (Infinite Push: bound on sum_j max_i alpha_ij) or ``C/(m n)`` (RankSVM)."""
+    return 1.0 / (lam * _scaling.loss_normaliser(loss, m, n))
+
+
+def dual_infeasibility(data: BipartiteData, alpha: np.ndarray, lam: float, *,
+                       loss: str = "infinite_push", penalty: str = "l2") -> float:
+    """Largest violation of the dual constraints (0 when ``alpha`` is feasible), relative to C/N."""
+    check_choice(loss, "loss", _scaling.LOSSES)
+    check_choice(penalty, "penalty", _scaling.PENALTIES)
+    bound = dual_bound(lam, data.m, data.n, loss)
+    viol = max(0.0, -float(alpha.min()))
+    if loss == "infinite_push":
+        viol = max(viol, float(alpha.max(axis=0).sum()) - bound)
+    else:
+        viol = max(viol, float(alpha.max()) - bound)
+    viol /= bound
+    if penalty == "l1":
+        viol = max(viol, float(np.abs(w_of_alpha(data.Xp, data.Xn, alpha)).max()) - 1.0)
+    return viol
+
+
+def make_feasible(data: BipartiteData, alpha: np.ndarray, lam: float, *,
+                  loss: str = "infinite_push", penalty: str = "l2") -> np.ndarray:
+    """A feasible dual point near ``alpha`` (clip at 0, then shrink): repairs solver round-off.
+
+    Shrinking by a factor <= 1 keeps every other constraint of the (star-shaped) feasible set.
+    """
+    alpha = np.maximum(alpha, 0.0)
+    bound = dual_bound(lam, data.m, data.n, loss)
+    if loss == "infinite_push":
+        r = float(alpha.max(axis=0).sum())
+        if r > bound:
+            alpha *= bound / r
+    else:
+        np.minimum(alpha, bound, out=alpha)
+    if penalty == "l1":
+        r = float(np.abs(w_of_alpha(data.Xp, data.Xn, alpha)).max(initial=0.0))
+        if r > 1.0:
+            alpha *= 1.0 / r
+    return alpha
+
+
+def dual_value(data: BipartiteData, alpha: np.ndarray, lam: float, *,
+               penalty: str = "l2") -> float:
+    """Dual objective in paper scaling: ``-lam Q(alpha)`` (l2) or ``lam sum alpha`` (l1).
+
+    A lower bound on the paper-scaling optimum whenever ``alpha`` is dual feasible.
+    """
+    check_choice(penalty, "penalty", _scaling.PENALTIES)
+    if penalty == "l1":
+        return float(lam * alpha.sum())
+    return float(-lam * dual_Q(data.Xp, data.Xn, alpha))
+
+
+def duality_gap(data: BipartiteData, w, alpha: np.ndarray, lam: float, *,
+                loss: str = "infinite_push", penalty: str = "l2"):
+    """``(primal, dual, relative gap)`` in paper scaling for a primal ``w`` and feasible ``alpha``.
+
+    ``relative gap = (P(w) - D(alpha)) / |P(w)|``; the caller must make ``alpha`` feasible first
+    (see :func:`make_feasible`, :func:`dual_infeasibility`).
+    """
+    primal = bipartite_objective(data, w, lam, loss=loss, penalty=penalty, scaling="paper")
+    dual = dual_value(data, alpha, lam, penalty=penalty)
+    return primal, dual, relative_gap(primal, dual)
+
+
+def relative_gap(primal: float, dual: float) -> float:
+    """``(primal - dual) / |primal|``, with ``primal = 0`` mapped to the absolute gap."""
+    return float((primal - dual) / max(abs(primal), np.finfo(float).tiny))
