@@ -19,8 +19,16 @@ Fitting backends (hyper-parameter ``solver``):
   solved with ``cvxpy_solver``;
 - ``"auto"`` (default): native when those solver modules are importable, else CVXPY.
 
+Labels: bool, or two distinct numeric values with the larger one positive ({0, 1}, {-1, 1}).
+
 scikit-learn is optional: without it the estimators still work (a small ``get_params`` /
-``set_params`` base replaces ``BaseEstimator``).
+``set_params`` base replaces ``BaseEstimator``). With it, every check of
+``sklearn.utils.estimator_checks.check_estimator`` passes (tests/evaluation/test_rankers.py), with
+these documented exceptions: ``check_array_api_input`` is skipped by scikit-learn itself unless
+``SCIPY_ARRAY_API`` is set; sparse inputs are not accepted (declared by the input tags); the
+rankers have no ``predict``, so classifier checks do not apply, and the tag
+``classifier_tags.multi_class = False`` declares the binary-label contract so that the generic
+checks feed two-valued targets.
 """
 
 from __future__ import annotations
