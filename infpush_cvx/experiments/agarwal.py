@@ -139,18 +139,20 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
 
 def _run_split_star(args):
     dataset, split, X, y, train, test, kw = args
-    return run_split(dataset, split, X, y, train, test, **kw)
+    return run_split(dataset, split, X, y, train, test, return_scores=True, **kw)
 
 
 def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 10,
                        Cs=PAPER_CS, n_folds: int = 5,
                        methods=("ranksvm", "infinite_push", "sparse_infinite_push"),
-                       seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None):
+                       seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None,
+                       return_scores: bool = False):
     """Run the protocol; a tidy DataFrame, one row per (dataset, split, method).
 
     Columns: dataset, split, method, C (chosen by CV), auc, pos_at_top, ap, dcg,
     n_features_used, n_features, n_train, n_test, status, backend, time_s.
-    ``n_jobs > 1`` runs splits in that many processes.
+    ``n_jobs > 1`` runs splits in that many processes. With ``return_scores=True`` also returns
+    ``{(dataset, split): (y_test, {method: test scores})}`` (for ROC curves).
     """
     import pandas as pd
     for name in methods:
@@ -172,7 +174,11 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
     else:
         with ProcessPoolExecutor(max_workers=n_jobs) as ex:
             results = list(ex.map(_run_split_star, tasks))
-    return pd.DataFrame([row for rows in results for row in rows])
+    table = pd.DataFrame([row for rows, _, _ in results for row in rows])
+    if not return_scores:
+        return table
+    scores = {(t[0], t[1]): (y_test, sc) for t, (_, y_test, sc) in zip(tasks, results)}
+    return table, scores
 
 
 def compare_with_paper(results):

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from infpush_cvx import metrics
 from infpush_cvx.experiments import agarwal as A
 from infpush_cvx.experiments import perceptron as P
 
@@ -47,9 +48,12 @@ def test_paper_table_matches_formulations_section_7():
 
 @needs_data
 def test_agarwal_experiment_tiny_run():
-    res = A.agarwal_experiment(("ionosphere",), n_splits=1, Cs=(1.0, 100.0), n_folds=2,
-                               methods=("ranksvm", "sparse_infinite_push"), seed=0,
-                               ranker_kw={"solver": "cvxpy"})
+    res, scores = A.agarwal_experiment(("ionosphere",), n_splits=1, Cs=(1.0, 100.0), n_folds=2,
+                                       methods=("ranksvm", "sparse_infinite_push"), seed=0,
+                                       ranker_kw={"solver": "cvxpy"}, return_scores=True)
+    y_test, sc = scores[("ionosphere", 0)]
+    assert y_test.size == 117 and set(sc) == {"ranksvm", "sparse_infinite_push"}
+    assert res["auc"].iloc[0] == pytest.approx(metrics.auc(y_test, sc["ranksvm"]))
     assert len(res) == 2 and set(res["method"]) == {"ranksvm", "sparse_infinite_push"}
     assert res["n_train"].iloc[0] == 234 and res["n_test"].iloc[0] == 117
     assert res["C"].isin([1.0, 100.0]).all()
