@@ -55,7 +55,7 @@ def rank2plan_lambda_max(X, i=None, j=None, gap=None, weight=None) -> float:
     return PairOperator(_as_pairdata(X, i, j, gap, weight)).lambda_max()
 
 
-def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
+def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=None, *,
                  method: str = "ccg", tol: float = 1e-6, max_iter: int | None = None,
                  beta0=None, tau=None, solver: str | None = None, form: str = "compact",
                  time_limit: float = np.inf, **options) -> SolverResult:
@@ -68,7 +68,7 @@ def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
     i, j : int arrays
         Pair k prefers state ``i[k]`` (lower score) over ``j[k]``.
     lam : float >= 0
-        l1 penalty weight.
+        l1 penalty weight (required; pass it by name when X is a PairData).
     gap, weight : arrays, optional
         Required score gaps ``g_k >= 0`` (default 1) and importances ``s_k >= 0`` (default 1).
     method : {"ccg", "smoothed", "cvxpy"}
@@ -86,7 +86,8 @@ def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
         Wall-clock seconds; a run that reaches it reports status "time_limit".
     **options
         Method-specific options: "ccg" passes them to :func:`solve_ccg` (``n_pairs_init``,
-        ``n_features_init``, ``max_features_add``, ``highs_options``); "smoothed" to
+        ``n_features_init``, ``max_features_add``, ``max_pairs_add``, ``lp_algorithm``,
+        ``highs_options``); "smoothed" to
         :func:`solve_smoothed` (``stage_tol``, ``record_every``); "cvxpy" to ``Problem.solve``.
 
     Returns
@@ -96,6 +97,8 @@ def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
         ``status``, ``iterations``, ``time``, ``history``, ``dual`` (pair multipliers pi), ``info``.
     """
     data = _as_pairdata(X, i, j, gap, weight)
+    if lam is None:
+        raise TypeError("lam is required (the l1 penalty weight, >= 0)")
     lam = check_scalar(lam, "lam", nonnegative=True)
     tol = check_scalar(tol, "tol", positive=True)
     check_choice(method, "method", METHODS)
@@ -108,6 +111,12 @@ def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
         beta0 = np.asarray(beta0, dtype=np.float64)
         if beta0.shape != (data.n_features,) or not np.all(np.isfinite(beta0)):
             raise ValueError(f"beta0 must be a finite vector of length {data.n_features}")
+    if tau is not None:
+        taus = np.atleast_1d(np.asarray(tau, dtype=np.float64))
+        if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)) \
+                or np.any(taus <= 0) or np.any(np.diff(taus) > 0):
+            raise ValueError(f"tau must be a positive number or a nonincreasing sequence of "
+                             f"positive numbers, got {tau!r}")
     if method == "cvxpy":
         return _solve_cvxpy(data, lam, solver=solver, form=form, **options)
     op = PairOperator(data)
@@ -120,7 +129,7 @@ def rank2plan_lp(X, i=None, j=None, lam: float = 1.0, gap=None, weight=None, *,
     warm = None
     if beta0 is None:
         warm = solve_smoothed(op, lam, tau=tau, tol=tol, max_iter=_CCG_WARM_ITER,
-                              time_limit=time_limit)
+                              time_limit=time_limit, record_every=0)
         beta0, pi0 = warm.w, warm.dual
         if warm.status == "optimal":
             warm.method = "ccg"

@@ -300,6 +300,11 @@ def test_bad_inputs_are_rejected():
         rank2plan_lp(X, lam=1.0)
     with pytest.raises(TypeError, match="PairData"):
         rank2plan_lp(data, i, j, 1.0)
+    with pytest.raises(TypeError, match="lam"):
+        rank2plan_lp(data)
+    for tau in (0.0, -1.0, [0.1, 0.2], np.nan):
+        with pytest.raises(ValueError, match="tau"):
+            rank2plan_lp(data, lam=1.0, method="smoothed", tau=tau)
 
 
 def test_time_limit_is_reported():
