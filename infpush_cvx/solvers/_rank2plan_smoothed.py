@@ -108,7 +108,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                 history["iteration"].append(it_total)
                 history["tau"].append(float(tau_k))
                 history["smoothed_objective"].append(h + pen)
-                history["objective"].append(float(np.maximum(zb, 0).sum() + pen))
+                history["objective"].append(op.objective(beta, lam))
             if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
                     or it_total >= max_iter or time.perf_counter() - t0 > time_limit:
                 break
@@ -125,7 +125,6 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     elif it_total >= max_iter:
         status = "max_iter"
     tau_final = float(tau_k)
-    zb = sg - op.s * op.matvec(beta)
     h_tau, _ = smoothed_hinge(zb, tau_final)
     smoothed_obj = h_tau + lam * float(np.abs(beta).sum())
     info = {
