@@ -1,0 +1,102 @@
+"""Dual formulas (infpush_cvx.solvers.duality) against brute force over the explicit pair tensor.
+
+The brute-force helpers here form the (m, n, d) pair differences, which the package never does;
+the other solver tests import them to check certificates independently of the solvers.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from infpush_cvx.data import BipartiteData
+from infpush_cvx.generators import planted_bipartite
+from infpush_cvx.solvers import duality
+
+
+def dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+def pairs(data):
+    """z_ij = x_i^+ - x_j^-, shape (m, n, d)."""
+    return dense(data.Xp)[:, None, :] - dense(data.Xn)[None, :, :]
+
+
+def brute_primal(data, w, lam, loss="infinite_push", penalty="l2"):
+    """Paper-scaling primal from the explicit pair hinges."""
+    hinge = np.maximum(0.0, 1.0 - pairs(data) @ w)
+    loss_value = hinge.sum(axis=0).max() / data.m if loss == "infinite_push" \
+        else hinge.sum() / (data.m * data.n)
+    pen = 0.5 * w @ w if penalty == "l2" else np.abs(w).sum()
+    return lam * pen + loss_value
+
+
+def brute_dual(data, alpha, lam, loss="infinite_push", penalty="l2", rtol=1e-9):
+    """Paper-scaling dual value; asserts that alpha is dual feasible (formulations.md 1-3)."""
+    C = 1.0 / lam
+    wa = np.einsum("ij,ijd->d", alpha, pairs(data))
+    assert alpha.min() >= 0.0
+    if loss == "infinite_push":
+        assert alpha.max(axis=0).sum() <= (C / data.m) * (1 + rtol)
+    else:
+        assert alpha.max() <= (C / (data.m * data.n)) * (1 + rtol)
+    if penalty == "l1":
+        assert np.abs(wa).max() <= 1 + rtol
+        return lam * alpha.sum()
+    return lam * (alpha.sum() - 0.5 * wa @ wa)
+
+
+def brute_gap(data, w, alpha, lam, loss="infinite_push", penalty="l2"):
+    p = brute_primal(data, w, lam, loss, penalty)
+    return (p - brute_dual(data, alpha, lam, loss, penalty)) / abs(p)
+
+
+@pytest.fixture(params=["dense", "sparse"])
+def data(request):
+    if request.param == "dense":
+        return planted_bipartite(7, 9, 4, seed=3)
+    return planted_bipartite(7, 9, 12, seed=4, density=0.5)
+
+
+def test_w_of_alpha_and_gradient_match_pair_sums(data):
+    rng = np.random.default_rng(0)
+    alpha = rng.random((data.m, data.n))
+    Z = pairs(data)
+    w = np.einsum("ij,ijd->d", alpha, Z)
+    np.testing.assert_allclose(duality.w_of_alpha(data.Xp, data.Xn, alpha), w, rtol=1e-12)
+    np.testing.assert_allclose(duality.dual_gradient(data.Xp, data.Xn, alpha), Z @ w - 1.0,
+                               rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(duality.dual_Q(data.Xp, data.Xn, alpha),
+                               0.5 * w @ w - alpha.sum(), rtol=1e-12)
+
+
+def test_lipschitz_constant_is_top_eigenvalue_of_pair_gram(data):
+    Z = pairs(data).reshape(-1, data.d)
+    expected = np.linalg.eigvalsh(Z.T @ Z).max()
+    assert duality.lipschitz_constant(data.Xp, data.Xn) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("loss,penalty", [("infinite_push", "l2"), ("infinite_push", "l1"),
+                                          ("ranksvm", "l2")])
+def test_make_feasible_and_weak_duality(data, loss, penalty):
+    rng = np.random.default_rng(1)
+    lam = 0.3
+    for _ in range(5):
+        alpha = duality.make_feasible(data, rng.standard_normal((data.m, data.n)), lam,
+                                      loss=loss, penalty=penalty)
+        assert duality.dual_infeasibility(data, alpha, lam, loss=loss, penalty=penalty) <= 1e-12
+        w = rng.standard_normal(data.d)
+        p, dval, gap = duality.duality_gap(data, w, alpha, lam, loss=loss, penalty=penalty)
+        assert p == pytest.approx(brute_primal(data, w, lam, loss, penalty), rel=1e-12)
+        assert dval == pytest.approx(brute_dual(data, alpha, lam, loss, penalty), rel=1e-10,
+                                     abs=1e-12)
+        assert dval <= p  # weak duality
+        assert gap == pytest.approx((p - dval) / p, rel=1e-12)
+
+
+def test_infeasibility_is_reported():
+    data = BipartiteData(np.eye(2), -np.eye(2))
+    lam = 1.0
+    alpha = np.full((2, 2), 1.0)  # sum_j max_i alpha_ij = 2 > C/m = 0.5
+    assert duality.dual_infeasibility(data, alpha, lam) == pytest.approx(3.0)
+    assert duality.dual_infeasibility(data, -alpha, lam, loss="ranksvm") > 0

@@ -1,0 +1,162 @@
+"""Infinite Push solvers against independent CVXPY + Clarabel solves (compact form).
+
+Certificates are re-derived here from the returned ``w`` and ``dual`` with brute-force formulas
+(test_duality.py), never taken from the solver.
+"""
+
+import numpy as np
+import sys
+from pathlib import Path
+
+import pytest
+
+from infpush_cvx import scaling as sc
+from infpush_cvx.formulations import infinite_push as ip_problem
+from infpush_cvx.generators import degenerate_bipartite, planted_bipartite
+from infpush_cvx.solvers.infinite_push import infinite_push
+
+sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: share the brute force
+from test_duality import brute_gap, brute_primal  # noqa: E402
+
+INSTANCES = {
+    "dense": lambda: planted_bipartite(30, 40, 6, seed=0),
+    "sparse": lambda: planted_bipartite(30, 40, 20, seed=1, density=0.4),
+}
+LAMS = {"paper": 0.05, "seed": 1.0}
+_cache = {}
+
+
+def cvxpy_value(kind, penalty, scaling):
+    key = (kind, penalty, scaling)
+    if key not in _cache:
+        prob = ip_problem(INSTANCES[kind](), LAMS[scaling], penalty=penalty, scaling=scaling,
+                          form="compact")
+        prob.solve(solver="CLARABEL")
+        assert prob.status == "optimal"
+        _cache[key] = prob.value
+    return _cache[key]
+
+
+def paper_lam(data, penalty, scaling):
+    return sc.to_paper_lambda(LAMS[scaling], scaling, loss="infinite_push", penalty=penalty,
+                              m=data.m, n=data.n)
+
+
+def check_certificate(data, res, penalty, scaling):
+    """Gap recomputed from (w, dual) by brute force; it must bound the true suboptimality."""
+    lam = paper_lam(data, penalty, scaling)
+    gap = brute_gap(data, res.w, res.dual, lam, penalty=penalty)
+    assert gap == pytest.approx(res.gap, rel=1e-6, abs=1e-12)
+    mult = sc.objective_multiplier(scaling, loss="infinite_push", m=data.m, n=data.n)
+    assert res.objective == pytest.approx(mult * brute_primal(data, res.w, lam, penalty=penalty),
+                                          rel=1e-12)
+    return gap
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("scaling", ["paper", "seed"])
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_working_set_matches_cvxpy_and_is_certified(kind, scaling, penalty):
+    data = INSTANCES[kind]()
+    res = infinite_push(data.Xp, data.Xn, LAMS[scaling], penalty=penalty, scaling=scaling)
+    assert res.status == "optimal"
+    gap = check_certificate(data, res, penalty, scaling)
+    assert gap <= 1e-6
+    ref = cvxpy_value(kind, penalty, scaling)
+    assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("scaling", ["paper", "seed"])
+def test_fista_matches_cvxpy(scaling):
+    data = INSTANCES["dense"]()
+    res = infinite_push(data.Xp, data.Xn, LAMS[scaling], scaling=scaling, method="fista",
+                        max_iter=50000)
+    assert res.status == "optimal"
+    assert check_certificate(data, res, "l2", scaling) <= 1e-6
+    ref = cvxpy_value("dense", "l2", scaling)
+    assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("method,penalty", [("paper", "l2"), ("admm", "l2"), ("admm", "l1")])
+def test_uncertified_methods_report_their_accuracy_honestly(method, penalty):
+    data = INSTANCES["dense"]()
+    res = infinite_push(data.Xp, data.Xn, LAMS["paper"], penalty=penalty, method=method,
+                        max_iter=300)
+    gap = check_certificate(data, res, penalty, "paper")
+    assert (res.status == "optimal") == (gap <= 1e-6)
+    assert res.status in ("optimal", "max_iter")
+    ref = cvxpy_value("dense", penalty, "paper")
+    # The certificate's meaning: (P(w) - P*) / P(w) <= gap.
+    assert (res.objective - ref) / res.objective <= gap + 1e-8
+    assert len(res.history["objective"]) == len(res.history["gap"]) == len(res.history["time"])
+
+
+def test_paper_method_starts_as_the_paper_says_and_keeps_the_best_iterate():
+    data = INSTANCES["dense"]()
+    lam = LAMS["paper"]
+    # A negligible step leaves the returned (best) iterate at the initial point C/(1000 m n).
+    res1 = infinite_push(data.Xp, data.Xn, lam, method="paper", max_iter=1, eta0=1e-15)
+    C = 1.0 / lam
+    np.testing.assert_allclose(res1.dual, C / (1000 * data.m * data.n), rtol=1e-9)
+    res = infinite_push(data.Xp, data.Xn, lam, method="paper", max_iter=200)
+    Q = res.history["Q"]
+    assert all(b <= a for a, b in zip(Q, Q[1:]))  # best-so-far Q never increases
+
+
+def test_admm_l1_reaches_certified_optimum_with_enough_iterations():
+    data = planted_bipartite(10, 12, 4, seed=5)
+    res = infinite_push(data.Xp, data.Xn, 0.05, penalty="l1", method="admm", max_iter=5000,
+                        tol=1e-3)
+    gap = brute_gap(data, res.w, res.dual, 0.05, penalty="l1")
+    assert res.status == "optimal" and gap <= 1e-3
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+@pytest.mark.parametrize("scaling", ["paper", "seed"])
+def test_degenerate_instance_answered_exactly(penalty, scaling):
+    data = degenerate_bipartite(20, 30, 5, seed=2)
+    res = infinite_push(data.Xp, data.Xn, LAMS[scaling], penalty=penalty, scaling=scaling)
+    assert res.status == "degenerate_optimal"
+    np.testing.assert_array_equal(res.w, 0.0)
+    assert res.objective == pytest.approx(1.0 if scaling == "paper" else data.m, rel=1e-12)
+    assert check_certificate(data, res, penalty, scaling) <= 1e-6
+
+
+def test_warm_start_from_previous_result():
+    data = INSTANCES["dense"]()
+    first = infinite_push(data.Xp, data.Xn, 0.05)
+    again = infinite_push(data.Xp, data.Xn, 0.05, warm_start=first)
+    assert again.status == "optimal" and again.iterations <= first.iterations
+    assert again.objective == pytest.approx(first.objective, rel=1e-6)
+    f2 = infinite_push(data.Xp, data.Xn, 0.05, method="fista", warm_start=first, max_iter=5000)
+    assert f2.status == "optimal" and f2.iterations <= 20
+
+
+def test_bad_input_names_the_argument():
+    data = INSTANCES["dense"]()
+    with pytest.raises(ValueError, match="method"):
+        infinite_push(data.Xp, data.Xn, 0.1, method="newton")
+    with pytest.raises(ValueError, match="method"):
+        infinite_push(data.Xp, data.Xn, 0.1, penalty="l1", method="fista")
+    with pytest.raises(ValueError, match="penalty"):
+        infinite_push(data.Xp, data.Xn, 0.1, penalty="l3")
+    with pytest.raises(ValueError, match="scaling"):
+        infinite_push(data.Xp, data.Xn, 0.1, scaling="other")
+    with pytest.raises(ValueError, match="lam"):
+        infinite_push(data.Xp, data.Xn, -1.0)
+    with pytest.raises(TypeError, match="lam"):
+        infinite_push(data.Xp, data.Xn, "0.1")
+    with pytest.raises(ValueError, match="tol"):
+        infinite_push(data.Xp, data.Xn, 0.1, tol=0)
+    with pytest.raises(ValueError, match="max_iter"):
+        infinite_push(data.Xp, data.Xn, 0.1, max_iter=0)
+    with pytest.raises(ValueError, match="features"):
+        infinite_push(data.Xp, data.Xn[:, :3], 0.1)
+    with pytest.raises(ValueError, match="warm_start"):
+        infinite_push(data.Xp, data.Xn, 0.1, method="fista", warm_start=np.zeros((2, 2)))
+
+
+def test_stops_early_says_so():
+    data = INSTANCES["dense"]()
+    res = infinite_push(data.Xp, data.Xn, 0.05, method="fista", max_iter=3)
+    assert res.status == "max_iter" and res.gap > 1e-6
