@@ -17,7 +17,10 @@ Fitting backends (hyper-parameter ``solver``):
   ``infpush_cvx.solvers.ranksvm`` (``method`` and ``tol`` are passed on);
 - ``"cvxpy"``: the CVXPY problem factory :mod:`infpush_cvx.formulations` (compact form),
   solved with ``cvxpy_solver``;
-- ``"auto"`` (default): native when those solver modules are importable, else CVXPY.
+- ``"auto"`` (default): native when those solver modules are importable, else CVXPY (except the
+  l1 ranker, where CVXPY is faster; see :class:`SparseInfinitePushRanker`).
+Along a path of C values (cross-validation) the native solves are warm-started from the previous
+C and the CVXPY problem is compiled once (lambda is a parameter).
 
 Labels: bool, or two distinct numeric values with the larger one positive ({0, 1}, {-1, 1}).
 
@@ -115,6 +118,7 @@ class _BipartiteRanker(_Base):
     _loss = "infinite_push"
     _penalty = "l2"
     _native_module = "infinite_push"
+    _auto_prefers_cvxpy = False
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, cvxpy_solver="CLARABEL",
                  sparsity_tol=1e-6):
@@ -135,6 +139,8 @@ class _BipartiteRanker(_Base):
 
     def _backend(self) -> str:
         if self.solver == "auto":
+            if self._auto_prefers_cvxpy:
+                return "cvxpy"
             return "native" if _native_available(self._native_module) else "cvxpy"
         return self.solver
 
@@ -173,7 +179,7 @@ class _BipartiteRanker(_Base):
         if backend == "cvxpy":
             out = self._solve_cvxpy(data, Cs)
         else:
-            out = [self._solve_native(data, c) for c in Cs]
+            out = self._solve_native_path(data, Cs)
         if self._penalty == "l1":
             # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
             # that would otherwise still order the items
@@ -186,17 +192,26 @@ class _BipartiteRanker(_Base):
             self.classes_ = np.array([0, 1])
         return out
 
-    def _solve_native(self, data, C):
+    def _solve_native_path(self, data, Cs):
+        """Native solves in increasing C, each warm-started from the previous one."""
         mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
         kwargs = {"tol": self.tol}
         if self.method is not None:
             kwargs["method"] = self.method
-        if self._loss == "infinite_push":
-            res = mod.infinite_push(data.Xp, data.Xn, 1.0 / C, penalty=self._penalty,
-                                    scaling="paper", **kwargs)
-        else:
-            res = mod.rank_svm(data.Xp, data.Xn, 1.0 / C, scaling="paper", **kwargs)
-        return np.asarray(res.w, dtype=np.float64).ravel(), res.status
+        out = [None] * len(Cs)
+        prev = None
+        for i in np.argsort(Cs, kind="stable"):
+            if prev is not None:
+                kwargs["warm_start"] = prev
+            lam = 1.0 / Cs[i]
+            if self._loss == "infinite_push":
+                res = mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
+                                        scaling="paper", **kwargs)
+            else:
+                res = mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **kwargs)
+            out[i] = (np.asarray(res.w, dtype=np.float64).ravel(), res.status)
+            prev = res
+        return out
 
     def _solve_cvxpy(self, data, Cs):
         from . import formulations
@@ -266,10 +281,13 @@ class InfinitePushRanker(_BipartiteRanker):
 class SparseInfinitePushRanker(_BipartiteRanker):
     """Sparse Infinite Push, l1 (Rakotomamonjy, ICML 2012): ``(1/C)||w||_1 + max_j mean_i hinge_ij``.
 
-    Same parameters and attributes as :class:`InfinitePushRanker`.
+    Same parameters and attributes as :class:`InfinitePushRanker`. ``solver="auto"`` uses CVXPY
+    here: on Spambase-sized training sets (230 x 57, C in {0.1, ..., 1000}) CVXPY + Clarabel on
+    the compact LP took about 6.6 s against 17-20 s for the native working-set method.
     """
 
     _penalty = "l1"
+    _auto_prefers_cvxpy = True
 
 
 class RankSVMRanker(_BipartiteRanker):

@@ -85,6 +85,22 @@ def test_fit_path_matches_individual_fits():
 
 
 @pytest.mark.parametrize("cls", RANKERS)
+def test_native_and_cvxpy_backends_agree(cls):
+    pytest.importorskip(f"infpush_cvx.solvers.{'ranksvm' if cls is RankSVMRanker else 'infinite_push'}")
+    X, y = _data(seed=8)
+    data = BipartiteData.from_labels(X, y)
+    loss, pen = LOSS[cls]
+    Cs = [0.3, 3.0, 30.0]
+    nat = cls(solver="native")._fit_path(X, y, Cs)
+    cvx = cls(solver="cvxpy")._fit_path(X, y, Cs)
+    for C, (wn, sn), (wc, _) in zip(Cs, nat, cvx):
+        fn = bipartite_objective(data, wn, 1 / C, loss=loss, penalty=pen)
+        fc = bipartite_objective(data, wc, 1 / C, loss=loss, penalty=pen)
+        assert sn == "optimal"
+        assert abs(fn - fc) <= 1e-6 * max(1.0, abs(fc))
+
+
+@pytest.mark.parametrize("cls", RANKERS)
 def test_bad_input(cls):
     X, y = _data()
     with pytest.raises(ValueError, match="C"):
@@ -141,9 +157,15 @@ def test_native_backend_call_contract(monkeypatch, cls, module, func):
     setattr(mod, func, fake)
     monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
     X, y = _data()
-    r = cls(C=4.0, method="fista", tol=1e-5).fit(X, y)  # solver="auto" finds the module
+    r = cls(C=4.0, method="fista", tol=1e-5, solver="native").fit(X, y)
+    if cls is not SparseInfinitePushRanker:
+        assert cls()._backend() == "native"  # solver="auto" finds the module
     assert r.backend_ == "native" and r.status_ == "max_iter"  # an early stop is reported
     (sp, sn, lam, kw), = calls
+    assert "warm_start" not in kw
+    r._fit_path(X, y, [10.0, 1.0])  # a path runs in increasing C, warm-started
+    assert [c[2] for c in calls[1:]] == [1.0, 0.1]
+    assert "warm_start" not in calls[1][3] and calls[2][3]["warm_start"].status == "max_iter"
     assert sp == (y.sum(), X.shape[1]) and sn == ((1 - y).sum(), X.shape[1])
     assert lam == 0.25 and kw["scaling"] == "paper" and kw["method"] == "fista"
     assert kw["tol"] == 1e-5
