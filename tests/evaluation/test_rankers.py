@@ -129,7 +129,9 @@ if parametrize_with_checks is not None:
     # checks do not apply (tags.input_tags.sparse = False); classifier checks do not apply (the
     # rankers have no predict; their binary-label contract is declared through
     # classifier_tags.multi_class = False, which makes the checks feed two-valued y).
-    @parametrize_with_checks([cls(solver="cvxpy") for cls in RANKERS])
+    # default instances (native backend when present) and the CVXPY backend of the l2 rankers
+    @parametrize_with_checks([cls() for cls in RANKERS]
+                             + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)])
     def test_sklearn_estimator_checks(estimator, check):
         check(estimator)
 
