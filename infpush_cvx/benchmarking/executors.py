@@ -1,0 +1,237 @@
+"""Executors: run a list of tasks and yield ``(index, row)`` as they finish.
+
+- :class:`SerialExecutor`: in this process, one task after the other. The timeout is only the
+  soft ``time_limit`` passed to project solvers (a CVXPY solve cannot be interrupted in-process).
+- :class:`ProcessExecutor` (default): long-lived worker processes started with the ``spawn``
+  method, with ``OMP/OPENBLAS/MKL/NUMBA`` thread counts set to 1 in their environment before
+  NumPy is imported, so timings stay comparable with a serial run. A task that exceeds its
+  timeout gets its worker killed and replaced and becomes a ``"timeout"`` row; a worker that dies
+  becomes a ``"worker_died"`` row. The run goes on either way.
+- :class:`DaskExecutor`: a Dask distributed cluster (``address`` of a scheduler, or a local
+  cluster). A task past its timeout is cancelled and recorded as ``"timeout"``; Dask cannot kill a
+  running thread, so the worker may stay busy until the solver returns.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from multiprocessing.connection import wait
+
+from .._validation import check_choice
+from .tasks import Task, failed_row, run_task
+
+#: Environment variables that pin native thread pools to one thread in worker processes.
+SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "NUMBA_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
+
+EXECUTORS = ("serial", "processes", "dask")
+
+
+class SerialExecutor:
+    name = "serial"
+
+    def run(self, tasks):
+        for k, task in enumerate(tasks):
+            yield k, run_task(task)
+
+
+def _worker_main(conn, env):
+    """Worker loop: receive (index, task), send back (index, row); None stops it."""
+    os.environ.update(env)  # before the first NumPy import in this (spawned) process
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        k, task = msg
+        conn.send((k, run_task(task)))
+
+
+class _Worker:
+    def __init__(self, ctx, env):
+        parent, child = ctx.Pipe()
+        self.conn = parent
+        self.proc = ctx.Process(target=_worker_main, args=(child, env), daemon=True)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # the spawned interpreter inherits these from its first byte
+        try:
+            self.proc.start()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        child.close()
+        self.job = None       # (index, task)
+        self.started = None
+
+    def submit(self, k, task):
+        self.job, self.started = (k, task), time.perf_counter()
+        self.conn.send((k, task))
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+    def stop(self):
+        try:
+            self.conn.send(None)
+        except (BrokenPipeError, OSError):
+            pass
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.kill()
+
+
+class ProcessExecutor:
+    """``n_workers`` spawned worker processes (default: the number of CPUs)."""
+
+    name = "processes"
+
+    def __init__(self, n_workers: int | None = None, env: dict | None = None):
+        self.n_workers = n_workers or os.cpu_count() or 1
+        if self.n_workers < 1:
+            raise ValueError(f"n_workers must be >= 1, got {n_workers}")
+        self.env = dict(SINGLE_THREAD_ENV if env is None else env)
+
+    def run(self, tasks):
+        tasks = list(tasks)
+        if not tasks:
+            return
+        ctx = mp.get_context("spawn")
+        pending = list(enumerate(tasks))[::-1]
+        workers = [_Worker(ctx, self.env) for _ in range(min(self.n_workers, len(tasks)))]
+        try:
+            for w in workers:
+                if pending:
+                    w.submit(*pending.pop())
+            while any(w.job is not None for w in workers):
+                busy = [w for w in workers if w.job is not None]
+                now = time.perf_counter()
+                deadlines = [w.started + w.job[1].timeout for w in busy
+                             if w.job[1].timeout is not None]
+                wait_for = None if not deadlines else max(min(deadlines) - now, 0.0) + 0.05
+                ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                             timeout=wait_for)
+                for i, w in enumerate(workers):
+                    if w.job is None:
+                        continue
+                    k, task = w.job
+                    result = None
+                    if w.conn in ready:
+                        try:
+                            result = w.conn.recv()
+                        except (EOFError, OSError):
+                            result = None
+                    elapsed = time.perf_counter() - w.started
+                    if result is not None:
+                        w.job = None
+                        yield result
+                    elif w.proc.sentinel in ready or not w.proc.is_alive():
+                        w.kill()
+                        yield k, failed_row(task, "worker_died",
+                                            f"worker exit code {w.proc.exitcode}", elapsed)
+                        workers[i] = w = _Worker(ctx, self.env)
+                    elif task.timeout is not None and elapsed > task.timeout:
+                        w.kill()
+                        yield k, failed_row(task, "timeout",
+                                            f"killed after {task.timeout:g} s", elapsed)
+                        workers[i] = w = _Worker(ctx, self.env)
+                    else:
+                        continue
+                    if pending:
+                        w.submit(*pending.pop())
+        finally:
+            for w in workers:
+                if w.job is None:
+                    w.stop()
+                else:
+                    w.kill()
+
+
+class DaskExecutor:
+    """Tasks as Dask futures on ``client`` (or a new client to ``address``, or a local cluster
+    of ``n_workers`` single-threaded worker processes when both are None)."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, client=None, n_workers: int | None = None):
+        self.address, self.client, self.n_workers = address, client, n_workers
+
+    def _client(self):
+        from dask.distributed import Client, LocalCluster
+        if self.client is not None:
+            return self.client, None
+        if self.address is not None:
+            client = Client(self.address)
+            return client, client
+        cluster = LocalCluster(n_workers=self.n_workers or os.cpu_count() or 1,
+                               threads_per_worker=1, env=SINGLE_THREAD_ENV)
+        client = Client(cluster)
+        return client, (client, cluster)
+
+    def run(self, tasks):
+        from dask.distributed import wait as dask_wait
+        tasks = list(tasks)
+        if not tasks:
+            return
+        client, owned = self._client()
+        try:
+            # At most one task in flight per worker thread, so a task's clock starts when it
+            # starts running rather than when it joins the queue.
+            slots = max(sum(client.nthreads().values()), 1)
+            pending = list(enumerate(tasks))[::-1]
+            running = {}  # future -> (index, submitted at)
+            while pending or running:
+                while pending and len(running) < slots:
+                    k, task = pending.pop()
+                    fut = client.submit(run_task, task, pure=False)
+                    running[fut] = (k, time.perf_counter())
+                now = time.perf_counter()
+                left = [s + tasks[k].timeout - now for k, s in running.values()
+                        if tasks[k].timeout is not None]
+                timeout = None if not left else max(min(left), 0.0) + 0.05
+                try:
+                    dask_wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    pass
+                now = time.perf_counter()
+                for fut in list(running):
+                    k, submitted = running[fut]
+                    if fut.status == "finished":
+                        del running[fut]
+                        yield k, fut.result()
+                    elif fut.status in ("error", "cancelled", "lost"):
+                        del running[fut]
+                        yield k, failed_row(tasks[k], f"dask_{fut.status}",
+                                            repr(fut.exception()) if fut.status == "error"
+                                            else "", now - submitted)
+                    elif tasks[k].timeout is not None and now - submitted > tasks[k].timeout:
+                        del running[fut]
+                        fut.cancel()
+                        yield k, failed_row(tasks[k], "timeout",
+                                            f"cancelled after {tasks[k].timeout:g} s",
+                                            now - submitted)
+        finally:
+            if isinstance(owned, tuple):
+                owned[0].close()
+                owned[1].close()
+            elif owned is not None:
+                owned.close()
+
+
+def make_executor(name: str = "processes", *, n_workers: int | None = None,
+                  scheduler: str | None = None):
+    """An executor by name: "serial", "processes" (default) or "dask"."""
+    check_choice(name, "executor", EXECUTORS)
+    if name == "serial":
+        return SerialExecutor()
+    if name == "processes":
+        return ProcessExecutor(n_workers)
+    return DaskExecutor(address=scheduler, n_workers=n_workers)

@@ -1,0 +1,78 @@
+"""Catalog instances saved to and loaded from ``.npz`` files, with their fingerprints.
+
+One file per instance. Dense arrays are stored as they are; a scipy.sparse matrix ``A`` is stored
+as its canonical CSR parts (``A__csr_data``, ``A__csr_indices``, ``A__csr_indptr``,
+``A__csr_shape``), the layout of ``scipy.sparse.save_npz`` but several matrices in one file.
+Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
+:func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
+Loading recomputes the fingerprint and refuses a file whose content does not match it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import catalog
+from ..data import BipartiteData, PairData
+
+
+def save_instance(name: str, directory, data=None) -> Path:
+    """Generate the catalog instance ``name`` (or use ``data``) and save ``<directory>/<name>.npz``."""
+    spec = catalog.load_catalog().instances.get(name)
+    if spec is None:
+        raise ValueError(f"unknown instance {name!r}; expected one of "
+                         f"{sorted(catalog.load_catalog().instances)}")
+    data = catalog.instance_data(name) if data is None else data
+    arrays = {}
+    for key, a in data.arrays().items():
+        if sp.issparse(a):
+            a = sp.csr_matrix(a)
+            a.sum_duplicates()
+            a.sort_indices()
+            arrays.update({f"{key}__csr_data": a.data, f"{key}__csr_indices": a.indices,
+                           f"{key}__csr_indptr": a.indptr, f"{key}__csr_shape": np.array(a.shape)})
+        else:
+            arrays[key] = np.asarray(a)
+    kind = "bipartite" if isinstance(data, BipartiteData) else "pairs"
+    path = Path(directory) / f"{name}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, __kind__=np.array(kind), __fingerprint__=np.array(data.fingerprint()),
+                        __generator__=np.array(spec.generator),
+                        __params__=np.array(json.dumps(spec.params, sort_keys=True)), **arrays)
+    return path
+
+
+def load_instance(path):
+    """Read a file written by :func:`save_instance`; returns BipartiteData or PairData.
+
+    Raises ValueError when the arrays do not reproduce the stored fingerprint.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"path {str(path)!r} does not exist")
+    with np.load(path, allow_pickle=False) as z:
+        files = set(z.files)
+        if "__kind__" not in files:
+            raise ValueError(f"{path} is not an infpush-cvx instance file (no __kind__)")
+        arrays = {}
+        for key in files:
+            if key.startswith("__"):
+                continue
+            base, _, part = key.partition("__csr_")
+            if part:
+                if base not in arrays:
+                    arrays[base] = sp.csr_matrix(
+                        (z[f"{base}__csr_data"], z[f"{base}__csr_indices"],
+                         z[f"{base}__csr_indptr"]), shape=tuple(z[f"{base}__csr_shape"]))
+            else:
+                arrays[key] = z[key]
+        kind, stored = str(z["__kind__"]), str(z["__fingerprint__"])
+    data = BipartiteData(**arrays) if kind == "bipartite" else PairData(**arrays)
+    if data.fingerprint() != stored:
+        raise ValueError(f"{path}: content does not match its fingerprint "
+                         f"({data.fingerprint()[:16]}... vs stored {stored[:16]}...)")
+    return data

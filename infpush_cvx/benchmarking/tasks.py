@@ -1,0 +1,228 @@
+"""One benchmark task (catalog problem x solver x repeat) and the row it produces.
+
+A task is either a CVXPY solve, run through the main job :func:`infpush_cvx.compare.solve_row`,
+or one method of the project's own solvers (``infpush_cvx.solvers``). Only primal formulations
+map to project solvers:
+
+============== ======================================================= =========================
+formulation    project solver                                          methods
+============== ======================================================= =========================
+infinite_push  ``solvers.infinite_push.infinite_push(Xp, Xn, lam, ...)`` ``METHODS[penalty]``
+ranksvm        ``solvers.ranksvm.rank_svm(Xp, Xn, lam, ...)``           ``METHODS``
+rank2plan_lp   ``solvers.rank2plan.rank2plan_lp(data, lam=lam, ...)``   ``METHODS`` minus "cvxpy"
+============== ======================================================= =========================
+
+The ``form`` option (compact or direct) only changes the CVXPY model, so project solvers run on
+the compact (or form-less) problems only, never twice on the same optimisation problem.
+
+:func:`run_task` never raises: an exception becomes a row whose ``status`` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from importlib import metadata
+
+#: Packages whose versions every row records (those a solve can touch).
+VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highspy", "numba",
+                    "pandas", "infpush_cvx")
+
+#: Columns of the results table, in order (``version_<pkg>`` columns follow).
+COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
+           "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
+           "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
+           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads"]
+
+#: Statuses that count as a successful solve, CVXPY's and the project's.
+SUCCESS = ("optimal", "degenerate_optimal")
+
+#: Kinds of task.
+KINDS = ("cvxpy", "native")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One solve: ``kind`` "cvxpy" (``solver`` a CVXPY name) or "native" (``solver`` is
+    ``"<module>.<method>"``, e.g. ``"infinite_push.fista"``); ``tol`` is the native target gap."""
+
+    problem: str
+    kind: str
+    solver: str
+    repeat: int = 0
+    tol: float = 1e-6
+    timeout: float | None = None
+    blas_threads: int = 1
+
+    def label(self) -> str:
+        return f"{self.problem} / {self.solver} #{self.repeat}"
+
+
+def native_methods(spec) -> list[str]:
+    """Project solver labels (``"<module>.<method>"``) that solve a catalog ProblemSpec."""
+    if spec.options.get("form", "compact") != "compact":
+        return []
+    if spec.formulation == "infinite_push":
+        from ..solvers import infinite_push
+        return [f"infinite_push.{m}" for m in infinite_push.METHODS[spec.options["penalty"]]]
+    if spec.formulation == "ranksvm":
+        from ..solvers import ranksvm
+        return [f"ranksvm.{m}" for m in ranksvm.METHODS]
+    if spec.formulation == "rank2plan_lp":
+        from ..solvers import rank2plan
+        return [f"rank2plan.{m}" for m in rank2plan.METHODS if m != "cvxpy"]
+    return []
+
+
+def native_rtol(tol: float) -> float:
+    """Agreement tolerance of a certified native solve with target relative gap ``tol``.
+
+    A relative gap ``(P(w) - D) / P(w) <= tol`` bounds ``(P(w) - P*) / P*`` by about ``tol``; the
+    factor 2 absorbs the stored value's own error (about 1e-9) and the ratio ``P(w) / P*``.
+    """
+    return 2.0 * tol
+
+
+@dataclass
+class _Timer:
+    start: float = 0.0
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.elapsed = time.perf_counter() - self.start
+
+
+_VERSIONS: dict | None = None
+
+
+def versions() -> dict:
+    """``{"version_<pkg>": version}`` of Python and every package in VERSION_PACKAGES."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        out = {"version_python": platform.python_version()}
+        for pkg in VERSION_PACKAGES:
+            try:
+                out[f"version_{pkg}"] = metadata.version(pkg)
+            except metadata.PackageNotFoundError:
+                out[f"version_{pkg}"] = None
+        _VERSIONS = out
+    return dict(_VERSIONS)
+
+
+def base_row(task: Task) -> dict:
+    """The row fields known before solving (problem description, task, machine)."""
+    from .. import catalog
+    spec = catalog.get(task.problem)
+    return {"problem": task.problem, "instance": spec.instance, "formulation": spec.formulation,
+            "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
+                                        else "l1"),
+            "scaling": spec.scaling, "form": spec.options.get("form", ""),
+            "problem_class": spec.problem_class, "lam": spec.lam, "kind": task.kind,
+            "solver": task.solver, "repeat": task.repeat, "timeout": task.timeout,
+            "host": socket.gethostname(), "pid": os.getpid(), **versions()}
+
+
+def failed_row(task: Task, status: str, error: str = "", elapsed: float | None = None) -> dict:
+    """The row of a task that produced no answer (timeout, crash of a worker, exception)."""
+    from ..reference import load_reference
+    row = base_row(task)
+    ref = load_reference(task.problem)
+    row.update(status=status, converged=False, objective=None,
+               reference=None if ref is None else ref["opt_val"], rel_error=float("inf"),
+               agrees=False, error=error[:500], time=elapsed)
+    return row
+
+
+def _run_cvxpy(task: Task) -> dict:
+    from .. import compare
+    with _Timer() as t:
+        row = compare.solve_row(task.problem, task.solver)
+    compile_time = row["compile_time"] or 0.0
+    solve_time = row["solve_time"] or 0.0
+    # Setup: everything that is neither CVXPY's compilation nor the solver's own solve time
+    # (instance generation and model building on first use, solver setup, unpacking).
+    return {"status": row["status"], "converged": row["status"] == "optimal",
+            "objective": row["objective"], "reference": row["reference"],
+            "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": bool(row["agrees"]),
+            "gap": None, "iterations": None, "compile_time": row["compile_time"],
+            "setup_time": max(t.elapsed - compile_time - solve_time, 0.0),
+            "solve_time": row["solve_time"], "time": t.elapsed}
+
+
+def _run_native(task: Task) -> dict:
+    from .. import catalog, cvxpy_solvers
+    from ..reference import load_reference
+    spec = catalog.get(task.problem)
+    module, _, method = task.solver.partition(".")
+    with _Timer() as t_setup:
+        data = catalog.instance_data(spec.instance)
+        ref = load_reference(task.problem)
+    kwargs = {"method": method, "tol": task.tol}
+    if task.timeout is not None:
+        kwargs["time_limit"] = float(task.timeout)  # the solver's own soft limit
+    with _Timer() as t_solve:
+        if module == "infinite_push":
+            from ..solvers.infinite_push import infinite_push
+            res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=spec.options["penalty"],
+                                scaling=spec.scaling, **kwargs)
+        elif module == "ranksvm":
+            from ..solvers.ranksvm import rank_svm
+            res = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, **kwargs)
+        elif module == "rank2plan":
+            from ..solvers.rank2plan import rank2plan_lp
+            res = rank2plan_lp(data, lam=spec.lam, **kwargs)
+        else:
+            raise ValueError(f"unknown project solver {task.solver!r}")
+    reference = None if ref is None else ref["opt_val"]
+    rel = None if reference is None else cvxpy_solvers.relative_error(res.objective, reference)
+    rtol = native_rtol(task.tol)
+    converged = res.status in SUCCESS
+    return {"status": res.status, "converged": converged, "objective": float(res.objective),
+            "reference": reference, "rel_error": rel, "rtol": rtol,
+            "agrees": bool(converged and rel is not None and rel <= rtol),
+            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
+            "setup_time": t_setup.elapsed, "solve_time": res.time,
+            "time": t_setup.elapsed + t_solve.elapsed}
+
+
+def run_task(task: Task) -> dict:
+    """Solve one task and return its row; exceptions become a row with status ``"error: ..."``.
+
+    BLAS pools are limited to ``task.blas_threads`` for the solve (threadpoolctl), so timings
+    from different executors are comparable.
+    """
+    from threadpoolctl import threadpool_limits
+    start = time.perf_counter()
+    try:
+        row = base_row(task)
+    except Exception as exc:  # unknown problem: still a row
+        return {"problem": task.problem, "kind": task.kind, "solver": task.solver,
+                "repeat": task.repeat, "status": "error", "converged": False, "agrees": False,
+                "error": f"{type(exc).__name__}: {exc}"[:500], **versions()}
+    try:
+        with threadpool_limits(limits=task.blas_threads):
+            if task.kind == "cvxpy":
+                row.update(_run_cvxpy(task))
+            elif task.kind == "native":
+                row.update(_run_native(task))
+            else:
+                raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
+        row["error"] = ""
+    except Exception as exc:
+        row = failed_row(task, f"error: {type(exc).__name__}",
+                         f"{type(exc).__name__}: {exc} | "
+                         + traceback.format_exc(limit=3).replace("\n", " "),
+                         elapsed=time.perf_counter() - start)
+    row["blas_threads"] = task.blas_threads
+    return row
+
+
+def task_dict(task: Task) -> dict:
+    return asdict(task)
