@@ -37,9 +37,20 @@ class SerialExecutor:
             yield k, run_task(task)
 
 
+#: Modules a worker imports before it reports ready, so no task's clock includes them.
+_WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.compare",
+                 "infpush_cvx.solvers.infinite_push", "infpush_cvx.solvers.ranksvm",
+                 "infpush_cvx.solvers.rank2plan")
+
+
 def _worker_main(conn, env):
-    """Worker loop: receive (index, task), send back (index, row); None stops it."""
+    """Worker loop: import, say ready, then receive (index, task) and send back (index, row);
+    None stops it."""
     os.environ.update(env)  # before the first NumPy import in this (spawned) process
+    import importlib
+    for name in _WARM_IMPORTS:
+        importlib.import_module(name)
+    conn.send("ready")
     while True:
         try:
             msg = conn.recv()
@@ -67,6 +78,7 @@ class _Worker:
                 else:
                     os.environ[k] = v
         child.close()
+        self.ready = False
         self.job = None       # (index, task)
         self.started = None
 
@@ -108,48 +120,51 @@ class ProcessExecutor:
         pending = list(enumerate(tasks))[::-1]
         workers = [_Worker(ctx, self.env) for _ in range(min(self.n_workers, len(tasks)))]
         try:
-            for w in workers:
-                if pending:
-                    w.submit(*pending.pop())
-            while any(w.job is not None for w in workers):
-                busy = [w for w in workers if w.job is not None]
+            while pending or any(w.job is not None for w in workers):
                 now = time.perf_counter()
-                deadlines = [w.started + w.job[1].timeout for w in busy
-                             if w.job[1].timeout is not None]
+                deadlines = [w.started + w.job[1].timeout for w in workers
+                             if w.job is not None and w.job[1].timeout is not None]
                 wait_for = None if not deadlines else max(min(deadlines) - now, 0.0) + 0.05
-                ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                live = [w for w in workers if w.job is not None or not w.ready]
+                ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
                              timeout=wait_for)
                 for i, w in enumerate(workers):
-                    if w.job is None:
-                        continue
-                    k, task = w.job
-                    result = None
+                    msg = None
                     if w.conn in ready:
                         try:
-                            result = w.conn.recv()
+                            msg = w.conn.recv()
                         except (EOFError, OSError):
-                            result = None
-                    elapsed = time.perf_counter() - w.started
-                    if result is not None:
+                            msg = None
+                    if msg == "ready":
+                        w.ready = True
+                    elif msg is not None:
                         w.job = None
-                        yield result
+                        yield msg
                     elif w.proc.sentinel in ready or not w.proc.is_alive():
                         w.kill()
-                        yield k, failed_row(task, "worker_died",
-                                            f"worker exit code {w.proc.exitcode}", elapsed)
+                        if w.job is not None:
+                            k, task = w.job
+                            yield k, failed_row(task, "worker_died",
+                                                f"worker exit code {w.proc.exitcode}",
+                                                time.perf_counter() - w.started)
+                        elif not w.ready:
+                            raise RuntimeError(f"a worker process failed to start (exit code "
+                                               f"{w.proc.exitcode})")
                         workers[i] = w = _Worker(ctx, self.env)
-                    elif task.timeout is not None and elapsed > task.timeout:
-                        w.kill()
-                        yield k, failed_row(task, "timeout",
-                                            f"killed after {task.timeout:g} s", elapsed)
-                        workers[i] = w = _Worker(ctx, self.env)
-                    else:
                         continue
-                    if pending:
+                    elif w.job is not None and w.job[1].timeout is not None \
+                            and time.perf_counter() - w.started > w.job[1].timeout:
+                        k, task = w.job
+                        w.kill()
+                        yield k, failed_row(task, "timeout", f"killed after {task.timeout:g} s",
+                                            time.perf_counter() - w.started)
+                        workers[i] = w = _Worker(ctx, self.env)
+                        continue
+                    if w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
         finally:
             for w in workers:
-                if w.job is None:
+                if w.job is None and w.proc.is_alive():
                     w.stop()
                 else:
                     w.kill()

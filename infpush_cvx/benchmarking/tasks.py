@@ -36,7 +36,7 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
            "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
-           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads"]
+           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads", "omp_num_threads"]
 
 #: Statuses that count as a successful solve, CVXPY's and the project's.
 SUCCESS = ("optimal", "degenerate_optimal")
@@ -129,10 +129,16 @@ def base_row(task: Task) -> dict:
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
 
 
-def failed_row(task: Task, status: str, error: str = "", elapsed: float | None = None) -> dict:
-    """The row of a task that produced no answer (timeout, crash of a worker, exception)."""
+def failed_row(task: Task, status: str, error: str = "", elapsed: float | None = None, *,
+               in_worker: bool = False) -> dict:
+    """The row of a task that produced no answer (timeout, crash of a worker, exception).
+
+    ``in_worker``: the row is made by the process that ran the task (else by the executor, and
+    the ``pid`` and ``host`` of the lost worker are unknown)."""
     from ..reference import load_reference
     row = base_row(task)
+    if not in_worker:
+        row.update(pid=None, host=None)
     ref = load_reference(task.problem)
     row.update(status=status, converged=False, objective=None,
                reference=None if ref is None else ref["opt_val"], rel_error=float("inf"),
@@ -219,8 +225,9 @@ def run_task(task: Task) -> dict:
         row = failed_row(task, f"error: {type(exc).__name__}",
                          f"{type(exc).__name__}: {exc} | "
                          + traceback.format_exc(limit=3).replace("\n", " "),
-                         elapsed=time.perf_counter() - start)
+                         elapsed=time.perf_counter() - start, in_worker=True)
     row["blas_threads"] = task.blas_threads
+    row["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")  # the worker's environment
     return row
 
 
