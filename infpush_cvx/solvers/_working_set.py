@@ -10,8 +10,11 @@ need their hinge written out. So the full objective is replaced by a *lower mode
 
 Every replacement is <= the true hinge, so ``model <= P`` everywhere and the model's minimiser w_r
 is optimal for the full problem as soon as the model is exact at w_r (no L pair with margin > 1, no
-U pair with margin < 1, no negative outside W above the max). Otherwise the offending pairs and
-negatives are added and the model re-solved; the sets only grow, so the loop is finite.
+U pair with margin < 1, no negative outside W above the max). Otherwise the offending negatives are
+added and the model re-centred at w_r: band = pairs within ``band`` of the margin at w_r plus the
+misclassified ones, L/U re-classified at w_r (this keeps the band small, a few hundred pairs).
+After ``recentre_rounds`` rounds the band only grows (the misclassified pairs are added to it),
+so the sets only grow and the loop is finite.
 
 The restricted problem is small and solved to high accuracy: a QP by Clarabel (l2) or an LP by
 HiGHS through ``scipy.optimize.linprog`` (l1), in compact form (score variables ``u = Xp[I] w``,
@@ -115,8 +118,8 @@ def _solve_qp(model, d):
     b = np.concatenate(b_parts)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
-    settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
-    settings.tol_feas = 1e-10
+    settings.tol_gap_abs = settings.tol_gap_rel = 1e-9
+    settings.tol_feas = 1e-9
     solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
     sol = solver.solve()
     status = str(sol.status)
@@ -187,8 +190,9 @@ def _initial_w(data, lam, loss, penalty):
 
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
-          max_iter: int, w0=None, band: float = 0.05, max_new_pairs: int = 5000,
-          max_new_negatives: int = 10,
+          max_iter: int, w0=None, band: float = 0.2, max_new_pairs: int = 5000,
+          max_new_negatives: int = 10, sticky: bool = False,
+          recentre_rounds: int = 10,
           time_limit: float | None = None):
     """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info."""
     t_start = time.perf_counter()
@@ -281,7 +285,11 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             wrong = np.zeros(M.size, dtype=bool)
             wrong[keep] = True
             wrong = wrong.reshape(M.shape)
-        Bmask[:, cols] |= wrong
+        if sticky or it > recentre_rounds:
+            Bmask[:, cols] |= wrong
+        else:  # re-centre the model at w_r: band around the margin plus the misclassified pairs
+            Bmask[:, cols] = wrong | (np.abs(M - 1.0) <= band)
+            Lref[:, cols] = M < 1.0
         added = n_wrong
         if loss == "infinite_push":
             H = negative_hinge_sums(s, t)

@@ -1,0 +1,168 @@
+"""Benchmark: certified Infinite Push (l2, l1) and RankSVM solvers against CVXPY + Clarabel.
+
+Every figure printed comes from this run. Each measurement runs in a fresh process (spawned) after
+a tiny warm-up solve there (imports, numba caches), so its peak memory is its own:
+
+- ``time_s``: wall-clock of the solve call (CVXPY: construction + compile + solve);
+- ``rel_gap``: certified relative duality gap returned by the solver (CVXPY: none);
+- ``rel_diff``: relative difference of the objective to the CVXPY value of the case, when run;
+- ``speedup``: CVXPY time / row time, measured in this run (the 300 x 300 baseline);
+- ``target_s``: the brief's time target, ``met`` whether gap <= 1e-6 within it;
+- ``peak_rss_mib``: peak resident memory of the measuring process (``ru_maxrss``) and
+  ``py_peak_mib`` the peak of Python-level allocations during the solve (``tracemalloc``).
+
+Cases: planted instances (``generators.planted_bipartite``, seed 0, paper lambda 1e-2) and UCI
+Spambase (all 4601 rows, spam positive, 57 features min-max scaled to [0, 1], paper scaling with
+C = 1/lambda in {0.1, 1, 10, 100, 1000}; file from ``$INFPUSH_CVX_DATA`` or ../shared/data/uci).
+
+Usage::
+
+    python benchmarks/bench_solvers.py            # full run
+    python benchmarks/bench_solvers.py --quick    # under 2 minutes
+    python benchmarks/bench_solvers.py --csv results.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import platform
+import resource
+import sys
+import time
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _data(case):
+    from infpush_cvx.data import BipartiteData
+    from infpush_cvx.generators import planted_bipartite
+
+    if case == "spambase":
+        from infpush_cvx.datasets import MinMaxScaler01, load_spambase
+        X, y = load_spambase()
+        return BipartiteData.from_labels(MinMaxScaler01().fit_transform(X), y)
+    m, n, d = {"planted300": (300, 300, 50), "planted1000": (1000, 1000, 100)}[case]
+    return planted_bipartite(m, n, d, seed=0)
+
+
+def _measure(job, queue):
+    import tracemalloc
+
+    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.solvers.infinite_push import infinite_push
+    from infpush_cvx.solvers.ranksvm import rank_svm
+
+    case, solver, penalty, lam, time_limit = job
+    small = planted_bipartite(12, 15, 4, seed=1)  # warm-up: imports, numba caches
+    infinite_push(small.Xp, small.Xn, 0.1, penalty=penalty)
+    data = _data(case)
+    base = _rss_mib()
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    if solver == "cvxpy-clarabel":
+        from infpush_cvx.formulations import infinite_push as problem
+        prob = problem(data, lam, penalty=penalty, form="compact")
+        prob.solve(solver="CLARABEL")
+        elapsed = time.perf_counter() - t0
+        row = dict(objective=prob.value, rel_gap=None, status=prob.status, iterations=None)
+    else:
+        fn = rank_svm if solver == "rank_svm" else infinite_push
+        kw = {} if solver == "rank_svm" else {"penalty": penalty}
+        res = fn(data.Xp, data.Xn, lam, time_limit=time_limit, **kw)
+        elapsed = time.perf_counter() - t0
+        row = dict(objective=res.objective, rel_gap=res.gap, status=res.status,
+                   iterations=res.iterations)
+    _, py_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    row.update(time_s=elapsed, m=data.m, n=data.n, d=data.d, peak_rss_mib=_rss_mib(),
+               base_rss_mib=base, py_peak_mib=py_peak / 2**20)
+    queue.put(row)
+
+
+def run(job):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_measure, args=(job, queue))
+    proc.start()
+    row = queue.get()
+    proc.join()
+    return row
+
+
+def jobs(quick):
+    lam = 1e-2
+    out = [  # (case, solver, penalty, lambda, target seconds)
+        ("planted300", "cvxpy-clarabel", "l2", lam, None),
+        ("planted300", "infinite_push", "l2", lam, None),
+        ("planted1000", "infinite_push", "l2", lam, 2.0),
+    ]
+    if not quick:
+        out += [("planted1000", "infinite_push", "l1", lam, 5.0),
+                ("planted1000", "rank_svm", "l2", lam, 5.0)]
+    for C in ((1.0,) if quick else (0.1, 1.0, 10.0, 100.0, 1000.0)):
+        out.append(("spambase", "infinite_push", "l2", 1.0 / C, 10.0))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a run under 2 minutes")
+    ap.add_argument("--csv", help="write the results table to this CSV file")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="per-solve time limit in seconds (default 30, quick 15)")
+    args = ap.parse_args(argv)
+    limit = args.time_limit or (15.0 if args.quick else 30.0)
+    import numpy as np
+    print(f"# python {platform.python_version()}, numpy {np.__version__}, "
+          f"{platform.machine()}; quick={args.quick}; time limit {limit:g} s", flush=True)
+    rows, cvx = [], {}
+    for case, solver, penalty, lam, target in jobs(args.quick):
+        row = run((case, solver, penalty, lam, limit))
+        row.update(case=case, solver=solver, penalty=penalty, lam=lam, target_s=target)
+        if solver == "cvxpy-clarabel":
+            cvx[(case, penalty)] = row
+        ref = cvx.get((case, penalty)) if solver == "infinite_push" else None
+        row["speedup"] = ref["time_s"] / row["time_s"] if ref else None
+        row["rel_diff"] = abs(row["objective"] - ref["objective"]) / abs(ref["objective"]) \
+            if ref else None
+        row["met"] = None if target is None else bool(
+            row["rel_gap"] is not None and row["rel_gap"] <= 1e-6 and row["time_s"] <= target)
+        rows.append(row)
+        print(_fmt_row(row), flush=True)
+    print()
+    print(markdown(rows))
+    if args.csv:
+        import pandas as pd
+        pd.DataFrame(rows).to_csv(args.csv, index=False)
+        print(f"\nwrote {args.csv}")
+
+
+def _f(x, spec):
+    return "" if x is None else format(x, spec)
+
+
+def _fmt_row(r):
+    return (f"{r['case']:<12} {r['solver']:<15} {r['penalty']} lam={r['lam']:<8g} "
+            f"time={r['time_s']:.3f}s gap={_f(r['rel_gap'], '.1e')} status={r['status']} "
+            f"speedup={_f(r['speedup'], '.1f')} rss={r['peak_rss_mib']:.0f}MiB")
+
+
+def markdown(rows):
+    head = ("| case (m x n x d) | solver | penalty | lambda (paper) | time (s) | rel. gap | status "
+            "| vs CVXPY | target (s) | met | peak RSS (MiB) | Python peak (MiB) |")
+    lines = [head, "|" + "---|" * 12]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} ({r['m']} x {r['n']} x {r['d']}) | {r['solver']} | {r['penalty']} "
+            f"| {r['lam']:g} | {r['time_s']:.3f} | {_f(r['rel_gap'], '.1e')} | {r['status']} "
+            f"| {_f(r['speedup'], '.1f') + 'x' if r['speedup'] else ''} "
+            f"| {_f(r['target_s'], 'g')} | {'' if r['met'] is None else ('yes' if r['met'] else 'no')} "
+            f"| {r['peak_rss_mib']:.0f} | {r['py_peak_mib']:.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
