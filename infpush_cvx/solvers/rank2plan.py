@@ -148,7 +148,9 @@ def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=N
 
 def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact",
                  **solve_options) -> SolverResult:
-    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp`; CVXPY's status is the certificate."""
+    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp`.
+
+    CVXPY's status is the certificate here (no full-LP gap is computed for this method)."""
     from ..formulations import rank2plan_lp as build  # imported late: CVXPY is slow to import
 
     t0 = time.perf_counter()
@@ -166,8 +168,7 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact",
                             status="failed", iterations=0, time=elapsed, method="cvxpy",
                             info=info)
     w = np.asarray(w, dtype=np.float64).ravel()
-    # CVXPY's own status is the certificate here: the multipliers live in constraints whose
-    # layout depends on the form, so no full-LP gap is computed for this method.
+    # The multipliers live in constraints whose layout depends on the form: no gap from here.
     status = {"optimal": "optimal", "optimal_inaccurate": "stalled"}.get(prob.status, "failed")
     return SolverResult(w=w, objective=rank2plan_objective(data, w, lam), gap=None, status=status,
                         iterations=int(stats.num_iters or 0) if stats else 0, time=elapsed,
