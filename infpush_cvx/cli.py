@@ -91,8 +91,9 @@ def _resolve_solver(problem_id: str, solver: str):
     """A Task kind for a solver name given on the command line."""
     from . import catalog, cvxpy_solvers
     from .benchmarking.tasks import native_methods
+    spec = catalog.get(problem_id)  # unknown problems are an error here, not a row
     if "." in solver:
-        methods = native_methods(catalog.get(problem_id))
+        methods = native_methods(spec)
         if solver not in methods:
             raise ValueError(f"project solver {solver!r} does not solve {problem_id!r}; "
                              f"available: {methods or 'none (dual or direct-form problem)'}")

@@ -120,15 +120,17 @@ class ProcessExecutor:
         pending = list(enumerate(tasks))[::-1]
         workers = [_Worker(ctx, self.env) for _ in range(min(self.n_workers, len(tasks)))]
         try:
-            while pending or any(w.job is not None for w in workers):
+            while pending or any(w is not None and w.job is not None for w in workers):
                 now = time.perf_counter()
-                deadlines = [w.started + w.job[1].timeout for w in workers
-                             if w.job is not None and w.job[1].timeout is not None]
+                deadlines = [w.started + w.job[1].timeout for w in workers if w is not None
+                             and w.job is not None and w.job[1].timeout is not None]
                 wait_for = None if not deadlines else max(min(deadlines) - now, 0.0) + 0.05
-                live = [w for w in workers if w.job is not None or not w.ready]
+                live = [w for w in workers if w is not None and (w.job is not None or not w.ready)]
                 ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
                              timeout=wait_for)
                 for i, w in enumerate(workers):
+                    if w is None:
+                        continue
                     msg = None
                     if w.conn in ready:
                         try:
@@ -150,7 +152,7 @@ class ProcessExecutor:
                         elif not w.ready:
                             raise RuntimeError(f"a worker process failed to start (exit code "
                                                f"{w.proc.exitcode})")
-                        workers[i] = w = _Worker(ctx, self.env)
+                        workers[i] = _Worker(ctx, self.env) if pending else None
                         continue
                     elif w.job is not None and w.job[1].timeout is not None \
                             and time.perf_counter() - w.started > w.job[1].timeout:
@@ -158,12 +160,14 @@ class ProcessExecutor:
                         w.kill()
                         yield k, failed_row(task, "timeout", f"killed after {task.timeout:g} s",
                                             time.perf_counter() - w.started)
-                        workers[i] = w = _Worker(ctx, self.env)
+                        workers[i] = _Worker(ctx, self.env) if pending else None
                         continue
                     if w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
         finally:
             for w in workers:
+                if w is None:
+                    continue
                 if w.job is None and w.proc.is_alive():
                     w.stop()
                 else:

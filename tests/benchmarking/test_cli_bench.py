@@ -1,0 +1,90 @@
+"""The benchmarking subcommands of ``infpush-cvx``: generate, solve, bench, report, prox."""
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from infpush_cvx import cli
+from infpush_cvx.benchmarking.instances import load_instance
+
+SUBCOMMANDS = ["check", "reference", "list", "generate", "solve", "bench", "report", "prox"]
+
+
+@pytest.mark.parametrize("sub", SUBCOMMANDS)
+def test_help_everywhere(sub, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([sub, "--help"])
+    assert exc.value.code == 0
+    assert "usage: infpush-cvx " + sub in capsys.readouterr().out
+
+
+def test_entry_point_runs_as_a_module():
+    out = subprocess.run([sys.executable, "-m", "infpush_cvx.cli", "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and all(s in out.stdout for s in SUBCOMMANDS)
+
+
+def test_generate_writes_fingerprinted_npz(tmp_path, capsys):
+    assert cli.main(["generate", "--instances", "planted_sparse", "pairs_dense",
+                     "--out", str(tmp_path)]) == 0
+    assert load_instance(tmp_path / "planted_sparse.npz").is_sparse
+    assert load_instance(tmp_path / "pairs_dense.npz").n_pairs > 0
+    assert "pairs_dense" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("solver", ["ECOS", "ranksvm.working_set"])
+def test_solve_one_problem(solver, capsys):
+    assert cli.main(["solve", "ranksvm_planted_s_seed_compact", "--solver", solver]) == 0
+    out = capsys.readouterr().out
+    assert "optimal" in out and "rel_error" in out
+
+
+def test_solve_exits_one_when_the_answer_does_not_agree(capsys):
+    assert cli.main(["solve", "ip_l2_planted_s_paper_compact", "--solver",
+                     "infinite_push.paper", "--tol", "1e-9"]) == 1
+    assert "max_iter" in capsys.readouterr().out
+
+
+def test_bench_then_report(tmp_path, capsys):
+    out = tmp_path / "run" / "bench"
+    rc = cli.main(["bench", "--problems", "rank2plan_pairs_dense_compact", "--cvxpy", "CLARABEL",
+                   "HIGHS", "--native", "rank2plan.ccg", "--repeats", "2", "--executor",
+                   "serial", "--no-progress", "--out", str(out)])
+    assert rc == 0
+    df = pd.read_parquet(out.with_suffix(".parquet"))
+    assert len(df) == 6 and df["agrees"].all()
+    assert len(pd.read_csv(out.with_suffix(".csv"))) == 6
+    report = tmp_path / "run" / "bench_report"
+    assert (report / "comparison.csv").exists() and (report / "profile_time.png").exists()
+    assert "6 succeeded" in capsys.readouterr().out
+    assert cli.main(["report", str(out.with_suffix(".csv")), "--metric", "solve_time",
+                     "--out", str(tmp_path / "r2")]) == 0
+    assert (tmp_path / "r2" / "profile_solve_time.png").exists()
+
+
+def test_prox_timing_table(tmp_path, capsys):
+    csv = tmp_path / "prox.csv"
+    assert cli.main(["prox", "--sizes", "20", "--factors", "0.1", "--repeats", "2",
+                     "--out", str(csv)]) == 0
+    df = pd.read_csv(csv)
+    assert set(df["method"]) == {"newton", "sort"}
+    assert (df["max_abs_diff"] < 1e-10).all() and (df["ratio_to_floor"] > 0).all()
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["solve", "nope", "--solver", "ECOS"], "unknown problem 'nope'"),
+    (["solve", "ip_dual_planted_s_paper", "--solver", "ranksvm.fista"], "does not solve"),
+    (["solve", "ip_dual_planted_s_paper", "--solver", "NOPE"], "unknown solver 'NOPE'"),
+    (["bench", "--problems", "zzz", "--no-progress"], "selects no catalog problem"),
+    (["bench", "--problems", "planted_s", "--scheduler", "tcp://h:1", "--executor", "serial"],
+     "--scheduler needs --executor dask"),
+    (["generate", "--instances", "nope", "--out", "/tmp"], "unknown instance 'nope'"),
+    (["report", "/no/such/table.csv"], "does not exist"),
+    (["prox", "--sizes", "0"], "sizes"),
+])
+def test_errors_are_one_line_and_nonzero(argv, text, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("infpush-cvx: error:") and "\n" not in err and text in err

@@ -1,0 +1,64 @@
+"""Executors: the same rows from serial, process and Dask runs; timeouts and failures are rows."""
+
+import numpy as np
+import pytest
+
+from infpush_cvx.benchmarking import (DaskExecutor, ProcessExecutor, SerialExecutor,
+                                      make_executor, make_tasks, run_benchmark)
+from infpush_cvx.benchmarking.executors import SINGLE_THREAD_ENV
+from infpush_cvx.benchmarking.tasks import Task
+
+PROBLEMS = ["ip_l2_planted_s_paper_compact", "rank2plan_pairs_dense_compact"]
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return make_tasks(PROBLEMS, cvxpy=["CLARABEL"], native=["infinite_push.working_set",
+                                                            "rank2plan.ccg"])
+
+
+@pytest.fixture(scope="module")
+def serial(tasks):
+    return run_benchmark(tasks, SerialExecutor(), progress=False)
+
+
+def _same_answers(a, b):
+    assert list(a["problem"]) == list(b["problem"]) and list(a["solver"]) == list(b["solver"])
+    assert list(a["status"]) == list(b["status"])
+    np.testing.assert_allclose(a["objective"], b["objective"], rtol=1e-9)
+    assert a["agrees"].all() and b["agrees"].all()
+
+
+@pytest.mark.slow  # spawning workers that import CVXPY takes 10-25 s on a shared machine
+def test_processes_match_serial_with_one_thread_per_worker(tasks, serial):
+    extra = Task("ip_l2_planted_m_paper_direct", "cvxpy", "SCS", timeout=0.05)
+    df = run_benchmark(tasks + [extra], ProcessExecutor(n_workers=2), progress=False)
+    _same_answers(df.iloc[:len(tasks)], serial)
+    assert (df["executor"] == "processes").all()
+    ran = df.iloc[:len(tasks)]
+    assert (ran["omp_num_threads"] == SINGLE_THREAD_ENV["OMP_NUM_THREADS"]).all()
+    assert not set(ran["pid"]) & set(serial["pid"])  # they ran in other processes
+    # the timed-out task was killed: a row with its status, and the run went on
+    last = df.iloc[-1]
+    assert last["status"] == "timeout" and not last["agrees"] and "killed" in last["error"]
+
+
+def test_dask_local_cluster_matches_serial(tasks, serial):
+    from dask.distributed import Client, LocalCluster
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        df = run_benchmark(tasks + [Task("no-such-problem", "cvxpy", "SCS")],
+                           DaskExecutor(client=client), progress=False)
+    _same_answers(df.iloc[:len(tasks)], serial)
+    assert (df["executor"] == "dask").all()
+    assert df.iloc[-1]["status"] == "error"
+
+
+def test_make_executor():
+    assert isinstance(make_executor("serial"), SerialExecutor)
+    assert make_executor("processes", n_workers=3).n_workers == 3
+    assert make_executor("dask", scheduler="tcp://x:1").address == "tcp://x:1"
+    with pytest.raises(ValueError, match="executor"):
+        make_executor("threads")
+    with pytest.raises(ValueError, match="n_workers"):
+        ProcessExecutor(n_workers=-1)
