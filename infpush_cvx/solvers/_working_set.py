@@ -66,6 +66,9 @@ class _Model:
         self.J, self.bj = np.unique(Bj, return_inverse=True)  # positions in cols
 
 
+_DIRECT_METHOD = "qdldl"  # "auto" picks faer, 2-3x slower on these KKT systems
+
+
 def _solve_qp(model, d):
     """Clarabel on min 1/2||w||^2 + coef * [model loss]; returns w, group and pair multipliers."""
     import clarabel
@@ -118,6 +121,7 @@ def _solve_qp(model, d):
     b = np.concatenate(b_parts)
     settings = clarabel.DefaultSettings()
     settings.verbose = False
+    settings.direct_solve_method = _DIRECT_METHOD
     settings.tol_gap_abs = settings.tol_gap_rel = 1e-9
     settings.tol_feas = 1e-9
     solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
@@ -191,8 +195,8 @@ def _initial_w(data, lam, loss, penalty):
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
           max_iter: int, w0=None, band: float = 0.2, max_new_pairs: int = 5000,
-          max_new_negatives: int = 10, sticky: bool = False,
-          recentre_rounds: int = 10,
+          max_new_negatives: int | None = None, sticky: bool = False,
+          recentre_rounds: int = 20,
           time_limit: float | None = None):
     """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info."""
     t_start = time.perf_counter()
@@ -203,26 +207,32 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     w = _initial_w(data, lam, loss, penalty) if w0 is None else np.asarray(w0, float).copy()
     s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
 
+    if max_new_negatives is None:  # negatives added per round (and in the first working set)
+        max_new_negatives = max(10, n // 20)
     inW = np.zeros(n, dtype=bool)
     if loss == "infinite_push":
         H = negative_hinge_sums(s, t)
         order = np.argsort(-H)
-        inW[order[:min(n, 10)]] = True
+        inW[order[:min(n, max_new_negatives)]] = True
         inW |= H >= H.max() - 1e-3 * max(H.max(), 1.0)
     else:
         inW[:] = True
     Bmask = np.zeros((m, n), dtype=bool)
 
-    def classify_new(cols_new):
-        M = s[:, None] - t[None, cols_new]
-        near = np.abs(M - 1.0) <= band
-        if near.sum() > max_new_pairs:  # keep only the pairs closest to the margin
-            flat = np.abs(M - 1.0).ravel()
-            keep = np.argpartition(flat, max_new_pairs)[:max_new_pairs]
+    def near_margin(M):
+        """Pairs within ``band`` of the margin, at most ``max_new_pairs`` (the closest)."""
+        dist = np.abs(M - 1.0)
+        near = dist <= band
+        if near.sum() > max_new_pairs:
+            keep = np.argpartition(dist.ravel(), max_new_pairs)[:max_new_pairs]
             near = np.zeros(M.size, dtype=bool)
             near[keep] = True
             near = near.reshape(M.shape)
-        Bmask[:, cols_new] |= near
+        return near
+
+    def classify_new(cols_new):
+        M = s[:, None] - t[None, cols_new]
+        Bmask[:, cols_new] |= near_margin(M)
         Lref[:, cols_new] = M < 1.0
 
     Lref = np.zeros((m, n), dtype=bool)  # margin < 1 at the reference w (for non-band pairs)
@@ -288,7 +298,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if sticky or it > recentre_rounds:
             Bmask[:, cols] |= wrong
         else:  # re-centre the model at w_r: band around the margin plus the misclassified pairs
-            Bmask[:, cols] = wrong | (np.abs(M - 1.0) <= band)
+            Bmask[:, cols] = wrong | near_margin(M)
             Lref[:, cols] = M < 1.0
         added = n_wrong
         if loss == "infinite_push":
