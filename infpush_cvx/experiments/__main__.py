@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     a.add_argument("--n-jobs", type=int, default=1)
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--data-dir", default=None)
+    a.add_argument("--scale", choices=["train", "all"], default="train")
     a.add_argument("--out", default=None)
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
     q.add_argument("--ks", nargs="+", type=int, default=[50, 300])
@@ -36,7 +37,8 @@ def main(argv=None) -> int:
         from .agarwal import agarwal_experiment, compare_with_paper
         res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
                                  n_folds=args.n_folds, methods=tuple(args.methods),
-                                 n_jobs=args.n_jobs, seed=args.seed, data_dir=args.data_dir)
+                                 n_jobs=args.n_jobs, seed=args.seed, data_dir=args.data_dir,
+                                 scale=args.scale)
         print(compare_with_paper(res).round(4).to_string())
     else:
         from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,

@@ -12,6 +12,13 @@ Protocol (formulations.md section 7):
 - Methods: RankSVM, Infinite Push (l2) and sparse Infinite Push (l1, Rakotomamonjy 2012; not in
   Agarwal's tables).
 
+Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split (and each CV
+fold) only. ``scale="all"`` fits it once on the whole data set before splitting, which leaks the
+test feature ranges but is what a pre-scaled copy of the data gives; on Spambase it changes
+*positives at the top* by an order of magnitude (heavy-tailed features: with train-only scaling a
+few test negatives get extreme scores), so it is offered to compare with the paper, which does
+not say how it scaled.
+
 One difference from the paper: the paper ran 1000 iterations of gradient projection with a step
 ``eta_0`` chosen by cross-validation; here every model is solved to optimality (so there is no
 ``eta_0``), by the rankers' backend (:mod:`infpush_cvx.rankers`).
@@ -93,18 +100,29 @@ def _cv_folds(y, n_folds: int, rng):
     return fold
 
 
-def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, **ranker_kw):
+def _identity_scaler(X):
+    class _Id:
+        def transform(self, Z):
+            return Z
+    return _Id()
+
+
+def _fit_scaler(X, scale: str):
+    return MinMaxScaler01().fit(X) if scale == "train" else _identity_scaler(X)
+
+
+def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, scale: str = "train", **ranker_kw):
     """C with the best mean validation average precision over stratified folds (ties: smallest C).
 
-    Each fold is scaled by a min-max map fitted on its own training part.
-    Returns (best C, mean AP per C).
+    With ``scale="train"`` each fold is scaled by a min-max map fitted on its own training part
+    (``"all"``: X is used as given, already scaled). Returns (best C, mean AP per C).
     """
     rng = np.random.default_rng(seed)
     fold = _cv_folds(y, n_folds, rng)
     ap = np.zeros((n_folds, len(Cs)))
     for f in range(n_folds):
         tr, va = fold != f, fold == f
-        sc = MinMaxScaler01().fit(X[tr])
+        sc = _fit_scaler(X[tr], scale)
         path = cls(**ranker_kw)._fit_path(sc.transform(X[tr]), y[tr], Cs)
         Xva = sc.transform(X[va])
         ap[f] = [metrics.average_precision(y[va], Xva @ w) for w, _ in path]
@@ -113,17 +131,17 @@ def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, **ranker_kw):
 
 
 def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
-              return_scores=False, ranker_kw=None):
+              return_scores=False, ranker_kw=None, scale="train"):
     """Fit every method on one split (with CV for C) and measure it on the test part."""
     ranker_kw = ranker_kw or {}
     rows, scores = [], {}
-    sc = MinMaxScaler01().fit(X[train])
+    sc = _fit_scaler(X[train], scale)
     Xtr, Xte = sc.transform(X[train]), sc.transform(X[test])
     for name in methods:
         cls = METHODS[name]
         t0 = time.perf_counter()
         C, _ = select_C(cls, X[train], y[train], list(Cs), n_folds=n_folds, seed=seed,
-                        **ranker_kw)
+                        scale=scale, **ranker_kw)
         model = cls(C=C, **ranker_kw).fit(Xtr, y[train])
         elapsed = time.perf_counter() - t0
         s = model.decision_function(Xte)
@@ -132,7 +150,7 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
                      "n_features_used": model.n_features_used_,
                      "n_features": X.shape[1], "n_train": int(train.size),
                      "n_test": int(test.size), "status": model.status_,
-                     "backend": model.backend_, "time_s": elapsed})
+                     "backend": model.backend_, "scale": scale, "time_s": elapsed})
         scores[name] = s
     return (rows, y[test], scores) if return_scores else rows
 
@@ -146,15 +164,19 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
                        Cs=PAPER_CS, n_folds: int = 5,
                        methods=("ranksvm", "infinite_push", "sparse_infinite_push"),
                        seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None,
-                       return_scores: bool = False):
+                       return_scores: bool = False, scale: str = "train"):
     """Run the protocol; a tidy DataFrame, one row per (dataset, split, method).
 
     Columns: dataset, split, method, C (chosen by CV), auc, pos_at_top, ap, dcg,
     n_features_used, n_features, n_train, n_test, status, backend, time_s.
     ``n_jobs > 1`` runs splits in that many processes. With ``return_scores=True`` also returns
-    ``{(dataset, split): (y_test, {method: test scores})}`` (for ROC curves).
+    ``{(dataset, split): (y_test, {method: test scores})}`` (for ROC curves). ``scale``: "train"
+    (the [0, 1] map fitted on training parts only) or "all" (fitted once on the whole data set;
+    see the module docstring).
     """
     import pandas as pd
+    if scale not in ("train", "all"):
+        raise ValueError(f"unknown scale {scale!r}; expected 'train' or 'all'")
     for name in methods:
         if name not in METHODS:
             raise ValueError(f"unknown method {name!r}; expected one of {sorted(METHODS)}")
@@ -163,11 +185,13 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
         if ds not in PROTOCOLS:
             raise ValueError(f"unknown dataset {ds!r}; expected one of {sorted(PROTOCOLS)}")
         X, y = load(ds, data_dir)
+        if scale == "all":
+            X = MinMaxScaler01().fit_transform(X)
         frac, strat = PROTOCOLS[ds]
         for i, (tr, te) in enumerate(splits(y, train_fraction=frac, stratified=strat,
                                             n_splits=n_splits, seed=seed + 1000 * k)):
             kw = dict(methods=methods, Cs=Cs, n_folds=n_folds, seed=seed + 1000 * k + i + 1,
-                      ranker_kw=ranker_kw)
+                      ranker_kw=ranker_kw, scale=scale)
             tasks.append((ds, i, X, y, tr, te, kw))
     if n_jobs == 1:
         results = [_run_split_star(t) for t in tasks]

@@ -64,6 +64,22 @@ def test_agarwal_experiment_tiny_run():
     assert np.isnan(table.loc[("ionosphere", "sparse_infinite_push"), "paper_auc"])
 
 
+@needs_data
+def test_scale_all_uses_the_whole_data_range():
+    from infpush_cvx.datasets import MinMaxScaler01, load_ionosphere
+    X, y = load_ionosphere(SHARED)
+    Xs = MinMaxScaler01().fit_transform(X)
+    tr, te = A.splits(y, train_fraction=2 / 3, stratified=True, n_splits=1, seed=0)[0]
+    kw = dict(methods=("ranksvm",), Cs=(10.0,), n_folds=2, seed=1, return_scores=True,
+              ranker_kw={"solver": "cvxpy"})
+    rows, yt, sc = A.run_split("ionosphere", 0, Xs, y, tr, te, scale="all", **kw)
+    w = A.RankSVMRanker(C=10.0, solver="cvxpy").fit(Xs[tr], y[tr]).coef_
+    np.testing.assert_allclose(sc["ranksvm"], Xs[te] @ w, atol=1e-6)
+    assert rows[0]["scale"] == "all"
+    with pytest.raises(ValueError, match="scale"):
+        A.agarwal_experiment(("ionosphere",), scale="test")
+
+
 def test_perceptron_experiment_table_and_plot():
     mpl = pytest.importorskip("matplotlib")
     mpl.use("Agg")
