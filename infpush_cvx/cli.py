@@ -125,8 +125,18 @@ def _write_reports(df, out_dir, metric, problems_set) -> list[str]:
     try:
         written.append(str(reports.plot_performance_profile(
             df, out_dir / f"profile_{metric}.png", metric=metric, problems=problems_set)))
-    except ValueError as exc:  # no common problem: the table is still the product
-        print(f"no performance profile: {exc}", file=sys.stderr)
+    except ValueError:
+        # No problem was attempted by every solver (HiGHS runs LPs only, project solvers
+        # primal problems only): profile the solvers that attempted every problem instead.
+        complete = reports.complete_solvers(df)
+        if not complete:
+            print("no performance profile: no solver attempted every problem", file=sys.stderr)
+            return written
+        print(f"performance profile of the solvers that attempted every problem: {complete}",
+              file=sys.stderr)
+        written.append(str(reports.plot_performance_profile(
+            df[df["solver"].isin(complete)], out_dir / f"profile_{metric}.png", metric=metric,
+            title=f"Performance profile ({metric}), solvers that ran every problem")))
     return written
 
 

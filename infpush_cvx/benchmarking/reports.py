@@ -42,6 +42,13 @@ def time_matrix(df: pd.DataFrame, metric: str = "time") -> pd.DataFrame:
     return mat.reindex(index=attempted.index, columns=attempted.columns)
 
 
+def complete_solvers(df: pd.DataFrame) -> list[str]:
+    """Solvers that attempted every problem of the table (the general-purpose ones)."""
+    attempted = df.pivot_table(index="problem", columns="solver", values="repeat",
+                               aggfunc="size").notna()
+    return [s for s in attempted.columns if attempted[s].all()]
+
+
 def performance_ratios(df: pd.DataFrame, metric: str = "time", problems: str = "common"
                        ) -> pd.DataFrame:
     """``r_ps`` (problems x solvers); inf where a solver failed or disagreed.

@@ -88,3 +88,13 @@ def test_errors_are_one_line_and_nonzero(argv, text, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("infpush-cvx: error:") and "\n" not in err and text in err
+
+
+def test_bench_profile_falls_back_to_solvers_that_ran_everything(tmp_path, capsys):
+    # HiGHS runs the LP only and ranksvm.working_set the QP only: no common problem
+    out = tmp_path / "b"
+    assert cli.main(["bench", "--problems", "planted_s_paper_compact", "--cvxpy", "ECOS",
+                     "HIGHS", "--native", "ranksvm.working_set", "--executor", "serial",
+                     "--no-progress", "--out", str(out)]) == 0
+    assert "attempted every problem: ['ECOS']" in capsys.readouterr().err
+    assert (tmp_path / "b_report" / "profile_time.png").exists()

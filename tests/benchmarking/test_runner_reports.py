@@ -90,3 +90,8 @@ def test_profile_png(tmp_path, small_table):
     path = plot_performance_profile(small_table, tmp_path / "p" / "profile.png")
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_complete_solvers():
+    from infpush_cvx.benchmarking.reports import complete_solvers
+    assert complete_solvers(_synthetic()) == ["A", "B"]
