@@ -171,10 +171,11 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_prox(args) -> int:
+    import pandas as pd
     from .benchmarking.prox_timing import time_projection
     df = time_projection(args.sizes, args.factors, args.methods, repeats=args.repeats,
                          seed=args.seed)
-    with __import__("pandas").option_context("display.width", 200):
+    with pd.option_context("display.width", 200):
         print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     if args.out:
         out = Path(args.out)

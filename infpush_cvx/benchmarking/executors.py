@@ -107,9 +107,10 @@ class ProcessExecutor:
     name = "processes"
 
     def __init__(self, n_workers: int | None = None, env: dict | None = None):
-        self.n_workers = n_workers or os.cpu_count() or 1
-        if self.n_workers < 1:
-            raise ValueError(f"n_workers must be >= 1, got {n_workers}")
+        if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers
+                                      or n_workers < 1):
+            raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
+        self.n_workers = int(n_workers) if n_workers is not None else (os.cpu_count() or 1)
         self.env = dict(SINGLE_THREAD_ENV if env is None else env)
 
     def run(self, tasks):

@@ -62,3 +62,5 @@ def test_make_executor():
         make_executor("threads")
     with pytest.raises(ValueError, match="n_workers"):
         ProcessExecutor(n_workers=-1)
+    with pytest.raises(ValueError, match="n_workers"):
+        ProcessExecutor(n_workers=0)
