@@ -29,7 +29,8 @@ scorer would get DCG = m and AP = m), so with ties those two follow scikit-learn
 
 Without ties every rule reduces to the formulas above (and AP to scikit-learn's).
 
-Labels: ``y_true`` is binary, either {0, 1}, {-1, +1} or boolean; the positive class is ``1``/``True``.
+Labels: ``y_true`` is binary, either {0, 1}, {-1, +1} or boolean; the positive class is ``1``
+(``True``).
 Everything is vectorised and costs O(N log N) for N = m + n items (one sort).
 """
 
@@ -56,7 +57,8 @@ def _check_labels_scores(y_true, y_score, *, require_both: bool = True):
         pos = y
     else:
         if not (np.issubdtype(y.dtype, np.integer) or np.issubdtype(y.dtype, np.floating)):
-            raise TypeError(f"y_true must hold binary numeric or boolean labels, got dtype {y.dtype}")
+            raise TypeError(f"y_true must hold binary numeric or boolean labels, "
+                            f"got dtype {y.dtype}")
         if np.issubdtype(y.dtype, np.floating) and not np.all(np.isfinite(y)):
             raise ValueError("y_true contains NaN or infinite entries")
         values = set(np.unique(y).tolist())
@@ -71,7 +73,7 @@ def _check_labels_scores(y_true, y_score, *, require_both: bool = True):
 
 
 def ranks(y_score) -> np.ndarray:
-    """Competition ranks ``r(i) = 1 + #{items scored strictly higher}`` (ties share the best rank)."""
+    """Competition ranks ``r(i) = 1 + #{items scored strictly higher}`` (ties share the best)."""
     s = check_vector(y_score, "y_score")
     # #{strictly higher than s_i} = N - #{<= s_i}: one sort, one binary search.
     srt = np.sort(s)

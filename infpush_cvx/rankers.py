@@ -37,7 +37,6 @@ checks feed two-valued targets.
 from __future__ import annotations
 
 import importlib
-import numbers
 
 import numpy as np
 
@@ -95,7 +94,8 @@ def _binary_labels(y, n_rows: int, owner: str) -> np.ndarray:
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1 or y.shape[0] != n_rows:
-        raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), got shape {y.shape}")
+        raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), "
+                         f"got shape {y.shape}")
     if y.dtype == bool:
         pos = y
     else:
@@ -153,7 +153,8 @@ class _BipartiteRanker(_Base):
                              f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
         if len(shape) == 2 and shape[1] == 0:
             # scikit-learn's wording, so sklearn's estimator checks recognise the error
-            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                             f"required.")
         X = check_matrix(X, "X", allow_sparse=False)
         if reset:
             self.n_features_in_ = X.shape[1]
@@ -279,7 +280,8 @@ class InfinitePushRanker(_BipartiteRanker):
 
 
 class SparseInfinitePushRanker(_BipartiteRanker):
-    """Sparse Infinite Push, l1 (Rakotomamonjy, ICML 2012): ``(1/C)||w||_1 + max_j mean_i hinge_ij``.
+    """Sparse Infinite Push, l1 (Rakotomamonjy, ICML 2012):
+    ``(1/C)||w||_1 + max_j mean_i hinge_ij``.
 
     Same parameters and attributes as :class:`InfinitePushRanker`. ``solver="auto"`` uses CVXPY
     here: on Spambase-sized training sets (230 x 57, C in {0.1, ..., 1000}) CVXPY + Clarabel on

@@ -1,4 +1,4 @@
-"""Reproducible experiments; each returns a tidy pandas table (one row per run) and plots views of it.
+"""Reproducible experiments: each returns a tidy pandas table (one row per run); plots are views.
 
 - :mod:`.agarwal`: the Infinite Push paper's section 6 protocol on Ionosphere and Spambase.
 - :mod:`.perceptron`: Perceptron@K and its active variant, prec@k and label queries per batch.

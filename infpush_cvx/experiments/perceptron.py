@@ -8,7 +8,6 @@ Schemes: ``sequential`` (Algorithm 1's updates, queries counted from the top), a
 
 from __future__ import annotations
 
-import numpy as np
 
 from ..datasets import MinMaxScaler01, load_spambase
 from ..online import imbalanced_stream, perceptron_at_k

@@ -49,7 +49,8 @@ class RandomFourierFeatures:
             raise ValueError("RandomFourierFeatures is not fitted; call fit(X) first")
         X = check_matrix(X, "X", allow_sparse=False)
         if X.shape[1] != self.W_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} features, the map was fitted on {self.W_.shape[0]}")
+            raise ValueError(f"X has {X.shape[1]} features, the map was fitted on "
+                             f"{self.W_.shape[0]}")
         return np.sqrt(2.0 / self.n_components) * np.cos(X @ self.W_ + self.b_)
 
     def fit_transform(self, X):

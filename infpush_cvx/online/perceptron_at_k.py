@@ -69,7 +69,7 @@ class PerceptronAtKResult:
         return Z @ self.w
 
     def frame(self):
-        """Tidy per-batch table (pandas): batch, prec_at_k, mistakes, queries, cumulative_queries."""
+        """Tidy per-batch table (pandas): prec_at_k, mistakes, queries, cumulative_queries."""
         import pandas as pd
         return pd.DataFrame({
             "batch": np.arange(1, self.prec_at_k.size + 1), "k": self.k, "scheme": self.scheme,

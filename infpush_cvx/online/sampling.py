@@ -29,7 +29,7 @@ RANDOM_SCHEMES = ("exponential", "inverse", "uniform")
 
 def query_probabilities(margins, n_mistakes: int, scheme: str, *, rate: float = 5.0,
                         temperature: float = 1.0, eps: float = 1e-3) -> np.ndarray:
-    """``p_i = min(1, rate * n_mistakes * g_i / sum g)`` for margins ``delta_i >= 0`` (see module)."""
+    """``p_i = min(1, rate * n_mistakes * g_i / sum g)`` for margins ``delta_i >= 0``."""
     delta = np.maximum(np.asarray(margins, dtype=np.float64), 0.0)
     if scheme == "exponential":
         # shift by the smallest margin so the largest weight is exp(0) = 1: no underflow of all g

@@ -9,7 +9,8 @@ from infpush_cvx.objectives import bipartite_objective
 from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
-LOSS = {InfinitePushRanker: ("infinite_push", "l2"), SparseInfinitePushRanker: ("infinite_push", "l1"),
+LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
+        SparseInfinitePushRanker: ("infinite_push", "l1"),
         RankSVMRanker: ("ranksvm", "l2")}
 
 
@@ -86,7 +87,8 @@ def test_fit_path_matches_individual_fits():
 
 @pytest.mark.parametrize("cls", RANKERS)
 def test_native_and_cvxpy_backends_agree(cls):
-    pytest.importorskip(f"infpush_cvx.solvers.{'ranksvm' if cls is RankSVMRanker else 'infinite_push'}")
+    module = "ranksvm" if cls is RankSVMRanker else "infinite_push"
+    pytest.importorskip(f"infpush_cvx.solvers.{module}")
     X, y = _data(seed=8)
     data = BipartiteData.from_labels(X, y)
     loss, pen = LOSS[cls]
