@@ -9,14 +9,14 @@
 """
 
 from .executors import DaskExecutor, ProcessExecutor, SerialExecutor, make_executor
-from .reports import (comparison_table, format_comparison, performance_profile,
+from .reports import (comparison_table, complete_solvers, format_comparison, performance_profile,
                       performance_ratios, plot_performance_profile, time_matrix)
 from .runner import load_results, make_tasks, run_benchmark, save_results
 from .tasks import Task, native_methods, run_task
 
 __all__ = [
     "DaskExecutor", "ProcessExecutor", "SerialExecutor", "Task", "comparison_table",
-    "format_comparison", "load_results", "make_executor", "make_tasks", "native_methods",
-    "performance_profile", "performance_ratios", "plot_performance_profile", "run_benchmark",
-    "run_task", "save_results", "time_matrix",
+    "complete_solvers", "format_comparison", "load_results", "make_executor", "make_tasks",
+    "native_methods", "performance_profile", "performance_ratios", "plot_performance_profile",
+    "run_benchmark", "run_task", "save_results", "time_matrix",
 ]
