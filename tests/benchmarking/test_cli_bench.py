@@ -98,3 +98,13 @@ def test_bench_profile_falls_back_to_solvers_that_ran_everything(tmp_path, capsy
                      "--no-progress", "--out", str(out)]) == 0
     assert "attempted every problem: ['ECOS']" in capsys.readouterr().err
     assert (tmp_path / "b_report" / "profile_time.png").exists()
+
+
+@pytest.mark.parametrize("argv", [["bench", "--executor", "threads"], ["solve"], ["nope"],
+                                  ["bench", "--repeats", "x"]])
+def test_usage_errors_are_one_line(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "error:" in err and "\n" not in err
