@@ -192,7 +192,8 @@ class DaskExecutor:
             client = Client(self.address)
             return client, client
         cluster = LocalCluster(n_workers=self.n_workers or os.cpu_count() or 1,
-                               threads_per_worker=1, env=SINGLE_THREAD_ENV)
+                               threads_per_worker=1, env=SINGLE_THREAD_ENV,
+                               dashboard_address=None)
         client = Client(cluster)
         return client, (client, cluster)
 
