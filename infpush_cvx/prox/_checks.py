@@ -13,11 +13,13 @@ from .._validation import check_choice, check_scalar
 FLOAT_DTYPES = (np.float32, np.float64)
 
 
-def check_float_array(V, name: str, *, ndim: int | None = None) -> np.ndarray:
+def check_float_array(V, name: str, *, ndim: int | None = None,
+                      check_finite: bool = True) -> np.ndarray:
     """Return ``V`` as a finite float32/float64 array (other numeric dtypes become float64).
 
     No copy is made when ``V`` already is a float32/float64 ndarray. ``ndim=None`` accepts any
-    number of dimensions.
+    number of dimensions. ``check_finite=False`` leaves the NaN/inf check to a caller that
+    detects them in a pass it makes anyway.
     """
     if isinstance(V, np.ndarray) and V.dtype in FLOAT_DTYPES:
         arr = V
@@ -34,7 +36,7 @@ def check_float_array(V, name: str, *, ndim: int | None = None) -> np.ndarray:
             raise TypeError(f"{name} must be a real numeric array: {exc}") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got an array with shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if check_finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite entries")
     return arr
 

@@ -31,6 +31,8 @@ import threading
 import numba as nb
 import numpy as np
 
+from ._l1inf_sort import match_radius
+
 _EPS = np.finfo(np.float64).eps
 _MAX_OUTER = 200
 # The theta estimate: a solve on about SAMPLE_ENTRIES entries of every group, for matrices of at
@@ -38,12 +40,15 @@ _MAX_OUTER = 200
 SAMPLE_ENTRIES = 64
 SAMPLE_MIN_SIZE = 50_000
 SAMPLE_WIDTH = 0.06
+# Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
+_BIG = 2.0 ** 900
+_TINY = 2.0 ** -900
 
 
 _TILE = 32
 
 
-@nb.njit(cache=True, nogil=True, fastmath={'reassoc', 'nsz'})
+@nb.njit(cache=True, nogil=True)
 def _load_columns(V, scale, nonneg, W, M, S):
     """W[g, :] = scaled magnitudes of column g of V; M, S = per-group max and sum.
 
@@ -67,12 +72,12 @@ def _load_columns(V, scale, nonneg, W, M, S):
                     a = a * scale
                     W[g, i] = a
                     mx = a if a > mx else mx
-                    sm += a
+                    sm += a + (x - x)         # x - x is NaN for NaN or inf: flags it in S
                 M[g] = mx
                 S[g] = sm
 
 
-@nb.njit(cache=True, nogil=True, fastmath={'reassoc', 'nsz'})
+@nb.njit(cache=True, nogil=True)
 def _load_rows(V, scale, nonneg, W, M, S):
     """W[g, :] = scaled magnitudes of row g of V (groups are rows)."""
     n, m = V.shape
@@ -84,9 +89,8 @@ def _load_rows(V, scale, nonneg, W, M, S):
             a = (x if x > 0 else 0.0) if nonneg else abs(x)
             a = a * scale
             W[g, i] = a
-            if a > mx:
-                mx = a
-            sm += a
+            mx = a if a > mx else mx
+            sm += a + (x - x)                 # x - x is NaN for NaN or inf: flags it in S
         M[g] = mx
         S[g] = sm
 
@@ -126,15 +130,21 @@ def _michelot(w, s, h, kf, Sf, mu, theta):
     """
     visits = 0
     while True:
-        hn, Sh, low, _ = _partition(w, s, h, mu)
+        hn, Sh, low, high = _partition(w, s, h, mu)
         visits += h
         k = kf + hn
-        if k == 0:           # only possible when mu already is the cap (theta = 0)
-            return mu, 0, 0.0, visits
+        if k == 0:
+            # Nothing above a lower bound of the cap: the bound rounded onto the largest
+            # entries (ties), or every entry is 0. Those entries are at or above the cap:
+            # partition again just below them.
+            if h == 0 or high <= 0.0:
+                return 0.0, 0, 0.0, visits
+            mu = np.nextafter(high, -np.inf)
+            continue
         mu_new = (Sf + Sh - theta) / k
         if mu_new <= 0.0:    # the group's whole mass is at most theta: cap 0
             return 0.0, hn, Sh, visits
-        if mu_new < low or mu_new <= mu or hn == 0:
+        if mu_new <= low or mu_new <= mu or hn == 0:
             return max(mu_new, mu), hn, Sh, visits
         h = hn
         mu = mu_new
@@ -156,7 +166,7 @@ def _group_cap(w, s, h, kf, Sf, pivot, lower, theta):
     k = kf + hn
     if Sf + Sh - k * pivot >= theta:          # T(pivot) >= theta: pivot at or below the cap
         mu = (Sf + Sh - theta) / k
-        if mu < low:
+        if mu <= low:
             return mu, hn, Sh, h
         cap, h2, S2, v2 = _michelot(w, s, hn, kf, Sf, mu, theta)
         return cap, h2, S2, h + v2
@@ -285,6 +295,7 @@ def _caps_from_buffer(W, M, S, radius, guess, width, pivot, mu_out, info):
             cur_S[g] = Sf[g] + Sh
             if mu > 0.0:
                 R += mu
+            if mu > 0.0 and cur_k[g] > 0:
                 B += 1.0 / cur_k[g]
                 err += (cur_S[g] + theta) / cur_k[g]
         prev = theta
@@ -379,34 +390,67 @@ def _load(G, scale, nonneg, W, M, S):
         _load_columns(G, scale, nonneg, W, M, S)
 
 
-def caps_newton(G: np.ndarray, nonneg: bool, scale: float, radius: float,
-                sample_width: float = SAMPLE_WIDTH) -> tuple[np.ndarray, int]:
-    """Caps (float64, scaled units) of the l1,inf projection of ``scale * |G|``, groups = columns.
+def caps_newton(G: np.ndarray, nonneg: bool, radius: float, sample_width: float = SAMPLE_WIDTH):
+    """Caps (float64) of the l1,inf projection of ``|G|`` (or ``max(G, 0)``), groups = columns.
 
-    ``G`` is a view of the caller's array (any memory order; no transposed copy is made by
-    the caller); ``scale`` is a power of two; ``radius`` is in scaled units, below the norm.
-    A solve on every ``q``-th entry of each group first estimates theta (a guess only: every
-    result is checked by the exact evaluations). Returns the caps and the number of
-    evaluations of R(theta).
+    ``G`` is a view of the caller's array in any memory order (no transposed copy is made).
+    Values are rescaled by a power of two (exact) only when sums could overflow or entries
+    could be subnormal. A solve on every ``q``-th entry of each group first estimates theta
+    (only a guess: the exact evaluations check it).
+
+    Returns ``(caps, evaluations, entries read per entry)``; caps is None when G is already in
+    the ball, and a ValueError names ``V`` when it holds NaN or infinite entries.
     """
     m, n = G.shape
     W = _workspace(n * m).reshape(n, m)
     M = np.empty(n, np.float64)
     S = np.empty(n, np.float64)
+    _load(G, 1.0, nonneg, W, M, S)
+    e = 0
+    if not np.isfinite(S).all() or M.max() > _BIG or 0.0 < M.max() < _TINY:
+        if not np.isfinite(G).all():
+            raise ValueError("V contains NaN or infinite entries")
+        e = int(np.frexp(M.max())[1])
+        src = G if abs(e) < 1000 else np.ldexp(G.astype(np.float64), -e)
+        _load(src, np.ldexp(1.0, -e) if src is G else 1.0, nonneg, W, M, S)
+    r = float(np.ldexp(radius, -e))
+    if M.sum() <= r:
+        return None, 0, 0.0
     guess = 0.0
     pivot = np.zeros(n, np.float64)
     q = m // SAMPLE_ENTRIES
     if q >= 2 and m * n >= SAMPLE_MIN_SIZE:
-        sub = G[::q]
-        ms = sub.shape[0]
-        Ws = np.empty((n, ms), np.float64)
-        _load(sub, scale, nonneg, Ws, M, S)
-        if M.sum() > radius:
+        sub = W[:, ::q]                     # already scaled; rows of W are the groups
+        Ws = np.ascontiguousarray(sub)
+        Ms = Ws.max(axis=1)
+        Ss = Ws.sum(axis=1)
+        if Ms.sum() > r:
             info = np.zeros(3)
-            _caps_from_buffer(Ws, M, S, radius, 0.0, 0.0, np.zeros(n), pivot, info)
-            guess = info[1] * (m / ms)
-    _load(G, scale, nonneg, W, M, S)
+            _caps_from_buffer(Ws, Ms, Ss, r, 0.0, 0.0, np.zeros(n), pivot, info)
+            guess = info[1] * (m / Ws.shape[1])
     mu = np.empty(n, np.float64)
     info = np.zeros(3)
-    _caps_from_buffer(W, M, S, radius, guess, sample_width, pivot, mu, info)
-    return mu, int(info[0]), info[2] / (m * n)
+    _caps_from_buffer(W, M, S, r, guess, sample_width, pivot, mu, info)
+    mu = match_radius(mu, M, r)
+    return np.ldexp(mu, e), int(info[0]), info[2] / (m * n)
+
+
+@nb.njit(cache=True, nogil=True)
+def apply_caps(V, mu, groups_are_columns, nonneg, out):
+    """``out = sign(v) min(|v|, mu_g)`` (or ``min(max(v, 0), mu_g)``), in V's memory order."""
+    rows, cols = V.shape
+    zero = 0.0
+    if V.flags.f_contiguous and not V.flags.c_contiguous:
+        for j in range(cols):
+            for i in range(rows):
+                c = mu[j] if groups_are_columns else mu[i]
+                x = V[i, j]
+                lo = zero if nonneg else -c
+                out[i, j] = min(max(x, lo), c)
+    else:
+        for i in range(rows):
+            for j in range(cols):
+                c = mu[j] if groups_are_columns else mu[i]
+                x = V[i, j]
+                lo = zero if nonneg else -c
+                out[i, j] = min(max(x, lo), c)

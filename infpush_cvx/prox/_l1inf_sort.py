@@ -48,7 +48,25 @@ def caps_sort(A: np.ndarray, radius: float) -> np.ndarray:
     lo = ev_theta[e - 1] if e > 0 else 0.0
     theta = min(max((A_before[e] - radius) / B_before[e], lo), ev_theta[e])
 
-    return _refine(S, breaks, theta, radius)
+    return match_radius(_refine(S, breaks, theta, radius), desc[0], radius)
+
+
+def match_radius(mu: np.ndarray, group_max: np.ndarray, radius: float) -> np.ndarray:
+    """Rescale the caps so that they sum to the radius, within float rounding.
+
+    A cap is ``(S_k - theta) / k``; when the radius is tiny next to the group sums, S_k and theta
+    nearly cancel and the caps carry a relative error of about ``eps * S_k / radius``. The
+    projection's caps sum exactly to the radius, so a rescale by ``radius / sum(mu)`` (a
+    change no larger than that error) restores feasibility. Caps stay at most the group max.
+    """
+    total = mu.sum()
+    if total > 0 and total != radius:
+        mu = np.minimum(mu * (radius / total), group_max)
+        total = mu.sum()
+        if total > radius:                      # one more rounding step down if needed
+            mu = mu * (radius / total)
+            mu = np.where(mu.sum() > radius, np.nextafter(mu, 0), mu)
+    return mu
 
 
 def _refine(S: np.ndarray, breaks: np.ndarray, theta: float, radius: float) -> np.ndarray:

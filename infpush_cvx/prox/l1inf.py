@@ -17,13 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
-from ._l1inf_newton import caps_newton
+from ._l1inf_newton import apply_caps, caps_newton
 from ._l1inf_sort import caps_sort
 from .l1ball import project_l1ball
 
 METHODS = ("newton", "sort")
-# Beyond this, sums of a group could overflow or entries lose bits as subnormals: rescale.
-_SAFE_LOG2 = 900
 
 
 def l1inf_norm(V, axis=0) -> float:
@@ -49,15 +47,21 @@ def _groups_as_columns(V: np.ndarray, axis: int) -> np.ndarray:
     return V if axis == 0 else V.T
 
 
+def _caps_in_dtype(mu: np.ndarray, dtype) -> np.ndarray:
+    """Caps rounded toward zero in ``dtype``, so that float32 results stay inside the ball."""
+    mu_t = mu.astype(dtype)
+    too_big = mu_t > mu
+    if np.any(too_big):
+        mu_t[too_big] = np.nextafter(mu_t[too_big], dtype.type(0))
+    return mu_t
+
+
 def _apply_caps(V: np.ndarray, mu: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     """``sign(v) min(|v|, mu_g)`` (or ``min(max(v, 0), mu_g)``) in V's dtype and memory order.
 
     The caps are rounded toward zero in V's dtype so that float32 results stay inside the ball.
     """
-    mu_t = mu.astype(V.dtype)
-    too_big = mu_t > mu
-    if np.any(too_big):
-        mu_t[too_big] = np.nextafter(mu_t[too_big], V.dtype.type(0))
+    mu_t = _caps_in_dtype(mu, V.dtype)
     cap = mu_t[None, :] if axis == 0 else mu_t[:, None]
     lower = np.zeros_like(cap) if nonneg else -cap
     return np.clip(V, lower, cap)
@@ -79,7 +83,8 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
     Entries are rescaled by a power of two internally, so magnitudes up to the float range are
     handled without overflow.
     """
-    V = check_float_array(V, "V", ndim=2)
+    # The newton method detects NaN/inf in the pass it makes over V anyway.
+    V = check_float_array(V, "V", ndim=2, check_finite=(method != "newton"))
     radius = check_radius(radius)
     axis = check_axis(axis)
     if not isinstance(nonneg, (bool, np.bool_)):
@@ -88,6 +93,8 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
     if V.size == 0:
         return V.copy()
     if radius == 0:
+        if not np.isfinite(V).all():
+            raise ValueError("V contains NaN or infinite entries")
         return np.zeros_like(V)
     if method == "newton":
         return _project_newton(V, radius, axis, bool(nonneg))
@@ -106,22 +113,13 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
 
 
 def _project_newton(V, radius, axis, nonneg):
-    """The default method: caps from :func:`._l1inf_newton.caps_newton` on V in place."""
-    vmax = float(np.max(np.maximum(V, 0)) if nonneg else np.max(np.abs(V)))
-    if vmax == 0:
-        return np.zeros_like(V)
-    e = int(np.frexp(vmax)[1])
-    # A power-of-two scale is exact; skip it (e = 0) when no overflow or underflow is possible.
-    if abs(e) <= _SAFE_LOG2:
-        e = 0
-    src = V if -1000 < e < 1000 else np.ldexp(V.astype(np.float64), -e)
-    scale = np.ldexp(1.0, -e) if src is V else 1.0
-    r = np.ldexp(radius, -e)
-    norm = float(np.max(np.maximum(V, 0) if nonneg else np.abs(V), axis=axis).astype(np.float64).sum())
-    if norm <= radius:
+    """The default method: caps from :func:`._l1inf_newton.caps_newton`, read from V in place."""
+    mu, _, _ = caps_newton(_groups_as_columns(V, axis), nonneg, radius)
+    if mu is None:
         return np.maximum(V, 0) if nonneg else V.copy()
-    mu, _, _ = caps_newton(_groups_as_columns(src, axis), nonneg, scale, r)
-    return _apply_caps(V, np.ldexp(mu, e), axis, nonneg)
+    out = np.empty_like(V)
+    apply_caps(V, _caps_in_dtype(mu, V.dtype), axis == 0, nonneg, out)
+    return out
 
 
 def project_linf1(V, radius, axis=0):
