@@ -73,6 +73,7 @@ except ImportError:  # pragma: no cover - exercised only without sklearn
 __all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker"]
 
 SOLVERS = ("auto", "native", "cvxpy")
+_FALLBACK = ("CLARABEL", "ECOS", "SCS")
 
 
 def _native_available(module: str) -> bool:
@@ -215,6 +216,8 @@ class _BipartiteRanker(_Base):
         return out
 
     def _solve_cvxpy(self, data, Cs):
+        import cvxpy as cp
+
         from . import formulations
         if self._loss == "infinite_push":
             prob = formulations.infinite_push(data, 1.0 / Cs[0], penalty=self._penalty,
@@ -226,7 +229,17 @@ class _BipartiteRanker(_Base):
         out = []
         for C in Cs:
             lam.value = 1.0 / C
-            prob.solve(solver=self.cvxpy_solver)
+            # an interior-point failure on one C should not end a cross-validation run: retry
+            # with the other installed conic solvers, in order
+            for solver in [self.cvxpy_solver] + [s for s in _FALLBACK if s != self.cvxpy_solver]:
+                try:
+                    prob.solve(solver=solver)
+                    break
+                except cp.error.SolverError:
+                    continue
+            else:
+                raise RuntimeError(f"every CVXPY solver failed for C={C} "
+                                   f"(tried {self.cvxpy_solver} and {_FALLBACK})")
             if w.value is None:
                 raise RuntimeError(f"CVXPY solver {self.cvxpy_solver} returned no solution "
                                    f"(status {prob.status}) for C={C}")

@@ -102,6 +102,14 @@ def test_native_and_cvxpy_backends_agree(cls):
         assert abs(fn - fc) <= 1e-6 * max(1.0, abs(fc))
 
 
+def test_cvxpy_solver_failure_falls_back_to_other_solvers():
+    X, y = _data(seed=9)
+    ref = SparseInfinitePushRanker(C=3.0, solver="cvxpy").fit(X, y).coef_
+    # an unknown solver name raises cvxpy's SolverError, like a numerical failure would
+    r = SparseInfinitePushRanker(C=3.0, solver="cvxpy", cvxpy_solver="NO_SUCH_SOLVER").fit(X, y)
+    np.testing.assert_allclose(r.coef_, ref, atol=1e-6)
+
+
 @pytest.mark.parametrize("cls", RANKERS)
 def test_bad_input(cls):
     X, y = _data()
