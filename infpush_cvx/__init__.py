@@ -7,7 +7,15 @@ Subpackages and modules, by layer:
 - :mod:`infpush_cvx.formulations`: the CVXPY problem factory.
 - :mod:`infpush_cvx.catalog`, :mod:`infpush_cvx.reference`: named instances and stored optimal values.
 - :mod:`infpush_cvx.prox`: projections and proximal operators.
-- :mod:`infpush_cvx.solvers`: first-order solvers.
+- :mod:`infpush_cvx.solvers`: first-order and decomposition solvers with certificates.
+- :mod:`infpush_cvx.cvxpy_solvers`, :mod:`infpush_cvx.compare`: CVXPY solver settings and the
+  main job (every catalog problem with every installed solver against its stored value).
+- :mod:`infpush_cvx.metrics`, :mod:`infpush_cvx.datasets`: ranking metrics and the UCI data sets.
+- :mod:`infpush_cvx.rankers`: scikit-learn estimators (optional extra ``sklearn``).
+- :mod:`infpush_cvx.online`: Perceptron@K with active sampling.
+- :mod:`infpush_cvx.experiments`: the papers' experiments (``python -m infpush_cvx.experiments``).
+- :mod:`infpush_cvx.benchmarking`, :mod:`infpush_cvx.cli`: benchmark runner, reports and the
+  ``infpush-cvx`` command.
 """
 
 from .data import BipartiteData, PairData, fingerprint

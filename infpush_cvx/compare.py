@@ -18,7 +18,8 @@ from . import cvxpy_solvers
 from .reference import load_reference
 
 COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "objective",
-           "reference", "rel_error", "rtol", "agrees", "compile_time", "solve_time"]
+           "reference", "rel_error", "rtol", "agrees", "compile_time", "setup_time",
+           "solve_time", "iterations"]
 
 
 def solve_row(problem_id: str, solver: str) -> dict:
@@ -43,11 +44,15 @@ def solve_row(problem_id: str, solver: str) -> dict:
     stats = problem.solver_stats
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \
         else (wall - compile_time if compile_time else wall)
+    # Not every solver interface reports these (Clarabel and HiGHS leave setup_time unset).
+    setup_time = getattr(stats, "setup_time", None)
+    iterations = getattr(stats, "num_iters", None)
     rel = cvxpy_solvers.relative_error(value, row["reference"]) if ref is not None else None
     row.update(status=status, objective=None if value is None else float(value),
                rel_error=rel, agrees=(rel is not None and status == cp.OPTIMAL
                                       and rel <= solver_spec.rtol),
-               compile_time=compile_time, solve_time=solve_time)
+               compile_time=compile_time, setup_time=setup_time, solve_time=solve_time,
+               iterations=iterations)
     return row
 
 
@@ -77,5 +82,7 @@ def format_table(df: pd.DataFrame) -> str:
             "rel_error": lambda v: "" if pd.isna(v) else f"{v:.1e}",
             "rtol": "{:.0e}".format,
             "compile_time": lambda v: "" if pd.isna(v) else f"{v:.3f}",
+            "setup_time": lambda v: "" if pd.isna(v) else f"{v:.3f}",
             "solve_time": lambda v: "" if pd.isna(v) else f"{v:.3f}",
+            "iterations": lambda v: "" if pd.isna(v) else f"{int(v)}",
         })

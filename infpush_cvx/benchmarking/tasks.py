@@ -67,14 +67,15 @@ def native_methods(spec) -> list[str]:
     if spec.options.get("form", "compact") != "compact":
         return []
     if spec.formulation == "infinite_push":
-        from ..solvers import infinite_push
-        return [f"infinite_push.{m}" for m in infinite_push.METHODS[spec.options["penalty"]]]
+        # (the package re-exports the function infinite_push over its module's name)
+        from ..solvers.infinite_push import METHODS
+        return [f"infinite_push.{m}" for m in METHODS[spec.options["penalty"]]]
     if spec.formulation == "ranksvm":
-        from ..solvers import ranksvm
-        return [f"ranksvm.{m}" for m in ranksvm.METHODS]
+        from ..solvers.ranksvm import METHODS
+        return [f"ranksvm.{m}" for m in METHODS]
     if spec.formulation == "rank2plan_lp":
-        from ..solvers import rank2plan
-        return [f"rank2plan.{m}" for m in rank2plan.METHODS if m != "cvxpy"]
+        from ..solvers.rank2plan import METHODS
+        return [f"rank2plan.{m}" for m in METHODS if m != "cvxpy"]
     return []
 
 
@@ -157,7 +158,7 @@ def _run_cvxpy(task: Task) -> dict:
     return {"status": row["status"], "converged": row["status"] == "optimal",
             "objective": row["objective"], "reference": row["reference"],
             "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": bool(row["agrees"]),
-            "gap": None, "iterations": None, "compile_time": row["compile_time"],
+            "gap": None, "iterations": row["iterations"], "compile_time": row["compile_time"],
             "setup_time": max(t.elapsed - compile_time - solve_time, 0.0),
             "solve_time": row["solve_time"], "time": t.elapsed}
 

@@ -1,5 +1,23 @@
-"""First-order and decomposition solvers built on the prox core (one module per problem)."""
+"""Solvers built on the prox core, one module per problem, each returning a :class:`SolverResult`.
 
+- :func:`infinite_push` (l2 or l1 penalty) and :func:`rank_svm`: certified working-set methods
+  (default), accelerated projected gradient on the dual, the papers' gradient projection
+  (Agarwal 2011, Figures 2 and 3) and ADMM (Rakotomamonjy 2012); see
+  :mod:`infpush_cvx.solvers.infinite_push` and :mod:`infpush_cvx.solvers.ranksvm`.
+- :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP by Nesterov smoothing, column and
+  constraint generation, or CVXPY; :func:`rank2plan_lambda_max` is the smallest lambda with
+  beta* = 0.
+- :mod:`infpush_cvx.solvers.duality`: the dual objectives and duality gaps that certify them.
+
+The name ``infinite_push`` here is the function; its module is
+``infpush_cvx.solvers.infinite_push`` (import ``METHODS`` from there).
+"""
+
+from . import duality
+from .infinite_push import infinite_push
+from .rank2plan import rank2plan_lambda_max, rank2plan_lp
+from .ranksvm import rank_svm
 from .result import SolverResult
 
-__all__ = ["SolverResult"]
+__all__ = ["SolverResult", "duality", "infinite_push", "rank2plan_lambda_max", "rank2plan_lp",
+           "rank_svm"]

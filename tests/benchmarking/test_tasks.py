@@ -7,19 +7,21 @@ import pytest
 from infpush_cvx import catalog
 from infpush_cvx.benchmarking import make_tasks, native_methods, run_task
 from infpush_cvx.benchmarking.tasks import COLUMNS, Task, native_rtol
-from infpush_cvx.solvers import infinite_push, rank2plan, ranksvm
+from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
+from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
+from infpush_cvx.solvers.ranksvm import METHODS as RANKSVM_METHODS
 
 
 def test_native_methods_follow_the_solver_modules():
     get = catalog.get
     assert native_methods(get("ip_l2_planted_s_paper_compact")) == \
-        [f"infinite_push.{m}" for m in infinite_push.METHODS["l2"]]
+        [f"infinite_push.{m}" for m in IP_METHODS["l2"]]
     assert native_methods(get("ip_l1_planted_s_seed_compact")) == \
-        [f"infinite_push.{m}" for m in infinite_push.METHODS["l1"]]
+        [f"infinite_push.{m}" for m in IP_METHODS["l1"]]
     assert native_methods(get("ranksvm_planted_s_paper_compact")) == \
-        [f"ranksvm.{m}" for m in ranksvm.METHODS]
+        [f"ranksvm.{m}" for m in RANKSVM_METHODS]
     assert native_methods(get("rank2plan_pairs_dense_compact")) == \
-        [f"rank2plan.{m}" for m in rank2plan.METHODS if m != "cvxpy"]
+        [f"rank2plan.{m}" for m in R2P_METHODS if m != "cvxpy"]
     # the direct form is the same optimisation problem: project solvers run once, on compact
     assert native_methods(get("ip_l2_planted_s_paper_direct")) == []
     # duals have no project solver; the seed problem (direct form) neither
