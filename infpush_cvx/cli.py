@@ -240,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=1, help="runs of every task (default 1)")
     p.add_argument("--tol", type=float, default=1e-6, help="target gap of project solvers")
     p.add_argument("--timeout", type=float, help="per-task timeout in seconds")
-    p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes")
+    p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
+                   help="where tasks run (default: local processes, one BLAS thread each)")
     p.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default: a local cluster)")
@@ -256,8 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("table", help="results table (.csv or .parquet, or the path without suffix)")
     p.add_argument("--out", help="output directory (default: <table>_report)")
     p.add_argument("--metric", default="time",
-                   choices=["time", "solve_time", "compile_time", "setup_time", "iterations"])
-    p.add_argument("--problems-set", choices=["common", "all"], default="common")
+                   choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],
+                   help="performance measure of the profiles (default: total time)")
+    p.add_argument("--problems-set", choices=["common", "all"], default="common",
+                   help="profile on problems every solver attempted (default) or all")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("prox", help="time the l1,inf projection core")
@@ -265,8 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--factors", nargs="+", type=float, default=[0.001, 0.01, 0.1, 0.5],
                    help="radius as a fraction of the matrix's l1,inf norm")
     p.add_argument("--methods", nargs="+", help="projection methods (default: all)")
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeats", type=int, default=5, help="timed calls per case (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the Gaussian matrices")
     p.add_argument("--out", help="CSV output path")
     p.set_defaults(func=_cmd_prox)
     return parser
