@@ -33,7 +33,8 @@ def _cmd_check(args) -> int:
     ids = catalog.problem_ids(args.problems)
     if not ids:
         raise ValueError(f"no catalog problem matches {args.problems!r}")
-    df = compare.run(ids, args.solvers, progress=not args.no_progress)
+    native = compare.CHECK_METHODS if args.native is None else args.native
+    df = compare.run(ids, args.solvers, native, progress=not args.no_progress)
     print(compare.format_table(df))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -200,7 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
                                      "with the stored optimal values (the main job)")
     p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--solvers", nargs="+", help="solver names (default: all installed)")
+    p.add_argument("--solvers", nargs="+", help="CVXPY solver names (default: all installed)")
+    p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
+                   help="project solver methods, e.g. fista or infinite_push.working_set "
+                        "(default: the certified ones, working_set fista ccg; give none for "
+                        "no project solver)")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_check)

@@ -1,8 +1,10 @@
-"""The main job: solve catalog problems with every installed CVXPY solver and compare.
+"""The main job: solve catalog problems with every installed solver and compare.
 
-One row per (problem, solver): status, objective, stored value, relative error, the solver's
-tolerance, whether they agree, compile and solve times. A solver that fails is a row with its
-status, never a crash of the run.
+Every installed CVXPY solver, and the project's own certified solvers (``CHECK_METHODS``), on
+each catalog problem. One row per (problem, solver): status, objective, stored value, relative
+error, the solver's tolerance, whether they agree, compile/setup/solve times, iterations and,
+for the project's solvers, the certified relative duality gap. A solver that fails is a row with
+its status, never a crash of the run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from .reference import load_reference
 
 COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "objective",
            "reference", "rel_error", "rtol", "agrees", "compile_time", "setup_time",
-           "solve_time", "iterations"]
+           "solve_time", "iterations", "gap"]
+
+#: Project solver methods the main job runs: the certified ones, which must reach the stored
+#: value. The papers' algorithms (``paper``, ``admm``) stop at an iteration budget; they run in
+#: ``infpush-cvx bench``.
+CHECK_METHODS = ("working_set", "fista", "ccg")
+
+#: Statuses of a successful solve, CVXPY's and the project's.
+SUCCESS = ("optimal", "degenerate_optimal")
 
 
 def solve_row(problem_id: str, solver: str) -> dict:
@@ -56,21 +66,120 @@ def solve_row(problem_id: str, solver: str) -> dict:
     return row
 
 
-def run(ids=None, solvers=None, *, progress: bool = True) -> pd.DataFrame:
-    """Every problem (default: the whole catalog) x every solver that handles its class."""
+def native_methods(spec) -> list[str]:
+    """Project solver labels ``"<module>.<method>"`` that solve a catalog ProblemSpec.
+
+    The CVXPY ``form`` (compact or direct) does not exist for them, so they run on the compact
+    (or form-less) problems only, never twice on the same optimisation problem."""
+    if spec.options.get("form", "compact") != "compact":
+        return []
+    if spec.formulation == "infinite_push":
+        from .solvers.infinite_push import METHODS
+        return [f"infinite_push.{m}" for m in METHODS[spec.options["penalty"]]]
+    if spec.formulation == "ranksvm":
+        from .solvers.ranksvm import METHODS
+        return [f"ranksvm.{m}" for m in METHODS]
+    if spec.formulation == "rank2plan_lp":
+        from .solvers.rank2plan import METHODS
+        return [f"rank2plan.{m}" for m in METHODS if m != "cvxpy"]
+    return []
+
+
+def _native_names() -> set[str]:
+    """Every project solver label ``"<module>.<method>"`` and bare method name."""
+    from .solvers.infinite_push import METHODS as ip
+    from .solvers.rank2plan import METHODS as r2p
+    from .solvers.ranksvm import METHODS as rs
+    labels = {f"infinite_push.{m}" for ms in ip.values() for m in ms}
+    labels |= {f"ranksvm.{m}" for m in rs} | {f"rank2plan.{m}" for m in r2p if m != "cvxpy"}
+    return labels | {label.partition(".")[2] for label in labels}
+
+
+def native_rtol(tol: float) -> float:
+    """Agreement tolerance of a certified project solve with target relative gap ``tol``.
+
+    A relative gap ``(P(w) - D) / P(w) <= tol`` bounds ``(P(w) - P*) / P*`` by about ``tol``; the
+    factor 2 absorbs the stored value's own error (about 1e-9) and the ratio ``P(w) / P*``.
+    """
+    return 2.0 * tol
+
+
+def native_row(problem_id: str, solver: str, *, tol: float = 1e-6,
+               time_limit: float | None = None) -> dict:
+    """Solve one catalog problem with a project solver (``"<module>.<method>"``, e.g.
+    ``"infinite_push.fista"``) and compare with its stored value.
+
+    ``setup_time`` is fetching the instance and stored value; ``solve_time`` the solver's own."""
+    spec = _catalog.get(problem_id)
+    module, _, method = solver.partition(".")
+    t0 = time.perf_counter()
+    data = _catalog.instance_data(spec.instance)
+    ref = load_reference(problem_id)
+    setup_time = time.perf_counter() - t0
+    kwargs = {"method": method, "tol": tol}
+    if time_limit is not None:
+        kwargs["time_limit"] = float(time_limit)  # the solver's own soft limit
+    if module == "infinite_push":
+        from .solvers.infinite_push import infinite_push
+        res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=spec.options["penalty"],
+                            scaling=spec.scaling, **kwargs)
+    elif module == "ranksvm":
+        from .solvers.ranksvm import rank_svm
+        res = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, **kwargs)
+    elif module == "rank2plan":
+        from .solvers.rank2plan import rank2plan_lp
+        res = rank2plan_lp(data, lam=spec.lam, **kwargs)
+    else:
+        raise ValueError(f"unknown project solver {solver!r}")
+    reference = None if ref is None else ref["opt_val"]
+    rel = None if reference is None else cvxpy_solvers.relative_error(res.objective, reference)
+    rtol = native_rtol(tol)
+    return {"problem": problem_id, "formulation": spec.formulation, "scaling": spec.scaling,
+            "form": spec.options.get("form", ""), "solver": solver, "status": res.status,
+            "objective": float(res.objective), "reference": reference, "rel_error": rel,
+            "rtol": rtol, "agrees": bool(res.status in SUCCESS and rel is not None
+                                         and rel <= rtol),
+            "compile_time": None, "setup_time": setup_time, "solve_time": res.time,
+            "iterations": res.iterations, "gap": res.gap}
+
+
+def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True) -> pd.DataFrame:
+    """Every problem (default: the whole catalog) x every solver that handles it.
+
+    ``solvers``: CVXPY solver names (default: every installed one); ``native``: project solver
+    methods (``"fista"``) or labels (``"infinite_push.fista"``), default ``CHECK_METHODS``;
+    ``()`` for none."""
     ids = _catalog.problem_ids() if ids is None else list(ids)
     solvers = cvxpy_solvers.installed() if solvers is None else \
         [cvxpy_solvers.spec(s).name for s in solvers]
-    jobs = [(pid, s) for pid in ids for s in solvers
-            if _catalog.get(pid).problem_class in cvxpy_solvers.SOLVERS[s].classes]
+    native = tuple(native or ())
+    known = _native_names()
+    for name in native:
+        if name not in known:
+            raise ValueError(f"unknown project solver method {name!r}; expected one of "
+                             f"{sorted(known)}")
+    jobs = []
+    for pid in ids:
+        spec = _catalog.get(pid)
+        jobs += [(pid, s, False) for s in solvers
+                 if spec.problem_class in cvxpy_solvers.SOLVERS[s].classes]
+        jobs += [(pid, label, True) for label in native_methods(spec)
+                 if label in native or label.partition(".")[2] in native]
     if progress:
         from tqdm.auto import tqdm
         jobs = tqdm(jobs, desc="solving", unit="solve")
     rows = []
-    for pid, solver in jobs:
+    for pid, solver, is_native in jobs:
         if progress:
             jobs.set_postfix_str(f"{pid} / {solver}", refresh=False)
-        rows.append(solve_row(pid, solver))
+        if not is_native:
+            rows.append(solve_row(pid, solver))
+            continue
+        try:
+            rows.append(native_row(pid, solver))
+        except Exception as exc:  # a crash is a row with its status, never the end of the run
+            rows.append({"problem": pid, "solver": solver, "agrees": False,
+                         "status": f"error: {type(exc).__name__}: {exc}"[:120]})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -85,4 +194,5 @@ def format_table(df: pd.DataFrame) -> str:
             "setup_time": lambda v: "" if pd.isna(v) else f"{v:.3f}",
             "solve_time": lambda v: "" if pd.isna(v) else f"{v:.3f}",
             "iterations": lambda v: "" if pd.isna(v) else f"{int(v)}",
+            "gap": lambda v: "" if pd.isna(v) else f"{v:.1e}",
         })

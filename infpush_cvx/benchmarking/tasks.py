@@ -28,6 +28,8 @@ import traceback
 from dataclasses import asdict, dataclass
 from importlib import metadata
 
+from .. import compare as _compare
+
 #: Packages whose versions every row records (those a solve can touch).
 VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highspy", "numba",
                     "pandas", "infpush_cvx")
@@ -36,10 +38,11 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
            "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
-           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads", "omp_num_threads"]
+           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads",
+           "omp_num_threads"]
 
 #: Statuses that count as a successful solve, CVXPY's and the project's.
-SUCCESS = ("optimal", "degenerate_optimal")
+SUCCESS = _compare.SUCCESS
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
@@ -62,30 +65,10 @@ class Task:
         return f"{self.problem} / {self.solver} #{self.repeat}"
 
 
-def native_methods(spec) -> list[str]:
-    """Project solver labels (``"<module>.<method>"``) that solve a catalog ProblemSpec."""
-    if spec.options.get("form", "compact") != "compact":
-        return []
-    if spec.formulation == "infinite_push":
-        # (the package re-exports the function infinite_push over its module's name)
-        from ..solvers.infinite_push import METHODS
-        return [f"infinite_push.{m}" for m in METHODS[spec.options["penalty"]]]
-    if spec.formulation == "ranksvm":
-        from ..solvers.ranksvm import METHODS
-        return [f"ranksvm.{m}" for m in METHODS]
-    if spec.formulation == "rank2plan_lp":
-        from ..solvers.rank2plan import METHODS
-        return [f"rank2plan.{m}" for m in METHODS if m != "cvxpy"]
-    return []
-
-
-def native_rtol(tol: float) -> float:
-    """Agreement tolerance of a certified native solve with target relative gap ``tol``.
-
-    A relative gap ``(P(w) - D) / P(w) <= tol`` bounds ``(P(w) - P*) / P*`` by about ``tol``; the
-    factor 2 absorbs the stored value's own error (about 1e-9) and the ratio ``P(w) / P*``.
-    """
-    return 2.0 * tol
+# The project solvers a catalog problem maps to, and their agreement tolerance, live with the
+# main job (infpush_cvx.compare), which runs them too.
+native_methods = _compare.native_methods
+native_rtol = _compare.native_rtol
 
 
 @dataclass
@@ -148,9 +131,8 @@ def failed_row(task: Task, status: str, error: str = "", elapsed: float | None =
 
 
 def _run_cvxpy(task: Task) -> dict:
-    from .. import compare
     with _Timer() as t:
-        row = compare.solve_row(task.problem, task.solver)
+        row = _compare.solve_row(task.problem, task.solver)
     compile_time = row["compile_time"] or 0.0
     solve_time = row["solve_time"] or 0.0
     # Setup: everything that is neither CVXPY's compilation nor the solver's own solve time
@@ -164,39 +146,14 @@ def _run_cvxpy(task: Task) -> dict:
 
 
 def _run_native(task: Task) -> dict:
-    from .. import catalog, cvxpy_solvers
-    from ..reference import load_reference
-    spec = catalog.get(task.problem)
-    module, _, method = task.solver.partition(".")
-    with _Timer() as t_setup:  # fetching the (already generated) instance and stored value
-        data = catalog.instance_data(spec.instance)
-        ref = load_reference(task.problem)
-    kwargs = {"method": method, "tol": task.tol}
-    if task.timeout is not None:
-        kwargs["time_limit"] = float(task.timeout)  # the solver's own soft limit
-    with _Timer() as t_solve:
-        if module == "infinite_push":
-            from ..solvers.infinite_push import infinite_push
-            res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=spec.options["penalty"],
-                                scaling=spec.scaling, **kwargs)
-        elif module == "ranksvm":
-            from ..solvers.ranksvm import rank_svm
-            res = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, **kwargs)
-        elif module == "rank2plan":
-            from ..solvers.rank2plan import rank2plan_lp
-            res = rank2plan_lp(data, lam=spec.lam, **kwargs)
-        else:
-            raise ValueError(f"unknown project solver {task.solver!r}")
-    reference = None if ref is None else ref["opt_val"]
-    rel = None if reference is None else cvxpy_solvers.relative_error(res.objective, reference)
-    rtol = native_rtol(task.tol)
-    converged = res.status in SUCCESS
-    return {"status": res.status, "converged": converged, "objective": float(res.objective),
-            "reference": reference, "rel_error": rel, "rtol": rtol,
-            "agrees": bool(converged and rel is not None and rel <= rtol),
-            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
-            "setup_time": t_setup.elapsed, "solve_time": res.time,
-            "time": t_setup.elapsed + t_solve.elapsed}
+    with _Timer() as t:
+        row = _compare.native_row(task.problem, task.solver, tol=task.tol,
+                                  time_limit=task.timeout)
+    return {"status": row["status"], "converged": row["status"] in SUCCESS,
+            "objective": row["objective"], "reference": row["reference"],
+            "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": row["agrees"],
+            "gap": row["gap"], "iterations": row["iterations"], "compile_time": None,
+            "setup_time": row["setup_time"], "solve_time": row["solve_time"], "time": t.elapsed}
 
 
 def run_task(task: Task) -> dict:

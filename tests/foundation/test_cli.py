@@ -13,9 +13,30 @@ def test_check_saves_table_and_exits_zero(tmp_path, capsys):
                    "ECOS", "--no-progress", "--out", str(out)])
     assert rc == 0
     df = pd.read_csv(out)
-    assert set(df["solver"]) == {"CLARABEL", "ECOS"} and df["agrees"].all()
-    assert {"compile_time", "solve_time", "rel_error"} <= set(df.columns)
+    # The project's certified solvers run on the compact problems by default.
+    assert set(df["solver"]) == {"CLARABEL", "ECOS", "infinite_push.working_set",
+                                 "infinite_push.fista", "ranksvm.working_set", "ranksvm.fista"}
+    assert df["agrees"].all()
+    assert {"compile_time", "setup_time", "solve_time", "iterations", "rel_error", "gap"} \
+        <= set(df.columns)
+    native = df[df["solver"].str.contains(".", regex=False)]
+    assert (native["gap"] <= 1e-6).all() and native["gap"].notna().all()
     assert "agree with the stored values" in capsys.readouterr().out
+
+
+def test_check_without_project_solvers(tmp_path):
+    out = tmp_path / "cmp.csv"
+    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--solvers", "HIGHS",
+                     "--native", "--no-progress", "--out", str(out)]) == 0
+    assert set(pd.read_csv(out)["solver"]) == {"HIGHS"}
+    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--solvers", "HIGHS",
+                     "--native", "ccg", "--no-progress", "--out", str(out)]) == 0
+    assert set(pd.read_csv(out)["solver"]) == {"HIGHS", "rank2plan.ccg"}
+
+
+def test_unknown_project_method_is_a_clear_error(capsys):
+    assert cli.main(["check", "--native", "newton", "--no-progress"]) == 2
+    assert "unknown project solver method 'newton'" in capsys.readouterr().err
 
 
 def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
