@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test bench env clean-env
+.PHONY: run test bench bench-full env clean-env
 
 env: $(STAMP)
 
@@ -21,7 +21,19 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup
 
+# Quick versions of every benchmark (minutes); bench-full runs the sizes quoted in the README.
 bench: $(STAMP)
+	$(PY) benchmarks/bench_prox.py --quick
+	$(PY) benchmarks/bench_solvers.py --quick
+	$(PY) benchmarks/bench_rank2plan.py --quick
+	$(PY) benchmarks/bench_metrics.py --n 100000
+	$(PY) benchmarks/bench_formulations.py --sizes 100 300
+
+bench-full: $(STAMP)
+	$(PY) benchmarks/bench_prox.py
+	$(PY) benchmarks/bench_solvers.py
+	$(PY) benchmarks/bench_rank2plan.py
+	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_formulations.py
 
 clean-env:
