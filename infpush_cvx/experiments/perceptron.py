@@ -1,18 +1,18 @@
 """Perceptron@K experiments (seed 003): prec@k and cumulative label queries per mini-batch.
 
 One row per (stream, k, kernel, scheme, batch) in a tidy DataFrame; plots are views of it.
-Schemes: ``sequential`` (Algorithm 1's updates, queries counted from the top), and the active
+Schemes: ``full`` (Algorithm 1 reading every label: the baseline of the query counts),
+``sequential`` (Algorithm 1's updates, queries counted from the top), and the active
 ``exponential``, ``inverse`` and ``uniform`` of Algorithm 2; kernels ``linear`` and ``rbf``
 (random Fourier features).
 """
 
 from __future__ import annotations
 
-
 from ..datasets import MinMaxScaler01, load_spambase
 from ..online import imbalanced_stream, perceptron_at_k
 
-DEFAULT_SCHEMES = ("sequential", "exponential", "inverse", "uniform")
+DEFAULT_SCHEMES = ("full", "sequential", "exponential", "inverse", "uniform")
 
 
 def spambase_stream(data_dir=None):
