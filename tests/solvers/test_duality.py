@@ -1,54 +1,17 @@
 """Dual formulas (infpush_cvx.solvers.duality) against brute force over the explicit pair tensor.
 
-The brute-force helpers here form the (m, n, d) pair differences, which the package never does;
-the other solver tests import them to check certificates independently of the solvers.
+The brute-force helpers live in ``bruteforce.py`` (importable through this folder's conftest.py);
+they are re-exported here for test_catalog_values.py, which imports them from this module.
 """
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.generators import planted_bipartite
 from infpush_cvx.solvers import duality
 
-
-def dense(X):
-    return X.toarray() if sp.issparse(X) else np.asarray(X)
-
-
-def pairs(data):
-    """z_ij = x_i^+ - x_j^-, shape (m, n, d)."""
-    return dense(data.Xp)[:, None, :] - dense(data.Xn)[None, :, :]
-
-
-def brute_primal(data, w, lam, loss="infinite_push", penalty="l2"):
-    """Paper-scaling primal from the explicit pair hinges."""
-    hinge = np.maximum(0.0, 1.0 - pairs(data) @ w)
-    loss_value = hinge.sum(axis=0).max() / data.m if loss == "infinite_push" \
-        else hinge.sum() / (data.m * data.n)
-    pen = 0.5 * w @ w if penalty == "l2" else np.abs(w).sum()
-    return lam * pen + loss_value
-
-
-def brute_dual(data, alpha, lam, loss="infinite_push", penalty="l2", rtol=1e-9):
-    """Paper-scaling dual value; asserts that alpha is dual feasible (formulations.md 1-3)."""
-    C = 1.0 / lam
-    wa = np.einsum("ij,ijd->d", alpha, pairs(data))
-    assert alpha.min() >= 0.0
-    if loss == "infinite_push":
-        assert alpha.max(axis=0).sum() <= (C / data.m) * (1 + rtol)
-    else:
-        assert alpha.max() <= (C / (data.m * data.n)) * (1 + rtol)
-    if penalty == "l1":
-        assert np.abs(wa).max() <= 1 + rtol
-        return lam * alpha.sum()
-    return lam * (alpha.sum() - 0.5 * wa @ wa)
-
-
-def brute_gap(data, w, alpha, lam, loss="infinite_push", penalty="l2"):
-    p = brute_primal(data, w, lam, loss, penalty)
-    return (p - brute_dual(data, alpha, lam, loss, penalty)) / abs(p)
+from bruteforce import brute_dual, brute_gap, brute_primal, pairs  # noqa: F401 (re-exported)
 
 
 @pytest.fixture(params=["dense", "sparse"])

@@ -1,13 +1,10 @@
 """Infinite Push solvers against independent CVXPY + Clarabel solves (compact form).
 
 Certificates are re-derived here from the returned ``w`` and ``dual`` with brute-force formulas
-(test_duality.py), never taken from the solver.
+(bruteforce.py), never taken from the solver.
 """
 
 import numpy as np
-import sys
-from pathlib import Path
-
 import pytest
 
 from infpush_cvx import scaling as sc
@@ -15,8 +12,7 @@ from infpush_cvx.formulations import infinite_push as ip_problem
 from infpush_cvx.generators import degenerate_bipartite, planted_bipartite
 from infpush_cvx.solvers.infinite_push import infinite_push
 
-sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: share the brute force
-from test_duality import brute_gap, brute_primal  # noqa: E402
+from bruteforce import brute_gap, brute_primal
 
 INSTANCES = {
     "dense": lambda: planted_bipartite(30, 40, 6, seed=0),

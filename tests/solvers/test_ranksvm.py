@@ -1,8 +1,5 @@
 """RankSVM solvers against independent CVXPY + Clarabel solves, certificates re-derived here."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from infpush_cvx import scaling as sc
@@ -10,8 +7,7 @@ from infpush_cvx.formulations import ranksvm as rs_problem
 from infpush_cvx.generators import planted_bipartite
 from infpush_cvx.solvers.ranksvm import rank_svm
 
-sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: share the brute force
-from test_duality import brute_gap, brute_primal  # noqa: E402
+from bruteforce import brute_gap, brute_primal
 
 INSTANCES = {
     "dense": lambda: planted_bipartite(25, 35, 6, seed=7),
