@@ -1,27 +1,48 @@
-"""Group caps of the l1,inf projection without sorting: a bracketed Newton/secant search on theta.
+"""Group caps of the l1,inf projection without sorting: candidate windows, then a bracketed
+Newton/secant search on theta over the candidates only.
 
-Notation as in :mod:`._l1inf_sort`: ``A >= 0`` (groups = columns), caps ``mu_g(theta)`` defined by
-``T_g(mu) = sum_i max(a_ig - mu, 0) = theta`` (``mu_g = 0`` once ``sum_i a_ig <= theta``), and the
-projection needs the root of ``R(theta) = sum_g mu_g(theta) = radius``.
+Notation as in :mod:`._l1inf_sort`: ``A >= 0`` (groups = columns of V for axis=0), caps
+``mu_g(theta)`` defined by ``T_g(mu) = sum_i max(a_ig - mu, 0) = theta`` (``mu_g = 0`` once
+``S_g = sum_i a_ig <= theta``), and the projection needs the root of
+``R(theta) = sum_g mu_g(theta) = radius``.
 
-Facts used (all follow from T_g being convex, decreasing and piecewise linear):
+Candidate windows. Every group g gets a window ``(t_g, u_g]``; one streaming pass over V keeps
+the entries inside it (the candidates) and only the count ``k_g`` and sum of the entries above
+``u_g``. On the window the model
 
-- R is convex, decreasing and piecewise linear, with slope ``-sum_g 1/k_g`` (k_g = number of
-  entries above the cap). Newton steps from either end of a bracket [lo, hi] land at or below the
-  root, the secant of the bracket at or above it; on the root's linear piece Newton is exact.
+    T~_g(mu) = sum_{a > u_g} (a - mu) + sum_{t_g < a <= u_g} max(a - mu, 0)
+
+equals ``T_g(mu)`` exactly, and it is itself convex, decreasing and piecewise linear, so the
+search below runs on it unchanged. If the root of ``R~`` gives every group a cap inside its
+window (or cap 0 with ``S_g <= theta``), then ``R(theta) = R~(theta) = radius`` and the caps are
+the exact ones; otherwise the failed groups get the full window ``(0, inf)`` and the pass is
+repeated (a full window makes ``T~ = T``).
+
+Windows (matrices of at least SAMPLE_MIN_SIZE entries, groups of at least 2 SAMPLE_ENTRIES):
+an exact solve on a sample of about SAMPLE_ENTRIES entries per group places a few probes per
+group near its cap; one pass over V gives every group's max, sum and the exact ``T_g`` at its
+probes. T_g is convex, so between probes its tangents and chords bound the cap at any theta;
+the bound sums bracket the root ``theta_a <= theta* <= theta_b``, and the window of group g is
+``(lb_g(theta_b), ub_g(theta_a)]``, which provably holds its cap. The sample only decides how
+narrow the windows are, never the result. Smaller matrices use the full window.
+
+Facts used by the search (all follow from T~_g being convex, decreasing and piecewise linear):
+
+- R~ is convex, decreasing and piecewise linear, with slope ``-sum_g 1/k_g`` (k_g = number of
+  entries above the cap). Newton steps from either end of a bracket [lo, hi] land at or below
+  the root, the secant of the bracket at or above it; on the root's linear piece Newton is exact.
 - For one group, Michelot's iteration ``mu <- (S_I - theta) / |I|``, I = entries above mu,
   started from any mu below the root, increases monotonically to the root in finitely many
-  steps. Lower bounds: ``max_i a_i - theta``, ``(sum_i a_i - theta) / m``, and the cap found at any
-  theta' >= theta.
+  steps (it is Newton's method on the convex T~_g). Lower bounds: ``(S~_g - theta) / m~_g``
+  (all candidates and fixed entries), ``max_i a_i - theta`` when no entry is fixed, and the cap
+  found at any theta' >= theta.
 - Pruning: at a lower bound lo of the root theta*, entries above ``mu_g(lo)`` are above
   ``mu_g(theta*)`` too (they only enter through their count and sum); at an upper bound hi,
-  entries at or below ``mu_g(hi)`` are below ``mu_g(theta*)`` and can be dropped. So every
-  evaluation shrinks the candidate entries; the Michelot passes partition them in place.
+  entries at or below ``mu_g(hi)`` are below ``mu_g(theta*)`` and can be dropped.
 
-Every evaluation is exact for its theta; the method ends when R(theta) hits the radius up to
-rounding (Newton is exact once the bracket end and the root share a linear piece), then solves
-``sum_g (S_g - theta) / k_g = radius`` once more with the final pieces, as the sort method does.
-The kernels are compiled with numba (``cache=True``) and run single-threaded.
+Every evaluation is exact for its theta; the method ends when R~(theta) hits the radius up to
+rounding, then solves ``sum_g (S_g - theta) / k_g = radius`` once more with the final pieces, as
+the sort method does. The kernels are compiled with numba (``cache=True``), single-threaded.
 """
 
 from __future__ import annotations
@@ -35,64 +56,126 @@ from ._l1inf_sort import match_radius
 
 _EPS = np.finfo(np.float64).eps
 _MAX_OUTER = 200
-# The theta estimate: a solve on about SAMPLE_ENTRIES entries of every group, for matrices of at
-# least SAMPLE_MIN_SIZE entries; the first two evaluations bracket guess * (1 -+ SAMPLE_WIDTH).
-SAMPLE_ENTRIES = 64
+# Windows from a sample of about SAMPLE_ENTRIES entries of every group, for matrices of at least
+# SAMPLE_MIN_SIZE entries with groups of at least 2 * SAMPLE_ENTRIES entries.
+SAMPLE_ENTRIES = 32
 SAMPLE_MIN_SIZE = 50_000
-SAMPLE_WIDTH = 0.06
+# Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
+# T_g at them bracket every cap.
+PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
+# After a cap left its window, the search restarts from the previous theta * (1 -+ SEARCH_WIDTH).
+SEARCH_WIDTH = 0.02
 # Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
 _BIG = 2.0 ** 900
 _TINY = 2.0 ** -900
 
 
-_TILE = 32
+@nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_stats(X, Xi, sign_mask, g, nonneg, ug):
+    """(bits of the max, sum, count above ug, sum above ug) of the magnitudes in row g of X.
+
+    The max is taken on the bit patterns ``Xi`` (X viewed as integers): for nonnegative
+    floats their order is the integer order, and an integer max vectorizes where a float max
+    does not. The sum is NaN when the row holds NaN or inf (``x - x``).
+    """
+    m = X.shape[1]
+    mb = Xi[g, 0] & 0
+    sm = 0.0
+    bad = 0.0
+    ka = 0
+    sa = 0.0
+    for i in range(m):
+        x = X[g, i]
+        b = Xi[g, i]
+        if nonneg:
+            a = float(x if x > 0 else 0.0)
+            b = b if b > 0 else 0                 # negative floats have the sign bit set
+        else:
+            a = float(abs(x))
+            b = b & sign_mask
+        mb = b if b > mb else mb
+        sm += a
+        bad += x - x
+        above = a > ug
+        ka += above
+        sa += a if above else 0.0
+    return mb, sm + bad, ka, sa
 
 
 @nb.njit(cache=True, nogil=True)
-def _load_columns(V, scale, nonneg, W, M, S):
-    """W[g, :] = scaled magnitudes of column g of V; M, S = per-group max and sum.
+def _stats_rows(X, Xi, sign_mask, nonneg, Mb, S):
+    """Max (bits) and sum of the magnitudes of every row of X (see :func:`_row_stats`)."""
+    for g in range(X.shape[0]):
+        Mb[g], S[g], _, _ = _row_stats(X, Xi, sign_mask, g, nonneg, np.inf)
 
-    A tiled transpose: each tile is read along V's rows and written along W's rows, so both
-    sides stay in cache.
+
+@nb.njit(cache=True, nogil=True)
+def _gather_rows(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, Mb, S):
+    """One pass over X whose rows are the groups: per group the max (bits Mb, see
+    :func:`_row_stats`) and sum S of the magnitudes ``a = |x|`` (``max(x, 0)`` if nonneg), the
+    candidates ``t_g < a <= u_g`` packed into ``W[g, :cnt[g]]`` (sum Sc), and the count kA and
+    sum SA of the entries above ``u_g``.
+
+    The packing is branch-free: every entry is written at the packing position, which only
+    advances for candidates.
     """
-    m, n = V.shape
+    n, m = X.shape
+    for g in range(n):
+        tg = t[g]
+        ug = u[g]
+        Mb[g], S[g], kA[g], SA[g] = _row_stats(X, Xi, sign_mask, g, nonneg, ug)
+        c = 0
+        for i in range(m):
+            x = X[g, i]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            W[g, c] = a
+            c += (a > tg) & (a <= ug)
+        sc = 0.0
+        for i in range(c):
+            sc += W[g, i]
+        cnt[g] = c
+        Sc[g] = sc
+
+
+@nb.njit(cache=True, nogil=True)
+def _gather_cols(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, M, S):
+    """As :func:`_gather_rows` for X whose columns are the groups, read row by row (no
+    transposed copy): per-group state lives in n-vectors, the candidates of a row are
+    packed into a short index list first, then appended to their groups' rows of W."""
+    m, n = X.shape
     for g in range(n):
         M[g] = 0.0
         S[g] = 0.0
-    for i0 in range(0, m, _TILE):
-        i1 = min(i0 + _TILE, m)
-        for g0 in range(0, n, _TILE):
-            g1 = min(g0 + _TILE, n)
-            for g in range(g0, g1):
-                mx = M[g]
-                sm = S[g]
-                for i in range(i0, i1):
-                    x = V[i, g]
-                    a = (x if x > 0 else 0.0) if nonneg else abs(x)
-                    a = a * scale
-                    W[g, i] = a
-                    mx = a if a > mx else mx
-                    sm += a + (x - x)         # x - x is NaN for NaN or inf: flags it in S
-                M[g] = mx
-                S[g] = sm
-
-
-@nb.njit(cache=True, nogil=True)
-def _load_rows(V, scale, nonneg, W, M, S):
-    """W[g, :] = scaled magnitudes of row g of V (groups are rows)."""
-    n, m = V.shape
-    for g in range(n):
-        mx = 0.0
-        sm = 0.0
-        for i in range(m):
-            x = V[g, i]
+        cnt[g] = 0
+        Sc[g] = 0.0
+        kA[g] = 0
+        SA[g] = 0.0
+    idx = np.empty(n, np.int64)
+    for i in range(m):
+        for g in range(n):
+            x = X[i, g]
             a = (x if x > 0 else 0.0) if nonneg else abs(x)
-            a = a * scale
-            W[g, i] = a
-            mx = a if a > mx else mx
-            sm += a + (x - x)                 # x - x is NaN for NaN or inf: flags it in S
-        M[g] = mx
-        S[g] = sm
+            a = float(a)
+            M[g] = a if a > M[g] else M[g]
+            S[g] += a + (x - x)
+            above = a > u[g]
+            kA[g] += above
+            SA[g] += a if above else 0.0
+        c = 0
+        for g in range(n):
+            x = X[i, g]
+            a = (x if x > 0 else 0.0) if nonneg else abs(x)
+            a = float(a)
+            idx[c] = g
+            c += (a > t[g]) & (a <= u[g])
+        for k in range(c):
+            g = idx[k]
+            x = X[i, g]
+            a = (x if x > 0 else 0.0) if nonneg else abs(x)
+            a = float(a)
+            W[g, cnt[g]] = a
+            cnt[g] += 1
+            Sc[g] += a
 
 
 @nb.njit(cache=True, nogil=True)
@@ -183,7 +266,7 @@ def _group_cap(w, s, h, kf, Sf, pivot, lower, theta):
 
 @nb.njit(cache=True, nogil=True)
 def _lower_bound_root(M, S, m, radius):
-    """Root of the convex minorant L(theta) = sum_g max(M_g - theta, (S_g - theta)/m, 0) <= R.
+    """Root of the convex minorant L(theta) = sum_g max(M_g - theta, (S_g - theta)/m_g, 0) <= R.
 
     L <= R, so its root is a lower bound of the root of R. Newton from theta = 0 (convex,
     decreasing, piecewise linear) climbs monotonically to it in finitely many steps.
@@ -194,14 +277,16 @@ def _lower_bound_root(M, S, m, radius):
         L = 0.0
         B = 0.0
         for g in range(n):
+            if m[g] == 0:
+                continue
             c1 = M[g] - theta
-            c2 = (S[g] - theta) / m
+            c2 = (S[g] - theta) / m[g]
             if c1 >= c2 and c1 > 0.0:
                 L += c1
                 B += 1.0
             elif c2 > c1 and c2 > 0.0:
                 L += c2
-                B += 1.0 / m
+                B += 1.0 / m[g]
         if L <= radius * (1.0 + 4 * _EPS) or B == 0.0:
             break
         step = (L - radius) / B
@@ -212,19 +297,33 @@ def _lower_bound_root(M, S, m, radius):
 
 
 @nb.njit(cache=True, nogil=True)
-def _caps_from_buffer(W, M, S, radius, guess, width, pivot, mu_out, info):
-    """Caps for the groups stored in the rows of W (modified in place).
+def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out, info):
+    """Caps for the model T~ of every group: candidates ``W[g, :cnt[g]]`` (modified in place,
+    sum Sc) and ``kf0[g]`` fixed entries of sum ``Sf0[g]`` above them.
 
     ``guess > 0`` is an estimate of the root: the first two evaluations are at
     ``guess * (1 -+ width)``, which usually bracket it tightly. ``info`` receives
     (number of evaluations, final theta, entries visited). ``pivot`` holds a guess of every
     cap (or zeros); each later evaluation uses the caps of the one before.
     """
-    n, m = W.shape
+    n = W.shape[0]
     start = np.zeros(n, np.int64)
-    end = np.full(n, m, np.int64)
-    kf = np.zeros(n, np.int64)
-    Sf = np.zeros(n, np.float64)
+    end = cnt.copy()
+    kf = kf0.copy()
+    Sf = Sf0.copy()
+    # Per-group bounds valid for T~: S~ - m~ theta (all entries), and the largest candidate
+    # when nothing is fixed (a fixed entry's term a - mu may be negative above u_g).
+    Mb = np.zeros(n, np.float64)
+    St = np.empty(n, np.float64)
+    mt = np.empty(n, np.int64)
+    for g in range(n):
+        St[g] = Sf0[g] + Sc[g]
+        mt[g] = kf0[g] + cnt[g]
+        if kf0[g] == 0:
+            mx = 0.0
+            for i in range(cnt[g]):
+                mx = W[g, i] if W[g, i] > mx else mx
+            Mb[g] = mx
     mu_low = np.zeros(n, np.float64)     # caps at the best upper bound hi (lower bounds on caps)
     cur_mu = pivot.copy()
     cur_k = np.zeros(n, np.int64)
@@ -237,13 +336,13 @@ def _caps_from_buffer(W, M, S, radius, guess, width, pivot, mu_out, info):
     R_lo = 0.0
     hi = 0.0
     for g in range(n):
-        R_lo += M[g]
-        if S[g] > hi:
-            hi = S[g]
+        R_lo += Mb[g]
+        if St[g] > hi:
+            hi = St[g]
     B_lo = float(n)          # slope at 0 if every maximum is unique; larger is still safe
     R_hi = 0.0
     B_hi = 0.0
-    theta = max((R_lo - radius) / B_lo, _lower_bound_root(M, S, m, radius))
+    theta = max((R_lo - radius) / B_lo, _lower_bound_root(Mb, St, mt, radius))
     second = -1.0
     if guess > 0.0:
         t0 = guess * (1.0 - width)
@@ -273,10 +372,10 @@ def _caps_from_buffer(W, M, S, radius, guess, width, pivot, mu_out, info):
                 cur_h[g] = 0
                 cur_S[g] = 0.0
                 continue
-            # Lower bounds of the cap: T(M - theta) >= theta, T((S - theta)/m) >= theta, and
-            # the cap at the upper bracket end.
-            mu0 = M[g] - theta
-            c2 = (S[g] - theta) / m
+            # Lower bounds of the cap: T~(Mb - theta) >= theta, T~((S~ - theta)/m~) >= theta,
+            # and the cap at the upper bracket end.
+            mu0 = Mb[g] - theta
+            c2 = (St[g] - theta) / mt[g]
             mu0 = c2 if c2 > mu0 else mu0
             mu0 = mu_low[g] if mu_low[g] > mu0 else mu0
             mu0 = mu0 if mu0 > 0.0 else 0.0
@@ -369,6 +468,238 @@ def _caps_from_buffer(W, M, S, radius, guess, width, pivot, mu_out, info):
             mu_out[g] = 0.0
 
 
+@nb.njit(cache=True, nogil=True)
+def _thresholds(Ws, caps, theta_s, offsets, thr):
+    """Per-group probe points near the sample's caps: ``c_g - o * theta_s / k_g`` for the
+    relative offsets o (the cap moved along its tangent to ``theta_s (1 + o)``; k_g = sample
+    entries above the cap), sorted increasingly into the columns of ``thr`` (K x n).
+
+    A group with sample cap 0 gets fractions of its sample max instead.
+    """
+    n, h = Ws.shape
+    K = offsets.shape[0]
+    for g in range(n):
+        c = caps[g]
+        k = 0
+        mx = 0.0
+        for i in range(h):
+            k += Ws[g, i] > c
+            mx = Ws[g, i] if Ws[g, i] > mx else mx
+        for j in range(K):
+            if c > 0.0 and k > 0:
+                x = c - offsets[j] * theta_s / k
+            else:
+                x = mx * (0.5 ** (K - j))
+            thr[j, g] = x if x > 0.0 else 0.0
+        # insertion sort of the K points (offsets are decreasing, so this is nearly sorted)
+        for j in range(1, K):
+            x = thr[j, g]
+            i = j - 1
+            while i >= 0 and thr[i, g] > x:
+                thr[i + 1, g] = thr[i, g]
+                i -= 1
+            thr[i + 1, g] = x
+
+
+@nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _probe_rows(X, nonneg, thr, KC, KS):
+    """KC[j, g], KS[j, g] = count and sum of the magnitudes in row g of X above thr[j, g]
+    (one short pass per probe while the row is in cache)."""
+    n, m = X.shape
+    K = thr.shape[0]
+    for g in range(n):
+        for j in range(K):
+            x0 = thr[j, g]
+            k = 0
+            sa = 0.0
+            for i in range(m):
+                x = X[g, i]
+                a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+                above = a > x0
+                k += above
+                sa += a if above else 0.0
+            KC[j, g] = k
+            KS[j, g] = sa
+
+
+@nb.njit(cache=True, nogil=True)
+def _stats_cols(X, nonneg, thr, M, S, KC, KS):
+    """Max M, sum S (NaN flags NaN/inf) of every column of X, and count/sum above every probe
+    ``thr[j, g]``, reading X row by row (the per-column state vectorizes across columns)."""
+    m, n = X.shape
+    K = thr.shape[0]
+    M[:] = 0.0
+    S[:] = 0.0
+    KC[:] = 0
+    KS[:] = 0.0
+    for i in range(m):
+        for g in range(n):
+            x = X[i, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            M[g] = a if a > M[g] else M[g]
+            S[g] += a + (x - x)
+        for j in range(K):
+            for g in range(n):
+                x = X[i, g]
+                a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+                above = a > thr[j, g]
+                KC[j, g] += above
+                KS[j, g] += a if above else 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def _cap_bounds(theta, g, M, S, m, P, T, k):
+    """Bounds ``lb <= mu_g(theta) <= ub`` from exact values of T_g at the probes of group g.
+
+    T_g is convex and decreasing with ``T(0) = S_g`` (slope at least -m), ``T(p) = T[g, j]`` at
+    the probe ``p = P[g, j]`` (right slope -k[g, j], probes increasing) and ``T(M_g) = 0``. On
+    the segment where T crosses theta, the right tangent at its left end bounds the cap from
+    below and the chord from above.
+    """
+    if theta >= S[g]:
+        return 0.0, 0.0
+    p = 0.0
+    Tp = S[g]
+    kp = float(m)
+    q = M[g]
+    Tq = 0.0
+    for j in range(P.shape[1]):
+        x = P[g, j]
+        if x <= p or x >= q:
+            continue
+        if T[g, j] >= theta:
+            p = x
+            Tp = T[g, j]
+            kp = k[g, j]
+        else:
+            q = x
+            Tq = T[g, j]
+            break
+    lb = p + (Tp - theta) / kp if kp > 0.0 else p
+    ub = p + (q - p) * (Tp - theta) / (Tp - Tq) if Tp > Tq else q
+    lb = min(lb, q)
+    return lb, max(ub, lb)
+
+
+@nb.njit(cache=True, nogil=True)
+def _bound_sum(theta, upper, M, S, m, P, T, k):
+    """Sum over the groups of the lower (or upper) bounds of the caps at theta."""
+    total = 0.0
+    for g in range(M.shape[0]):
+        lb, ub = _cap_bounds(theta, g, M, S, m, P, T, k)
+        total += ub if upper else lb
+    return total
+
+
+@nb.njit(cache=True, nogil=True)
+def _bound_root(upper, M, S, m, P, T, k, radius, guess, lo, hi):
+    """Bracket ``[a, b]`` (relative width 4e-3) of the point where the lower (upper) bound sum
+    crosses the radius, starting from ``guess`` and searching outward by factors of 1.1."""
+    a = lo
+    b = hi
+    x = guess
+    step = 1.1
+    while x > a and x < b:
+        if _bound_sum(x, upper, M, S, m, P, T, k) >= radius:
+            a = x
+            x = x * step
+        else:
+            b = x
+            x = x / step
+        if a > lo and b < hi:
+            break
+        step *= step
+    while b - a > 4e-3 * b:
+        x = 0.5 * (a + b)
+        if _bound_sum(x, upper, M, S, m, P, T, k) >= radius:
+            a = x
+        else:
+            b = x
+    return a, b
+
+
+@nb.njit(cache=True, nogil=True)
+def _windows(M, S, m, thr, KC, KS, radius, guess, t, u, bracket):
+    """Windows that provably hold the caps: ``theta_a <= theta* <= theta_b`` where the lower
+    bounds of the caps still sum to at least the radius at theta_a and the upper bounds to at
+    most the radius at theta_b; then ``t_g = lb_g(theta_b)``, ``u_g = ub_g(theta_a)`` (widened
+    by 1e-9 against rounding; the solve checks them anyway). ``bracket`` receives
+    (theta_a, theta_b)."""
+    K, n = thr.shape
+    P = np.empty((n, K))
+    T = np.empty((n, K))
+    k = np.empty((n, K))
+    smax = 0.0
+    for g in range(n):
+        smax = S[g] if S[g] > smax else smax
+        for j in range(K):
+            P[g, j] = thr[j, g]
+            T[g, j] = KS[j, g] - KC[j, g] * thr[j, g]
+            k[g, j] = KC[j, g]
+    guess = guess if guess > 0.0 else 0.5 * smax
+    theta_a, _ = _bound_root(False, M, S, m, P, T, k, radius, guess, 0.0, smax)
+    _, theta_b = _bound_root(True, M, S, m, P, T, k, radius, guess, theta_a, smax)
+    for g in range(n):
+        lb, _ub = _cap_bounds(theta_b, g, M, S, m, P, T, k)
+        _lb, ub = _cap_bounds(theta_a, g, M, S, m, P, T, k)
+        t[g] = lb * (1.0 - 1e-9)
+        u[g] = ub * (1.0 + 1e-9) if ub < M[g] else np.inf
+    bracket[0] = theta_a
+    bracket[1] = theta_b
+
+
+@nb.njit(cache=True, nogil=True)
+def _sample_rows(X, groups_are_rows, nonneg, q, h, Ws):
+    """Ws[g, j] = magnitude of entry ``j * q`` of group g (reading whole rows of X when the
+    groups are its columns)."""
+    n = Ws.shape[0]
+    for j in range(h):
+        for g in range(n):
+            x = X[g, j * q] if groups_are_rows else X[j * q, g]
+            a = (x if x > 0 else 0.0) if nonneg else abs(x)
+            Ws[g, j] = a
+
+
+@nb.njit(cache=True, nogil=True)
+def _check_windows(mu, t, u, S, theta):
+    """Open (to ``(0, inf)``) the window of every group whose cap of the model T~ is not
+    provably its cap: a positive cap outside its window, or cap 0 while ``S_g > theta``.
+
+    Returns the number of windows opened (0: the caps are exact)."""
+    bad = 0
+    for g in range(mu.shape[0]):
+        if t[g] == 0.0 and u[g] == np.inf:
+            continue
+        if mu[g] > 0.0:
+            ok = mu[g] >= t[g] and mu[g] <= u[g]
+        else:
+            ok = S[g] <= theta
+        if not ok:
+            t[g] = 0.0
+            u[g] = np.inf
+            bad += 1
+    return bad
+
+
+@nb.njit(cache=True, nogil=True)
+def apply_caps(X, mu, groups_are_rows, nonneg, out):
+    """``out = sign(x) min(|x|, mu_g)`` (or ``min(max(x, 0), mu_g)``) for C-ordered X."""
+    rows, cols = X.shape
+    if groups_are_rows:
+        for i in range(rows):
+            c = mu[i]
+            lo = 0.0 if nonneg else -c
+            for j in range(cols):
+                out[i, j] = min(max(X[i, j], lo), c)
+    else:
+        lo = np.empty(cols, mu.dtype)
+        for j in range(cols):
+            lo[j] = 0.0 if nonneg else -mu[j]
+        for i in range(rows):
+            for j in range(cols):
+                out[i, j] = min(max(X[i, j], lo[j]), mu[j])
+
+
 _local = threading.local()
 
 
@@ -382,75 +713,140 @@ def _workspace(size: int) -> np.ndarray:
     return buf[:size]
 
 
-def _load(G, scale, nonneg, W, M, S):
-    """Fill W (groups x entries) from G (entries x groups), reading G in its memory order."""
-    if G.flags.f_contiguous and not G.flags.c_contiguous:
-        _load_rows(G.T, scale, nonneg, W, M, S)
-    else:
-        _load_columns(G, scale, nonneg, W, M, S)
+_SIGN_MASK = {np.dtype(np.float64): (np.int64, np.int64(0x7FFFFFFFFFFFFFFF)),
+              np.dtype(np.float32): (np.int32, np.int32(0x7FFFFFFF))}
 
 
-def caps_newton(G: np.ndarray, nonneg: bool, radius: float, sample_width: float = SAMPLE_WIDTH):
-    """Caps (float64) of the l1,inf projection of ``|G|`` (or ``max(G, 0)``), groups = columns.
+class _Gathered:
+    """The result of a gather pass: candidates, fixed entries above the windows, group stats."""
 
-    ``G`` is a view of the caller's array in any memory order (no transposed copy is made).
-    Values are rescaled by a power of two (exact) only when sums could overflow or entries
-    could be subnormal. A solve on every ``q``-th entry of each group first estimates theta
-    (only a guess: the exact evaluations check it).
+    def __init__(self, n, m):
+        self.W = _workspace(n * m).reshape(n, m)
+        self.cnt = np.empty(n, np.int64)
+        self.kA = np.empty(n, np.int64)
+        self.SA = np.empty(n, np.float64)
+        self.Sc = np.empty(n, np.float64)
+        self.M = np.empty(n, np.float64)
+        self.S = np.empty(n, np.float64)
 
-    Returns ``(caps, evaluations, entries read per entry)``; caps is None when G is already in
-    the ball, and a ValueError names ``V`` when it holds NaN or infinite entries.
-    """
-    m, n = G.shape
-    W = _workspace(n * m).reshape(n, m)
+    def fill(self, X, groups_are_rows, nonneg, t, u):
+        itype, mask = _SIGN_MASK[X.dtype]
+        Xi = X.view(itype)
+        if groups_are_rows:
+            Mb = np.empty(X.shape[0], itype)
+            _gather_rows(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
+                         self.Sc, Mb, self.S)
+            self.M[:] = Mb.view(X.dtype)
+        else:
+            _gather_cols(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
+                         self.Sc, self.M, self.S)
+
+
+def _group_stats(X, groups_are_rows, nonneg, thr):
+    """Max, sum and the counts/sums above the probes ``thr`` (K x n) of every group."""
+    K, n = thr.shape
     M = np.empty(n, np.float64)
     S = np.empty(n, np.float64)
-    _load(G, 1.0, nonneg, W, M, S)
-    e = 0
-    if not np.isfinite(S).all() or M.max() > _BIG or 0.0 < M.max() < _TINY:
-        if not np.isfinite(G).all():
-            raise ValueError("V contains NaN or infinite entries")
-        e = int(np.frexp(M.max())[1])
-        src = G if abs(e) < 1000 else np.ldexp(G.astype(np.float64), -e)
-        _load(src, np.ldexp(1.0, -e) if src is G else 1.0, nonneg, W, M, S)
-    r = float(np.ldexp(radius, -e))
-    if M.sum() <= r:
-        return None, 0, 0.0
-    guess = 0.0
-    pivot = np.zeros(n, np.float64)
+    KC = np.empty((K, n), np.int64)
+    KS = np.empty((K, n), np.float64)
+    if groups_are_rows:
+        itype, mask = _SIGN_MASK[X.dtype]
+        Mb = np.empty(n, itype)
+        _stats_rows(X, X.view(itype), mask, nonneg, Mb, S)
+        M[:] = Mb.view(X.dtype)
+        _probe_rows(X, nonneg, thr, KC, KS)
+    else:
+        _stats_cols(X, nonneg, thr, M, S, KC, KS)
+    return M, S, KC, KS
+
+
+def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
+    """Windows from a sample: None when the sample is unusable (then every window is full).
+
+    Returns (t, u, guess, width, pivot, M, S): the search starts from the bracket
+    ``guess * (1 -+ width)``, which holds the root, and the sample's caps as pivots.
+    """
     q = m // SAMPLE_ENTRIES
-    if q >= 2 and m * n >= SAMPLE_MIN_SIZE:
-        sub = W[:, ::q]                     # already scaled; rows of W are the groups
-        Ws = np.ascontiguousarray(sub)
-        Ms = Ws.max(axis=1)
-        Ss = Ws.sum(axis=1)
-        if Ms.sum() > r:
-            info = np.zeros(3)
-            _caps_from_buffer(Ws, Ms, Ss, r, 0.0, 0.0, np.zeros(n), pivot, info)
-            guess = info[1] * (m / Ws.shape[1])
+    h = (m + q - 1) // q
+    Ws = np.empty((n, h), np.float64)
+    _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)
+    Ms = Ws.max(axis=1)
+    if not (np.isfinite(Ws).all() and _TINY < Ms.max() < _BIG and Ms.sum() > radius):
+        return None
+    pivot = np.zeros(n, np.float64)
+    info = np.zeros(3)
+    _caps_from_buffer(Ws, np.full(n, h, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                      Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info)
+    theta_s = info[1]
+    _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)      # the solve reordered it
+    thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
+    _thresholds(Ws, pivot, theta_s, PROBE_OFFSETS, thr)
+    M, S, KC, KS = _group_stats(X, groups_are_rows, nonneg, thr)
+    if not np.isfinite(S).all() or M.max() > _BIG or 0.0 < M.max() < _TINY or M.sum() <= radius:
+        return None
+    t = np.empty(n, np.float64)
+    u = np.empty(n, np.float64)
+    bracket = np.empty(2)
+    _windows(M, S, m, thr, KC, KS, radius, theta_s * (m / h), t, u, bracket)
+    guess = 0.5 * (bracket[0] + bracket[1])
+    width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
+    return t, u, guess, width, pivot
+
+
+def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: float,
+                stats: dict | None = None):
+    """Caps (float64) of the l1,inf projection of ``|X|`` (or ``max(X, 0)``).
+
+    ``X`` is C-contiguous; its rows are the groups when ``groups_are_rows``, else its columns
+    (no transposed copy is made). Values are rescaled by a power of two (exact) only when sums
+    could overflow or entries could be subnormal.
+
+    Returns the caps, or None when X is already in the ball; a ValueError names ``V`` when X
+    holds NaN or infinite entries. ``stats`` (a dict), if given, receives the number of
+    evaluations, gather passes, candidates and entries visited by the search.
+    """
+    n, m = X.shape if groups_are_rows else X.shape[::-1]
+    G = _Gathered(n, m)
+    t = np.zeros(n, np.float64)
+    u = np.full(n, np.inf)
+    pivot = np.zeros(n, np.float64)
+    guess = width = 0.0
+    if m >= 2 * SAMPLE_ENTRIES and m * n >= SAMPLE_MIN_SIZE:
+        win = _sample_windows(X, groups_are_rows, nonneg, radius, n, m)
+        if win is not None:
+            t, u, guess, width, pivot = win
+    G.fill(X, groups_are_rows, nonneg, t, u)
+    e = 0
+    Mmax = G.M.max()
+    if not np.isfinite(G.S).all() or Mmax > _BIG or 0.0 < Mmax < _TINY:
+        if not np.isfinite(X).all():
+            raise ValueError("V contains NaN or infinite entries")
+        e = int(np.frexp(Mmax)[1])
+        X = np.ldexp(X.astype(np.float64), -e)
+        t[:] = 0.0
+        u[:] = np.inf
+        guess = width = 0.0
+        pivot[:] = 0.0
+        G.fill(X, groups_are_rows, nonneg, t, u)
+    r = float(np.ldexp(radius, -e))
+    if G.M.sum() <= r:
+        return None
     mu = np.empty(n, np.float64)
     info = np.zeros(3)
-    _caps_from_buffer(W, M, S, r, guess, sample_width, pivot, mu, info)
-    mu = match_radius(mu, M, r)
-    return np.ldexp(mu, e), int(info[0]), info[2] / (m * n)
-
-
-@nb.njit(cache=True, nogil=True)
-def apply_caps(V, mu, groups_are_columns, nonneg, out):
-    """``out = sign(v) min(|v|, mu_g)`` (or ``min(max(v, 0), mu_g)``), in V's memory order."""
-    rows, cols = V.shape
-    zero = 0.0
-    if V.flags.f_contiguous and not V.flags.c_contiguous:
-        for j in range(cols):
-            for i in range(rows):
-                c = mu[j] if groups_are_columns else mu[i]
-                x = V[i, j]
-                lo = zero if nonneg else -c
-                out[i, j] = min(max(x, lo), c)
-    else:
-        for i in range(rows):
-            for j in range(cols):
-                c = mu[j] if groups_are_columns else mu[i]
-                x = V[i, j]
-                lo = zero if nonneg else -c
-                out[i, j] = min(max(x, lo), c)
+    passes = 1
+    evals = 0
+    while True:
+        _caps_from_buffer(G.W, G.cnt, G.kA, G.SA, G.Sc, r, guess, width, pivot, mu, info)
+        evals += int(info[0])
+        if _check_windows(mu, t, u, G.S, info[1]) == 0:
+            break
+        # Some cap left its window (rounding at a window's edge): read those groups in full.
+        passes += 1
+        pivot = mu.copy()
+        guess, width = info[1], SEARCH_WIDTH
+        G.fill(X, groups_are_rows, nonneg, t, u)
+    if stats is not None:
+        stats.update(evaluations=evals, passes=passes, candidates=int(G.cnt.sum()),
+                     visits=info[2])
+    mu = match_radius(mu, G.M, r)
+    return np.ldexp(mu, e) if e else mu

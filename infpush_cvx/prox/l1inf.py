@@ -113,12 +113,21 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
 
 
 def _project_newton(V, radius, axis, nonneg):
-    """The default method: caps from :func:`._l1inf_newton.caps_newton`, read from V in place."""
-    mu, _, _ = caps_newton(_groups_as_columns(V, axis), nonneg, radius)
+    """The default method: caps from :func:`._l1inf_newton.caps_newton`, read from V in place.
+
+    The kernels take a C-ordered matrix: an F-ordered V is passed as its transpose (a view).
+    """
+    if not V.flags.c_contiguous and not V.flags.f_contiguous:
+        V = np.ascontiguousarray(V)
+    transposed = not V.flags.c_contiguous
+    X = V.T if transposed else V
+    groups_are_rows = (axis == 0) == transposed
+    mu = caps_newton(X, groups_are_rows, nonneg, radius)
     if mu is None:
         return np.maximum(V, 0) if nonneg else V.copy()
     out = np.empty_like(V)
-    apply_caps(V, _caps_in_dtype(mu, V.dtype), axis == 0, nonneg, out)
+    apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
+               out.T if transposed else out)
     return out
 
 
