@@ -10,6 +10,7 @@ from infpush_cvx.prox import _l1inf_newton as K
 from infpush_cvx.prox import l1inf_norm, project_l1inf
 
 FACTORS = (1e-3, 1e-2, 0.1, 0.5, 0.99)
+FEW_FACTORS = (1e-3, 0.1, 0.5)
 
 
 def _agree(V, factor, axis, nonneg, atol=1e-12):
@@ -34,7 +35,7 @@ def _large_enough(shape, axis):
 @pytest.mark.parametrize("nonneg", [False, True])
 def test_window_path_matches_sort(order, axis, nonneg):
     rng = np.random.default_rng(21)
-    shape = (400, 250) if axis == 0 else (250, 400)
+    shape = (300, 200) if axis == 0 else (200, 300)
     assert _large_enough(shape, axis)
     V = np.array(rng.standard_normal(shape), order=order)
     for factor in FACTORS:
@@ -44,7 +45,7 @@ def test_window_path_matches_sort(order, axis, nonneg):
 def test_window_path_float32():
     rng = np.random.default_rng(22)
     V = rng.standard_normal((300, 300)).astype(np.float32)
-    for factor in FACTORS:
+    for factor in FEW_FACTORS:
         for axis in (0, 1):
             P = _agree(V, factor, axis, False, atol=2 * np.finfo(np.float32).eps)
             r = factor * l1inf_norm(V.astype(np.float64), axis)
@@ -58,7 +59,7 @@ def test_window_path_adversarial(kind):
     # (the sample sees a biased part), one group far larger than the rest, groups on scales
     # 1e-6..1e6, heavy tails. The result must stay exact whatever the windows were.
     rng = np.random.default_rng(23)
-    shape = (512, 200)
+    shape = (256, 200)
     if kind == "ties":
         V = rng.integers(-3, 4, shape).astype(np.float64)
     elif kind == "sparse":
@@ -72,10 +73,11 @@ def test_window_path_adversarial(kind):
         V = rng.standard_normal(shape) * np.logspace(-6, 6, shape[1])
     else:
         V = rng.exponential(size=shape) * rng.choice([-1.0, 1.0], shape)
-    for factor in FACTORS:
+    assert _large_enough(shape, 0)
+    for factor in FEW_FACTORS:
         for nonneg in (False, True):
-            _agree(V, factor, 0, nonneg)
-            _agree(np.ascontiguousarray(V.T), factor, 1, nonneg)
+            _agree(V if nonneg else np.ascontiguousarray(V.T), factor, 0 if nonneg else 1,
+                   nonneg)
 
 
 def test_window_path_extreme_magnitudes():
