@@ -7,7 +7,10 @@ shared: quote ratios). Also the first-call time of the numba kernels in a fresh 
 (cache cleared) and warm (cache=True files present).
 
     python benchmarks/bench_prox.py            # full: 100x100, 1000x1000, 300x3000
-    python benchmarks/bench_prox.py --quick    # < 1 minute
+    python benchmarks/bench_prox.py --quick    # < 1 minute: axis 0, sort only at factor 0.1
+
+The last column gives the newton method's gather passes and the candidates its search saw
+(as a fraction of the matrix).
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")        # single thread, set before numpy/numba load
 
 import numpy as np  # noqa: E402
 
 from infpush_cvx.prox import l1inf_norm, project_l1inf  # noqa: E402
+from infpush_cvx.prox._l1inf_newton import caps_newton  # noqa: E402
 
 FACTORS = (0.001, 0.01, 0.1, 0.5)
 
@@ -63,35 +68,41 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     if args.quick:
-        shapes, repeats, methods, nonnegs = [(100, 100), (1000, 1000)], 3, ("newton", "sort"), (False,)
+        shapes, repeats, axes, nonnegs = [(100, 100), (1000, 1000)], 5, (0,), (False, True)
     else:
-        shapes, repeats, methods, nonnegs = [(100, 100), (1000, 1000), (300, 3000)], 7, \
-            ("newton", "sort"), (False, True)
+        shapes, repeats, axes, nonnegs = [(100, 100), (1000, 1000), (300, 3000)], 9, (0, 1), \
+            (False, True)
     if not args.no_compile:
         cold, warm = compile_times()
         print(f"first call in a fresh process: cold cache {cold:.2f} s, cached {warm:.2f} s")
-    print("| shape | axis | nonneg | radius factor | method | median ms | ratio to copy |")
-    print("|---|---|---|---|---|---|---|")
+    print("| shape | axis | nonneg | radius factor | method | median ms | ratio to copy "
+          "| passes, candidates |")
+    print("|---|---|---|---|---|---|---|---|")
     for shape in shapes:
         V = rng.standard_normal(shape)
         D = np.empty_like(V)
-        for axis in (0, 1):
+        for axis in axes:
             for nonneg in nonnegs:
                 base = np.maximum(V, 0) if nonneg else V
                 norm = l1inf_norm(base, axis)
                 for factor in FACTORS:
                     r = factor * norm
-                    for method in methods:
-                        if method == "sort" and args.quick and shape[0] * shape[1] > 1e5 \
-                                and factor not in (0.1,):
+                    for method in ("newton", "sort"):
+                        big = shape[0] * shape[1] > 1e5
+                        if method == "sort" and (args.quick or nonneg) and factor != 0.1:
                             continue
                         project_l1inf(V, r, axis=axis, nonneg=nonneg, method=method)
-                        reps = max(1, repeats if method == "newton" else repeats // 2)
+                        reps = repeats if method == "newton" else (3 if big else repeats)
                         t = median_time(lambda: project_l1inf(V, r, axis=axis, nonneg=nonneg,
                                                               method=method), reps)
                         c = median_time(lambda: np.copyto(D, V), 11)
+                        extra = ""
+                        if method == "newton":
+                            st = {}
+                            caps_newton(V, axis == 1, nonneg, r, st)   # V is C-ordered
+                            extra = f"{st.get('passes', 0)}, {st.get('candidates', 0) / V.size:.3f}"
                         print(f"| {shape[0]}x{shape[1]} | {axis} | {nonneg} | {factor} | "
-                              f"{method} | {t * 1e3:.3f} | {t / c:.1f} |", flush=True)
+                              f"{method} | {t * 1e3:.3f} | {t / c:.1f} | {extra} |", flush=True)
 
 
 if __name__ == "__main__":
