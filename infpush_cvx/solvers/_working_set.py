@@ -16,8 +16,18 @@ misclassified ones, L/U re-classified at w_r (this keeps the band small, a few h
 After ``recentre_rounds`` rounds the band only grows (the misclassified pairs are added to it),
 so the sets only grow and the loop is finite.
 
+Proximal steps (l2, ``prox > 0``): the model's linear pieces are exact only near the reference
+point, and a plain model step from a poor point jumps far, misclassifies many pairs and makes the
+band oscillate. So each restricted QP adds ``prox/2 ||w - w_ref||^2`` (a proximal-bundle step on
+the model; measured at m = n = 1000, d = 100: 10 rounds instead of 11 and a band of ~5,000 pairs
+instead of ~9,000, half the time; RankSVM 12 rounds where plain steps stall at gap ~1). The
+multipliers stay feasible for the full dual (the prox term only moves w), so the certificate is
+unchanged; when a round adds nothing the model is exact at w_r and the next step is a plain one,
+which is what ends the loop. From a warm start the first step is plain.
+
 The restricted problem is small and solved to high accuracy: a QP by Clarabel (l2) or an LP by
-HiGHS through ``scipy.optimize.linprog`` (l1), in compact form (score variables ``u = Xp[I] w``,
+HiGHS through ``scipy.optimize.linprog`` (l1; ``lp_solver="clarabel"`` solves it, optionally with
+the proximal term, by Clarabel instead), in compact form (score variables ``u = Xp[I] w``,
 ``v = Xn[J] w``, three nonzeros per band pair). Its multipliers extend to a feasible ``alpha`` of
 the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
 test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
@@ -69,32 +79,42 @@ class _Model:
 _DIRECT_METHOD = "qdldl"  # "auto" picks faer, 2-3x slower on these KKT systems
 
 
-def _solve_qp(model, d):
-    """Clarabel on min 1/2||w||^2 + coef * [model loss]; returns w, group and pair multipliers."""
+def _solve_qp(model, d, prox=0.0, center=None, penalty="l2"):
+    """Clarabel on ``pen(w) + coef * [model loss] + prox/2 ||w - center||^2`` (C-scaling).
+
+    ``pen`` is ``||w||^2 / 2`` (l2) or ``||w||_1`` (l1, epigraph ``-p <= w <= p``: then the
+    problem is an LP when ``prox = 0``). Returns w, group multipliers mu and pair multipliers nu.
+    """
     import clarabel
 
     data = model.data
     nI, nJ, nb = model.I.size, model.J.size, model.Bi.size
     k = model.a.size
     ip = model.loss == "infinite_push"
-    nx = d + nI + nJ + nb + (1 if ip else 0)
+    l1 = penalty == "l1"
+    n_p = d if l1 else 0
+    # x = [w (d), u (nI), v (nJ), xi_b (nb), xi (1, Infinite Push only), p (d, l1 only)]
+    nx = d + nI + nJ + nb + (1 if ip else 0) + n_p
     o_u, o_v, o_b, o_x = d, d + nI, d + nI + nJ, d + nI + nJ + nb
+    o_p = nx - n_p
     q = np.zeros(nx)
     if ip:
         q[o_x] = model.coef
     else:
         q[:d] = -model.coef * model.g[0]
         q[o_b:o_b + nb] = model.coef
-    P = sp.csc_matrix((np.ones(d), (np.arange(d), np.arange(d))), shape=(nx, nx))
-    blocks_eq = []
+    if l1:
+        q[o_p:] = 1.0
+    if prox > 0:
+        q[:d] -= prox * center
+    curv = (0.0 if l1 else 1.0) + prox
+    P = sp.csc_matrix((np.full(d, curv), (np.arange(d), np.arange(d))), shape=(nx, nx))
     XI = data.Xp[model.I]
     XJ = data.Xn[model.cols[model.J]]
-    # Zero cone: u - Xp[I] w = 0, v - Xn[J] w = 0.
-    A_eq = sp.bmat([[-sp.csr_matrix(XI), sp.identity(nI), None, None],
-                    [-sp.csr_matrix(XJ), None, sp.identity(nJ), None]], format="csr") \
-        if nI + nJ else None
     rows, b_parts, cones = [], [], []
-    if A_eq is not None:
+    if nI + nJ:  # zero cone: u - Xp[I] w = 0, v - Xn[J] w = 0
+        A_eq = sp.bmat([[-sp.csr_matrix(XI), sp.identity(nI), None],
+                        [-sp.csr_matrix(XJ), None, sp.identity(nJ)]], format="csr")
         A_eq = sp.hstack([A_eq, sp.csr_matrix((nI + nJ, nx - A_eq.shape[1]))], format="csr")
         rows.append(A_eq)
         b_parts.append(np.zeros(nI + nJ))
@@ -104,7 +124,7 @@ def _solve_qp(model, d):
         # group j:  -g_j.w + sum_{b in B_j} xi_b - xi <= -a_j
         G = sp.hstack([sp.csr_matrix(-model.g), sp.csr_matrix((k, nI + nJ)),
                        sp.csr_matrix((np.ones(nb), (model.Bj, r)), shape=(k, nb)),
-                       sp.csr_matrix(-np.ones((k, 1)))], format="csr")
+                       sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))], format="csr")
         rows.append(G)
         b_parts.append(-model.a)
     # pair b: -u_i + v_j - xi_b <= -1 ;  -xi_b <= 0
@@ -115,7 +135,14 @@ def _solve_qp(model, d):
     Nn = sp.csr_matrix((-np.ones(nb), (r, o_b + r)), shape=(nb, nx))
     rows += [Pr, Nn]
     b_parts += [-np.ones(nb), np.zeros(nb)]
-    n_ineq = (k if ip else 0) + 2 * nb
+    if l1:  # w - p <= 0, -w - p <= 0
+        e = np.arange(d)
+        rows.append(sp.csr_matrix(
+            (np.concatenate([np.ones(d), -np.ones(d), -np.ones(d), -np.ones(d)]),
+             (np.concatenate([e, d + e, e, d + e]), np.concatenate([e, e, o_p + e, o_p + e]))),
+            shape=(2 * d, nx)))
+        b_parts.append(np.zeros(2 * d))
+    n_ineq = (k if ip else 0) + 2 * nb + 2 * n_p
     cones.append(clarabel.NonnegativeConeT(n_ineq))
     A = sp.vstack(rows, format="csc")
     b = np.concatenate(b_parts)
@@ -196,7 +223,7 @@ def _initial_w(data, lam, loss, penalty):
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
           max_iter: int, w0=None, band: float = 0.2, max_new_pairs: int = 5000,
           max_new_negatives: int | None = None, sticky: bool = False,
-          recentre_rounds: int = 20,
+          recentre_rounds: int = 20, prox: float | None = None, lp_solver: str = "highs",
           time_limit: float | None = None):
     """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info."""
     t_start = time.perf_counter()
@@ -241,14 +268,17 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": []}
     status, best, best_dual = "max_iter", None, None
     it = 0
+    if prox is None:  # stabilise the QP steps (l2); the HiGHS LP takes plain model steps
+        prox = 1.0 if penalty == "l2" or lp_solver == "clarabel" else 0.0
+    prox_now = 0.0 if w0 is not None else prox  # from a warm start, try a plain step first
     for it in range(1, max_iter + 1):
         cols = np.flatnonzero(inW)
         Bm = Bmask[:, cols]
         L = Lref[:, cols] & ~Bm
         Bi, Bj = np.nonzero(Bm)
         model = _Model(data, cols, L, Bi, Bj, coef, loss)
-        if penalty == "l2":
-            w_r, mu, nu = _solve_qp(model, d)
+        if penalty == "l2" or lp_solver == "clarabel":
+            w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
         else:
             w_r, mu, nu = _solve_lp(model, d)
         # Extend the multipliers to a feasible dual point of the full problem.
@@ -315,8 +345,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 classify_new(np.flatnonzero(new))
                 added += int(new.sum())
         if added == 0:
+            if prox_now > 0:  # the model is exact at w_r: take the full (unstabilised) step
+                prox_now = 0.0
+                continue
             status = "stalled"
             break
+        prox_now = prox
     p, w_best = best
     return {"w": w_best, "alpha": best_dual[1], "gap": gap, "status": status,
             "iterations": it, "history": history, "objective_paper": p}
