@@ -63,6 +63,9 @@ SAMPLE_MIN_SIZE = 50_000
 # Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
 # T_g at them bracket every cap.
 PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
+# Relative width of the theta bracket above which the probes are placed again, inside the
+# windows, and V read once more.
+REPROBE_WIDTH = 0.05
 # After a cap left its window, the search restarts from the previous theta * (1 -+ SEARCH_WIDTH).
 SEARCH_WIDTH = 0.02
 # Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
@@ -176,6 +179,47 @@ def _gather_cols(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, M, S):
             W[g, cnt[g]] = a
             cnt[g] += 1
             Sc[g] += a
+
+
+_TILE = 32
+
+
+@nb.njit(cache=True, nogil=True)
+def _load_cols(X, nonneg, W, M, S):
+    """Full windows, groups = columns of X: ``W[g, :] = magnitudes of column g`` (a tiled
+    transpose: each tile is read along X's rows and written along W's rows, so both stay in
+    cache), with the max M and sum S (NaN flags NaN/inf) of every column."""
+    m, n = X.shape
+    for g in range(n):
+        M[g] = 0.0
+        S[g] = 0.0
+    for i0 in range(0, m, _TILE):
+        i1 = min(i0 + _TILE, m)
+        for g0 in range(0, n, _TILE):
+            g1 = min(g0 + _TILE, n)
+            for g in range(g0, g1):
+                mx = M[g]
+                sm = S[g]
+                for i in range(i0, i1):
+                    x = X[i, g]
+                    a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+                    W[g, i] = a
+                    mx = a if a > mx else mx
+                    sm += a + (x - x)
+                M[g] = mx
+                S[g] = sm
+
+
+@nb.njit(cache=True, nogil=True)
+def _load_rows(X, Xi, sign_mask, nonneg, W, Mb, S):
+    """Full windows, groups = rows of X: ``W[g, :] = magnitudes of row g``, with the max (bits
+    Mb, see :func:`_row_stats`) and sum S of every row."""
+    n, m = X.shape
+    for g in range(n):
+        Mb[g], S[g], _, _ = _row_stats(X, Xi, sign_mask, g, nonneg, np.inf)
+        for i in range(m):
+            x = X[g, i]
+            W[g, i] = (x if x > 0 else 0.0) if nonneg else abs(x)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -501,6 +545,18 @@ def _thresholds(Ws, caps, theta_s, offsets, thr):
             thr[i + 1, g] = x
 
 
+@nb.njit(cache=True, nogil=True)
+def _probes_in_windows(t, u, M, thr):
+    """Probes evenly spaced inside every window ``(t_g, min(u_g, M_g))``."""
+    K, n = thr.shape
+    for g in range(n):
+        lo = t[g]
+        hi = u[g] if u[g] < M[g] else M[g]
+        hi = hi if hi > lo else lo
+        for j in range(K):
+            thr[j, g] = lo + (hi - lo) * (j + 1) / (K + 1)
+
+
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
 def _probe_rows(X, nonneg, thr, KC, KS):
     """KC[j, g], KS[j, g] = count and sum of the magnitudes in row g of X above thr[j, g]
@@ -525,7 +581,8 @@ def _probe_rows(X, nonneg, thr, KC, KS):
 @nb.njit(cache=True, nogil=True)
 def _stats_cols(X, nonneg, thr, M, S, KC, KS):
     """Max M, sum S (NaN flags NaN/inf) of every column of X, and count/sum above every probe
-    ``thr[j, g]``, reading X row by row (the per-column state vectorizes across columns)."""
+    ``thr[j, g]``, reading X row by row (the per-column state vectorizes across columns;
+    blocks of columns were slower: short strided reads defeat the prefetcher)."""
     m, n = X.shape
     K = thr.shape[0]
     M[:] = 0.0
@@ -594,27 +651,45 @@ def _bound_sum(theta, upper, M, S, m, P, T, k):
 @nb.njit(cache=True, nogil=True)
 def _bound_root(upper, M, S, m, P, T, k, radius, guess, lo, hi):
     """Bracket ``[a, b]`` (relative width 4e-3) of the point where the lower (upper) bound sum
-    crosses the radius, starting from ``guess`` and searching outward by factors of 1.1."""
+    f crosses the radius: ``f(a) >= radius > f(b)``. Outward steps from ``guess`` by growing
+    factors find a bracket, then regula falsi with the Illinois rule narrows it (f is
+    piecewise linear and decreasing)."""
     a = lo
     b = hi
+    fa = np.inf
+    fb = 0.0
     x = guess
     step = 1.1
     while x > a and x < b:
-        if _bound_sum(x, upper, M, S, m, P, T, k) >= radius:
-            a = x
+        fx = _bound_sum(x, upper, M, S, m, P, T, k)
+        if fx >= radius:
+            a, fa = x, fx
             x = x * step
         else:
-            b = x
+            b, fb = x, fx
             x = x / step
         if a > lo and b < hi:
             break
         step *= step
+    side = 0
     while b - a > 4e-3 * b:
-        x = 0.5 * (a + b)
-        if _bound_sum(x, upper, M, S, m, P, T, k) >= radius:
-            a = x
+        if fa < np.inf and fa > fb:
+            x = a + (fa - radius) * (b - a) / (fa - fb)
         else:
-            b = x
+            x = 0.5 * (a + b)
+        if not (x > a and x < b):
+            x = 0.5 * (a + b)
+        fx = _bound_sum(x, upper, M, S, m, P, T, k)
+        if fx >= radius:
+            a, fa = x, fx
+            if side == 1:
+                fb = radius + 0.5 * (fb - radius)     # Illinois: halve the stale end
+            side = 1
+        else:
+            b, fb = x, fx
+            if side == -1:
+                fa = radius + 0.5 * (fa - radius)
+            side = -1
     return a, b
 
 
@@ -729,17 +804,29 @@ class _Gathered:
         self.M = np.empty(n, np.float64)
         self.S = np.empty(n, np.float64)
 
-    def fill(self, X, groups_are_rows, nonneg, t, u):
+    def fill(self, X, groups_are_rows, nonneg, t, u, full):
+        """Gather the candidates in the windows ``(t, u]`` (``full``: every window is
+        ``(0, inf)``, a plain load)."""
         itype, mask = _SIGN_MASK[X.dtype]
         Xi = X.view(itype)
         if groups_are_rows:
             Mb = np.empty(X.shape[0], itype)
-            _gather_rows(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
-                         self.Sc, Mb, self.S)
+            if full:
+                _load_rows(X, Xi, mask, nonneg, self.W, Mb, self.S)
+            else:
+                _gather_rows(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
+                             self.Sc, Mb, self.S)
             self.M[:] = Mb.view(X.dtype)
+        elif full:
+            _load_cols(X, nonneg, self.W, self.M, self.S)
         else:
             _gather_cols(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
                          self.Sc, self.M, self.S)
+        if full:      # every entry is a candidate (zeros too: they never change T)
+            self.cnt[:] = self.W.shape[1]
+            self.kA[:] = 0
+            self.SA[:] = 0.0
+            self.Sc[:] = self.S
 
 
 def _group_stats(X, groups_are_rows, nonneg, thr):
@@ -790,6 +877,14 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
     _windows(M, S, m, thr, KC, KS, radius, theta_s * (m / h), t, u, bracket)
     guess = 0.5 * (bracket[0] + bracket[1])
     width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
+    if width > REPROBE_WIDTH:
+        # The probes missed (typically caps near the top, where the sample is thin): probe
+        # again, evenly inside the windows; one more read of V beats a wide window.
+        _probes_in_windows(t, u, M, thr)
+        M, S, KC, KS = _group_stats(X, groups_are_rows, nonneg, thr)
+        _windows(M, S, m, thr, KC, KS, radius, guess, t, u, bracket)
+        guess = 0.5 * (bracket[0] + bracket[1])
+        width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
     return t, u, guess, width, pivot
 
 
@@ -811,11 +906,13 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
     u = np.full(n, np.inf)
     pivot = np.zeros(n, np.float64)
     guess = width = 0.0
+    full = True
     if m >= 2 * SAMPLE_ENTRIES and m * n >= SAMPLE_MIN_SIZE:
         win = _sample_windows(X, groups_are_rows, nonneg, radius, n, m)
         if win is not None:
             t, u, guess, width, pivot = win
-    G.fill(X, groups_are_rows, nonneg, t, u)
+            full = False
+    G.fill(X, groups_are_rows, nonneg, t, u, full)
     e = 0
     Mmax = G.M.max()
     if not np.isfinite(G.S).all() or Mmax > _BIG or 0.0 < Mmax < _TINY:
@@ -827,7 +924,8 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
         u[:] = np.inf
         guess = width = 0.0
         pivot[:] = 0.0
-        G.fill(X, groups_are_rows, nonneg, t, u)
+        full = True
+        G.fill(X, groups_are_rows, nonneg, t, u, full)
     r = float(np.ldexp(radius, -e))
     if G.M.sum() <= r:
         return None
@@ -838,13 +936,13 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
     while True:
         _caps_from_buffer(G.W, G.cnt, G.kA, G.SA, G.Sc, r, guess, width, pivot, mu, info)
         evals += int(info[0])
-        if _check_windows(mu, t, u, G.S, info[1]) == 0:
+        if full or _check_windows(mu, t, u, G.S, info[1]) == 0:
             break
         # Some cap left its window (rounding at a window's edge): read those groups in full.
         passes += 1
         pivot = mu.copy()
         guess, width = info[1], SEARCH_WIDTH
-        G.fill(X, groups_are_rows, nonneg, t, u)
+        G.fill(X, groups_are_rows, nonneg, t, u, False)
     if stats is not None:
         stats.update(evaluations=evals, passes=passes, candidates=int(G.cnt.sum()),
                      visits=info[2])
