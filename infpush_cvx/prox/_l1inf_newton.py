@@ -141,10 +141,51 @@ def _gather_rows(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, Mb, S):
 
 
 @nb.njit(cache=True, nogil=True)
+def _gather_cols_rows(X, nonneg, t, u, W, cnt, kA, SA, Sc, M, S, idx, i0, R):
+    """Rows ``i0 .. i0+R-1`` into :func:`_gather_cols` (R a constant at the call sites, so
+    that the row loop unrolls and the column loop vectorizes)."""
+    n = X.shape[1]
+    for g in range(n):
+        mx = M[g]
+        sm = S[g]
+        ka = kA[g]
+        sa = SA[g]
+        ug = u[g]
+        for r in range(R):
+            x = X[i0 + r, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            mx = a if a > mx else mx
+            sm += a + (x - x)
+            above = a > ug
+            ka += above
+            sa += a if above else 0.0
+        M[g] = mx
+        S[g] = sm
+        kA[g] = ka
+        SA[g] = sa
+    for r in range(R):
+        i = i0 + r
+        c = 0
+        for g in range(n):
+            x = X[i, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            idx[c] = g
+            c += (a > t[g]) & (a <= u[g])
+        for k in range(c):
+            g = idx[k]
+            x = X[i, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            W[g, cnt[g]] = a
+            cnt[g] += 1
+            Sc[g] += a
+
+
+@nb.njit(cache=True, nogil=True)
 def _gather_cols(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, M, S):
     """As :func:`_gather_rows` for X whose columns are the groups, read row by row (no
-    transposed copy): per-group state lives in n-vectors, the candidates of a row are
-    packed into a short index list first, then appended to their groups' rows of W."""
+    transposed copy): per-group state lives in n-vectors, updated _ROWS rows at a time; the
+    candidates of a row are packed into a short index list (branch-free), then appended to
+    their groups' rows of W."""
     m, n = X.shape
     for g in range(n):
         M[g] = 0.0
@@ -154,34 +195,17 @@ def _gather_cols(X, Xi, sign_mask, nonneg, t, u, W, cnt, kA, SA, Sc, M, S):
         kA[g] = 0
         SA[g] = 0.0
     idx = np.empty(n, np.int64)
-    for i in range(m):
-        for g in range(n):
-            x = X[i, g]
-            a = (x if x > 0 else 0.0) if nonneg else abs(x)
-            a = float(a)
-            M[g] = a if a > M[g] else M[g]
-            S[g] += a + (x - x)
-            above = a > u[g]
-            kA[g] += above
-            SA[g] += a if above else 0.0
-        c = 0
-        for g in range(n):
-            x = X[i, g]
-            a = (x if x > 0 else 0.0) if nonneg else abs(x)
-            a = float(a)
-            idx[c] = g
-            c += (a > t[g]) & (a <= u[g])
-        for k in range(c):
-            g = idx[k]
-            x = X[i, g]
-            a = (x if x > 0 else 0.0) if nonneg else abs(x)
-            a = float(a)
-            W[g, cnt[g]] = a
-            cnt[g] += 1
-            Sc[g] += a
+    mb = m - m % _ROWS
+    for i0 in range(0, mb, _ROWS):
+        _gather_cols_rows(X, nonneg, t, u, W, cnt, kA, SA, Sc, M, S, idx, i0, _ROWS)
+    for i0 in range(mb, m):
+        _gather_cols_rows(X, nonneg, t, u, W, cnt, kA, SA, Sc, M, S, idx, i0, 1)
 
 
 _TILE = 32
+# Rows per block when the groups are the columns of a C-ordered matrix (per-column state is
+# kept in registers over a block).
+_ROWS = 8
 
 
 @nb.njit(cache=True, nogil=True)
@@ -579,29 +603,51 @@ def _probe_rows(X, nonneg, thr, KC, KS):
 
 
 @nb.njit(cache=True, nogil=True)
+def _stats_cols_rows(X, nonneg, thr, M, S, KC, KS, i0, R):
+    """Rows ``i0 .. i0+R-1`` into the state of :func:`_stats_cols` (R a constant at the call
+    sites, so that the row loop unrolls and the column loop vectorizes)."""
+    n = X.shape[1]
+    K = thr.shape[0]
+    for g in range(n):
+        mx = M[g]
+        sm = S[g]
+        for r in range(R):
+            x = X[i0 + r, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            mx = a if a > mx else mx
+            sm += a + (x - x)
+        M[g] = mx
+        S[g] = sm
+    for j in range(K):
+        for g in range(n):
+            p = thr[j, g]
+            kc = KC[j, g]
+            ks = KS[j, g]
+            for r in range(R):
+                x = X[i0 + r, g]
+                a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+                above = a > p
+                kc += above
+                ks += a if above else 0.0
+            KC[j, g] = kc
+            KS[j, g] = ks
+
+
+@nb.njit(cache=True, nogil=True)
 def _stats_cols(X, nonneg, thr, M, S, KC, KS):
     """Max M, sum S (NaN flags NaN/inf) of every column of X, and count/sum above every probe
-    ``thr[j, g]``, reading X row by row (the per-column state vectorizes across columns;
-    blocks of columns were slower: short strided reads defeat the prefetcher)."""
-    m, n = X.shape
-    K = thr.shape[0]
+    ``thr[j, g]``, reading X row by row (the per-column state vectorizes across columns),
+    _ROWS rows at a time so that the state is loaded and stored once per block."""
+    m = X.shape[0]
     M[:] = 0.0
     S[:] = 0.0
     KC[:] = 0
     KS[:] = 0.0
-    for i in range(m):
-        for g in range(n):
-            x = X[i, g]
-            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
-            M[g] = a if a > M[g] else M[g]
-            S[g] += a + (x - x)
-        for j in range(K):
-            for g in range(n):
-                x = X[i, g]
-                a = float((x if x > 0 else 0.0) if nonneg else abs(x))
-                above = a > thr[j, g]
-                KC[j, g] += above
-                KS[j, g] += a if above else 0.0
+    mb = m - m % _ROWS
+    for i0 in range(0, mb, _ROWS):
+        _stats_cols_rows(X, nonneg, thr, M, S, KC, KS, i0, _ROWS)
+    for i0 in range(mb, m):
+        _stats_cols_rows(X, nonneg, thr, M, S, KC, KS, i0, 1)
 
 
 @nb.njit(cache=True, nogil=True)
