@@ -8,8 +8,8 @@ Paper scaling (formulations.md sections 1 and 2)::
 Methods (``method=``):
 
 - ``"working_set"`` (default, l2 and l1): constraint generation over the negatives and the pairs
-  near the margin, restricted QP (Clarabel) or LP (HiGHS) solved exactly, stopped by the full
-  relative duality gap (:mod:`._working_set`). Degenerate instances (``w* = 0``) are detected up
+  near the margin, restricted QP (Clarabel, proximal steps) or LP (HiGHS) solved exactly, stopped
+  by the full relative duality gap (:mod:`._working_set`). Degenerate instances (``w* = 0``) are detected up
   front and answered exactly (:mod:`infpush_cvx.degeneracy`).
 - ``"fista"`` (l2): accelerated projected gradient with restart on the dual (eq. 3.9).
 - ``"paper"`` (l2): the paper's gradient projection (Figure 2), ``eta_0 / sqrt(t)`` steps.
