@@ -63,9 +63,10 @@ SAMPLE_MIN_SIZE = 50_000
 # Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
 # T_g at them bracket every cap.
 PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
-# Relative width of the theta bracket above which the probes are placed again, inside the
-# windows, and V read once more.
-REPROBE_WIDTH = 0.05
+# Relative width of the theta bracket above which the gathered windows are narrowed with
+# CANDIDATE_PROBES probes valued on the candidates (caps near the top, where the sample is thin).
+NARROW_WIDTH = 0.05
+CANDIDATE_PROBES = 8
 # After a cap left its window, the search restarts from the previous theta * (1 -+ SEARCH_WIDTH).
 SEARCH_WIDTH = 0.02
 # Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
@@ -569,16 +570,56 @@ def _thresholds(Ws, caps, theta_s, offsets, thr):
             thr[i + 1, g] = x
 
 
-@nb.njit(cache=True, nogil=True)
-def _probes_in_windows(t, u, M, thr):
-    """Probes evenly spaced inside every window ``(t_g, min(u_g, M_g))``."""
-    K, n = thr.shape
+@nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _probe_candidates(W, cnt, kA, SA, lo, hi, M, P, T, k):
+    """Exact ``T_g`` and right slopes at K probes spread evenly over ``[lo_g, min(hi_g, M_g)]``.
+
+    Only the gathered entries are read: an entry at or below ``lo_g`` adds nothing to
+    ``T_g(p)`` for ``p >= lo_g``, and the entries above ``hi_g`` enter by count and sum.
+    """
+    n, K = P.shape
     for g in range(n):
-        lo = t[g]
-        hi = u[g] if u[g] < M[g] else M[g]
-        hi = hi if hi > lo else lo
+        top = hi[g] if hi[g] < M[g] else M[g]
+        top = top if top > lo[g] else lo[g]
         for j in range(K):
-            thr[j, g] = lo + (hi - lo) * (j + 1) / (K + 1)
+            p = lo[g] + (top - lo[g]) * j / (K - 1)
+            c = 0
+            sa = 0.0
+            for i in range(cnt[g]):
+                a = W[g, i]
+                above = a > p
+                c += above
+                sa += a if above else 0.0
+            P[g, j] = p
+            k[g, j] = kA[g] + c
+            T[g, j] = (SA[g] + sa) - (kA[g] + c) * p
+
+
+@nb.njit(cache=True, nogil=True)
+def _narrow(W, cnt, kA, SA, Sc, t, u):
+    """Keep in every row of W only the candidates in ``(t_g, u_g]`` (in place); those above
+    ``u_g`` join the fixed count kA and sum SA."""
+    n = W.shape[0]
+    for g in range(n):
+        tg = t[g]
+        ug = u[g]
+        c = 0
+        sc = 0.0
+        ka = 0
+        sa = 0.0
+        for i in range(cnt[g]):
+            a = W[g, i]
+            W[g, c] = a
+            inside = (a > tg) & (a <= ug)
+            c += inside
+            sc += a if inside else 0.0
+            above = a > ug
+            ka += above
+            sa += a if above else 0.0
+        cnt[g] = c
+        Sc[g] = sc
+        kA[g] += ka
+        SA[g] += sa
 
 
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -650,7 +691,7 @@ def _stats_cols(X, nonneg, thr, M, S, KC, KS):
         _stats_cols_rows(X, nonneg, thr, M, S, KC, KS, i0, 1)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _cap_bounds(theta, g, M, S, m, P, T, k):
     """Bounds ``lb <= mu_g(theta) <= ub`` from exact values of T_g at the probes of group g.
 
@@ -740,23 +781,17 @@ def _bound_root(upper, M, S, m, P, T, k, radius, guess, lo, hi):
 
 
 @nb.njit(cache=True, nogil=True)
-def _windows(M, S, m, thr, KC, KS, radius, guess, t, u, bracket):
-    """Windows that provably hold the caps: ``theta_a <= theta* <= theta_b`` where the lower
+def _windows(M, S, m, P, T, k, radius, guess, t, u, bracket):
+    """Windows that provably hold the caps, from exact ``T[g, j] = T_g(P[g, j])`` and right
+    slopes ``-k[g, j]`` at increasing probes: ``theta_a <= theta* <= theta_b`` where the lower
     bounds of the caps still sum to at least the radius at theta_a and the upper bounds to at
     most the radius at theta_b; then ``t_g = lb_g(theta_b)``, ``u_g = ub_g(theta_a)`` (widened
     by 1e-9 against rounding; the solve checks them anyway). ``bracket`` receives
     (theta_a, theta_b)."""
-    K, n = thr.shape
-    P = np.empty((n, K))
-    T = np.empty((n, K))
-    k = np.empty((n, K))
+    n = M.shape[0]
     smax = 0.0
     for g in range(n):
         smax = S[g] if S[g] > smax else smax
-        for j in range(K):
-            P[g, j] = thr[j, g]
-            T[g, j] = KS[j, g] - KC[j, g] * thr[j, g]
-            k[g, j] = KC[j, g]
     guess = guess if guess > 0.0 else 0.5 * smax
     theta_a, _ = _bound_root(False, M, S, m, P, T, k, radius, guess, 0.0, smax)
     _, theta_b = _bound_root(True, M, S, m, P, T, k, radius, guess, theta_a, smax)
@@ -767,6 +802,17 @@ def _windows(M, S, m, thr, KC, KS, radius, guess, t, u, bracket):
         u[g] = ub * (1.0 + 1e-9) if ub < M[g] else np.inf
     bracket[0] = theta_a
     bracket[1] = theta_b
+
+
+@nb.njit(cache=True, nogil=True)
+def _probe_table(thr, KC, KS, P, T, k):
+    """(P, T, k) with groups as rows from the probe counts and sums of a stats pass."""
+    K, n = thr.shape
+    for g in range(n):
+        for j in range(K):
+            P[g, j] = thr[j, g]
+            T[g, j] = KS[j, g] - KC[j, g] * thr[j, g]
+            k[g, j] = KC[j, g]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -917,21 +963,39 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
     M, S, KC, KS = _group_stats(X, groups_are_rows, nonneg, thr)
     if not np.isfinite(S).all() or M.max() > _BIG or 0.0 < M.max() < _TINY or M.sum() <= radius:
         return None
+    K = thr.shape[0]
+    P = np.empty((n, K))
+    T = np.empty((n, K))
+    k = np.empty((n, K))
+    _probe_table(thr, KC, KS, P, T, k)
     t = np.empty(n, np.float64)
     u = np.empty(n, np.float64)
     bracket = np.empty(2)
-    _windows(M, S, m, thr, KC, KS, radius, theta_s * (m / h), t, u, bracket)
+    _windows(M, S, m, P, T, k, radius, theta_s * (m / h), t, u, bracket)
     guess = 0.5 * (bracket[0] + bracket[1])
     width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
-    if width > REPROBE_WIDTH:
-        # The probes missed (typically caps near the top, where the sample is thin): probe
-        # again, evenly inside the windows; one more read of V beats a wide window.
-        _probes_in_windows(t, u, M, thr)
-        M, S, KC, KS = _group_stats(X, groups_are_rows, nonneg, thr)
-        _windows(M, S, m, thr, KC, KS, radius, guess, t, u, bracket)
-        guess = 0.5 * (bracket[0] + bracket[1])
-        width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
     return t, u, guess, width, pivot
+
+
+def _narrow_windows(G, t, u, m, radius, guess):
+    """Narrow wide windows after the gather: probes spread over every window, valued on the
+    gathered entries only, give new provable windows; their intersection with the old ones
+    is kept and the candidates outside it are dropped (in place). Returns (guess, width)."""
+    n = t.shape[0]
+    P = np.empty((n, CANDIDATE_PROBES))
+    T = np.empty((n, CANDIDATE_PROBES))
+    k = np.empty((n, CANDIDATE_PROBES))
+    _probe_candidates(G.W, G.cnt, G.kA, G.SA, t, u, G.M, P, T, k)
+    t2 = np.empty(n)
+    u2 = np.empty(n)
+    bracket = np.empty(2)
+    _windows(G.M, G.S, m, P, T, k, radius, guess, t2, u2, bracket)
+    np.maximum(t, t2, out=t)
+    np.minimum(u, u2, out=u)
+    _narrow(G.W, G.cnt, G.kA, G.SA, G.Sc, t, u)
+    guess = 0.5 * (bracket[0] + bracket[1])
+    width = (bracket[1] - bracket[0]) / (bracket[1] + bracket[0]) if guess > 0 else 0.0
+    return guess, width
 
 
 def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: float,
@@ -959,6 +1023,8 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
             t, u, guess, width, pivot = win
             full = False
     G.fill(X, groups_are_rows, nonneg, t, u, full)
+    if not full and width > NARROW_WIDTH:
+        guess, width = _narrow_windows(G, t, u, m, radius, guess)
     e = 0
     Mmax = G.M.max()
     if not np.isfinite(G.S).all() or Mmax > _BIG or 0.0 < Mmax < _TINY:
