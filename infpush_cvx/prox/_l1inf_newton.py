@@ -63,6 +63,8 @@ SAMPLE_MIN_SIZE = 50_000
 # Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
 # T_g at them bracket every cap.
 PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
+# Probes (fractions of the sample maxima) when the sample already lies in the ball.
+NEAR_MAX_PROBES = np.array([0.5, 0.75, 0.9, 1.0])
 # Relative width of the theta bracket above which the gathered windows are narrowed with
 # CANDIDATE_PROBES probes valued on the candidates (caps near the top, where the sample is thin).
 NARROW_WIDTH = 0.05
@@ -942,24 +944,31 @@ def _group_stats(X, groups_are_rows, nonneg, thr):
 def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
     """Windows from a sample: None when the sample is unusable (then every window is full).
 
-    Returns (t, u, guess, width, pivot, M, S): the search starts from the bracket
-    ``guess * (1 -+ width)``, which holds the root, and the sample's caps as pivots.
+    Returns (t, u, guess, width, pivot): the search starts from the bracket
+    ``guess * (1 -+ width)``, which holds the root, and the sample's caps as pivots. When the
+    sample already lies in the ball (radius near the norm: caps near the maxima), the probes
+    are fractions of the sample maxima instead.
     """
     q = m // SAMPLE_ENTRIES
     h = (m + q - 1) // q
     Ws = np.empty((n, h), np.float64)
     _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)
     Ms = Ws.max(axis=1)
-    if not (np.isfinite(Ws).all() and _TINY < Ms.max() < _BIG and Ms.sum() > radius):
+    if not (np.isfinite(Ws).all() and _TINY < Ms.max() < _BIG):
         return None
-    pivot = np.zeros(n, np.float64)
-    info = np.zeros(3)
-    _caps_from_buffer(Ws, np.full(n, h, np.int64), np.zeros(n, np.int64), np.zeros(n),
-                      Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info)
-    theta_s = info[1]
-    _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)      # the solve reordered it
-    thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
-    _thresholds(Ws, pivot, theta_s, PROBE_OFFSETS, thr)
+    if Ms.sum() > radius:
+        pivot = np.zeros(n, np.float64)
+        info = np.zeros(3)
+        _caps_from_buffer(Ws, np.full(n, h, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                          Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info)
+        theta_s = info[1]
+        _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)      # the solve reordered it
+        thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
+        _thresholds(Ws, pivot, theta_s, PROBE_OFFSETS, thr)
+    else:
+        pivot = Ms
+        theta_s = 0.0
+        thr = Ms[None, :] * NEAR_MAX_PROBES[:, None]
     M, S, KC, KS = _group_stats(X, groups_are_rows, nonneg, thr)
     if not np.isfinite(S).all() or M.max() > _BIG or 0.0 < M.max() < _TINY or M.sum() <= radius:
         return None

@@ -91,16 +91,22 @@ def test_window_path_extreme_magnitudes():
         np.testing.assert_allclose(np.ldexp(P, -k), ref, rtol=0, atol=1e-13)
 
 
-def test_windows_are_small_and_one_pass():
+@pytest.mark.parametrize("groups_are_rows", [False, True])
+def test_windows_are_small_and_one_pass(groups_are_rows):
     # The point of the windows: on Gaussian data the search sees a small part of the matrix,
-    # and no cap leaves its window (one gather pass).
+    # and no cap leaves its window (one gather pass). At 0.5 the first windows are wide and
+    # get narrowed on the candidates; at 0.9 the sample lies in the ball (probes near maxima).
     rng = np.random.default_rng(25)
     V = rng.standard_normal((1000, 300))
-    for factor in (1e-3, 1e-2, 0.1):
+    X = np.ascontiguousarray(V.T) if groups_are_rows else V
+    for factor in (1e-3, 1e-2, 0.1, 0.5, 0.9):
         stats = {}
-        K.caps_newton(V, False, False, factor * l1inf_norm(V), stats)
+        r = factor * l1inf_norm(V)
+        mu = K.caps_newton(X, groups_are_rows, False, r, stats)
         assert stats["passes"] == 1
-        assert stats["candidates"] < 0.1 * V.size
+        assert stats["candidates"] < 0.03 * V.size, (factor, stats)
+        ref = project_l1inf(V, r, method="sort")
+        np.testing.assert_allclose(np.clip(V, -mu, mu), ref, rtol=0, atol=1e-12)
 
 
 def test_fallback_when_windows_are_wrong(monkeypatch):
