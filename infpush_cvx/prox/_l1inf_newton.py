@@ -60,6 +60,8 @@ _MAX_OUTER = 200
 # SAMPLE_MIN_SIZE entries with groups of at least 2 * SAMPLE_ENTRIES entries.
 SAMPLE_ENTRIES = 32
 SAMPLE_MIN_SIZE = 50_000
+# The sample solve only places probes: it stops within SAMPLE_RTOL of the radius.
+SAMPLE_RTOL = 1e-3
 # Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
 # T_g at them bracket every cap.
 PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
@@ -368,14 +370,16 @@ def _lower_bound_root(M, S, m, radius):
 
 
 @nb.njit(cache=True, nogil=True)
-def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out, info):
+def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out, info,
+                      rtol=0.0):
     """Caps for the model T~ of every group: candidates ``W[g, :cnt[g]]`` (modified in place,
     sum Sc) and ``kf0[g]`` fixed entries of sum ``Sf0[g]`` above them.
 
     ``guess > 0`` is an estimate of the root: the first two evaluations are at
     ``guess * (1 -+ width)``, which usually bracket it tightly. ``info`` receives
     (number of evaluations, final theta, entries visited). ``pivot`` holds a guess of every
-    cap (or zeros); each later evaluation uses the caps of the one before.
+    cap (or zeros); each later evaluation uses the caps of the one before. ``rtol > 0`` stops
+    once R is within ``rtol * radius`` of the radius (an estimate, for the sample).
     """
     n = W.shape[0]
     start = np.zeros(n, np.int64)
@@ -470,7 +474,7 @@ def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out,
                 err += (cur_S[g] + theta) / cur_k[g]
         prev = theta
         # Rounding bound of R: every cap is (S - theta)/k with S and theta possibly close.
-        tol = 4.0 * _EPS * (err + radius)
+        tol = max(4.0 * _EPS * (err + radius), rtol * radius)
         if abs(R - radius) <= tol:
             break
         if R > radius:
@@ -960,7 +964,8 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
         pivot = np.zeros(n, np.float64)
         info = np.zeros(3)
         _caps_from_buffer(Ws, np.full(n, h, np.int64), np.zeros(n, np.int64), np.zeros(n),
-                          Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info)
+                          Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info,
+                          SAMPLE_RTOL)
         theta_s = info[1]
         _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)      # the solve reordered it
         thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
