@@ -214,14 +214,16 @@ _ROWS = 8
 
 
 @nb.njit(cache=True, nogil=True)
-def _load_cols(X, nonneg, W, M, S):
-    """Full windows, groups = columns of X: ``W[g, :] = magnitudes of column g`` (a tiled
-    transpose: each tile is read along X's rows and written along W's rows, so both stay in
-    cache), with the max M and sum S (NaN flags NaN/inf) of every column."""
+def _load_cols(X, nonneg, W, cnt, M, S):
+    """Full windows, groups = columns of X: the nonzero magnitudes of column g packed into
+    ``W[g, :cnt[g]]`` (a tiled transpose: each tile is read along X's rows and written along
+    W's rows, so both stay in cache), with the max M and sum S (NaN flags NaN/inf) of every
+    column. Zeros never change T, and with nonneg they are half the entries."""
     m, n = X.shape
     for g in range(n):
         M[g] = 0.0
         S[g] = 0.0
+        cnt[g] = 0
     for i0 in range(0, m, _TILE):
         i1 = min(i0 + _TILE, m)
         for g0 in range(0, n, _TILE):
@@ -229,26 +231,33 @@ def _load_cols(X, nonneg, W, M, S):
             for g in range(g0, g1):
                 mx = M[g]
                 sm = S[g]
+                c = cnt[g]
                 for i in range(i0, i1):
                     x = X[i, g]
                     a = float((x if x > 0 else 0.0) if nonneg else abs(x))
-                    W[g, i] = a
+                    W[g, c] = a
+                    c += a > 0.0
                     mx = a if a > mx else mx
                     sm += a + (x - x)
                 M[g] = mx
                 S[g] = sm
+                cnt[g] = c
 
 
 @nb.njit(cache=True, nogil=True)
-def _load_rows(X, Xi, sign_mask, nonneg, W, Mb, S):
-    """Full windows, groups = rows of X: ``W[g, :] = magnitudes of row g``, with the max (bits
-    Mb, see :func:`_row_stats`) and sum S of every row."""
+def _load_rows(X, Xi, sign_mask, nonneg, W, cnt, Mb, S):
+    """Full windows, groups = rows of X: the nonzero magnitudes of row g packed into
+    ``W[g, :cnt[g]]``, with the max (bits Mb, see :func:`_row_stats`) and sum S of every row."""
     n, m = X.shape
     for g in range(n):
         Mb[g], S[g], _, _ = _row_stats(X, Xi, sign_mask, g, nonneg, np.inf)
+        c = 0
         for i in range(m):
             x = X[g, i]
-            W[g, i] = (x if x > 0 else 0.0) if nonneg else abs(x)
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            W[g, c] = a
+            c += a > 0.0
+        cnt[g] = c
 
 
 @nb.njit(cache=True, nogil=True)
@@ -910,18 +919,17 @@ class _Gathered:
         if groups_are_rows:
             Mb = np.empty(X.shape[0], itype)
             if full:
-                _load_rows(X, Xi, mask, nonneg, self.W, Mb, self.S)
+                _load_rows(X, Xi, mask, nonneg, self.W, self.cnt, Mb, self.S)
             else:
                 _gather_rows(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
                              self.Sc, Mb, self.S)
             self.M[:] = Mb.view(X.dtype)
         elif full:
-            _load_cols(X, nonneg, self.W, self.M, self.S)
+            _load_cols(X, nonneg, self.W, self.cnt, self.M, self.S)
         else:
             _gather_cols(X, Xi, mask, nonneg, t, u, self.W, self.cnt, self.kA, self.SA,
                          self.Sc, self.M, self.S)
-        if full:      # every entry is a candidate (zeros too: they never change T)
-            self.cnt[:] = self.W.shape[1]
+        if full:      # every nonzero entry is a candidate
             self.kA[:] = 0
             self.SA[:] = 0.0
             self.Sc[:] = self.S
