@@ -62,11 +62,14 @@ SAMPLE_ENTRIES = 32
 SAMPLE_MIN_SIZE = 50_000
 # The sample solve only places probes: it stops within SAMPLE_RTOL of the radius.
 SAMPLE_RTOL = 1e-3
+_SAMPLE_RUN = 8              # adjacent entries per sampled run (one cache line of float64)
 # Probes: the sample caps moved along their tangents to theta_s * (1 + offset); exact values of
 # T_g at them bracket every cap.
 PROBE_OFFSETS = np.array([0.4, 0.06, -0.06, -0.4])
 # Probes (fractions of the sample maxima) when the sample already lies in the ball.
 NEAR_MAX_PROBES = np.array([0.5, 0.75, 0.9, 1.0])
+N_PROBES = 4                 # the row kernel keeps one accumulator pair per probe
+assert PROBE_OFFSETS.shape == NEAR_MAX_PROBES.shape == (N_PROBES,)
 # Relative width of the theta bracket above which the gathered windows are narrowed with
 # CANDIDATE_PROBES probes valued on the candidates (caps near the top, where the sample is thin).
 NARROW_WIDTH = 0.05
@@ -638,24 +641,55 @@ def _narrow(W, cnt, kA, SA, Sc, t, u):
 
 
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _probe_rows(X, nonneg, thr, KC, KS):
-    """KC[j, g], KS[j, g] = count and sum of the magnitudes in row g of X above thr[j, g]
-    (one short pass per probe while the row is in cache)."""
+def _stats_rows(X, Xi, sign_mask, nonneg, thr, Mb, S, KC, KS):
+    """Max (bits Mb, see :func:`_row_stats`), sum S (NaN flags NaN/inf) of every row of X,
+    and count KC / sum KS above each of its 4 probes ``thr[:, g]``, in one loop per row (four
+    scalar accumulator pairs: one load per entry, and the loop vectorizes)."""
     n, m = X.shape
-    K = thr.shape[0]
     for g in range(n):
-        for j in range(K):
-            x0 = thr[j, g]
-            k = 0
-            sa = 0.0
-            for i in range(m):
-                x = X[g, i]
-                a = float((x if x > 0 else 0.0) if nonneg else abs(x))
-                above = a > x0
-                k += above
-                sa += a if above else 0.0
-            KC[j, g] = k
-            KS[j, g] = sa
+        p0 = thr[0, g]
+        p1 = thr[1, g]
+        p2 = thr[2, g]
+        p3 = thr[3, g]
+        k0 = k1 = k2 = k3 = 0
+        s0 = s1 = s2 = s3 = 0.0
+        mb = Xi[g, 0] & 0
+        sm = 0.0
+        bad = 0.0
+        for i in range(m):
+            x = X[g, i]
+            b = Xi[g, i]
+            if nonneg:
+                a = float(x if x > 0 else 0.0)
+                b = b if b > 0 else 0
+            else:
+                a = float(abs(x))
+                b = b & sign_mask
+            mb = b if b > mb else mb
+            sm += a
+            bad += x - x
+            c0 = a > p0
+            c1 = a > p1
+            c2 = a > p2
+            c3 = a > p3
+            k0 += c0
+            k1 += c1
+            k2 += c2
+            k3 += c3
+            s0 += a if c0 else 0.0
+            s1 += a if c1 else 0.0
+            s2 += a if c2 else 0.0
+            s3 += a if c3 else 0.0
+        Mb[g] = mb
+        S[g] = sm + bad
+        KC[0, g] = k0
+        KC[1, g] = k1
+        KC[2, g] = k2
+        KC[3, g] = k3
+        KS[0, g] = s0
+        KS[1, g] = s1
+        KS[2, g] = s2
+        KS[3, g] = s3
 
 
 @nb.njit(cache=True, nogil=True)
@@ -832,14 +866,34 @@ def _probe_table(thr, KC, KS, P, T, k):
 
 @nb.njit(cache=True, nogil=True)
 def _sample_rows(X, groups_are_rows, nonneg, q, h, Ws):
-    """Ws[g, j] = magnitude of entry ``j * q`` of group g (reading whole rows of X when the
-    groups are its columns)."""
+    """The sample: ``Ws[g, :h]`` = magnitudes of about 1/q of the entries of group g.
+
+    Groups = columns: rows ``0, q, 2q, ...`` of X (whole rows, read contiguously). Groups =
+    rows: runs of _SAMPLE_RUN adjacent entries every ``_SAMPLE_RUN * q`` entries (whole cache
+    lines rather than one entry from each).
+    """
     n = Ws.shape[0]
-    for j in range(h):
+    if groups_are_rows:
+        m = X.shape[1]
         for g in range(n):
-            x = X[g, j * q] if groups_are_rows else X[j * q, g]
-            a = (x if x > 0 else 0.0) if nonneg else abs(x)
-            Ws[g, j] = a
+            j = 0
+            for b in range(0, m, _SAMPLE_RUN * q):
+                for i in range(b, min(b + _SAMPLE_RUN, m)):
+                    x = X[g, i]
+                    Ws[g, j] = (x if x > 0 else 0.0) if nonneg else abs(x)
+                    j += 1
+    else:
+        for j in range(h):
+            for g in range(n):
+                x = X[j * q, g]
+                Ws[g, j] = (x if x > 0 else 0.0) if nonneg else abs(x)
+
+
+def _sample_size(m, q, groups_are_rows):
+    """Entries per group taken by :func:`_sample_rows`."""
+    if not groups_are_rows:
+        return (m + q - 1) // q
+    return sum(min(_SAMPLE_RUN, m - b) for b in range(0, m, _SAMPLE_RUN * q))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -936,7 +990,7 @@ class _Gathered:
 
 
 def _group_stats(X, groups_are_rows, nonneg, thr):
-    """Max, sum and the counts/sums above the probes ``thr`` (K x n) of every group."""
+    """Max, sum and the counts/sums above the probes ``thr`` (N_PROBES x n) of every group."""
     K, n = thr.shape
     M = np.empty(n, np.float64)
     S = np.empty(n, np.float64)
@@ -945,9 +999,8 @@ def _group_stats(X, groups_are_rows, nonneg, thr):
     if groups_are_rows:
         itype, mask = _SIGN_MASK[X.dtype]
         Mb = np.empty(n, itype)
-        _stats_rows(X, X.view(itype), mask, nonneg, Mb, S)
+        _stats_rows(X, X.view(itype), mask, nonneg, thr, Mb, S, KC, KS)
         M[:] = Mb.view(X.dtype)
-        _probe_rows(X, nonneg, thr, KC, KS)
     else:
         _stats_cols(X, nonneg, thr, M, S, KC, KS)
     return M, S, KC, KS
@@ -962,7 +1015,7 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
     are fractions of the sample maxima instead.
     """
     q = m // SAMPLE_ENTRIES
-    h = (m + q - 1) // q
+    h = _sample_size(m, q, groups_are_rows)
     Ws = np.empty((n, h), np.float64)
     _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)
     Ms = Ws.max(axis=1)
@@ -971,11 +1024,10 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
     if Ms.sum() > radius:
         pivot = np.zeros(n, np.float64)
         info = np.zeros(3)
-        _caps_from_buffer(Ws, np.full(n, h, np.int64), np.zeros(n, np.int64), np.zeros(n),
-                          Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot, info,
-                          SAMPLE_RTOL)
+        _caps_from_buffer(Ws.copy(), np.full(n, h, np.int64), np.zeros(n, np.int64),
+                          np.zeros(n), Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot,
+                          info, SAMPLE_RTOL)                # (the solve reorders its rows)
         theta_s = info[1]
-        _sample_rows(X, groups_are_rows, nonneg, q, h, Ws)      # the solve reordered it
         thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
         _thresholds(Ws, pivot, theta_s, PROBE_OFFSETS, thr)
     else:
