@@ -382,10 +382,10 @@ def _lower_bound_root(M, S, m, radius):
 
 
 @nb.njit(cache=True, nogil=True)
-def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out, info,
+def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, M, radius, guess, width, pivot, mu_out, info,
                       rtol=0.0):
     """Caps for the model T~ of every group: candidates ``W[g, :cnt[g]]`` (modified in place,
-    sum Sc) and ``kf0[g]`` fixed entries of sum ``Sf0[g]`` above them.
+    sum Sc) and ``kf0[g]`` fixed entries of sum ``Sf0[g]`` above them; M = group maxima.
 
     ``guess > 0`` is an estimate of the root: the first two evaluations are at
     ``guess * (1 -+ width)``, which usually bracket it tightly. ``info`` receives
@@ -398,19 +398,17 @@ def _caps_from_buffer(W, cnt, kf0, Sf0, Sc, radius, guess, width, pivot, mu_out,
     end = cnt.copy()
     kf = kf0.copy()
     Sf = Sf0.copy()
-    # Per-group bounds valid for T~: S~ - m~ theta (all entries), and the largest candidate
-    # when nothing is fixed (a fixed entry's term a - mu may be negative above u_g).
+    # Per-group bounds valid for T~: S~ - m~ theta (all entries), and M_g - theta when nothing
+    # is fixed and some entry is a candidate: then the group's max is a candidate (a fixed
+    # entry's term a - mu may be negative above u_g, so no such bound otherwise).
     Mb = np.zeros(n, np.float64)
     St = np.empty(n, np.float64)
     mt = np.empty(n, np.int64)
     for g in range(n):
         St[g] = Sf0[g] + Sc[g]
         mt[g] = kf0[g] + cnt[g]
-        if kf0[g] == 0:
-            mx = 0.0
-            for i in range(cnt[g]):
-                mx = W[g, i] if W[g, i] > mx else mx
-            Mb[g] = mx
+        if kf0[g] == 0 and cnt[g] > 0:
+            Mb[g] = M[g]
     mu_low = np.zeros(n, np.float64)     # caps at the best upper bound hi (lower bounds on caps)
     cur_mu = pivot.copy()
     cur_k = np.zeros(n, np.int64)
@@ -1025,8 +1023,8 @@ def _sample_windows(X, groups_are_rows, nonneg, radius, n, m):
         pivot = np.zeros(n, np.float64)
         info = np.zeros(3)
         _caps_from_buffer(Ws.copy(), np.full(n, h, np.int64), np.zeros(n, np.int64),
-                          np.zeros(n), Ws.sum(axis=1), radius, 0.0, 0.0, np.zeros(n), pivot,
-                          info, SAMPLE_RTOL)                # (the solve reorders its rows)
+                          np.zeros(n), Ws.sum(axis=1), Ms, radius, 0.0, 0.0, np.zeros(n),
+                          pivot, info, SAMPLE_RTOL)                # (the solve reorders its rows)
         theta_s = info[1]
         thr = np.empty((PROBE_OFFSETS.shape[0], n), np.float64)
         _thresholds(Ws, pivot, theta_s, PROBE_OFFSETS, thr)
@@ -1120,7 +1118,8 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
     passes = 1
     evals = 0
     while True:
-        _caps_from_buffer(G.W, G.cnt, G.kA, G.SA, G.Sc, r, guess, width, pivot, mu, info)
+        _caps_from_buffer(G.W, G.cnt, G.kA, G.SA, G.Sc, G.M, r, guess, width, pivot, mu,
+                          info)
         evals += int(info[0])
         if full or _check_windows(mu, t, u, G.S, info[1]) == 0:
             break
