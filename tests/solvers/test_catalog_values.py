@@ -7,9 +7,6 @@ bracket the stored value, ``D <= stored <= P``, with ``(P - D) / P <= tol``. Met
 early must say so in their status and still report an objective no better than the optimum.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -23,8 +20,7 @@ from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
 from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
 from infpush_cvx.solvers.ranksvm import METHODS as RANKSVM_METHODS
 
-sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: share the brute force
-from test_duality import brute_dual, brute_primal  # noqa: E402
+from bruteforce import brute_dual, brute_primal  # tests/solvers/bruteforce.py, via conftest.py
 
 TOL = 1e-6
 # The stored values are accurate to about 1e-9 relative (Clarabel, cross-checked).

@@ -1,7 +1,6 @@
 """Dual formulas (infpush_cvx.solvers.duality) against brute force over the explicit pair tensor.
 
-The brute-force helpers live in ``bruteforce.py`` (importable through this folder's conftest.py);
-they are re-exported here for test_catalog_values.py, which imports them from this module.
+The brute-force helpers live in ``bruteforce.py`` (importable through this folder's conftest.py).
 """
 
 import numpy as np
@@ -11,7 +10,7 @@ from infpush_cvx.data import BipartiteData
 from infpush_cvx.generators import planted_bipartite
 from infpush_cvx.solvers import duality
 
-from bruteforce import brute_dual, brute_gap, brute_primal, pairs  # noqa: F401 (re-exported)
+from bruteforce import brute_dual, brute_primal, pairs
 
 
 @pytest.fixture(params=["dense", "sparse"])
