@@ -79,6 +79,17 @@ def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) 
     return BipartiteData(Xp, Xn)
 
 
+def _matvec(A, v: np.ndarray) -> np.ndarray:
+    """``A @ v`` summed in an order fixed by NumPy or SciPy, never by BLAS.
+
+    BLAS kernels order a dot product's sums differently on different CPUs, so data built with a
+    dense ``@`` differs in its last bits, and in its fingerprint, from one machine to another.
+    """
+    if sp.issparse(A):
+        return A @ v                      # SciPy's own sparse loop
+    return (A * v).sum(axis=1)
+
+
 def _gaussian(rng: np.random.Generator, rows: int, cols: int, density: float):
     if density == 1.0:
         return rng.standard_normal((rows, cols))
@@ -108,9 +119,9 @@ def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
     u = np.zeros(d)
     support = rng.choice(d, size=d if density == 1.0 else max(1, d // 10), replace=False)
     u[support] = rng.standard_normal(support.size)
-    u /= np.linalg.norm(u)
+    u /= np.sqrt(np.sum(u * u))
     mean_pos = np.asarray(Xp.mean(axis=0)).ravel()
-    shift = margin + np.max(Xn @ u) - mean_pos @ u
+    shift = margin + np.max(_matvec(Xn, u)) - np.sum(mean_pos * u)
     if density == 1.0:
         Xp = Xp + shift * u
     else:
@@ -132,7 +143,7 @@ def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 
     Xp = _gaussian(rng, m, d, density)
     Xn = _gaussian(rng, n, d, density)
     weights = rng.dirichlet(np.ones(n))
-    target = np.asarray(Xn.T @ weights).ravel()
+    target = np.asarray(_matvec(Xn.T, weights)).ravel()
     shift = target - np.asarray(Xp.mean(axis=0)).ravel()
     if density == 1.0:
         Xp = Xp + shift

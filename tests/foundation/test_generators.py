@@ -1,5 +1,11 @@
 """Instance generators: the seed reproduced exactly, planted and degenerate families, pairs."""
 
+import json
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -90,3 +96,31 @@ def test_rank2plan_pairs_shape_and_content():
 def test_generators_reject_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _openblas_kernel():
+    """The kernel name of NumPy's OpenBLAS, or None when NumPy uses another BLAS."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    for lib in threadpoolctl.threadpool_info():
+        if lib.get("internal_api") == "openblas":
+            return lib.get("architecture")
+    return None
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                    reason="OPENBLAS_CORETYPE names x86-64 kernels")
+def test_catalog_instances_do_not_depend_on_the_cpu_blas_kernel():
+    # BLAS kernels order their sums differently per CPU: an instance built with a dense `@`
+    # changes its last bits, and so its stored fingerprint, from machine to machine. Regenerate
+    # every catalog instance under a forced generic kernel and compare with this process.
+    if _openblas_kernel() is None:
+        pytest.skip("NumPy is not linked to OpenBLAS")
+    from infpush_cvx import catalog
+    names = sorted(catalog.load_catalog().instances)
+    here = {name: catalog.instance_data(name).fingerprint() for name in names}
+    code = ("import json; from infpush_cvx import catalog; "
+            f"print(json.dumps({{n: catalog.instance_data(n).fingerprint() for n in {names!r}}}))")
+    env = dict(os.environ, OPENBLAS_CORETYPE="Prescott")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == here
