@@ -25,9 +25,14 @@ multipliers stay feasible for the full dual (the prox term only moves w), so the
 unchanged; when a round adds nothing the model is exact at w_r and the next step is a plain one,
 which is what ends the loop. From a warm start the first step is plain.
 
-The restricted problem is small and solved to high accuracy: a QP by Clarabel (l2) or an LP by
-HiGHS through ``scipy.optimize.linprog`` (l1; ``lp_solver="clarabel"`` solves it, optionally with
-the proximal term, by Clarabel instead), in compact form (score variables ``u = Xp[I] w``,
+The l1 model is stabilised the same way (``prox=10`` by default) and re-centred for the first 3
+rounds only: at m = n = 1000, d = 100, lam = 0.01 that converged in 14 s, where plain LP steps by
+HiGHS (``prox=0``) oscillated with a band of ~10,000 pairs and stopped at
+gap 0.43 after 30 s (prox 1: 26 s; re-centring for 20 rounds: 25 s).
+
+The restricted problem is small and solved to high accuracy: a QP (l2, or l1 with the proximal
+term) by Clarabel, an LP (a plain l1 step) by HiGHS through ``scipy.optimize.linprog`` (Clarabel
+has reported such LPs dual infeasible), in compact form (score variables ``u = Xp[I] w``,
 ``v = Xn[J] w``, three nonzeros per band pair). Its multipliers extend to a feasible ``alpha`` of
 the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
 test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
@@ -223,9 +228,13 @@ def _initial_w(data, lam, loss, penalty):
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
           max_iter: int, w0=None, band: float = 0.2, max_new_pairs: int = 5000,
           max_new_negatives: int | None = None, sticky: bool = False,
-          recentre_rounds: int = 20, prox: float | None = None, lp_solver: str = "highs",
+          recentre_rounds: int | None = None, prox: float | None = None,
           time_limit: float | None = None):
-    """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info."""
+    """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info.
+
+    Defaults by penalty (module docstring): l2 ``prox=1``, ``recentre_rounds=20``; l1
+    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: plain LP steps by HiGHS).
+    """
     t_start = time.perf_counter()
     m, n, d = data.m, data.n, data.d
     Xp, Xn = data.Xp, data.Xn
@@ -268,8 +277,10 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": []}
     status, best, best_dual = "max_iter", None, None
     it = 0
-    if prox is None:  # stabilise the QP steps (l2); the HiGHS LP takes plain model steps
-        prox = 1.0 if penalty == "l2" or lp_solver == "clarabel" else 0.0
+    if prox is None:  # stabilise the model steps
+        prox = 1.0 if penalty == "l2" else 10.0
+    if recentre_rounds is None:
+        recentre_rounds = 20 if penalty == "l2" else 3
     prox_now = 0.0 if w0 is not None else prox  # from a warm start, try a plain step first
     for it in range(1, max_iter + 1):
         cols = np.flatnonzero(inW)
@@ -277,7 +288,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         L = Lref[:, cols] & ~Bm
         Bi, Bj = np.nonzero(Bm)
         model = _Model(data, cols, L, Bi, Bj, coef, loss)
-        if penalty == "l2" or lp_solver == "clarabel":
+        if penalty == "l2" or prox_now > 0:
             w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
         else:
             w_r, mu, nu = _solve_lp(model, d)

@@ -162,12 +162,13 @@ def test_stops_early_says_so():
 @pytest.mark.parametrize("penalty,options", [
     ("l2", {"prox": 0.0}),                       # plain model steps
     ("l2", {"prox": 1.0, "max_new_pairs": 15}),  # stabilised steps, capped band (many rounds)
-    ("l1", {"lp_solver": "clarabel", "prox": 0.5}),
-    ("l1", {"max_new_pairs": 15, "max_new_negatives": 2}),
+    ("l1", {"prox": 0.5}),                       # proximal QP steps by Clarabel
+    ("l1", {"prox": 0.0, "max_new_pairs": 15, "max_new_negatives": 2}),  # plain LPs by HiGHS
+    ("l1", {"max_new_pairs": 15, "max_new_negatives": 2}),  # default prox 10, capped band
 ])
 def test_working_set_variants_reach_the_certified_optimum(kind, penalty, options):
-    """Every step rule of the working set (proximal or plain, capped band, Clarabel or HiGHS for
-    the l1 model) ends at the CVXPY optimum with a brute-force certified gap."""
+    """Every step rule of the working set (proximal QP steps by Clarabel or plain steps, LPs by
+    HiGHS for l1; capped band) ends at the CVXPY optimum with a brute-force certified gap."""
     from infpush_cvx.solvers import _working_set
 
     data = INSTANCES[kind]()
