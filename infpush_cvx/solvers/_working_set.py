@@ -27,12 +27,13 @@ which is what ends the loop. From a warm start the first step is plain.
 
 The l1 model is stabilised the same way (``prox=10`` by default) and re-centred for the first 3
 rounds only: at m = n = 1000, d = 100, lam = 0.01 that converged in 14 s, where plain LP steps by
-HiGHS (``prox=0``) oscillated with a band of ~10,000 pairs and stopped at
-gap 0.43 after 30 s (prox 1: 26 s; re-centring for 20 rounds: 25 s).
+HiGHS (``prox=0``) oscillated with a band of ~10,000 pairs and stopped at gap 0.43 after
+30 s (prox 1: 26 s; re-centring for 20 rounds: 25 s).
 
-The restricted problem is small and solved to high accuracy: a QP (l2, or l1 with the proximal
-term) by Clarabel, an LP (a plain l1 step) by HiGHS through ``scipy.optimize.linprog`` (Clarabel
-has reported such LPs dual infeasible), in compact form (score variables ``u = Xp[I] w``,
+The restricted problem is small and solved to high accuracy by Clarabel (a QP, or for a plain
+l1 step an LP); with ``prox=0`` the l1 LPs go to HiGHS through ``scipy.optimize.linprog``,
+which also takes over an l1 LP that Clarabel fails on (it has reported one dual infeasible).
+It is written in compact form (score variables ``u = Xp[I] w``,
 ``v = Xn[J] w``, three nonzeros per band pair). Its multipliers extend to a feasible ``alpha`` of
 the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
 test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
@@ -233,7 +234,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info.
 
     Defaults by penalty (module docstring): l2 ``prox=1``, ``recentre_rounds=20``; l1
-    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: plain LP steps by HiGHS).
+    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: every step a plain LP by HiGHS).
     """
     t_start = time.perf_counter()
     m, n, d = data.m, data.n, data.d
@@ -288,10 +289,17 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         L = Lref[:, cols] & ~Bm
         Bi, Bj = np.nonzero(Bm)
         model = _Model(data, cols, L, Bi, Bj, coef, loss)
-        if penalty == "l2" or prox_now > 0:
+        if penalty == "l2":
             w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
-        else:
+        elif prox == 0:
             w_r, mu, nu = _solve_lp(model, d)
+        else:
+            try:
+                w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
+            except RuntimeError:
+                if prox_now > 0:
+                    raise
+                w_r, mu, nu = _solve_lp(model, d)
         # Extend the multipliers to a feasible dual point of the full problem.
         alpha = np.zeros((m, n))
         sub = np.zeros((m, cols.size))
