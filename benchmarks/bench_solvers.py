@@ -6,7 +6,9 @@ a tiny warm-up solve there (imports, numba caches), so its peak memory is its ow
 - ``time_s``: wall-clock of the solve call (CVXPY: construction + compile + solve);
 - ``rel_gap``: certified relative duality gap returned by the solver (CVXPY: none);
 - ``rel_diff``: relative difference of the objective to the CVXPY value of the case, when run;
-- ``speedup``: CVXPY time / row time, measured in this run (the 300 x 300 baseline);
+- ``speedup``: CVXPY time / row time, measured in this run (the 300 x 300 baseline), against
+  the faster of Clarabel's default direct solver (faer) and qdldl (``cvxpy-clarabel-qdldl``,
+  3x faster on this problem);
 - ``target_s``: the brief's target, seconds or a speed-up over CVXPY (``"100x"``); ``met``
   whether the certified gap is <= 1e-6 within it;
 - ``warm``: for the Spambase rows marked ``warm from C=...``, the solve is warm-started from the
@@ -67,10 +69,11 @@ def _measure(job, queue):
         warm = infinite_push(data.Xp, data.Xn, warm_lam, penalty=penalty, time_limit=time_limit)
     base = _rss_mib()
     t0 = time.perf_counter()
-    if solver == "cvxpy-clarabel":
+    if solver.startswith("cvxpy-clarabel"):
         from infpush_cvx.formulations import infinite_push as problem
         prob = problem(data, lam, penalty=penalty, form="compact")
-        prob.solve(solver="CLARABEL")
+        opts = {"direct_solve_method": "qdldl"} if solver.endswith("qdldl") else {}
+        prob.solve(solver="CLARABEL", **opts)
         elapsed = time.perf_counter() - t0
         row = dict(objective=prob.value, rel_gap=None, status=prob.status, iterations=None)
     else:
@@ -99,6 +102,7 @@ def jobs(quick):
     lam = 1e-2
     out = [  # (case, solver, penalty, lambda, target seconds, warm-start lambda)
         ("planted300", "cvxpy-clarabel", "l2", lam, None, None),
+        ("planted300", "cvxpy-clarabel-qdldl", "l2", lam, None, None),
         ("planted300", "infinite_push", "l2", lam, "100x", None),
         ("planted1000", "infinite_push", "l2", lam, 2.0, None),
     ]
@@ -128,8 +132,10 @@ def main(argv=None):
         row = run((case, solver, penalty, lam, limit, warm_lam))
         row.update(case=case, solver=solver, penalty=penalty, lam=lam, target_s=target,
                    warm=None if warm_lam is None else f"warm from C={1.0 / warm_lam:g}")
-        if solver == "cvxpy-clarabel":
-            cvx[(case, penalty)] = row
+        if solver.startswith("cvxpy-clarabel"):  # the baseline is the faster configuration
+            best = cvx.get((case, penalty))
+            if best is None or row["time_s"] < best["time_s"]:
+                cvx[(case, penalty)] = row
         ref = cvx.get((case, penalty)) if solver == "infinite_push" else None
         row["speedup"] = ref["time_s"] / row["time_s"] if ref else None
         row["rel_diff"] = abs(row["objective"] - ref["objective"]) / abs(ref["objective"]) \
