@@ -190,3 +190,36 @@ def test_warm_start_takes_a_plain_first_step_and_keeps_the_certificate():
     assert warm.status == "optimal" and warm.iterations == 1
     assert brute_gap(data, warm.w, warm.dual, 0.02) <= 1e-6
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
+
+
+def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
+    """A plain l1 step (an LP) that Clarabel fails on is solved by HiGHS; a failed proximal
+    step is not hidden."""
+    from infpush_cvx.solvers import _working_set
+
+    real_qp, real_lp, lp_calls = _working_set._solve_qp, _working_set._solve_lp, []
+
+    def failing_plain_qp(model, d, prox=0.0, *args, **kwargs):
+        if prox == 0:
+            raise RuntimeError("restricted QP not solved by Clarabel: DualInfeasible")
+        return real_qp(model, d, prox, *args, **kwargs)
+
+    def counted_lp(*args):
+        lp_calls.append(1)
+        return real_lp(*args)
+
+    monkeypatch.setattr(_working_set, "_solve_qp", failing_plain_qp)
+    monkeypatch.setattr(_working_set, "_solve_lp", counted_lp)
+    data = INSTANCES["dense"]()
+    lam = paper_lam(data, "l1", "paper")
+    out = _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7,
+                             max_iter=200)
+    assert out["status"] == "optimal" and lp_calls
+    assert brute_gap(data, out["w"], out["alpha"], lam, penalty="l1") <= 1e-7
+
+    def failing_qp(*args, **kwargs):
+        raise RuntimeError("restricted QP not solved by Clarabel: NumericalError")
+
+    monkeypatch.setattr(_working_set, "_solve_qp", failing_qp)
+    with pytest.raises(RuntimeError, match="NumericalError"):
+        _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7, max_iter=5)
