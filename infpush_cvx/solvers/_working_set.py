@@ -26,15 +26,17 @@ unchanged; when a round adds nothing the model is exact at w_r and the next step
 which is what ends the loop. From a warm start the first step is plain.
 
 The l1 model is stabilised the same way (``prox=10`` by default) and re-centred for the first 3
-rounds only: at m = n = 1000, d = 100, lam = 0.01 that converged in 14 s, where plain LP steps by
-HiGHS (``prox=0``) oscillated with a band of ~10,000 pairs and stopped at gap 0.43 after
-30 s (prox 1: 26 s; re-centring for 20 rounds: 25 s).
+rounds only: at m = n = 1000, d = 100, lam = 0.01 that converged in 19 rounds, where plain LP
+steps (``prox=0``, then by HiGHS) oscillated with a band of ~10,000 pairs and stopped at gap 0.43
+after 30 s (prox 1 and re-centring for 20 rounds were both about twice as slow).
 
-The restricted problem is small and solved to high accuracy by Clarabel (a QP, or for a plain
-l1 step an LP); with ``prox=0`` the l1 LPs go to HiGHS through ``scipy.optimize.linprog``,
-which also takes over an l1 LP that Clarabel fails on (it has reported one dual infeasible).
-It is written in compact form (score variables ``u = Xp[I] w``,
-``v = Xn[J] w``, three nonzeros per band pair). Its multipliers extend to a feasible ``alpha`` of
+The restricted problem is solved to high accuracy by the structured interior-point method of
+:mod:`._restricted_ipm`, which reduces each Newton system to a dense (d + 1) x (d + 1) one (m = n
+= 1000, d = 100: 40-100 ms per step where Clarabel with qdldl took 250-600 ms). If it fails, or
+d > 2000, the step goes to Clarabel, and a plain l1 step (an LP) that Clarabel fails on too to
+HiGHS through ``scipy.optimize.linprog``; ``history["step_solver"]`` records which one solved each
+round. For Clarabel the problem is written in compact form (score variables ``u = Xp[I] w``,
+``v = Xn[J] w``, three nonzeros per band pair). The step's multipliers extend to a feasible ``alpha`` of
 the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
 test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
 """
@@ -49,6 +51,7 @@ import scipy.sparse as sp
 from ..data import BipartiteData
 from ..objectives import bipartite_objective, negative_hinge_sums
 from . import duality
+from ._restricted_ipm import RestrictedProblem, solve_restricted
 
 
 def _rows(X, idx):
@@ -169,6 +172,31 @@ def _solve_qp(model, d, prox=0.0, center=None, penalty="l2"):
     return np.asarray(sol.x)[:d].copy(), mu, nu
 
 
+def _solve_ipm(model, d, prox=0.0, center=None, penalty="l2"):
+    """The same problem as :func:`_solve_qp` by the structured interior-point method."""
+    data = model.data
+    ip = model.loss == "infinite_push"
+    l1 = penalty == "l1"
+    q_w = np.zeros(d) if prox == 0 else -prox * np.asarray(center, float)
+    XI = _as_dense(data.Xp[model.I])
+    if ip:  # one group per working negative: pairs indexed by their group
+        prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols]), model.bi, model.Bj,
+                                 coef=model.coef, groups=True, a=model.a, g=model.g,
+                                 q_w=q_w, kappa=(0.0 if l1 else 1.0) + prox, l1=l1)
+    else:
+        prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols[model.J]]), model.bi, model.bj,
+                                 coef=model.coef, groups=False, c_e=model.coef,
+                                 q_w=q_w - model.coef * model.g[0],
+                                 kappa=(0.0 if l1 else 1.0) + prox, l1=l1)
+    w, mu, nu, info = solve_restricted(prob, center=center)
+    if info["status"] not in ("optimal", "almost_optimal"):
+        raise RuntimeError(f"restricted problem not solved by the interior-point method: "
+                           f"{info['status']} after {info['iterations']} iterations")
+    if not ip:
+        mu = np.full(1, model.coef)
+    return w, mu, nu
+
+
 def _solve_lp(model, d):
     """HiGHS (scipy.optimize.linprog) on min ||w||_1 + coef * xi over the restricted model."""
     from scipy.optimize import linprog
@@ -210,6 +238,30 @@ def _solve_lp(model, d):
     return x[:d] - x[d:2 * d], lam_ub[:k], lam_ub[k:k + nb]
 
 
+_IPM_MAX_D = 2000  # the interior-point method factors a dense (d + 1) x (d + 1) matrix
+
+
+def _restricted_step(model, d, prox, center, penalty):
+    """One model step: the structured interior-point method, Clarabel if it fails (or d is large),
+    and HiGHS for a plain l1 step (an LP) that Clarabel fails on too.
+
+    Returns ``(w, mu, nu, name of the solver used)``; raises RuntimeError when all fail.
+    """
+    errors = []
+    if d <= _IPM_MAX_D:
+        try:
+            return (*_solve_ipm(model, d, prox, center, penalty), "ipm")
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    try:
+        return (*_solve_qp(model, d, prox, center, penalty), "clarabel")
+    except RuntimeError as exc:
+        errors.append(str(exc))
+        if penalty == "l2" or prox > 0:
+            raise RuntimeError("; ".join(errors)) from exc
+    return (*_solve_lp(model, d), "highs")
+
+
 def _initial_w(data, lam, loss, penalty):
     """Centroid direction ``mean(Xp) - mean(Xn)``, scaled by a 1-D search on the objective."""
     w0 = np.asarray(data.Xp.mean(axis=0)).ravel() - np.asarray(data.Xn.mean(axis=0)).ravel()
@@ -234,7 +286,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info.
 
     Defaults by penalty (module docstring): l2 ``prox=1``, ``recentre_rounds=20``; l1
-    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: every step a plain LP by HiGHS).
+    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: plain model steps, for l1 an LP).
     """
     t_start = time.perf_counter()
     m, n, d = data.m, data.n, data.d
@@ -275,7 +327,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     Lref = np.zeros((m, n), dtype=bool)  # margin < 1 at the reference w (for non-band pairs)
     classify_new(np.flatnonzero(inW))
 
-    history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": []}
+    history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": [],
+               "step_solver": []}
     status, best, best_dual = "max_iter", None, None
     it = 0
     if prox is None:  # stabilise the model steps
@@ -289,17 +342,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         L = Lref[:, cols] & ~Bm
         Bi, Bj = np.nonzero(Bm)
         model = _Model(data, cols, L, Bi, Bj, coef, loss)
-        if penalty == "l2":
-            w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
-        elif prox == 0:
-            w_r, mu, nu = _solve_lp(model, d)
-        else:
-            try:
-                w_r, mu, nu = _solve_qp(model, d, prox_now, w, penalty)
-            except RuntimeError:
-                if prox_now > 0:
-                    raise
-                w_r, mu, nu = _solve_lp(model, d)
+        w_r, mu, nu, used = _restricted_step(model, d, prox_now, w, penalty)
         # Extend the multipliers to a feasible dual point of the full problem.
         alpha = np.zeros((m, n))
         sub = np.zeros((m, cols.size))
@@ -326,6 +369,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         history["time"].append(time.perf_counter() - t_start)
         history["working_negatives"].append(int(cols.size))
         history["band_pairs"].append(int(Bi.size))
+        history["step_solver"].append(used)
         if gap <= tol:
             status = "optimal"
             break

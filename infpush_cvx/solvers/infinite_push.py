@@ -8,9 +8,10 @@ Paper scaling (formulations.md sections 1 and 2)::
 Methods (``method=``):
 
 - ``"working_set"`` (default, l2 and l1): constraint generation over the negatives and the pairs
-  near the margin, restricted QP (Clarabel, proximal steps) or LP (HiGHS) solved exactly, stopped
-  by the full relative duality gap (:mod:`._working_set`). Degenerate instances (``w* = 0``) are detected up
-  front and answered exactly (:mod:`infpush_cvx.degeneracy`).
+  near the margin, each restricted problem (proximal steps) solved exactly by a structured
+  interior-point method, stopped by the full relative duality gap (:mod:`._working_set`).
+  Degenerate instances (``w* = 0``) are detected up front and answered exactly
+  (:mod:`infpush_cvx.degeneracy`).
 - ``"fista"`` (l2): accelerated projected gradient with restart on the dual (eq. 3.9).
 - ``"paper"`` (l2): the paper's gradient projection (Figure 2), ``eta_0 / sqrt(t)`` steps.
 - ``"admm"`` (l1 and l2): Rakotomamonjy's ADMM (:mod:`.sparse_infinite_push`).

@@ -7,8 +7,8 @@ Paper scaling (formulations.md section 3)::
 with dual ``min Q(alpha)`` over the box ``0 <= alpha_ij <= C/(m n)`` (projection = clipping).
 
 Methods: ``"working_set"`` (default; pairs near the margin kept exactly, the others replaced by
-their linear or zero piece, restricted QP by Clarabel with proximal steps, stopped by the full
-duality gap),
+their linear or zero piece, restricted QP with proximal steps by a structured interior-point
+method, stopped by the full duality gap),
 ``"fista"`` (accelerated projected gradient with restart on the dual) and ``"paper"`` (Figure 3:
 ``eta_0 / sqrt(t)`` steps from ``C/(1000 m n)``).
 """

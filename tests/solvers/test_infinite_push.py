@@ -192,9 +192,26 @@ def test_warm_start_takes_a_plain_first_step_and_keeps_the_certificate():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
 
+def _failing_ipm(*args, **kwargs):
+    raise RuntimeError("restricted problem not solved by the interior-point method: max_iter")
+
+
+def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_fails(monkeypatch):
+    from infpush_cvx.solvers import _working_set
+
+    monkeypatch.setattr(_working_set, "_solve_ipm", _failing_ipm)
+    data = INSTANCES["dense"]()
+    lam = paper_lam(data, "l2", "paper")
+    out = _working_set.solve(data, lam, loss="infinite_push", penalty="l2", tol=1e-7,
+                             max_iter=200)
+    assert out["status"] == "optimal"
+    assert set(out["history"]["step_solver"]) == {"clarabel"}
+    assert brute_gap(data, out["w"], out["alpha"], lam) <= 1e-7
+
+
 def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
-    """A plain l1 step (an LP) that Clarabel fails on is solved by HiGHS; a failed proximal
-    step is not hidden."""
+    """A plain l1 step (an LP) that the interior-point method and Clarabel fail on is solved by
+    HiGHS; a failed proximal step is not hidden."""
     from infpush_cvx.solvers import _working_set
 
     real_qp, real_lp, lp_calls = _working_set._solve_qp, _working_set._solve_lp, []
@@ -208,6 +225,7 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
         lp_calls.append(1)
         return real_lp(*args)
 
+    monkeypatch.setattr(_working_set, "_solve_ipm", _failing_ipm)
     monkeypatch.setattr(_working_set, "_solve_qp", failing_plain_qp)
     monkeypatch.setattr(_working_set, "_solve_lp", counted_lp)
     data = INSTANCES["dense"]()
@@ -215,11 +233,12 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7,
                              max_iter=200)
     assert out["status"] == "optimal" and lp_calls
+    assert "highs" in out["history"]["step_solver"]
     assert brute_gap(data, out["w"], out["alpha"], lam, penalty="l1") <= 1e-7
 
     def failing_qp(*args, **kwargs):
         raise RuntimeError("restricted QP not solved by Clarabel: NumericalError")
 
     monkeypatch.setattr(_working_set, "_solve_qp", failing_qp)
-    with pytest.raises(RuntimeError, match="NumericalError"):
+    with pytest.raises(RuntimeError, match="interior-point method: max_iter.*NumericalError"):
         _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7, max_iter=5)
