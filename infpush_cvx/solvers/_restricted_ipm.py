@@ -240,63 +240,78 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     d, nb = prob.d, prob.nb
     h = prob.h()
     nr = prob.n_rows
-    # start: w at the centre, e and xi feasible, slacks and multipliers shifted to 1-ish scale
+    # Start: w at the centre with e, xi, p primal feasible; multipliers feasible for the xi, e
+    # and p rows of the dual (sum z1 = coef, z2 + z3 = z1 of the group, z4 + z5 = 1); then
+    # slacks and multipliers shifted to balance the products s_i z_i (Mehrotra's heuristic,
+    # Nocedal & Wright, section 14.2).
     w = np.zeros(d) if center is None else np.asarray(center, float).copy()
-    zw = prob.zw(w)
-    e = np.maximum(0.0, 1.0 - zw)
+    e = np.maximum(0.0, 1.0 - prob.zw(w))
     xi = 0.0
-    if prob.groups:
-        xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e))) if prob.k else 0.0
+    if prob.groups and prob.k:
+        xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e)))
     p = np.abs(w) if prob.l1 else None
-    s = h - prob.G(w, xi, e, p)
-    s = np.maximum(s, 0.0) + 1.0
-    zscale = prob.coef / max(prob.k, 1) if prob.groups else max(prob.c_e, 1e-300)
-    z = np.full(nr, max(zscale, 1e-12))
-    if prob.l1:
-        z[-2 * d:] = 0.5
+    s = np.maximum(h - prob.G(w, xi, e, p), 0.0)
+    z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
+    half = 0.5 * (z1[prob.bj] if prob.groups else np.full(nb, prob.c_e))
+    z = np.concatenate([z1, half, half] + ([np.full(2 * d, 0.5)] if prob.l1 else []))
+    sz = float(s @ z)
+    if sz <= 0:  # the start is on the boundary of every row
+        s += 1.0
+        sz = float(s @ z)
+    s += 0.5 * sz / z.sum()
+    z += 0.5 * sz / s.sum()
+
+    tiny = np.finfo(float).tiny
+
+    def amax(v):
+        return float(np.abs(v).max(initial=0.0))
 
     def residuals(w, xi, e, p, s, z):
+        """Dual residual (largest over the blocks w, xi, e, p, each relative to the size of its
+        terms), primal residual relative to 1 + |h| and the gap relative to the objective's terms:
+        scale-free, as the objective's scale moves with C = 1/lambda over many decades."""
         gw, gxi, ge, gp = prob.GT(z)
-        rdw = prob.kappa * w + prob.q_w + gw
-        rdxi = (prob.coef + gxi) if prob.groups else 0.0
-        rde = prob.c_e + ge
-        rdp = (1.0 + gp) if prob.l1 else None
-        rp_ = prob.G(w, xi, e, p) + s - h
-        # scale of the terms of the dual residual (as in Clarabel's relative feasibility test)
-        scale_d = 1.0 + max(np.abs(prob.kappa * w).max(initial=0.0), np.abs(gw).max(initial=0.0),
-                            np.abs(prob.q_w).max(initial=0.0), prob.coef, prob.c_e)
-        return rdw, rdxi, rde, rdp, rp_, scale_d
-
-    def objective(w, xi, e, p):
-        val = 0.5 * prob.kappa * (w @ w) + prob.q_w @ w + prob.c_e * e.sum()
+        z1, z2, _, z4, z5 = prob.split(z)
+        # the terms of the w block (they cancel at an LP's optimum, so not gw itself)
+        scale_w = max(amax(prob.kappa * w), amax(prob.q_w), amax(prob.zT(z2)), tiny)
         if prob.groups:
-            val += prob.coef * xi
+            scale_w = max(scale_w, amax(prob.g.T @ z1))
         if prob.l1:
-            val += p.sum()
-        return val
+            scale_w = max(scale_w, amax(z4), amax(z5))
+        res_d = amax(prob.kappa * w + prob.q_w + gw) / scale_w
+        if prob.groups:
+            res_d = max(res_d, abs(prob.coef + gxi) / prob.coef)
+        res_d = max(res_d, amax(prob.c_e + ge) / max(prob.c_e, amax(z1), amax(z2), tiny))
+        if prob.l1:
+            res_d = max(res_d, amax(1.0 + gp))
+        rp_ = prob.G(w, xi, e, p) + s - h
+        res_p = amax(rp_) / (1.0 + amax(h))
+        terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
+                 + (prob.coef * abs(xi) if prob.groups else 0.0)
+                 + (p.sum() if prob.l1 else 0.0))
+        res_g = float(s @ z) / max(terms, tiny)
+        return (gw, gxi, ge, gp), rp_, max(res_d, res_p, res_g)
 
     status = "max_iter"
     best = None  # the iterate with the smallest error measure, returned if progress stalls
     it = last_progress = 0
     for it in range(1, max_iter + 1):
-        rdw, rdxi, rde, rdp, rp_, scale_d = residuals(w, xi, e, p, s, z)
+        (gw, gxi, ge, gp), rp_, err = residuals(w, xi, e, p, s, z)
+        rdw = prob.kappa * w + prob.q_w + gw
+        rdxi = (prob.coef + gxi) if prob.groups else 0.0
+        rde = prob.c_e + ge
+        rdp = (1.0 + gp) if prob.l1 else None
         mu = float(s @ z) / nr
-        pobj = objective(w, xi, e, p)
-        res_d = max(np.abs(rdw).max(initial=0.0), abs(rdxi), np.abs(rde).max(initial=0.0),
-                    np.abs(rdp).max(initial=0.0) if rdp is not None else 0.0) / scale_d
-        res_p = np.abs(rp_).max(initial=0.0) / (1.0 + np.abs(h).max(initial=0.0))
-        res_g = float(s @ z) / max(1.0, abs(pobj))
-        err = max(res_d, res_p, res_g)
         if trace:
-            print(f"{it:3d} pobj={pobj:.10e} res_p={res_p:.2e} res_d={res_d:.2e} gap={res_g:.2e}")
-        if best is None or err < 0.5 * best[0]:
+            print(f"{it:3d} error={err:.2e} mu={mu:.2e}", flush=True)
+        if best is None or err < 0.8 * best[0]:
             last_progress = it
         if best is None or err < best[0]:
             best = (err, w.copy(), z.copy())
         if err <= tol:
             status = "optimal"
             break
-        if best[0] <= 100 * tol_almost and it - last_progress >= 4:
+        if best[0] <= 100 * tol_almost and it - last_progress >= 5:
             # the round-off floor of the Newton solves: stop
             status = "stalled"
             break

@@ -262,6 +262,17 @@ def _restricted_step(model, d, prox, center, penalty):
     return (*_solve_lp(model, d), "highs")
 
 
+def _keep_smallest(mask, key, k):
+    """``mask`` with only its ``k`` entries of smallest ``key`` left set (all if it has <= k)."""
+    idx = np.flatnonzero(mask)
+    if idx.size <= k:
+        return mask
+    keep = idx[np.argpartition(key.ravel()[idx], k)[:k]]
+    out = np.zeros(mask.size, dtype=bool)
+    out[keep] = True
+    return out.reshape(mask.shape)
+
+
 def _initial_w(data, lam, loss, penalty):
     """Centroid direction ``mean(Xp) - mean(Xn)``, scaled by a 1-D search on the objective."""
     w0 = np.asarray(data.Xp.mean(axis=0)).ravel() - np.asarray(data.Xn.mean(axis=0)).ravel()
@@ -311,13 +322,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     def near_margin(M):
         """Pairs within ``band`` of the margin, at most ``max_new_pairs`` (the closest)."""
         dist = np.abs(M - 1.0)
-        near = dist <= band
-        if near.sum() > max_new_pairs:
-            keep = np.argpartition(dist.ravel(), max_new_pairs)[:max_new_pairs]
-            near = np.zeros(M.size, dtype=bool)
-            near[keep] = True
-            near = near.reshape(M.shape)
-        return near
+        return _keep_smallest(dist <= band, dist, max_new_pairs)
 
     def classify_new(cols_new):
         M = s[:, None] - t[None, cols_new]
@@ -344,14 +349,13 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         model = _Model(data, cols, L, Bi, Bj, coef, loss)
         w_r, mu, nu, used = _restricted_step(model, d, prox_now, w, penalty)
         # Extend the multipliers to a feasible dual point of the full problem.
-        alpha = np.zeros((m, n))
-        sub = np.zeros((m, cols.size))
-        if loss == "infinite_push":
-            sub[L] = np.broadcast_to(mu[None, :], L.shape)[L]
-        else:
-            sub[L] = mu[0]
+        sub = L * (mu[None, :] if loss == "infinite_push" else mu[0])
         sub[Bi, Bj] = nu
-        alpha[:, cols] = sub
+        if cols.size == n:
+            alpha = sub
+        else:
+            alpha = np.zeros((m, n))
+            alpha[:, cols] = sub
         alpha = duality.make_feasible(data, alpha, lam, loss=loss, penalty=penalty)
         cands = [w_r]
         if penalty == "l2":
@@ -382,12 +386,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         M = s[:, None] - t[None, cols]
         wrong = ~Bm & ((L & (M > 1.0 + 1e-12)) | (~L & (M < 1.0 - 1e-12)))
         n_wrong = int(wrong.sum())
-        if n_wrong > max_new_pairs:
-            viol = np.where(wrong, np.abs(M - 1.0), -1.0).ravel()
-            keep = np.argpartition(-viol, max_new_pairs)[:max_new_pairs]
-            wrong = np.zeros(M.size, dtype=bool)
-            wrong[keep] = True
-            wrong = wrong.reshape(M.shape)
+        if n_wrong > max_new_pairs:  # the most violated ones
+            wrong = _keep_smallest(wrong, -np.abs(M - 1.0), max_new_pairs)
         if sticky or it > recentre_rounds:
             Bmask[:, cols] |= wrong
         else:  # re-centre the model at w_r: band around the margin plus the misclassified pairs
