@@ -63,6 +63,37 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9) -> DegeneracyRe
                             weights=res.x[:n], tolerance=tol)
 
 
+def separating_direction(data: BipartiteData, *, max_iter: int = 50):
+    """A direction v with ``v . mean(Xp) > max_j v . x_j^-``, or None if none was found.
+
+    Such a v certifies that the mean positive is outside the hull of the negatives (so the
+    instance is not degenerate) at O(max_iter (n d)) cost, before the LP of
+    :func:`check_degeneracy` is needed. The search is Gilbert's algorithm (1966) for the point of
+    ``conv{x_j^- - mean(Xp)}`` nearest the origin, from the centroid; its iterate ``p`` gives the
+    candidate ``v = -p``. None decides nothing.
+    """
+    mean_pos = np.asarray(data.Xp.mean(axis=0)).ravel()
+    Xn = data.Xn
+    p = np.asarray(Xn.mean(axis=0)).ravel() - mean_pos
+    scale = max(1.0, float(np.abs(mean_pos).max(initial=0.0)))
+    for _ in range(max_iter):
+        v = -p
+        proj = np.asarray(Xn @ v).ravel() - mean_pos @ v  # (x_j - mean_pos) . v
+        j = int(np.argmax(proj))
+        if proj[j] < -1e-12 * scale * max(1.0, float(np.abs(v).sum())):
+            return v
+        y = np.asarray(Xn[j].toarray()).ravel() if sp.issparse(Xn) else Xn[j]
+        step = y - mean_pos - p
+        denom = float(step @ step)
+        if denom == 0.0:
+            return None
+        t = min(1.0, max(0.0, -float(p @ step) / denom))
+        if t == 0.0:
+            return None  # p is the nearest point: the origin is in the hull, or touches it
+        p = p + t * step
+    return None
+
+
 def is_degenerate(data: BipartiteData, *, rtol: float = 1e-9) -> bool:
     """True when ``w* = 0`` (the mean positive lies in the convex hull of the negatives)."""
     return check_degeneracy(data, rtol=rtol).degenerate

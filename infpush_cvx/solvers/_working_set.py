@@ -308,7 +308,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
 
     if max_new_negatives is None:  # negatives added per round (and in the first working set)
-        max_new_negatives = max(10, n // 20)
+        max_new_negatives = max(100, n // 50)  # 100: fewest rounds at n = 300 to 2788
     inW = np.zeros(n, dtype=bool)
     if loss == "infinite_push":
         H = negative_hinge_sums(s, t)

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from .._validation import check_choice, check_scalar
-from ..degeneracy import check_degeneracy
+from ..degeneracy import check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set
 from ._common import finish, prepare, warm_alpha
@@ -89,7 +89,8 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
                       iterations=out["iterations"], t0=t0, method=method,
                       history=out["history"], info={"rho": out["rho"]}, **common)
 
-    if method == "working_set" and detect_degenerate:
+    # the cheap separation test certifies most non-degenerate instances without the LP
+    if method == "working_set" and detect_degenerate and separating_direction(data) is None:
         report = check_degeneracy(data)
         if report.degenerate:
             alpha = degenerate_dual(data, lam_p, report.weights)

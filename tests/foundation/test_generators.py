@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from infpush_cvx.degeneracy import check_degeneracy, is_degenerate
+from infpush_cvx.degeneracy import check_degeneracy, is_degenerate, separating_direction
 from infpush_cvx.generators import (degenerate_bipartite, infinite_push_0, normalized_bipartite,
                                     normalized_data_matrix, planted_bipartite, rank2plan_pairs)
 
@@ -73,6 +73,20 @@ def test_planted_instances_are_non_degenerate_and_reproducible(seed, density):
 @pytest.mark.parametrize("density", [1.0, 0.3])
 def test_degenerate_family_is_degenerate(density):
     assert is_degenerate(degenerate_bipartite(10, 30, 6, seed=4, density=density))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_separating_direction_never_contradicts_the_lp(seed):
+    """The cheap non-degeneracy certificate is found on planted instances and never on degenerate
+    ones (where the mean positive is inside the hull of the negatives)."""
+    planted = planted_bipartite(40, 60, 10, seed=seed, density=1.0 if seed < 2 else 0.3)
+    v = separating_direction(planted)
+    assert v is not None and not is_degenerate(planted)
+    mean_pos = np.asarray(planted.Xp.mean(axis=0)).ravel()
+    assert mean_pos @ v > np.max(planted.Xn @ v)
+    degenerate = degenerate_bipartite(10, 30, 6, seed=seed)
+    assert is_degenerate(degenerate) and separating_direction(degenerate) is None
+    assert separating_direction(infinite_push_0()[0]) is None
 
 
 def test_rank2plan_pairs_shape_and_content():
