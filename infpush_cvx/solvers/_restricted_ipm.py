@@ -240,6 +240,9 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     d, nb = prob.d, prob.nb
     h = prob.h()
     nr = prob.n_rows
+    if nr == 0:  # RankSVM without band pairs and l2: min kappa/2 ||w||^2 + q_w.w
+        return -prob.q_w / prob.kappa, None, np.zeros(0), {"status": "optimal", "iterations": 0,
+                                                           "error": 0.0}
     # Start: w at the centre with e, xi, p primal feasible; multipliers feasible for the xi, e
     # and p rows of the dual (sum z1 = coef, z2 + z3 = z1 of the group, z4 + z5 = 1); then
     # slacks and multipliers shifted to balance the products s_i z_i (Mehrotra's heuristic,
@@ -266,6 +269,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     def amax(v):
         return float(np.abs(v).max(initial=0.0))
 
+    terms_start = []
+
     def residuals(w, xi, e, p, s, z):
         """Dual residual (largest over the blocks w, xi, e, p, each relative to the size of its
         terms), primal residual relative to 1 + |h| and the gap relative to the objective's terms:
@@ -289,7 +294,10 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
                  + (prob.coef * abs(xi) if prob.groups else 0.0)
                  + (p.sum() if prob.l1 else 0.0))
-        res_g = float(s @ z) / max(terms, tiny)
+        if not terms_start:
+            terms_start.append(terms)
+        # (floored at 1e-3 of their size at the start, for an optimum with objective 0)
+        res_g = float(s @ z) / max(terms, 1e-3 * terms_start[0], tiny)
         return (gw, gxi, ge, gp), rp_, max(res_d, res_p, res_g)
 
     status = "max_iter"

@@ -95,6 +95,14 @@ def test_groups_without_band_pairs():
     assert objective(prob, w) == pytest.approx(cvxpy_solve(prob)[0], rel=1e-7)
 
 
+@pytest.mark.parametrize("l1", [False, True])
+def test_ranksvm_without_band_pairs(l1):
+    prob, center = random_problem(6, groups=False, l1=l1, prox=1.0, nb=0)
+    w, mu, nu, info = solve_restricted(prob, center=center)
+    assert info["status"] == "optimal" and mu is None and nu.size == 0
+    assert objective(prob, w) == pytest.approx(cvxpy_solve(prob)[0], rel=1e-7)
+
+
 def test_stopping_early_is_reported():
     prob, center = random_problem(5, groups=True, l1=True, prox=0.0)
     *_, info = solve_restricted(prob, center=center, max_iter=3)
