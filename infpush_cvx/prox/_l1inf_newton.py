@@ -1,6 +1,15 @@
 """Group caps of the l1,inf projection without sorting: candidate windows, then a bracketed
 Newton/secant search on theta over the candidates only.
 
+Role: the fallback of ``project_l1inf(method="newton")``, whose default kernel is the
+semismooth Newton iteration of :mod:`._l1inf_ssn` (one vectorized counting pass over V per
+step, about 0.2 ns per entry, no candidate buffers). Measured in one session, public call,
+Gaussian input: 14-28 us against 75-330 us at 100 x 100 (there this search loads every entry
+into the full window and its Michelot partitions cost ~5 ns per entry), 0.9-2.2 ms against
+3.0-8.2 ms at 1000 x 1000, 0.8-2.0 ms against 2.1-12 ms at 300 x 3000, 16-45 ms against
+32-80 ms at 3000 x 3000. :func:`caps_newton` runs when that iteration gives up
+(``_l1inf_ssn.MAX_PASSES``) and stays usable directly.
+
 Notation as in :mod:`._l1inf_sort`: ``A >= 0`` (groups = columns of V for axis=0), caps
 ``mu_g(theta)`` defined by ``T_g(mu) = sum_i max(a_ig - mu, 0) = theta`` (``mu_g = 0`` once
 ``S_g = sum_i a_ig <= theta``), and the projection needs the root of

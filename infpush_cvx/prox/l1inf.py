@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
-from ._l1inf_newton import apply_caps, caps_newton
+from . import _l1inf_ssn as _ssn
+from ._l1inf_newton import _SIGN_MASK, apply_caps, caps_newton
 from ._l1inf_sort import caps_sort
 from .l1ball import project_l1ball
 
@@ -74,8 +75,10 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
     projection of ``max(V, 0)``. This is the feasible set of the Infinite Push dual (Agarwal,
     SDM 2011, eq. 3.9: alpha >= 0, sum_j max_i alpha_ij <= C/m) with ``axis=0``.
 
-    ``method="newton"`` (default): sort-free bracketed Newton/secant search on the shared
-    threshold with pruning (see :mod:`._l1inf_newton`), numba-compiled, single-threaded.
+    ``method="newton"`` (default): sort-free semismooth Newton iteration on all group caps at
+    once, one vectorized counting pass over V per step (see :mod:`._l1inf_ssn`), with the
+    bracketed Newton/secant search of :mod:`._l1inf_newton` as its fallback; numba-compiled,
+    single-threaded.
     ``method="sort"``: Quattoni et al. (ICML 2009), sorting every group, O(N log N); the clear
     reference.
 
@@ -85,7 +88,8 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
     """
     # The newton method detects NaN/inf in the pass it makes over V anyway.
     V = check_float_array(V, "V", ndim=2, check_finite=(method != "newton"))
-    radius = check_radius(radius)
+    if not (type(radius) is float and 0.0 <= radius < np.inf):    # (fast path: a valid float)
+        radius = check_radius(radius)
     axis = check_axis(axis)
     if not isinstance(nonneg, (bool, np.bool_)):
         raise TypeError(f"nonneg must be a bool, got {type(nonneg).__name__}")
@@ -113,21 +117,47 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
 
 
 def _project_newton(V, radius, axis, nonneg):
-    """The default method: caps from :func:`._l1inf_newton.caps_newton`, read from V in place.
+    """The default method: :func:`._l1inf_ssn.project_ssn` computes the caps and writes the
+    projection in one call, reading V in place (no copy, no transpose).
 
     The kernels take a C-ordered matrix: an F-ordered V is passed as its transpose (a view).
+    Magnitudes outside ``[2**-900, 2**900]`` are solved on a copy rescaled by a power of two
+    (exact); if the iteration gives up (MAX_PASSES), the caps come from
+    :func:`._l1inf_newton.caps_newton`.
     """
     if not V.flags.c_contiguous and not V.flags.f_contiguous:
         V = np.ascontiguousarray(V)
     transposed = not V.flags.c_contiguous
     X = V.T if transposed else V
     groups_are_rows = (axis == 0) == transposed
-    mu = caps_newton(X, groups_are_rows, nonneg, radius)
-    if mu is None:
-        return np.maximum(V, 0) if nonneg else V.copy()
+    itype, mask = _SIGN_MASK[X.dtype]
     out = np.empty_like(V)
-    apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
-               out.T if transposed else out)
+    Xout = out.T if transposed else out
+    mu = np.empty(X.shape[0] if groups_are_rows else X.shape[1])
+    info = np.zeros(3)
+    status = _ssn.project_ssn(X, X.view(itype), mask, groups_are_rows, nonneg, radius, mu,
+                              Xout, info)
+    if status == _ssn.SOLVED:
+        return out
+    if status == _ssn.NOT_FINITE:
+        raise ValueError("V contains NaN or infinite entries")
+    if status == _ssn.RESCALE:
+        # Solve on a copy scaled by 2**-e (exact; largest magnitude in [0.5, 1)), apply the
+        # caps scaled back to V itself.
+        e = int(info[2])
+        Y = np.ldexp(X.astype(np.float64), -e)
+        status = _ssn.project_ssn(Y, Y.view(np.int64), _SIGN_MASK[Y.dtype][1],
+                                  groups_are_rows, nonneg, float(np.ldexp(radius, -e)), mu,
+                                  np.empty((0, 0)), info)
+        if status == _ssn.SOLVED:
+            mu = np.ldexp(mu, e)
+    if status == _ssn.INSIDE:
+        return np.maximum(V, 0) if nonneg else V.copy()
+    if status != _ssn.SOLVED:                 # NO_CONVERGENCE: the candidate-window search
+        mu = caps_newton(X, groups_are_rows, nonneg, radius)
+        if mu is None:
+            return np.maximum(V, 0) if nonneg else V.copy()
+    apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg, Xout)
     return out
 
 
