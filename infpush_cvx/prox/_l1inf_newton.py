@@ -123,8 +123,9 @@ def _row_stats(X, Xi, sign_mask, g, nonneg, ug):
 
 
 @nb.njit(cache=True, nogil=True)
-def _stats_rows(X, Xi, sign_mask, nonneg, Mb, S):
-    """Max (bits) and sum of the magnitudes of every row of X (see :func:`_row_stats`)."""
+def max_sum_rows(X, Xi, sign_mask, nonneg, Mb, S):
+    """Max (bits) and sum of the magnitudes of every row of X (see :func:`_row_stats`); the
+    statistics pass of :mod:`._l1inf_ssn` when the groups are the rows."""
     for g in range(X.shape[0]):
         Mb[g], S[g], _, _ = _row_stats(X, Xi, sign_mask, g, nonneg, np.inf)
 

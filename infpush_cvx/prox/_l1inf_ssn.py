@@ -57,6 +57,9 @@ import math
 import numba as nb
 import numpy as np
 
+# the statistics pass (max, sum, NaN/inf flag) is the window search's, without probes
+from ._l1inf_newton import _lower_bound_root, _stats_cols, max_sum_rows
+
 # Give up (the caller falls back to the candidate-window search) after this many counting
 # passes; 2-10 were measured (module docstring): a guard against pathological slow climbs.
 MAX_PASSES = 60
@@ -73,63 +76,6 @@ INSIDE = 1          # V already lies in the ball
 NOT_FINITE = 2      # V holds NaN or inf
 RESCALE = 3         # magnitudes outside [2**-900, 2**900]: info[2] = exponent to scale by 2**-e
 NO_CONVERGENCE = 4  # gave up after MAX_PASSES passes
-
-
-@nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
-def _stats_rows(X, Xi, sign_mask, nonneg, M, S):
-    """Max and sum of the magnitudes of every row of X; the sum is NaN when the row holds NaN
-    or inf (``x - x``). The max is taken on the bit patterns ``Xi`` (X viewed as integers):
-    for nonnegative floats their order is the integer order, and an integer max vectorizes
-    where a float max does not."""
-    n, m = X.shape
-    for g in range(n):
-        mb = Xi[g, 0] & 0
-        sm = 0.0
-        bad = 0.0
-        for i in range(m):
-            x = X[g, i]
-            b = Xi[g, i]
-            if nonneg:
-                a = float(x if x > 0 else 0.0)
-                b = b if b > 0 else 0                 # negative floats have the sign bit set
-            else:
-                a = float(abs(x))
-                b = b & sign_mask
-            mb = b if b > mb else mb
-            sm += a
-            bad += x - x
-        M[g] = mb
-        S[g] = sm + bad
-
-
-@nb.njit(cache=True, nogil=True)
-def _stats_cols_block(X, nonneg, M, S, i0, R):
-    """Rows ``i0 .. i0+R-1`` into the column maxima M and sums S (R a constant at the call
-    sites, so that the row loop unrolls and the column loop vectorizes)."""
-    n = X.shape[1]
-    for g in range(n):
-        mx = M[g]
-        sm = S[g]
-        for r in range(R):
-            x = X[i0 + r, g]
-            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
-            mx = a if a > mx else mx
-            sm += a + (x - x)
-        M[g] = mx
-        S[g] = sm
-
-
-@nb.njit(cache=True, nogil=True)
-def _stats_cols(X, nonneg, M, S):
-    """Max M and sum S (NaN flags NaN/inf) of the magnitudes of every column of X."""
-    m = X.shape[0]
-    M[:] = 0.0
-    S[:] = 0.0
-    mb = m - m % _ROWS
-    for i0 in range(0, mb, _ROWS):
-        _stats_cols_block(X, nonneg, M, S, i0, _ROWS)
-    for i0 in range(mb, m):
-        _stats_cols_block(X, nonneg, M, S, i0, 1)
 
 
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -190,34 +136,6 @@ def _above_cols(X, nonneg, nu, K, Sa):
         _above_cols_block(X, nonneg, nu, K, Sa, i0, _ROWS)
     for i0 in range(mb, m):
         _above_cols_block(X, nonneg, nu, K, Sa, i0, 1)
-
-
-@nb.njit(cache=True, nogil=True)
-def _minorant_root(M, S, m, radius):
-    """Root theta_L of the convex minorant ``L(theta) = sum_g max(M_g - theta,
-    (S_g - theta) / m, 0)`` of R (each term is a lower bound of the cap). L is convex,
-    decreasing and piecewise linear: Newton from theta = 0 climbs monotonically to the root."""
-    n = M.shape[0]
-    theta = 0.0
-    for _ in range(100):
-        L = 0.0
-        B = 0.0
-        for g in range(n):
-            c1 = M[g] - theta
-            c2 = (S[g] - theta) / m
-            if c1 >= c2 and c1 > 0.0:
-                L += c1
-                B += 1.0
-            elif c2 > c1 and c2 > 0.0:
-                L += c2
-                B += 1.0 / m
-        if L <= radius * (1.0 + 4 * _EPS) or B == 0.0:
-            break
-        step = (L - radius) / B
-        if step <= theta * _EPS:
-            break
-        theta += step
-    return theta
 
 
 @nb.njit(cache=True, nogil=True)
@@ -326,12 +244,13 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
     S = np.empty(n, np.float64)
     if groups_are_rows:
         Mb = np.empty(n, Xi.dtype)
-        _stats_rows(X, Xi, sign_mask, nonneg, Mb, S)
+        max_sum_rows(X, Xi, sign_mask, nonneg, Mb, S)   # max on bit patterns, sum, NaN flag
         Mv = Mb.view(X.dtype)
         for g in range(n):
             M[g] = Mv[g]
     else:
-        _stats_cols(X, nonneg, M, S)
+        no_probes = np.empty((0, n), np.float64)
+        _stats_cols(X, nonneg, no_probes, M, S, np.empty((0, n), np.int64), no_probes)
     info[0] = 0.0
     info[1] = 0.0
     info[2] = 0.0
@@ -352,7 +271,7 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
         return INSIDE
 
     # Start from the minorant's caps (lower bounds of the caps at its root theta_L).
-    theta = _minorant_root(M, S, m, radius)
+    theta = _lower_bound_root(M, S, np.full(n, m, np.int64), radius)
     nu = np.empty(n, np.float64)
     for g in range(n):
         v = max(M[g] - theta, (S[g] - theta) / m, 0.0)

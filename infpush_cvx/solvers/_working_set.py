@@ -36,9 +36,10 @@ The restricted problem is solved to high accuracy by the structured interior-poi
 d > 2000, the step goes to Clarabel, and a plain l1 step (an LP) that Clarabel fails on too to
 HiGHS through ``scipy.optimize.linprog``; ``history["step_solver"]`` records which one solved each
 round. For Clarabel the problem is written in compact form (score variables ``u = Xp[I] w``,
-``v = Xn[J] w``, three nonzeros per band pair). The step's multipliers extend to a feasible ``alpha`` of
-the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U), and the stopping
-test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`, not the model.
+``v = Xn[J] w``, three nonzeros per band pair). The step's multipliers extend to a feasible
+``alpha`` of the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U),
+and the stopping test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`,
+not the model.
 """
 
 from __future__ import annotations
