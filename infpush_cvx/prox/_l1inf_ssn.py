@@ -57,18 +57,16 @@ import math
 import numba as nb
 import numpy as np
 
-# the statistics pass (max, sum, NaN/inf flag) is the window search's, without probes
-from ._l1inf_newton import _lower_bound_root, _stats_cols, max_sum_rows
+# the statistics pass (max, sum, NaN/inf flag), the minorant root, the output pass and the
+# rescaling bounds are the window search's; the final rescale of the caps is the sort method's
+from ._l1inf_newton import _BIG, _ROWS, _TINY, _lower_bound_root, _stats_cols, apply_caps
+from ._l1inf_newton import max_sum_rows
+from ._l1inf_sort import match_radius
 
 # Give up (the caller falls back to the candidate-window search) after this many counting
 # passes; 2-10 were measured (module docstring): a guard against pathological slow climbs.
 MAX_PASSES = 60
-# Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
-_BIG = 2.0 ** 900
-_TINY = 2.0 ** -900
-_EPS = np.finfo(np.float64).eps
-# Rows per block when the groups are the columns (per-column state stays in registers).
-_ROWS = 8
+_match_radius = nb.njit(cache=True, nogil=True)(match_radius)
 
 # Status codes of project_ssn.
 SOLVED = 0          # caps in mu, projection in out (if out is not empty)
@@ -178,54 +176,15 @@ def _caps_at(K, Sa, M, theta, nu):
 
 
 @nb.njit(cache=True, nogil=True)
-def _match_radius(mu, M, radius):
-    """Rescale the caps to sum to the radius within rounding (see
-    :func:`._l1inf_sort.match_radius`); caps stay at most the group max."""
-    n = mu.shape[0]
-    total = 0.0
-    for g in range(n):
-        total += mu[g]
-    if total > 0.0 and total != radius:
-        f = radius / total
-        total = 0.0
-        for g in range(n):
-            v = mu[g] * f
-            mu[g] = v if v < M[g] else M[g]
-            total += mu[g]
-        if total > radius:
-            f = radius / total
-            total = 0.0
-            for g in range(n):
-                mu[g] *= f
-                total += mu[g]
-            if total > radius:
-                for g in range(n):
-                    mu[g] = np.nextafter(mu[g], 0.0)
-
-
-@nb.njit(cache=True, nogil=True)
 def _apply(X, mu, groups_are_rows, nonneg, out):
-    """``out = sign(x) min(|x|, mu_g)`` (or ``min(max(x, 0), mu_g)``), the caps rounded toward
-    zero in X's dtype (so that float32 results stay inside the ball)."""
-    n = mu.shape[0]
-    cap = np.empty(n, X.dtype)
-    low = np.empty(n, X.dtype)
-    for g in range(n):
+    """:func:`._l1inf_newton.apply_caps` with the caps rounded toward zero in X's dtype (so
+    that float32 results stay inside the ball)."""
+    cap = np.empty(mu.shape[0], X.dtype)
+    for g in range(mu.shape[0]):
         cap[g] = mu[g]
         if cap[g] > mu[g]:
             cap[g] = np.nextafter(cap[g], X.dtype.type(0))
-        low[g] = 0.0 if nonneg else -cap[g]
-    rows, cols = X.shape
-    if groups_are_rows:
-        for i in range(rows):
-            c = cap[i]
-            lo = low[i]
-            for j in range(cols):
-                out[i, j] = min(max(X[i, j], lo), c)
-    else:
-        for i in range(rows):
-            for j in range(cols):
-                out[i, j] = min(max(X[i, j], low[j]), cap[j])
+    apply_caps(X, cap, groups_are_rows, nonneg, out)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -309,9 +268,7 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
     info[1] = theta
     if status != SOLVED:
         return status
-    for g in range(n):
-        mu[g] = nu[g]
-    _match_radius(mu, M, radius)
+    mu[:] = _match_radius(nu, M, radius)
     if out.size > 0:
         _apply(X, mu, groups_are_rows, nonneg, out)
     return SOLVED
