@@ -53,6 +53,8 @@ def check_axis(axis, name: str = "axis") -> int:
 
 def check_radius(radius, name: str = "radius") -> float:
     """A finite, nonnegative real number."""
+    if type(radius) is float and 0.0 <= radius < np.inf:  # the common case, without the checks
+        return radius
     return check_scalar(radius, name, nonnegative=True)
 
 

@@ -88,8 +88,7 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
     """
     # The newton method detects NaN/inf in the pass it makes over V anyway.
     V = check_float_array(V, "V", ndim=2, check_finite=(method != "newton"))
-    if not (type(radius) is float and 0.0 <= radius < np.inf):    # (fast path: a valid float)
-        radius = check_radius(radius)
+    radius = check_radius(radius)
     axis = check_axis(axis)
     if not isinstance(nonneg, (bool, np.bool_)):
         raise TypeError(f"nonneg must be a bool, got {type(nonneg).__name__}")
