@@ -143,7 +143,7 @@ class RestrictedProblem:
                      + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
                      - cross - cross.T)
         S[np.arange(d), np.arange(d)] += self.kappa
-        fac = {"inv_delta": inv_delta, "c": c}
+        fac = {"inv_delta": inv_delta}
         if self.groups:
             sigma = self.group_sum(inv_delta)
             gamma = 1.0 / (w1 + sigma)
@@ -153,7 +153,7 @@ class RestrictedProblem:
             V[:, :d] = self.g + Yw
             V[:, d] = 1.0
             S += (V * gamma[:, None]).T @ V
-            fac.update(gamma=gamma, sigma=sigma)
+            fac["sm_b"] = gamma[self.bj] * inv_delta  # Sherman-Morrison weight of pair b
         if self.l1:
             D4, D5 = 1.0 / w4, 1.0 / w5
             S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
@@ -186,7 +186,7 @@ class RestrictedProblem:
     def _Einv(self, fac, r_e):
         t = r_e * fac["inv_delta"]
         if self.groups:
-            t -= fac["gamma"][self.bj] * fac["inv_delta"] * self.group_sum(t)[self.bj]
+            t -= fac["sm_b"] * self.group_sum(t)[self.bj]
         return t
 
     def solve(self, fac, rw, rxi, re, rp):
@@ -227,9 +227,10 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
-    complementarity gap are all <= ``tol``. When progress stalls at the round-off floor (no
-    halving in 4 iterations) or ``max_iter`` is reached, the best iterate is returned with status
-    ``"almost_optimal"`` if its error is <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
+    complementarity gap are all <= ``tol``. When progress stalls at the round-off floor (once the
+    error is below ``100 tol_almost``, no 20% decrease in 5 iterations) or ``max_iter`` is
+    reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
+    <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
     ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
     end; ``trace`` prints the residuals per iteration.
 
@@ -283,12 +284,16 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             scale_w = max(scale_w, amax(prob.g.T @ z1))
         if prob.l1:
             scale_w = max(scale_w, amax(z4), amax(z5))
-        res_d = amax(prob.kappa * w + prob.q_w + gw) / scale_w
+        rdw = prob.kappa * w + prob.q_w + gw
+        rdxi = (prob.coef + gxi) if prob.groups else 0.0
+        rde = prob.c_e + ge
+        rdp = (1.0 + gp) if prob.l1 else None
+        res_d = amax(rdw) / scale_w
         if prob.groups:
-            res_d = max(res_d, abs(prob.coef + gxi) / prob.coef)
-        res_d = max(res_d, amax(prob.c_e + ge) / max(prob.c_e, amax(z1), amax(z2), tiny))
+            res_d = max(res_d, abs(rdxi) / prob.coef)
+        res_d = max(res_d, amax(rde) / max(prob.c_e, amax(z1), amax(z2), tiny))
         if prob.l1:
-            res_d = max(res_d, amax(1.0 + gp))
+            res_d = max(res_d, amax(rdp))
         rp_ = prob.G(w, xi, e, p) + s - h
         res_p = amax(rp_) / (1.0 + amax(h))
         terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
@@ -298,17 +303,13 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             terms_start.append(terms)
         # (floored at 1e-3 of their size at the start, for an optimum with objective 0)
         res_g = float(s @ z) / max(terms, 1e-3 * terms_start[0], tiny)
-        return (gw, gxi, ge, gp), rp_, max(res_d, res_p, res_g)
+        return (rdw, rdxi, rde, rdp), rp_, max(res_d, res_p, res_g)
 
     status = "max_iter"
     best = None  # the iterate with the smallest error measure, returned if progress stalls
     it = last_progress = 0
     for it in range(1, max_iter + 1):
-        (gw, gxi, ge, gp), rp_, err = residuals(w, xi, e, p, s, z)
-        rdw = prob.kappa * w + prob.q_w + gw
-        rdxi = (prob.coef + gxi) if prob.groups else 0.0
-        rde = prob.c_e + ge
-        rdp = (1.0 + gp) if prob.l1 else None
+        (rdw, rdxi, rde, rdp), rp_, err = residuals(w, xi, e, p, s, z)
         mu = float(s @ z) / nr
         if trace:
             print(f"{it:3d} error={err:.2e} mu={mu:.2e}", flush=True)
