@@ -180,15 +180,15 @@ def _solve_ipm(model, d, prox=0.0, center=None, penalty="l2"):
     l1 = penalty == "l1"
     q_w = np.zeros(d) if prox == 0 else -prox * np.asarray(center, float)
     XI = _as_dense(data.Xp[model.I])
+    kappa = (0.0 if l1 else 1.0) + prox  # curvature of pen(w) + prox/2 ||w - center||^2
     if ip:  # one group per working negative: pairs indexed by their group
         prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols]), model.bi, model.Bj,
                                  coef=model.coef, groups=True, a=model.a, g=model.g,
-                                 q_w=q_w, kappa=(0.0 if l1 else 1.0) + prox, l1=l1)
+                                 q_w=q_w, kappa=kappa, l1=l1)
     else:
         prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols[model.J]]), model.bi, model.bj,
                                  coef=model.coef, groups=False, c_e=model.coef,
-                                 q_w=q_w - model.coef * model.g[0],
-                                 kappa=(0.0 if l1 else 1.0) + prox, l1=l1)
+                                 q_w=q_w - model.coef * model.g[0], kappa=kappa, l1=l1)
     w, mu, nu, info = solve_restricted(prob, center=center)
     if info["status"] not in ("optimal", "almost_optimal"):
         raise RuntimeError(f"restricted problem not solved by the interior-point method: "
