@@ -3,6 +3,10 @@
 Both containers validate at construction and carry a fingerprint: the sha256 of the canonical
 bytes of their arrays (float64 / int64 little-endian, C order; sparse matrices as canonical CSR),
 so a regenerated instance can be compared bit for bit with a stored one.
+
+Bipartite data may carry sample weights ``wp`` (positives) and ``wn`` (negatives); with integer
+weights a weighted problem is the unweighted problem on the data with each row repeated that many
+times (see :mod:`infpush_cvx.objectives` for the weighted losses).
 """
 
 from __future__ import annotations
@@ -40,15 +44,37 @@ def fingerprint(**arrays) -> str:
     return h.hexdigest()
 
 
+def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
+    """Return sample weights as a new float64 array after checking length, finiteness and sign."""
+    v = check_vector(v, name, length=length)
+    if np.any(v <= 0):
+        raise ValueError(f"{name} must be strictly positive; its smallest entry is {float(v.min())!r} "
+                         f"(drop the rows instead of giving them weight 0)")
+    return np.array(v, dtype=np.float64)  # a copy: later edits to the caller's array cannot leak in
+
+
 @dataclass(frozen=True, eq=False)
 class BipartiteData:
     """Positives ``Xp`` (m x d) and negatives ``Xn`` (n x d), dense arrays or scipy.sparse.
 
     Scores are linear, ``s = Xp @ w`` and ``t = Xn @ w``; the m*n pairs are never materialised.
+
+    Optional sample weights ``wp`` (length m) and ``wn`` (length n), finite and strictly
+    positive; ``None`` means all ones. With ``M = sum(wp)`` and ``N = sum(wn)`` the losses become
+    (Agarwal, SDM 2011, eqs. 3.6 and 4.18, rows weighted)::
+
+        Infinite Push   max_j (1/M) sum_i wp_i h_ij(w)
+        RankSVM         (1/(M N)) sum_ij wp_i wn_j h_ij(w)
+
+    The Infinite Push loss is a maximum over negatives, so ``wn`` does not enter it: a repeated
+    negative counts once, as in Agarwal's definition. Integer weights give the unweighted problem
+    on the data with every row repeated that many times.
     """
 
     Xp: object
     Xn: object
+    wp: object = None
+    wn: object = None
 
     def __post_init__(self):
         Xp = check_matrix(self.Xp, "Xp")
@@ -57,8 +83,10 @@ class BipartiteData:
             raise ValueError(
                 f"Xp and Xn must have the same number of features (columns); "
                 f"got Xp with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
-        object.__setattr__(self, "Xp", Xp)
-        object.__setattr__(self, "Xn", Xn)
+        wp = None if self.wp is None else _check_sample_weights(self.wp, "wp", Xp.shape[0])
+        wn = None if self.wn is None else _check_sample_weights(self.wn, "wn", Xn.shape[0])
+        for name, value in (("Xp", Xp), ("Xn", Xn), ("wp", wp), ("wn", wn)):
+            object.__setattr__(self, name, value)
 
     @property
     def m(self) -> int:
@@ -79,29 +107,78 @@ class BipartiteData:
     def is_sparse(self) -> bool:
         return sp.issparse(self.Xp) or sp.issparse(self.Xn)
 
+    @property
+    def weighted(self) -> bool:
+        """True when sample weights were given for either class."""
+        return self.wp is not None or self.wn is not None
+
+    @property
+    def pos_weights(self) -> np.ndarray:
+        """The positives' weights, float64 of length m (ones when unweighted)."""
+        return np.ones(self.m) if self.wp is None else self.wp
+
+    @property
+    def neg_weights(self) -> np.ndarray:
+        """The negatives' weights, float64 of length n (ones when unweighted)."""
+        return np.ones(self.n) if self.wn is None else self.wn
+
+    @property
+    def wp_sum(self) -> float:
+        """M = sum of the positives' weights (m when unweighted)."""
+        return float(self.m) if self.wp is None else float(self.wp.sum())
+
+    @property
+    def wn_sum(self) -> float:
+        """N = sum of the negatives' weights (n when unweighted)."""
+        return float(self.n) if self.wn is None else float(self.wn.sum())
+
     def fingerprint(self) -> str:
-        return fingerprint(Xp=self.Xp, Xn=self.Xn)
+        return fingerprint(**self.arrays())
 
     def arrays(self) -> dict:
-        """The arrays, by name (for saving and fingerprints)."""
-        return {"Xp": self.Xp, "Xn": self.Xn}
+        """The arrays, by name (for saving and fingerprints); weights only when given.
+
+        Leaving absent weights out keeps the fingerprint of unweighted data what it was before
+        weights existed.
+        """
+        arrays = {"Xp": self.Xp, "Xn": self.Xn}
+        if self.wp is not None:
+            arrays["wp"] = self.wp
+        if self.wn is not None:
+            arrays["wn"] = self.wn
+        return arrays
 
     @classmethod
-    def from_labels(cls, X, y) -> "BipartiteData":
-        """Split a feature matrix by binary labels (positive class: ``y > 0`` or ``True``)."""
+    def from_labels(cls, X, y, sample_weight=None) -> "BipartiteData":
+        """Split a feature matrix by binary labels (positive class: ``y > 0`` or ``True``).
+
+        ``sample_weight`` (one nonnegative weight per row) is split the same way into ``wp`` and
+        ``wn``; rows of weight 0 are dropped, since they do not enter any loss.
+        """
         X = check_matrix(X, "X")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
                              f"got shape {y.shape}")
         pos = y > 0 if y.dtype != bool else y
-        if pos.all() or not pos.any():
-            raise ValueError("y must contain both classes; one class is empty")
-        return cls(X[np.flatnonzero(pos)], X[np.flatnonzero(~pos)])
+        keep = np.ones(X.shape[0], dtype=bool)
+        if sample_weight is not None:
+            sample_weight = check_vector(sample_weight, "sample_weight", length=X.shape[0],
+                                         nonnegative=True)
+            keep = sample_weight > 0
+        if not (pos & keep).any() or not (~pos & keep).any():
+            raise ValueError("y must contain both classes; one class is empty"
+                             + ("" if sample_weight is None else " (after dropping rows of "
+                                                                 "sample_weight 0)"))
+        rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
+        if sample_weight is None:
+            return cls(X[rows_p], X[rows_n])
+        return cls(X[rows_p], X[rows_n], sample_weight[rows_p], sample_weight[rows_n])
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
-        return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind})"
+        weights = ", weighted" if self.weighted else ""
+        return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind}{weights})"
 
 
 @dataclass(frozen=True, eq=False)
