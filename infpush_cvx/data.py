@@ -48,8 +48,8 @@ def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
     """Return sample weights as a new float64 array after checking length, finiteness and sign."""
     v = check_vector(v, name, length=length)
     if np.any(v <= 0):
-        raise ValueError(f"{name} must be strictly positive; its smallest entry is {float(v.min())!r} "
-                         f"(drop the rows instead of giving them weight 0)")
+        raise ValueError(f"{name} must be strictly positive; its smallest entry is "
+                         f"{float(v.min())!r} (drop the rows instead of giving them weight 0)")
     return np.array(v, dtype=np.float64)  # a copy: later edits to the caller's array cannot leak in
 
 
@@ -167,9 +167,8 @@ class BipartiteData:
                                          nonnegative=True)
             keep = sample_weight > 0
         if not (pos & keep).any() or not (~pos & keep).any():
-            raise ValueError("y must contain both classes; one class is empty"
-                             + ("" if sample_weight is None else " (after dropping rows of "
-                                                                 "sample_weight 0)"))
+            dropped = "" if sample_weight is None else " (after dropping rows of sample_weight 0)"
+            raise ValueError("y must contain both classes; one class is empty" + dropped)
         rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
         if sample_weight is None:
             return cls(X[rows_p], X[rows_n])
