@@ -1,13 +1,17 @@
 """Primal objectives evaluated in NumPy, without forming the m x n pair matrix.
 
-All bipartite losses come from one quantity, the hinge sum of each negative::
+All bipartite losses come from one quantity, the (weighted) hinge sum of each negative::
 
-    H_j(w) = sum_i max(0, 1 - (s_i - t_j)),   s = Xp w,  t = Xn w
+    H_j(w) = sum_i p_i max(0, 1 - (s_i - t_j)),   s = Xp w,  t = Xn w
 
-computed in O((m + n) log m) by sorting s and using prefix sums. Then (formulations.md 1-3)
+computed in O((m + n) log m) by sorting s and using prefix sums. With the sample weights p (of the
+positives, sum M) and q (of the negatives, sum N), all ones and M = m, N = n for unweighted data:
 
-    Infinite Push   loss_mean = max_j H_j / m          (Agarwal 2011, eq. 3.6)
-    RankSVM         loss_mean = sum_j H_j / (m n)      (Agarwal 2011, eq. 4.18)
+    Infinite Push   loss_mean = max_j H_j / M            (Agarwal 2011, eq. 3.6)
+    RankSVM         loss_mean = sum_j q_j H_j / (M N)    (Agarwal 2011, eq. 4.18)
+
+The Infinite Push loss is a maximum over negatives, so q does not enter it: a repeated negative
+counts once. With integer weights both equal the unweighted losses on the data with repeated rows.
 
 and the Rank2Plan LP objective is ``sum_k s_k max(0, g_k - (X_j - X_i) beta) + lam ||beta||_1``.
 """
@@ -21,17 +25,29 @@ from ._validation import check_choice
 from .data import BipartiteData, PairData
 
 
-def negative_hinge_sums(s: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``H_j = sum_i max(0, 1 - s_i + t_j)`` for every negative j, in O((m + n) log m).
+def negative_hinge_sums(s: np.ndarray, t: np.ndarray, wp=None) -> np.ndarray:
+    """``H_j = sum_i wp_i max(0, 1 - s_i + t_j)`` for every negative j, in O((m + n) log m).
 
     Entry i contributes to H_j exactly when ``s_i < 1 + t_j``; with s sorted ascending those i
-    form a prefix, so ``H_j = k_j (1 + t_j) - (s_1 + ... + s_{k_j})``.
+    form a prefix of length k_j, so ``H_j = (wp_1 + ... + wp_k) (1 + t_j) - (wp_1 s_1 + ... +
+    wp_k s_k)`` (sorted order, k = k_j). ``wp`` defaults to ones; it is trusted (validated by
+    :class:`BipartiteData`).
     """
-    s_sorted = np.sort(np.asarray(s, dtype=np.float64))
-    prefix = np.concatenate([[0.0], np.cumsum(s_sorted)])
+    s = np.asarray(s, dtype=np.float64)
     shifted = 1.0 + np.asarray(t, dtype=np.float64)
+    if wp is None:
+        s_sorted = np.sort(s)
+        prefix = np.concatenate([[0.0], np.cumsum(s_sorted)])
+        k = np.searchsorted(s_sorted, shifted, side="left")
+        return np.maximum(k * shifted - prefix[k], 0.0)
+    order = np.argsort(s)
+    s_sorted = s[order]
+    w_sorted = np.asarray(wp, dtype=np.float64)[order]
+    weight_prefix = np.concatenate([[0.0], np.cumsum(w_sorted)])
+    score_prefix = np.concatenate([[0.0], np.cumsum(w_sorted * s_sorted)])
     k = np.searchsorted(s_sorted, shifted, side="left")
-    return np.maximum(k * shifted - prefix[k], 0.0)
+    # Clipped at 0: the two prefix sums can cancel to a tiny negative by rounding.
+    return np.maximum(weight_prefix[k] * shifted - score_prefix[k], 0.0)
 
 
 def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
@@ -46,14 +62,21 @@ def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
 
 def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infinite_push",
                         penalty: str = "l2", scaling: str = "paper") -> float:
-    """The primal objective of the Infinite Push or RankSVM at ``w``, in the requested scaling."""
+    """The primal objective of the Infinite Push or RankSVM at ``w``, in the requested scaling.
+
+    Uses the data's sample weights (module docstring): the loss sum is ``max_j H_j`` or
+    ``sum_j q_j H_j``, divided in paper scaling by ``M`` or ``M N`` (m or m n when unweighted).
+    """
     check_choice(loss, "loss", _scaling.LOSSES)
     w = np.asarray(w, dtype=np.float64).ravel()
     if w.shape[0] != data.d:
         raise ValueError(f"w must have length d={data.d}, got {w.shape[0]}")
-    H = negative_hinge_sums(data.Xp @ w, data.Xn @ w)
-    loss_sum = H.max() if loss == "infinite_push" else H.sum()
-    N = _scaling.loss_normaliser(loss, data.m, data.n)
+    H = negative_hinge_sums(data.Xp @ w, data.Xn @ w, data.wp)
+    if loss == "infinite_push":
+        loss_sum = H.max()  # the negatives' weights do not enter a maximum over negatives
+    else:
+        loss_sum = H.sum() if data.wn is None else data.wn @ H
+    N = _scaling.loss_normaliser(loss, data.wp_sum, data.wn_sum)
     loss_value = loss_sum / N if scaling == "paper" else loss_sum
     return float(lam * penalty_value(w, penalty, scaling) + loss_value)
 

@@ -14,6 +14,10 @@ Seed scaling (the CVXPY benchmark script ``infinite_push_0``)::
 positives) and ``N = m * n`` for RankSVM (sum over all pairs). The two share a minimiser when
 ``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1 (so ``lam = 2 lam_s / m`` for the
 l2 Infinite Push, formulations.md section 1), and then ``P_seed = N * P``.
+
+With sample weights, m and n stand for the weight sums of the positives and negatives
+(``data.wp_sum``, ``data.wn_sum``), the weighted generalisation of the counts: integer weights
+then give the values of the data with repeated rows. Every function below accepts them as floats.
 """
 
 from __future__ import annotations
@@ -25,8 +29,11 @@ PENALTIES = ("l2", "l1")
 LOSSES = ("infinite_push", "ranksvm")
 
 
-def loss_normaliser(loss: str, m: int, n: int) -> int:
-    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM)."""
+def loss_normaliser(loss: str, m: float, n: float) -> float:
+    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM).
+
+    ``m`` and ``n`` are the counts, or the weight sums for weighted data.
+    """
     check_choice(loss, "loss", LOSSES)
     return m if loss == "infinite_push" else m * n
 
@@ -37,7 +44,7 @@ def paper_penalty_coefficient(penalty: str) -> float:
     return 0.5 if penalty == "l2" else 1.0
 
 
-def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: int, n: int) -> float:
+def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
     """The paper-scaling lambda equivalent to ``lam`` given in ``scaling``."""
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
@@ -45,7 +52,7 @@ def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: int, n: in
     return lam / (loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty))
 
 
-def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: int, n: int) -> float:
+def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
     """The lambda in ``scaling`` equivalent to the paper-scaling ``lam``."""
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
@@ -53,7 +60,7 @@ def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: int, n: 
     return lam * loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
 
 
-def objective_multiplier(scaling: str, *, loss: str, m: int, n: int) -> int:
+def objective_multiplier(scaling: str, *, loss: str, m: float, n: float) -> float:
     """Factor taking a paper-scaling objective value to ``scaling`` (1 or N)."""
     check_choice(scaling, "scaling", SCALINGS)
     return 1 if scaling == "paper" else loss_normaliser(loss, m, n)
