@@ -12,11 +12,26 @@ with ``C = 1/lam`` for the paper-scaling lambda. Strong duality gives ``P(w*) = 
 (paper scaling) and ``w* = w(alpha*)``; in seed scaling multiply by N (m, or m n): see
 :func:`primal_value_from_dual`. The variable is named ``alpha`` and ``C`` is a parameter, so a
 new lambda re-solves without recompiling (set ``problem.param_dict["C"].value = 1 / lam``).
+
+Weighted data (sample weights p > 0 of the positives, q > 0 of the negatives, sums M and N): Q and
+w(alpha) are unchanged and the feasible sets become::
+
+    Infinite Push:  alpha >= 0,  sum_j max_i (alpha_ij / p_i) <= C/M
+    RankSVM:        0 <= alpha_ij <= C p_i q_j / (M N)
+
+Why: C times the loss is the support function of this set at ``1 - w.z_ij``. The Infinite Push loss
+is ``max_j sum_i (p_i/M) h_ij``, a maximum over u in the simplex of ``sum_ij u_j (p_i/M) h_ij``, and
+``h_ij = max_{0<=b<=1} b (1 - w.z_ij)``; so ``alpha_ij = C u_j (p_i/M) b_ij`` ranges over
+``max_i alpha_ij / p_i <= C u_j / M``, and u over the simplex gives the constraint above. For
+RankSVM pair ij has weight ``p_i q_j / (M N)``, which caps alpha_ij. q enters neither the Infinite
+Push primal nor its dual. For weighted data pass ``m=data.wp_sum, n=data.wn_sum`` to
+:func:`primal_value_from_dual`.
 """
 
 from __future__ import annotations
 
 import cvxpy as cp
+import numpy as np
 
 from .. import scaling as _scaling
 from .._validation import check_scalar
@@ -26,7 +41,7 @@ from ._common import as_bipartite
 def _paper_C(data, lam, scaling: str, loss: str) -> float:
     lam = check_scalar(lam, "lam", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2",
-                                         m=data.m, n=data.n)
+                                         m=data.wp_sum, n=data.wn_sum)
     return 1.0 / lam_paper
 
 
@@ -36,26 +51,43 @@ def _dual_objective(data, alpha):
 
 
 def infinite_push_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
-    """The l2 Infinite Push dual (Agarwal eq. 3.9): minimise Q(alpha) over the l1,inf set."""
+    """The l2 Infinite Push dual (Agarwal eq. 3.9): minimise Q(alpha) over the l1,inf set.
+
+    Weighted data: ``sum_j max_i (alpha_ij / p_i) <= C/M`` (module docstring).
+    """
     data = as_bipartite(data)
     C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "infinite_push"))
     alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
-    constraints = [cp.sum(cp.max(alpha, axis=0)) <= C / data.m]
+    if data.wp is None:
+        scaled = alpha
+    else:
+        scaled = cp.multiply(np.outer(1.0 / data.wp, np.ones(data.n)), alpha)
+    constraints = [cp.sum(cp.max(scaled, axis=0)) <= C / data.wp_sum]
     return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
 
 
 def ranksvm_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
-    """The bipartite RankSVM dual (Agarwal, Figure 3): minimise Q(alpha) over a box."""
+    """The bipartite RankSVM dual (Agarwal, Figure 3): minimise Q(alpha) over a box.
+
+    Weighted data: ``alpha_ij <= C p_i q_j / (M N)`` (module docstring).
+    """
     data = as_bipartite(data)
     C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "ranksvm"))
     alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
-    constraints = [alpha <= C / (data.m * data.n)]
+    if not data.weighted:
+        constraints = [alpha <= C / (data.m * data.n)]
+    else:
+        pair_weights = np.outer(data.pos_weights, data.neg_weights) / (data.wp_sum * data.wn_sum)
+        constraints = [alpha <= C * pair_weights]
     return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
 
 
 def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m: int,
                            n: int) -> float:
-    """``P* = -lam_paper Q*``, times N (m or m n) in seed scaling; ``lam`` in ``scaling``."""
+    """``P* = -lam_paper Q*``, times N (m or m n) in seed scaling; ``lam`` in ``scaling``.
+
+    For weighted data pass the weight sums ``m=data.wp_sum, n=data.wn_sum``.
+    """
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=m, n=n)
     multiplier = _scaling.objective_multiplier(scaling, loss=loss, m=m, n=n)
     return -lam_paper * dual_value * multiplier

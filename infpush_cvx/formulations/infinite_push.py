@@ -13,6 +13,11 @@ RankSVM, bipartite (Agarwal, eq. 4.18)::
 with ``s = Xp w``, ``t = Xn w``, ``pen`` = ||w||^2/2 or ||w||_1 and ``pen_s`` = ||w||^2 or ||w||_1
 (conventions in :mod:`infpush_cvx.scaling`). The weight variable is named ``w`` and lambda is the
 parameter ``lam``.
+
+Weighted data (sample weights p of the positives, q of the negatives, sums M and N; see
+:class:`infpush_cvx.data.BipartiteData`): the sum over positives becomes ``sum_i p_i h_ij``, the
+RankSVM sum over pairs ``sum_ij p_i q_j h_ij``, and m, m n become M, M N. q does not enter the
+Infinite Push (a maximum over negatives). Integer weights give the problem on repeated rows.
 """
 
 from __future__ import annotations
@@ -33,11 +38,15 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     s, t, constraints = scores(data, w, form)
     hinges = pair_hinges(s, t, data.m, data.n)
     if loss == "infinite_push":
-        loss_sum = cp.max(cp.sum(hinges, axis=0))  # sum over positives i, max over negatives j
-    else:
+        # (weighted) sum over positives i, max over negatives j; the negatives' weights drop out
+        per_negative = cp.sum(hinges, axis=0) if data.wp is None else data.wp @ hinges
+        loss_sum = cp.max(per_negative)
+    elif not data.weighted:
         loss_sum = cp.sum(hinges)
+    else:
+        loss_sum = data.pos_weights @ hinges @ data.neg_weights
     # Paper scaling averages the loss (over positives, or over pairs); seed scaling sums it.
-    N = _scaling.loss_normaliser(loss, data.m, data.n)
+    N = _scaling.loss_normaliser(loss, data.wp_sum, data.wn_sum)
     loss_term = loss_sum / N if scaling == "paper" else loss_sum
     objective = lam_p * penalty_expression(w, penalty, scaling) + loss_term
     return cp.Problem(cp.Minimize(objective), constraints)
