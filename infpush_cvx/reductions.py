@@ -12,8 +12,9 @@ the same sums, and M is unchanged. The same holds for equal rows of ``Xn`` in Ra
 Infinite Push the negatives' weights do not enter (a maximum over negatives), and two equal
 negatives give two equal terms of that maximum, so keeping one is exact whatever its weight;
 summing their weights is then harmless, and exact for RankSVM. Hence the objective, and so the
-optimum and the minimisers, are the same for every w, lambda, penalty and scaling, while the
-problem has fewer rows (and m n fewer pairs when both classes shrink).
+optimum and the minimisers, are the same for every w, lambda, penalty and scaling (M and N, so
+the normalisers and the seed-to-paper lambda conversion, are unchanged too), while the problem has
+fewer rows and so fewer pairs.
 """
 
 from __future__ import annotations
