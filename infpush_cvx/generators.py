@@ -4,9 +4,12 @@
 - :func:`planted_bipartite`: informative Infinite Push / RankSVM instances, provably non-degenerate.
 - :func:`degenerate_bipartite`: instances with ``w* = 0`` by construction.
 - :func:`rank2plan_pairs`: weighted-pair data shaped like learning-to-rank-for-planning data.
+- :func:`real_subset`: a random subset of a real data set (a8a, Spambase, Ionosphere).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import scipy.sparse as sp
@@ -204,3 +207,63 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     per_group = np.bincount(group, minlength=n_groups)
     weight = np.where(diff == 1, 2.0, 1.0) / per_group[group]
     return PairData(X, i, j, gap=gap, weight=weight)
+
+
+#: Data sets :func:`real_subset` draws from (names of :func:`infpush_cvx.datasets.load`).
+REAL_DATASETS = ("a8a", "spambase", "ionosphere")
+
+
+def _scale01(X):
+    """Every feature mapped to [0, 1] on the whole set, ``(x - min) / (max - min)``.
+
+    Sparse data stay sparse: that needs every feature's minimum to be 0 (a zero must stay zero),
+    which holds for nonnegative data such as a8a's binary features.
+    """
+    from .datasets import MinMaxScaler01
+    if not sp.issparse(X):
+        return MinMaxScaler01().fit_transform(X)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    lo = X.min(axis=0).toarray().ravel()
+    if np.any(lo != 0):
+        raise ValueError("scale01 on sparse data needs every feature's minimum to be 0 (so it "
+                         "stays sparse); this data set has negative entries")
+    hi = X.max(axis=0).toarray().ravel()
+    return sp.csr_matrix(X @ sp.diags(1.0 / np.where(hi > 0, hi, 1.0)))
+
+
+@functools.lru_cache(maxsize=4)
+def _real_data(dataset: str, scale01: bool):
+    """A whole real data set ``(X, y)``, read once per process (subsets copy their rows)."""
+    from .datasets import load
+    X, y = load(dataset)
+    if scale01:
+        X = _scale01(X)
+    for a in (X.data if sp.issparse(X) else X, y):
+        a.flags.writeable = False
+    return X, y
+
+
+def real_subset(dataset: str, m: int, n: int, seed: int, scale01: bool = False) -> BipartiteData:
+    """``m`` positives and ``n`` negatives of a real data set, drawn uniformly without replacement.
+
+    ``dataset``: ``"a8a"`` (sparse, stays sparse), ``"spambase"`` or ``"ionosphere"`` (dense), read
+    by :func:`infpush_cvx.datasets.load` from the default data folders (sha256-checked). With
+    ``scale01`` every feature is first scaled to [0, 1] on the whole set, as in the Infinite Push
+    paper (Agarwal, SDM 2011, section 6). ``np.random.default_rng(seed)`` draws the positives'
+    row numbers, then the negatives'; both are sorted, so the instance (and its fingerprint)
+    depends only on the arguments and the data file.
+    """
+    if dataset not in REAL_DATASETS:
+        raise ValueError(f"unknown data set {dataset!r}; expected one of {list(REAL_DATASETS)}")
+    m, n = _check_size(m, "m"), _check_size(n, "n")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    X, y = _real_data(dataset, bool(scale01))
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    if m > pos.size or n > neg.size:
+        raise ValueError(f"{dataset} has {pos.size} positives and {neg.size} negatives; "
+                         f"cannot draw m={m}, n={n}")
+    rng = np.random.default_rng(seed)
+    rows_p = pos[np.sort(rng.choice(pos.size, size=m, replace=False))]
+    rows_n = neg[np.sort(rng.choice(neg.size, size=n, replace=False))]
+    return BipartiteData(X[rows_p], X[rows_n])  # row selections are (writeable) copies
