@@ -1,18 +1,20 @@
 """The ``infpush-cvx`` command line.
 
-    infpush-cvx check [--problems PATTERN] [--solvers S ...] [--out results/comparison.csv]
+    infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--solvers S ...]
+                      [--out results/comparison.csv]
         The main job: solve the catalog with every installed solver, compare with the stored
-        values, print and save the table; exit 1 on any disagreement.
-    infpush-cvx reference verify | regenerate [--only ID ...] [--accept-changes]
-    infpush-cvx list [--problems PATTERN]
+        values, print and save the table; exit 1 on any disagreement. The catalog's "core" tier
+        by default; the "real" tier (subsets of real data sets) is large for CVXPY.
+    infpush-cvx reference verify | regenerate [--only ID ...] [--tier T] [--accept-changes]
+    infpush-cvx list [--problems PATTERN] [--tier T]
     infpush-cvx generate [--instances NAME ...] --out DIR
         Write catalog instances to DIR/<name>.npz with their fingerprints.
     infpush-cvx solve PROBLEM --solver NAME [--tol T]
         Solve one catalog problem with a CVXPY solver (CLARABEL, ...) or a project solver
         method (infinite_push.fista, ranksvm.working_set, rank2plan.ccg, ...).
-    infpush-cvx bench [--problems PATTERN] [--cvxpy S ...] [--native M ...] [--repeats N]
-                      [--executor serial|processes|dask] [--workers N] [--scheduler ADDR]
-                      [--timeout SECONDS] [--out results/bench]
+    infpush-cvx bench [--problems PATTERN] [--tier T] [--cvxpy S ...] [--native M ...]
+                      [--repeats N] [--executor serial|processes|dask] [--workers N]
+                      [--scheduler ADDR] [--timeout SECONDS] [--out results/bench]
         Run problems x solvers x repeats; save the table (CSV + Parquet), the per-problem
         comparison and the performance profile (PNG).
     infpush-cvx report TABLE [--out DIR] [--metric time] [--problems-set common|all]
@@ -30,9 +32,9 @@ from pathlib import Path
 
 def _cmd_check(args) -> int:
     from . import catalog, compare
-    ids = catalog.problem_ids(args.problems)
+    ids = catalog.problem_ids(args.problems, tier=args.tier)
     if not ids:
-        raise ValueError(f"no catalog problem matches {args.problems!r}")
+        raise ValueError(f"no catalog problem of tier {args.tier!r} matches {args.problems!r}")
     native = compare.CHECK_METHODS if args.native is None else args.native
     df = compare.run(ids, args.solvers, native, progress=not args.no_progress)
     print(compare.format_table(df))
@@ -49,8 +51,9 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_reference(args) -> int:
-    from . import catalog, reference
-    ids = args.only or catalog.problem_ids()
+    from . import catalog, datasets, reference
+    tier = args.tier or (catalog.ALL_TIERS if args.action == "verify" else catalog.DEFAULT_TIER)
+    ids = args.only or catalog.problem_ids(tier=tier)
     if args.action == "regenerate":
         from tqdm.auto import tqdm
         actions = reference.regenerate(ids, accept_changes=args.accept_changes,
@@ -58,21 +61,28 @@ def _cmd_reference(args) -> int:
         for pid, action in actions.items():
             print(f"{pid}: {action}")
         return 0
-    failures = []
+    failures, skipped = [], []
     for pid in ids:
         try:
             reference.check_fingerprint(pid)
         except reference.ReferenceError as exc:
             failures.append(str(exc))
-    for line in failures:
+        except FileNotFoundError as exc:
+            if reference.dataset_provenance(catalog.get(pid).instance) is None:
+                raise
+            skipped.append(f"{pid}: skipped, its data set is not available: {exc}")
+    for line in skipped + failures:
         print(line, file=sys.stderr)
-    print(f"{len(ids) - len(failures)} of {len(ids)} stored instances match their fingerprints")
+    checked = len(ids) - len(skipped)
+    print(f"{checked - len(failures)} of {checked} stored instances match their fingerprints"
+          + (f"; {len(skipped)} skipped (data set not available, see "
+             f"{datasets.LIBSVM_ENV_VAR} and {datasets.ENV_VAR})" if skipped else ""))
     return 1 if failures else 0
 
 
 def _cmd_list(args) -> int:
     from . import catalog
-    for pid in catalog.problem_ids(args.problems):
+    for pid in catalog.problem_ids(args.problems, tier=args.tier):
         spec = catalog.get(pid)
         print(f"{pid}\t{spec.instance}\t{spec.formulation}\t{spec.options}\tlam={spec.lam:g}")
     return 0
@@ -142,8 +152,12 @@ def _write_reports(df, out_dir, metric, problems_set) -> list[str]:
 
 
 def _cmd_bench(args) -> int:
+    from . import catalog
     from .benchmarking import make_tasks, run_benchmark, save_results
-    tasks = make_tasks(args.problems, cvxpy=args.cvxpy, native=args.native,
+    ids = catalog.problem_ids(args.problems, tier=args.tier)
+    if not ids:
+        raise ValueError(f"no catalog problem of tier {args.tier!r} matches {args.problems!r}")
+    tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native,
                        repeats=args.repeats, tol=args.tol, timeout=args.timeout)
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
@@ -201,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
                                      "with the stored optimal values (the main job)")
     p.add_argument("--problems", help="only problems whose ID contains this text")
+    p.add_argument("--tier", default="core", metavar="TIER",
+                   help="catalog tier: core (default), real (subsets of real data sets, large "
+                        "for CVXPY) or all")
     p.add_argument("--solvers", nargs="+", help="CVXPY solver names (default: all installed)")
     p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
                    help="project solver methods, e.g. fista or infinite_push.working_set "
@@ -213,12 +230,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reference", help="verify or (explicitly) regenerate stored values")
     p.add_argument("action", choices=["verify", "regenerate"])
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
+    p.add_argument("--tier", metavar="TIER",
+                   help="catalog tier when --only is not given: core, real or all (default: all "
+                        "for verify, which only regenerates instances; core for regenerate)")
     p.add_argument("--accept-changes", action="store_true",
                    help="replace stored values that changed beyond tolerance")
     p.set_defaults(func=_cmd_reference)
 
     p = sub.add_parser("list", help="list the catalog problems")
     p.add_argument("--problems", help="only problems whose ID contains this text")
+    p.add_argument("--tier", default="all", metavar="TIER",
+                   help="catalog tier: core, real or all (default)")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("generate", help="write catalog instances to .npz files with fingerprints")
@@ -237,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
     p.add_argument("--problems", help="only problems whose ID contains this text")
+    p.add_argument("--tier", default="core", metavar="TIER",
+                   help="catalog tier: core (default), real (subsets of real data sets, large "
+                        "for CVXPY) or all")
     p.add_argument("--cvxpy", nargs="*", metavar="SOLVER",
                    help="CVXPY solvers (default: all installed; give none for no CVXPY solver)")
     p.add_argument("--native", nargs="*", metavar="METHOD",

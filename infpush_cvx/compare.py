@@ -143,13 +143,15 @@ def native_row(problem_id: str, solver: str, *, tol: float = 1e-6,
             "iterations": res.iterations, "gap": res.gap}
 
 
-def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True) -> pd.DataFrame:
-    """Every problem (default: the whole catalog) x every solver that handles it.
+def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
+        tier: str = _catalog.DEFAULT_TIER) -> pd.DataFrame:
+    """Every problem (default: the catalog's ``tier``, "core"; "all" for every tier) x every
+    solver that handles it.
 
     ``solvers``: CVXPY solver names (default: every installed one); ``native``: project solver
     methods (``"fista"``) or labels (``"infinite_push.fista"``), default ``CHECK_METHODS``;
     ``()`` for none."""
-    ids = _catalog.problem_ids() if ids is None else list(ids)
+    ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     solvers = cvxpy_solvers.installed() if solvers is None else \
         [cvxpy_solvers.spec(s).name for s in solvers]
     native = tuple(native or ())

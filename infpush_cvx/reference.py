@@ -2,7 +2,10 @@
 
 Each file records the optimal value of one catalog problem, how it was obtained (solver, options,
 status, tolerance, library versions, date), the cross-check by a second solver, the instance
-fingerprint and whether the instance is degenerate.
+fingerprint and whether the instance is degenerate. Records written since the catalog has tiers
+also hold the problem's ``tier``, the wall-clock ``times`` of the two CVXPY solves (compilation
+included; the machine's architecture and CPU count beside them), and for instances drawn from a
+real data set its ``dataset``: name, file, SHA-256 of the original file and the subset drawn.
 
 Regeneration is explicit (``infpush-cvx reference regenerate``). It never overwrites silently:
 a stored value that moved beyond tolerance, or an instance whose fingerprint changed, is an error
@@ -17,6 +20,7 @@ import json
 import os
 import platform
 import tempfile
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -78,6 +82,19 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def dataset_provenance(instance: str) -> dict | None:
+    """Name, file, SHA-256 and subset parameters of the real data set behind a catalog instance
+    (None for generated instances)."""
+    spec = _catalog.load_catalog().instances[instance]
+    if spec.generator != "real_subset":
+        return None
+    from .datasets import DATASETS
+    name = spec.params["dataset"]
+    fname, digest, _ = DATASETS[name]
+    return {"name": name, "file": fname, "sha256": digest, "generator": spec.generator,
+            "params": dict(spec.params)}
+
+
 def solve(problem: cp.Problem, solver: str, options: dict | None = None) -> cp.Problem:
     """Solve with ``solver`` and ``options`` (defaults: the solver's comparison options)."""
     spec = cvxpy_solvers.spec(solver)
@@ -94,13 +111,17 @@ def compute_reference(problem_id: str) -> dict:
     spec = _catalog.get(problem_id)
     data = _catalog.instance_data(spec.instance)
     problem = spec.build(data)
+    start = time.perf_counter()
     solve(problem, cvxpy_solvers.REFERENCE_SOLVER, cvxpy_solvers.REFERENCE_OPTIONS)
+    reference_time = time.perf_counter() - start
     if problem.status != cp.OPTIMAL:
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
                              f"ended with status {problem.status!r}")
     value = float(problem.value)
     checker = cvxpy_solvers.CROSS_CHECK[spec.problem_class]
+    start = time.perf_counter()
     check = solve(spec.build(data), checker)
+    check_time = time.perf_counter() - start
     check_err = cvxpy_solvers.relative_error(check.value, value)
     if check.status != cp.OPTIMAL or check_err > cvxpy_solvers.CROSS_CHECK_RTOL:
         raise ReferenceError(
@@ -110,7 +131,7 @@ def compute_reference(problem_id: str) -> dict:
     if isinstance(data, BipartiteData):
         from .degeneracy import is_degenerate
         degenerate = bool(is_degenerate(data))
-    return {
+    record = {
         "problem_id": problem_id,
         "opt_val": value,
         "status": problem.status,
@@ -126,19 +147,29 @@ def compute_reference(problem_id: str) -> dict:
         "formulation": {"name": spec.formulation, "options": spec.options, "lam": spec.lam},
         "versions": versions(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "tier": spec.tier,
+        "times": {"reference_solve": round(reference_time, 3),
+                  "cross_check_solve": round(check_time, 3),
+                  "machine": platform.machine(), "cpu_count": os.cpu_count()},
     }
+    source = dataset_provenance(spec.instance)
+    if source is not None:
+        record["dataset"] = source
+    return record
 
 
 def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None = None,
-               progress=None) -> dict:
+               progress=None, tier: str = _catalog.DEFAULT_TIER) -> dict:
     """Compute reference values and store the new ones; returns ``{id: action}``.
+
+    ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
 
     Actions: ``"written"`` (no value was stored), ``"unchanged"`` (stored value within
     ``STORED_RTOL`` and same fingerprint: the file is left as it was), ``"replaced"`` (changed,
     and ``accept_changes`` was given). A change without ``accept_changes`` raises
     :class:`ReferenceError` listing every changed problem, after the others were processed.
     """
-    ids = _catalog.problem_ids() if ids is None else list(ids)
+    ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     actions, errors = {}, []
     for pid in (ids if progress is None else progress(ids)):
         record = compute_reference(pid)
