@@ -11,6 +11,21 @@ regulariser through ``C = 1/lambda``, eq. 3.8)::
 The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: a ranking is invariant
 to it). ``score(X, y)`` is the average precision of :func:`infpush_cvx.metrics.average_precision`.
 
+Sample weights, scikit-learn style: ``fit(X, y, sample_weight=None)``, one finite nonnegative
+weight per row; rows of weight 0 are dropped (both classes must keep a row of positive weight).
+With weights ``p_i`` of the positives and ``q_j`` of the negatives, ``M = sum p``, ``N = sum q``,
+the losses become::
+
+    Infinite Push   max_j (1/M) sum_i p_i max(0, 1 - w.(x_i^+ - x_j^-))
+    RankSVM         (1/(MN)) sum_ij p_i q_j max(0, 1 - w.(x_i^+ - x_j^-))
+
+so integer weights fit the same ranker as the data with every row repeated that many times, and
+scaling every weight by one constant changes nothing. The Infinite Push loss is a maximum over
+the negatives: the negatives' weights do not change it (any positive weight keeps the row in the
+max, exactly as a repeated negative counts once); only a weight of 0, which drops the row, does.
+RankSVM uses both classes' weights. Weighted fits need the native ``method="working_set"``
+(``method=None``, its default) or the CVXPY backend; any other native method raises ValueError.
+
 Fitting backends (hyper-parameter ``solver``):
 
 - ``"native"``: the project's first-order solvers, ``infpush_cvx.solvers.infinite_push`` and
@@ -28,10 +43,15 @@ scikit-learn is optional: without it the estimators still work (a small ``get_pa
 ``set_params`` base replaces ``BaseEstimator``). With it, every check of
 ``sklearn.utils.estimator_checks.check_estimator`` passes (tests/evaluation/test_rankers.py), with
 these documented exceptions: ``check_array_api_input`` is skipped by scikit-learn itself unless
-``SCIPY_ARRAY_API`` is set; sparse inputs are not accepted (declared by the input tags); the
-rankers have no ``predict``, so classifier checks do not apply, and the tag
-``classifier_tags.multi_class = False`` declares the binary-label contract so that the generic
-checks feed two-valued targets.
+``SCIPY_ARRAY_API`` is set; ``check_sample_weights_pandas_series`` is skipped by scikit-learn
+when pandas is not installed; sparse inputs are not accepted (declared by the input tags), so
+``check_sample_weight_equivalence_on_sparse_data`` does not apply; the rankers have no
+``predict``, so classifier checks do not apply, and the tag ``classifier_tags.multi_class = False``
+declares the binary-label contract so that the generic checks feed two-valued targets. The
+sample-weight checks that apply (list / not-an-array weights, shape errors, all-zero weights,
+weights not overwritten, and ``check_sample_weight_equivalence_on_dense_data``: integer weights
+against repeated rows, zero weights against removed rows, compared on ``decision_function`` to
+scikit-learn's default ``rtol=1e-7``) run and pass.
 """
 
 from __future__ import annotations
@@ -39,6 +59,7 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._validation import check_choice, check_matrix, check_scalar
 from .data import BipartiteData
@@ -115,6 +136,46 @@ def _binary_labels(y, n_rows: int, owner: str) -> np.ndarray:
     return pos
 
 
+def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
+    """Validated sample weights: float64 copy of length n_rows, or None.
+
+    scikit-learn's contract: None (every row weight 1), a scalar (every row that weight) or one
+    finite nonnegative weight per row; at least one nonzero weight in each class, since rows of
+    weight 0 are dropped. ValueError naming sample_weight otherwise.
+    """
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight)
+    if np.iscomplexobj(sw):
+        raise ValueError("Complex data not supported: sample_weight must be real")
+    try:
+        sw = np.array(sw, dtype=np.float64)  # a copy: the caller's array is untouched
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be a 1-D array of numbers: {exc}") from None
+    if sw.ndim == 0:
+        sw = np.full(n_rows, float(sw))
+    if sw.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D (one weight per row of X), got shape "
+                         f"{sw.shape}")
+    if sw.shape[0] != n_rows:
+        raise ValueError(f"sample_weight must have one weight per row of X ({n_rows}), got "
+                         f"length {sw.shape[0]}")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinite entries")
+    if np.any(sw < 0):
+        raise ValueError(f"sample_weight must be nonnegative; its smallest entry is "
+                         f"{float(sw.min())!r}")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight: every weight is zero; at least one non-zero weight is "
+                         "needed in each class")
+    keep = sw > 0
+    if not (pos & keep).any() or not (~pos & keep).any():
+        which = "positive" if not (pos & keep).any() else "negative"
+        raise ValueError(f"sample_weight is zero on every {which} row: after dropping the rows of "
+                         f"weight 0 only one class is left, and both classes are needed")
+    return sw
+
+
 class _BipartiteRanker(_Base):
     _loss = "infinite_push"
     _penalty = "l2"
@@ -146,6 +207,9 @@ class _BipartiteRanker(_Base):
         return self.solver
 
     def _check_X(self, X, *, reset: bool):
+        if not sp.issparse(X):
+            # array-likes (lists, DataFrames, objects with __array__ only) become arrays first
+            X = np.asarray(X)
         if np.iscomplexobj(X):
             raise ValueError("Complex data not supported: X must be real")
         shape = np.shape(X)
@@ -165,19 +229,32 @@ class _BipartiteRanker(_Base):
         return X
 
     # ---- fitting ----------------------------------------------------------------------------
-    def fit(self, X, y):
-        """Fit on features X (N x d) and binary labels y (positives: the larger label / True)."""
-        self._fit_path(X, y, [self.C], _store=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit on features X (N x d) and binary labels y (positives: the larger label / True).
+
+        ``sample_weight``: None, a scalar, or one finite nonnegative weight per row (rows of
+        weight 0 are dropped); integer weights are equivalent to repeating rows. For the Infinite
+        Push rankers the negatives' weights do not change the loss (a maximum over negatives);
+        see the module docstring. With the native backend weights need ``method`` None or
+        ``"working_set"``.
+        """
+        self._fit_path(X, y, [self.C], sample_weight=sample_weight, _store=True)
         return self
 
-    def _fit_path(self, X, y, Cs, *, _store=False):
+    def _fit_path(self, X, y, Cs, *, sample_weight=None, _store=False):
         """Weights for every C in ``Cs`` on the same data (the CVXPY problem is compiled once)."""
         C = self._check_params()
         X = self._check_X(X, reset=True)
         pos = _binary_labels(y, X.shape[0], type(self).__name__)
-        data = BipartiteData(X[pos], X[~pos])
+        sw = _sample_weights(sample_weight, X.shape[0], pos)
+        data = BipartiteData.from_labels(X, pos, sample_weight=sw)
         Cs = [check_scalar(c, "C", positive=True) for c in Cs]
         backend = self._backend()
+        if data.weighted and backend == "native" and self.method not in (None, "working_set"):
+            raise ValueError(f"sample_weight is supported by the native solver only with "
+                             f"method='working_set' (or method=None, its default); got "
+                             f"method={self.method!r}. Use method='working_set' or "
+                             f"solver='cvxpy'.")
         if backend == "cvxpy":
             out = self._solve_cvxpy(data, Cs)
         else:
@@ -200,6 +277,8 @@ class _BipartiteRanker(_Base):
         kwargs = {"tol": self.tol}
         if self.method is not None:
             kwargs["method"] = self.method
+        if data.weighted:
+            kwargs["wp"], kwargs["wn"] = data.wp, data.wn
         out = [None] * len(Cs)
         prev = None
         for i in np.argsort(Cs, kind="stable"):
@@ -289,6 +368,10 @@ class InfinitePushRanker(_BipartiteRanker):
         for the l1 ranker smaller weights are set to exactly 0.
 
     Attributes: ``coef_``, ``status_``, ``backend_``, ``n_features_used_``, ``n_features_in_``.
+
+    ``fit(X, y, sample_weight=None)``: integer weights are repeated rows. The loss is a maximum
+    over the negatives, so the negatives' weights do not change it (only a weight of 0, which
+    drops the row, does); the positives' weights weight the mean over positives.
     """
 
 
@@ -299,6 +382,7 @@ class SparseInfinitePushRanker(_BipartiteRanker):
     Same parameters and attributes as :class:`InfinitePushRanker`. ``solver="auto"`` uses CVXPY
     here: on Spambase-sized training sets (230 x 57, C in {0.1, ..., 1000}) CVXPY + Clarabel on
     the compact LP took about 6.6 s against 17-20 s for the native working-set method.
+    As for the l2 ranker, the negatives' sample weights do not change the loss.
     """
 
     _penalty = "l1"
@@ -308,7 +392,8 @@ class SparseInfinitePushRanker(_BipartiteRanker):
 class RankSVMRanker(_BipartiteRanker):
     """Bipartite RankSVM (Agarwal, SDM 2011, eq. 4.18): ``(1/(2C))||w||^2 + mean_ij hinge_ij``.
 
-    Same parameters and attributes as :class:`InfinitePushRanker`.
+    Same parameters and attributes as :class:`InfinitePushRanker`. With ``sample_weight`` both
+    classes' weights enter: ``(1/(MN)) sum_ij p_i q_j hinge_ij``.
     """
 
     _loss = "ranksvm"
