@@ -7,7 +7,12 @@ optimal value is 1 in paper scaling and m in seed scaling.
 
 The test is an LP: minimise ``||Xn^T mu - mean(Xp)||_1`` over the simplex; the instance is
 degenerate when the minimum is zero (up to a tolerance relative to the data's scale). When it is
-not, the LP dual gives a separating direction, a certificate of non-degeneracy.
+not, the LP dual gives a separating direction, a certificate of non-degeneracy. With sample
+weights the mean positive is the weighted mean ``sum_i wp_i x_i / sum_i wp_i``; the negatives'
+weights do not matter (the hull is the same).
+
+Both tests are scale-invariant: the data are divided by their largest absolute entry first, so
+multiplying X by any positive factor gives the same answer.
 """
 
 from __future__ import annotations
@@ -43,24 +48,41 @@ class DegeneracyReport:
                 "from the convex hull of the negatives")
 
 
+def mean_positive(data: BipartiteData) -> np.ndarray:
+    """The (weighted) mean positive ``sum_i wp_i x_i / sum_i wp_i``."""
+    return np.asarray(data.Xp.T @ data.pos_weights).ravel() / data.wp_sum
+
+
+def _unit_scale(data: BipartiteData) -> float:
+    """The largest absolute entry of the data (1 for all-zero data): the unit of the tests."""
+    largest = max(float(abs(X).max()) if X.shape[0] else 0.0 for X in (data.Xp, data.Xn))
+    return largest if largest > 0 else 1.0
+
+
 def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9) -> DegeneracyReport:
-    """Decide whether the instance has ``w* = 0`` by an LP solved with HiGHS (scipy)."""
-    Xn = data.Xn.toarray() if sp.issparse(data.Xn) else data.Xn
-    mean_pos = np.asarray(data.Xp.mean(axis=0)).ravel()
+    """Decide whether the instance has ``w* = 0`` by an LP solved with HiGHS (scipy).
+
+    ``distance`` and ``tolerance`` are in the data's units; the decision compares
+    ``distance <= rtol * d * (largest absolute entry)``, so it is scale-invariant.
+    """
+    unit = _unit_scale(data)
+    Xn = sp.csc_matrix(data.Xn, dtype=np.float64) / unit
+    mean_pos = mean_positive(data) / unit
     n, d = Xn.shape
     # Variables [mu (n), r_plus (d), r_minus (d)]: Xn^T mu + r+ - r- = mean, 1^T mu = 1.
     c = np.concatenate([np.zeros(n), np.ones(2 * d)])
-    A_eq = np.block([[Xn.T, np.eye(d), -np.eye(d)],
-                     [np.ones((1, n)), np.zeros((1, 2 * d))]])
+    eye = sp.identity(d, format="csc")
+    A_eq = sp.vstack([sp.hstack([Xn.T, eye, -eye]),
+                      sp.hstack([sp.csr_matrix(np.ones((1, n))), sp.csr_matrix((1, 2 * d))])],
+                     format="csc")
     b_eq = np.concatenate([mean_pos, [1.0]])
     res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"degeneracy LP failed: {res.message}")
-    scale = max(1.0, np.abs(Xn).max(), np.abs(mean_pos).max())
-    tol = rtol * scale * max(1, d)
+    tol = rtol * max(1, d)
     distance = float(res.fun)
-    return DegeneracyReport(degenerate=distance <= tol, distance=distance,
-                            weights=res.x[:n], tolerance=tol)
+    return DegeneracyReport(degenerate=distance <= tol, distance=distance * unit,
+                            weights=res.x[:n], tolerance=tol * unit)
 
 
 def separating_direction(data: BipartiteData, *, max_iter: int = 50):
@@ -72,15 +94,15 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
     ``conv{x_j^- - mean(Xp)}`` nearest the origin, from the centroid; its iterate ``p`` gives the
     candidate ``v = -p``. None decides nothing.
     """
-    mean_pos = np.asarray(data.Xp.mean(axis=0)).ravel()
-    Xn = data.Xn
+    unit = _unit_scale(data)
+    mean_pos = mean_positive(data) / unit
+    Xn = data.Xn / unit
     p = np.asarray(Xn.mean(axis=0)).ravel() - mean_pos
-    scale = max(1.0, float(np.abs(mean_pos).max(initial=0.0)))
     for _ in range(max_iter):
         v = -p
         proj = np.asarray(Xn @ v).ravel() - mean_pos @ v  # (x_j - mean_pos) . v
         j = int(np.argmax(proj))
-        if proj[j] < -1e-12 * scale * max(1.0, float(np.abs(v).sum())):
+        if proj[j] < -1e-12 * max(1.0, float(np.abs(v).sum())):
             return v
         y = np.asarray(Xn[j].toarray()).ravel() if sp.issparse(Xn) else Xn[j]
         step = y - mean_pos - p

@@ -5,9 +5,11 @@ groups for RankSVM) is, with pair vectors ``z_b = x_i - x_j`` of the band pairs 
 
     min   kappa/2 ||w||^2 + q_w.w + pen1 ||w||_1 + coef xi + c_e sum_b e_b
     s.t.  a_j - g_j.w + sum_{b in B_j} e_b <= xi      (group j; Infinite Push only)
-          e_b >= 1 - z_b.w,  e_b >= 0                  (band pair b)
+          e_b >= pi_b (1 - z_b.w),  e_b >= 0           (band pair b, weight pi_b)
 
-(``pen1 = 1`` with an epigraph ``-p <= w <= p`` for the l1 penalty.) A general conic solver
+(``pen1 = 1`` with an epigraph ``-p <= w <= p`` for the l1 penalty; ``pi_b`` is the pair's weight,
+the product of its rows' sample weights, 1 without weights: it enters as the scaled pair vector
+``pi_b z_b``, so below ``z_b`` stands for that.) A general conic solver
 factors its KKT matrix, whose elimination couples every band positive with all d weights (about
 20 ms per iteration with qdldl at m = n = 1000, d = 100). Here the Newton system
 ``(P + G^T D G) dx = r`` of Mehrotra's predictor-corrector method (Nocedal & Wright, Numerical
@@ -24,7 +26,10 @@ pair and nonnegativity rows, ``delta_b = D2_b + D3_b`` and ``z^ = (z, 0)``, ``g^
 (plus ``4 / (1/D4 + 1/D5)`` on the diagonal for the l1 epigraph rows ``w - p <= 0``,
 ``-w - p <= 0``). The pair sum is ``X^T Lap X`` for the weighted Laplacian of the bipartite band
 graph over the rows of the band positives and negatives, so an iteration costs
-``O((nI + nJ) d^2 + nb d)`` and never forms a pair vector.
+``O((nI + nJ) d^2 + nb d)`` and never forms a pair vector. For sparse data the pair vectors
+are cheap instead (a8a: 28 nonzeros of 123): then they are passed as a sparse matrix ``Z``
+(rows ``pi_b z_b``) and the pair sum is ``Z^T diag(omega) Z``, ``O(nb r^2)`` for r nonzeros a
+row.
 """
 
 from __future__ import annotations
@@ -40,30 +45,50 @@ class RestrictedProblem:
     ``XI`` (nI x d) and ``XJ`` (nJ x d) are the rows of the band positives and of the negatives;
     band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are the rows of XJ
     (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces ``a - g w``.
+
+    Alternatively ``Z`` (sparse, nb x d) gives the weighted pair vectors ``pi_b z_b`` explicitly;
+    then ``XI``, ``XJ`` and ``bi`` are not used, ``bj`` is each pair's group and the number of
+    groups is ``len(a)``.
     """
 
     def __init__(self, XI, XJ, bi, bj, *, coef, groups, a=None, g=None, c_e=0.0, q_w=None,
-                 kappa=1.0, l1=False):
-        self.XI, self.XJ = np.ascontiguousarray(XI, float), np.ascontiguousarray(XJ, float)
+                 kappa=1.0, l1=False, pair_weight=None, Z=None):
+        self.Z = None if Z is None else sp.csr_matrix(Z, dtype=float)
         self.bi, self.bj = np.asarray(bi, np.intp), np.asarray(bj, np.intp)
-        self.nI, self.nJ, self.d = self.XI.shape[0], self.XJ.shape[0], self.XI.shape[1]
-        self.nb = self.bi.size
+        if self.Z is None:
+            self.XI, self.XJ = np.ascontiguousarray(XI, float), np.ascontiguousarray(XJ, float)
+            self.nI, self.nJ, self.d = self.XI.shape[0], self.XJ.shape[0], self.XI.shape[1]
+            self.nb = self.bi.size
+        else:
+            self.nb, self.d = self.Z.shape
+            self.nI = self.nJ = 0
+        self.pi = np.ones(self.nb) if pair_weight is None else np.asarray(pair_weight, float)
         self.groups, self.coef, self.c_e, self.kappa, self.l1 = groups, coef, c_e, kappa, l1
-        self.k = self.nJ if groups else 0
+        if not groups:
+            self.k = 0
+        else:
+            self.k = self.nJ if self.Z is None else len(a)
         self.a = np.zeros(self.k) if a is None else np.asarray(a, float)
         self.g = np.zeros((self.k, self.d)) if g is None else np.asarray(g, float)
         self.q_w = np.zeros(self.d) if q_w is None else np.asarray(q_w, float)
         self.ny = self.d + (1 if groups else 0)
         # nI x nJ matrices of pair weights: dense when that is cheap (BLAS), else CSR
         self._dense = self.nI * self.nJ <= max(20 * self.nb, 250_000)
+        if self.Z is not None:
+            self._ZT = self.Z.T.tocsr()
 
     # ---- the linear maps of the constraint rows ----------------------------------------------
     def zw(self, w):
-        """``z_b . w`` for every band pair."""
-        return (self.XI @ w)[self.bi] - (self.XJ @ w)[self.bj]
+        """``pi_b z_b . w`` for every band pair."""
+        if self.Z is not None:
+            return self.Z @ w
+        return self.pi * ((self.XI @ w)[self.bi] - (self.XJ @ w)[self.bj])
 
     def zT(self, v):
-        """``sum_b v_b z_b``."""
+        """``sum_b v_b pi_b z_b``."""
+        if self.Z is not None:
+            return self._ZT @ v
+        v = self.pi * v
         return (self.XI.T @ np.bincount(self.bi, v, self.nI)
                 - self.XJ.T @ np.bincount(self.bj, v, self.nJ))
 
@@ -85,7 +110,7 @@ class RestrictedProblem:
         out = []
         if self.groups:
             out.append(-self.a)
-        out += [-np.ones(self.nb), np.zeros(self.nb)]
+        out += [-self.pi, np.zeros(self.nb)]
         if self.l1:
             out += [np.zeros(self.d), np.zeros(self.d)]
         return np.concatenate(out)
@@ -136,12 +161,16 @@ class RestrictedProblem:
         d = self.d
         S = np.zeros((self.ny, self.ny))
         # pair part: sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
-        W = self._pair_matrix(omega)
-        XIt, XJt = self.XI.T, self.XJ.T
-        cross = XIt @ (W @ self.XJ)
-        S[:d, :d] = (XIt @ (np.bincount(self.bi, omega, self.nI)[:, None] * self.XI)
-                     + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
-                     - cross - cross.T)
+        if self.Z is not None:
+            S[:d, :d] = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
+        else:
+            omega = omega * self.pi ** 2
+            W = self._pair_matrix(omega)
+            XIt, XJt = self.XI.T, self.XJ.T
+            cross = XIt @ (W @ self.XJ)
+            S[:d, :d] = (XIt @ (np.bincount(self.bi, omega, self.nI)[:, None] * self.XI)
+                         + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
+                         - cross - cross.T)
         S[np.arange(d), np.arange(d)] += self.kappa
         fac = {"inv_delta": inv_delta}
         if self.groups:
@@ -179,7 +208,12 @@ class RestrictedProblem:
         return sp.csr_matrix((v, (self.bi, self.bj)), shape=(self.nI, self.nJ))
 
     def _group_pair_sum(self, c):
-        """Rows ``sum_{b in B_j} c_b z_b`` for every group j (k x d)."""
+        """Rows ``sum_{b in B_j} c_b pi_b z_b`` for every group j (k x d)."""
+        if self.Z is not None:
+            Gm = sp.csr_matrix((c, (self.bj, np.arange(self.nb))), shape=(self.k, self.nb))
+            out = Gm @ self.Z
+            return out.toarray() if sp.issparse(out) else np.asarray(out)
+        c = c * self.pi
         return (self._pair_matrix(c).T @ self.XI
                 - np.bincount(self.bj, c, self.k)[:, None] * self.XJ)
 
@@ -249,7 +283,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     # slacks and multipliers shifted to balance the products s_i z_i (Mehrotra's heuristic,
     # Nocedal & Wright, section 14.2).
     w = np.zeros(d) if center is None else np.asarray(center, float).copy()
-    e = np.maximum(0.0, 1.0 - prob.zw(w))
+    e = np.maximum(0.0, prob.pi - prob.zw(w))
     xi = 0.0
     if prob.groups and prob.k:
         xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e)))

@@ -1,421 +1,589 @@
-"""Certified working-set solver shared by the Infinite Push (l2, l1) and RankSVM.
+"""Certified working-set solver shared by the Infinite Push (l2, l1) and RankSVM, in linear memory.
 
-Idea (constraint generation; cf. formulations.md section 1, "active negatives"): at an optimum only
-a few negatives attain the max of the hinge sums, and only pairs near the margin ``s_i - t_j = 1``
-need their hinge written out. So the full objective is replaced by a *lower model*:
+Idea (constraint generation; cf. the "active negatives" of the Infinite Push): at an optimum
+only a few negatives attain the max of the hinge sums, and only pairs near the margin
+``s_i - t_j = 1`` need their hinge written out. So the objective is replaced by a *lower model*
+built at a reference point ``w_c`` (the centre):
 
 - negatives outside a working set W are dropped (Infinite Push only: they lie below the max);
-- for j in W each pair (i, j) is either in the band B (hinge kept exactly), in L (margin < 1 when
-  classified: hinge replaced by its linear piece ``1 - s_i + t_j``), or in U (replaced by 0).
+- a *band* of pairs keeps its hinge exactly; every other pair (i, j) of a kept negative is
+  replaced by its linear piece ``1 - s_i + t_j`` when it is below the margin at ``w_c``
+  (``s_i < 1 + t_j``), and by 0 otherwise.
 
-Every replacement is <= the true hinge, so ``model <= P`` everywhere and the model's minimiser w_r
-is optimal for the full problem as soon as the model is exact at w_r (no L pair with margin > 1, no
-U pair with margin < 1, no negative outside W above the max). Otherwise the offending negatives are
-added and the model re-centred at w_r: band = pairs within ``band`` of the margin at w_r plus the
-misclassified ones, L/U re-classified at w_r (this keeps the band small, a few hundred pairs).
-After ``recentre_rounds`` rounds the band only grows (the misclassified pairs are added to it),
-so the sets only grow and the loop is finite.
+Every replacement is <= the true hinge, so ``model <= P`` everywhere, and the model is exact near
+``w_c``. The pairs below the margin are a prefix of the sorted positive scores for each negative,
+so their sums are prefix sums (:mod:`._pair_sums`): nothing of size m x n is ever formed, and a
+round costs O(nnz(X) + (m + n) log m) plus the restricted problem.
 
-Proximal steps (l2, ``prox > 0``): the model's linear pieces are exact only near the reference
-point, and a plain model step from a poor point jumps far, misclassifies many pairs and makes the
-band oscillate. So each restricted QP adds ``prox/2 ||w - w_ref||^2`` (a proximal-bundle step on
-the model; measured at m = n = 1000, d = 100: 10 rounds instead of 11 and a band of ~5,000 pairs
-instead of ~9,000, half the time; RankSVM 12 rounds where plain steps stall at gap ~1). The
-multipliers stay feasible for the full dual (the prox term only moves w), so the certificate is
-unchanged; when a round adds nothing the model is exact at w_r and the next step is a plain one,
-which is what ends the loop. From a warm start the first step is plain.
+Each round takes a proximal step ``min model(w) + kappa/2 ||w - w_c||^2`` (C-scaling,
+C = 1/lambda), solved to high accuracy by the structured interior-point method of
+:mod:`._restricted_ipm` (Clarabel, then HiGHS for an LP, if it fails). This is a proximal bundle
+method with serious and null steps (Kiwiel 1990; Lemarechal's bundle methods): the step becomes
+the new centre when the true objective drops by a fraction of the model's prediction (serious
+step), and the proximal weight ``kappa`` shrinks when the model was exact there; otherwise
+(null step) the missing negatives are added, the band is widened by the pairs near the margin at
+the step, and ``kappa`` grows, so the next step stays where the model is exact. Any step's
+multipliers extend to a feasible dual point of the full problem (:mod:`.implicit_dual`), so
+every round gives a certified relative duality gap, the stopping test.
 
-The l1 model is stabilised the same way (``prox=10`` by default) and re-centred for the first 3
-rounds only: at m = n = 1000, d = 100, lam = 0.01 that converged in 19 rounds, where plain LP
-steps (``prox=0``, then by HiGHS) oscillated with a band of ~10,000 pairs and stopped at gap 0.43
-after 30 s (prox 1 and re-centring for 20 rounds were both about twice as slow).
+Real data (binary features, repeated rows, ties, bad scaling) shape three choices:
 
-The restricted problem is solved to high accuracy by the structured interior-point method of
-:mod:`._restricted_ipm`, which reduces each Newton system to a dense (d + 1) x (d + 1) one (m = n
-= 1000, d = 100: 40-100 ms per step where Clarabel with qdldl took 250-600 ms). If it fails, or
-d > 2000, the step goes to Clarabel, and a plain l1 step (an LP) that Clarabel fails on too to
-HiGHS through ``scipy.optimize.linprog``; ``history["step_solver"]`` records which one solved each
-round. For Clarabel the problem is written in compact form (score variables ``u = Xp[I] w``,
-``v = Xn[J] w``, three nonzeros per band pair). The step's multipliers extend to a feasible
-``alpha`` of the full dual (``alpha_ij`` = group multiplier on L, pair multiplier on B, 0 on U),
-and the stopping test is the full relative duality gap of :mod:`infpush_cvx.solvers.duality`,
-not the model.
+- the data are rescaled internally to unit largest row norm (lambda rescaled to match), so
+  every tolerance is relative and the iterates do not depend on the units of X;
+- identical rows should be collapsed into weights beforehand (:mod:`infpush_cvx.reductions`):
+  the method takes sample weights ``p`` (positives) and ``q`` (negatives);
+- many pairs can sit exactly at the margin: the band is capped, ties beyond the cap fall on one
+  side (the model stays a lower bound), and a restricted step that fails ends the solve with its
+  best certified point and an honest status instead of an exception.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..data import BipartiteData
-from ..objectives import bipartite_objective, negative_hinge_sums
-from . import duality
+from ..objectives import negative_hinge_sums
+from ..reductions import collapse_duplicates
+from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
 from ._restricted_ipm import RestrictedProblem, solve_restricted
+from .duality import relative_gap
+from .implicit_dual import ImplicitDual, pair_vector_sum
 
 
-def _rows(X, idx):
-    return X[idx]
+@dataclass(frozen=True)
+class WorkingSetOptions:
+    """Options of the working-set method (defaults chosen on planted, UCI and LIBSVM data).
+
+    band : margin half-width of the band around ``s_i - t_j = 1`` at the centre.
+    band_cap : most new band pairs per round; max_band : most band pairs in a model.
+    new_negatives : negatives added per round (Infinite Push; default max(100, n / 50)).
+    prox : initial proximal weight (C-scaling; the l2 penalty has curvature 1).
+    """
+
+    band: float = 0.2
+    band_cap: int = 20_000
+    max_band: int = 200_000
+    new_negatives: int | None = None
+    prox: float = 1.0
 
 
-def _as_dense(X):
-    return X.toarray() if sp.issparse(X) else np.asarray(X)
+class RestrictedStepFailed(RuntimeError):
+    """Every solver of a restricted step failed (the message lists why)."""
+
+
+def _dense_rows(X, idx):
+    rows = X[idx]
+    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+
+
+class _Problem:
+    """The rescaled problem: data with unit largest row norm, weights, lambda, the objective."""
+
+    def __init__(self, data: BipartiteData, lam: float, loss: str, penalty: str):
+        Xp, Xn = data.Xp, data.Xn
+        norms = [np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X)
+                 else np.linalg.norm(X, axis=1) for X in (Xp, Xn)]
+        largest = max(float(norms[0].max()), float(norms[1].max()))
+        self.scale = 1.0 / largest if largest > 0 else 1.0
+        self.Xp = Xp * self.scale
+        self.Xn = Xn * self.scale
+        self.loss, self.penalty = loss, penalty
+        # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2, lam ||w||_1 -> lam c
+        power = 2 if penalty == "l2" else 1
+        self.lam = lam * self.scale ** power
+        self.alpha_scale = self.scale ** power
+        self.p = np.asarray(data.pos_weights, float)
+        self.q = np.asarray(data.neg_weights, float)
+        self.M, self.N = float(self.p.sum()), float(self.q.sum())
+        self.m, self.n, self.d = data.m, data.n, data.d
+        C = 1.0 / self.lam
+        self.coef = C / self.M if loss == "infinite_push" else C / (self.M * self.N)
+
+    def scores(self, w):
+        return np.asarray(self.Xp @ w).ravel(), np.asarray(self.Xn @ w).ravel()
+
+    def penalty_value(self, w) -> float:
+        return float(np.abs(w).sum()) if self.penalty == "l1" else 0.5 * float(w @ w)
+
+    def loss_parts(self, s, t):
+        """Hinge sums per negative and the loss (paper scaling)."""
+        H = negative_hinge_sums(s, t, self.p)
+        if self.loss == "infinite_push":
+            return H, float(H.max()) / self.M
+        return H, float(self.q @ H) / (self.M * self.N)
+
+    def objective(self, w, s=None, t=None) -> float:
+        if s is None:
+            s, t = self.scores(w)
+        return self.lam * self.penalty_value(w) + self.loss_parts(s, t)[1]
 
 
 class _Model:
-    """The restricted problem assembled from the current working sets (C-scaling, C = 1/lam)."""
+    """The lower model at a centre: working negatives, band pairs, and the aggregated rest."""
 
-    def __init__(self, data, cols, L, Bi, Bj, coef, loss):
-        self.data, self.cols, self.L, self.Bi, self.Bj = data, cols, L, Bi, Bj
-        self.coef, self.loss = coef, loss
-        Xp, Xn = data.Xp, data.Xn
-        # Linear pieces, per group (Infinite Push: one group per negative in W; RankSVM: one).
-        cnt_i = L.sum(axis=1)  # per positive, number of L pairs (summed over groups)
-        cnt_j = L.sum(axis=0)  # per group column
-        if loss == "infinite_push":
-            self.a = cnt_j.astype(float)
-            Lf = L.T.astype(np.float64)
-            self.g = np.asarray(Lf @ Xp if not sp.issparse(Xp) else (Xp.T @ Lf.T).T) \
-                - cnt_j[:, None] * _as_dense(_rows(Xn, cols))
+    def __init__(self, prob: _Problem, s_c, t_c, cols, bi, bj):
+        self.prob, self.s_c, self.t_c = prob, s_c, t_c
+        self.cols, self.bi, self.bj = cols, bi, bj
+        p, q = prob.p, prob.q
+        v = 1.0 + t_c
+        ss = SortedScores(s_c, p)
+        below_b = s_c[bi] < v[bj]  # band pairs that the aggregates would count
+        if prob.loss == "infinite_push":
+            self.pi = p[bi]
+            self.group = np.searchsorted(cols, bj)  # band pair -> its working negative
+            k = ss.below(v[cols])
+            A = ss.cum_p[k]
+            G = prefix_row_sums(ss, prob.Xp, k)
+            wb = np.where(below_b, self.pi, 0.0)
+            A = A - np.bincount(self.group, wb, cols.size)
+            G = G - _group_row_sums(prob.Xp, bi, self.group, wb, cols.size)
+            # one more group with no pairs, a = 0 and g = 0: the loss is >= 0, which bounds the
+            # model below (without it a plain l1 step can be unbounded)
+            self.a = np.append(A, 0.0)
+            self.g = np.vstack([G - A[:, None] * _dense_rows(prob.Xn, cols), np.zeros(prob.d)])
         else:
-            self.a = np.array([float(cnt_j.sum())])
-            self.g = (np.asarray(Xp.T @ cnt_i.astype(float)).ravel()
-                      - np.asarray(Xn[cols].T @ cnt_j.astype(float)).ravel())[None, :]
-        self.I, self.bi = np.unique(Bi, return_inverse=True)
-        self.J, self.bj = np.unique(Bj, return_inverse=True)  # positions in cols
+            self.pi = p[bi] * q[bj]
+            P_j = ss.cum_p[ss.below(v)]
+            Q_i = weight_above(t_c, q, s_c)
+            wb = np.where(below_b, self.pi, 0.0)
+            self.a = np.array([float(q @ P_j) - float(wb.sum())])
+            self.g = (np.asarray(prob.Xp.T @ (p * Q_i)).ravel()
+                      - np.asarray(prob.Xn.T @ (q * P_j)).ravel()
+                      - pair_vector_sum(prob.Xp, prob.Xn, bi, bj, wb))[None, :]
+
+    def restricted(self, kappa: float, centre) -> RestrictedProblem:
+        prob = self.prob
+        l1 = prob.penalty == "l1"
+        curvature = (0.0 if l1 else 1.0) + kappa
+        q_w = -kappa * centre
+        if _explicit_pairs(prob, self.bi, self.bj):
+            Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
+            if prob.loss == "infinite_push":
+                return RestrictedProblem(None, None, self.bi, self.group, coef=prob.coef,
+                                         groups=True, a=self.a, g=self.g, q_w=q_w,
+                                         kappa=curvature, l1=l1, pair_weight=self.pi, Z=Z)
+            return RestrictedProblem(None, None, self.bi, self.bj, coef=prob.coef,
+                                     groups=False, c_e=prob.coef,
+                                     q_w=q_w - prob.coef * self.g[0], kappa=curvature, l1=l1,
+                                     pair_weight=self.pi, Z=Z)
+        I, bi_loc = np.unique(self.bi, return_inverse=True)
+        XI = _dense_rows(prob.Xp, I)
+        if prob.loss == "infinite_push":
+            XJ = np.vstack([_dense_rows(prob.Xn, self.cols), np.zeros(prob.d)])
+            return RestrictedProblem(XI, XJ, bi_loc, self.group,
+                                     coef=prob.coef, groups=True, a=self.a, g=self.g, q_w=q_w,
+                                     kappa=curvature, l1=l1, pair_weight=self.pi)
+        J, bj_loc = np.unique(self.bj, return_inverse=True)
+        return RestrictedProblem(XI, _dense_rows(prob.Xn, J), bi_loc, bj_loc, coef=prob.coef,
+                                 groups=False, c_e=prob.coef, q_w=q_w - prob.coef * self.g[0],
+                                 kappa=curvature, l1=l1, pair_weight=self.pi)
+
+    def loss_value(self, w) -> float:
+        """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""
+        prob = self.prob
+        sb, tb = prob.scores(w)
+        hinge = self.pi * np.maximum(0.0, 1.0 - sb[self.bi] + tb[self.bj])
+        if prob.loss == "infinite_push":
+            groups = self.a - self.g @ w + np.bincount(self.group, hinge, self.a.size)
+            return float(groups.max()) / prob.M
+        return float(self.a[0] - self.g[0] @ w + hinge.sum()) / (prob.M * prob.N)
+
+    def dual(self, mu, nu) -> ImplicitDual:
+        """The feasible dual point of the multipliers (repaired for round-off), its aggregates."""
+        prob = self.prob
+        nu = np.maximum(np.asarray(nu, float), 0.0)
+        if prob.loss == "infinite_push":
+            mu = np.maximum(np.asarray(mu, float), 0.0)
+            nu = np.minimum(nu, mu[self.group])
+            factor = min(1.0, prob.coef / max(float(mu.sum()), np.finfo(float).tiny))
+            w_alpha = self.g.T @ mu
+            total = float(mu @ self.a)
+        else:
+            mu = np.zeros(0)
+            nu = np.minimum(nu, prob.coef)
+            factor = 1.0
+            w_alpha = prob.coef * self.g[0]
+            total = prob.coef * float(self.a[0])
+        w_alpha = w_alpha + pair_vector_sum(prob.Xp, prob.Xn, self.bi, self.bj, nu * self.pi)
+        total += float(nu @ self.pi)
+        if prob.penalty == "l1":  # ||w(alpha)||_inf <= 1
+            factor /= max(1.0, factor * float(np.abs(w_alpha).max(initial=0.0)))
+        else:  # the best multiple t alpha, t in [0, 1]: -(t^2/2 |w|^2 - t sum) is largest there
+            ww = float(w_alpha @ w_alpha) * factor ** 2
+            if ww > 0:
+                factor *= min(1.0, total * factor / ww)
+        return ImplicitDual(loss=prob.loss, cols=self.cols, mu=mu[:self.cols.size],
+                            coef=prob.coef, bi=self.bi,
+                            bj=self.bj, pi=self.pi, nu=nu, s_ref=self.s_c, t_ref=self.t_c,
+                            p=prob.p, q=prob.q, w_alpha=factor * w_alpha,
+                            total=factor * total, factor=factor,
+                            alpha_scale=prob.alpha_scale)
 
 
-_DIRECT_METHOD = "qdldl"  # "auto" picks faer, 2-3x slower on these KKT systems
+def _explicit_pairs(prob: _Problem, bi, bj) -> bool:
+    """Whether sparse pair vectors (``nb r^2`` per factorisation, r nonzeros a pair) are cheaper
+    than the Laplacian form (``(nI + nJ) d^2``, nI and nJ the distinct rows)."""
+    if not (sp.issparse(prob.Xp) and sp.issparse(prob.Xn)) or bi.size == 0:
+        return False
+    r = (prob.Xp.nnz / max(prob.m, 1) + prob.Xn.nnz / max(prob.n, 1))
+    rows = np.unique(bi).size + np.unique(bj).size
+    return bi.size * r * r < rows * prob.d ** 2
 
 
-def _solve_qp(model, d, prox=0.0, center=None, penalty="l2"):
-    """Clarabel on ``pen(w) + coef * [model loss] + prox/2 ||w - center||^2`` (C-scaling).
-
-    ``pen`` is ``||w||^2 / 2`` (l2) or ``||w||_1`` (l1, epigraph ``-p <= w <= p``: then the
-    problem is an LP when ``prox = 0``). Returns w, group multipliers mu and pair multipliers nu.
-    """
-    import clarabel
-
-    data = model.data
-    nI, nJ, nb = model.I.size, model.J.size, model.Bi.size
-    k = model.a.size
-    ip = model.loss == "infinite_push"
-    l1 = penalty == "l1"
-    n_p = d if l1 else 0
-    # x = [w (d), u (nI), v (nJ), xi_b (nb), xi (1, Infinite Push only), p (d, l1 only)]
-    nx = d + nI + nJ + nb + (1 if ip else 0) + n_p
-    o_u, o_v, o_b, o_x = d, d + nI, d + nI + nJ, d + nI + nJ + nb
-    o_p = nx - n_p
-    q = np.zeros(nx)
-    if ip:
-        q[o_x] = model.coef
-    else:
-        q[:d] = -model.coef * model.g[0]
-        q[o_b:o_b + nb] = model.coef
-    if l1:
-        q[o_p:] = 1.0
-    if prox > 0:
-        q[:d] -= prox * center
-    curv = (0.0 if l1 else 1.0) + prox
-    P = sp.csc_matrix((np.full(d, curv), (np.arange(d), np.arange(d))), shape=(nx, nx))
-    XI = data.Xp[model.I]
-    XJ = data.Xn[model.cols[model.J]]
-    rows, b_parts, cones = [], [], []
-    if nI + nJ:  # zero cone: u - Xp[I] w = 0, v - Xn[J] w = 0
-        A_eq = sp.bmat([[-sp.csr_matrix(XI), sp.identity(nI), None],
-                        [-sp.csr_matrix(XJ), None, sp.identity(nJ)]], format="csr")
-        A_eq = sp.hstack([A_eq, sp.csr_matrix((nI + nJ, nx - A_eq.shape[1]))], format="csr")
-        rows.append(A_eq)
-        b_parts.append(np.zeros(nI + nJ))
-        cones.append(clarabel.ZeroConeT(nI + nJ))
-    r = np.arange(nb)
-    if ip:
-        # group j:  -g_j.w + sum_{b in B_j} xi_b - xi <= -a_j
-        G = sp.hstack([sp.csr_matrix(-model.g), sp.csr_matrix((k, nI + nJ)),
-                       sp.csr_matrix((np.ones(nb), (model.Bj, r)), shape=(k, nb)),
-                       sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))], format="csr")
-        rows.append(G)
-        b_parts.append(-model.a)
-    # pair b: -u_i + v_j - xi_b <= -1 ;  -xi_b <= 0
-    Pr = sp.csr_matrix((np.concatenate([-np.ones(nb), np.ones(nb), -np.ones(nb)]),
-                        (np.concatenate([r, r, r]),
-                         np.concatenate([o_u + model.bi, o_v + model.bj, o_b + r]))),
-                       shape=(nb, nx))
-    Nn = sp.csr_matrix((-np.ones(nb), (r, o_b + r)), shape=(nb, nx))
-    rows += [Pr, Nn]
-    b_parts += [-np.ones(nb), np.zeros(nb)]
-    if l1:  # w - p <= 0, -w - p <= 0
-        e = np.arange(d)
-        rows.append(sp.csr_matrix(
-            (np.concatenate([np.ones(d), -np.ones(d), -np.ones(d), -np.ones(d)]),
-             (np.concatenate([e, d + e, e, d + e]), np.concatenate([e, e, o_p + e, o_p + e]))),
-            shape=(2 * d, nx)))
-        b_parts.append(np.zeros(2 * d))
-    n_ineq = (k if ip else 0) + 2 * nb + 2 * n_p
-    cones.append(clarabel.NonnegativeConeT(n_ineq))
-    A = sp.vstack(rows, format="csc")
-    b = np.concatenate(b_parts)
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.direct_solve_method = _DIRECT_METHOD
-    settings.tol_gap_abs = settings.tol_gap_rel = 1e-9
-    settings.tol_feas = 1e-9
-    solver = clarabel.DefaultSolver(P, q, A, b, cones, settings)
-    sol = solver.solve()
-    status = str(sol.status)
-    if status not in ("Solved", "AlmostSolved"):
-        raise RuntimeError(f"restricted QP not solved by Clarabel: {status}")
-    z = np.asarray(sol.z)
-    off = nI + nJ
-    mu = z[off:off + k] if ip else np.full(1, model.coef)
-    nu = z[off + (k if ip else 0):off + (k if ip else 0) + nb]
-    return np.asarray(sol.x)[:d].copy(), mu, nu
+def _group_row_sums(X, rows, groups, weights, k):
+    """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d)."""
+    S = sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0]))
+    out = S @ X
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
 
 
-def _solve_ipm(model, d, prox=0.0, center=None, penalty="l2"):
-    """The same problem as :func:`_solve_qp` by the structured interior-point method."""
-    data = model.data
-    ip = model.loss == "infinite_push"
-    l1 = penalty == "l1"
-    q_w = np.zeros(d) if prox == 0 else -prox * np.asarray(center, float)
-    XI = _as_dense(data.Xp[model.I])
-    kappa = (0.0 if l1 else 1.0) + prox  # curvature of pen(w) + prox/2 ||w - center||^2
-    if ip:  # one group per working negative: pairs indexed by their group
-        prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols]), model.bi, model.Bj,
-                                 coef=model.coef, groups=True, a=model.a, g=model.g,
-                                 q_w=q_w, kappa=kappa, l1=l1)
-    else:
-        prob = RestrictedProblem(XI, _as_dense(data.Xn[model.cols[model.J]]), model.bi, model.bj,
-                                 coef=model.coef, groups=False, c_e=model.coef,
-                                 q_w=q_w - model.coef * model.g[0], kappa=kappa, l1=l1)
-    w, mu, nu, info = solve_restricted(prob, center=center)
-    if info["status"] not in ("optimal", "almost_optimal"):
-        raise RuntimeError(f"restricted problem not solved by the interior-point method: "
-                           f"{info['status']} after {info['iterations']} iterations")
-    if not ip:
-        mu = np.full(1, model.coef)
-    return w, mu, nu
+# ---- restricted steps ------------------------------------------------------------------------
 
-
-def _solve_lp(model, d):
-    """HiGHS (scipy.optimize.linprog) on min ||w||_1 + coef * xi over the restricted model."""
-    from scipy.optimize import linprog
-
-    data = model.data
-    nI, nJ, nb = model.I.size, model.J.size, model.Bi.size
-    k = model.a.size
-    # x = [w+ (d), w- (d), u (nI), v (nJ), xi_b (nb), xi (1)]
-    nx = 2 * d + nI + nJ + nb + 1
-    o_u, o_v, o_b, o_x = 2 * d, 2 * d + nI, 2 * d + nI + nJ, 2 * d + nI + nJ + nb
-    c = np.zeros(nx)
-    c[:2 * d] = 1.0
-    c[o_x] = model.coef
-    XI = sp.csr_matrix(data.Xp[model.I])
-    XJ = sp.csr_matrix(data.Xn[model.cols[model.J]])
-    A_eq = sp.bmat([[-XI, XI, sp.identity(nI), None, sp.csr_matrix((nI, nb + 1))],
-                    [-XJ, XJ, None, sp.identity(nJ), sp.csr_matrix((nJ, nb + 1))]],
-                   format="csr") if nI + nJ else None
-    r = np.arange(nb)
-    G = sp.hstack([sp.csr_matrix(-model.g), sp.csr_matrix(model.g),
-                   sp.csr_matrix((k, nI + nJ)),
-                   sp.csr_matrix((np.ones(nb), (model.Bj, r)), shape=(k, nb)),
-                   sp.csr_matrix(-np.ones((k, 1)))], format="csr")
-    Pr = sp.csr_matrix((np.concatenate([-np.ones(nb), np.ones(nb), -np.ones(nb)]),
-                        (np.concatenate([r, r, r]),
-                         np.concatenate([o_u + model.bi, o_v + model.bj, o_b + r]))),
-                       shape=(nb, nx))
-    A_ub = sp.vstack([G, Pr], format="csr")
-    b_ub = np.concatenate([-model.a, -np.ones(nb)])
-    bounds = [(0, None)] * (2 * d) + [(None, None)] * (nI + nJ) + [(0, None)] * (nb + 1)
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=np.zeros(nI + nJ) if nI + nJ else None,
-                  bounds=bounds, method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10,
-                           "dual_feasibility_tolerance": 1e-10})
-    if res.status != 0:
-        raise RuntimeError(f"restricted LP not solved by HiGHS: {res.message}")
-    lam_ub = -np.asarray(res.ineqlin.marginals)
-    x = res.x
-    return x[:d] - x[d:2 * d], lam_ub[:k], lam_ub[k:k + nb]
-
-
+_MAX_PROX = 1e12  # a null step beyond this proximal weight (C-scaling) ends the solve
 _IPM_MAX_D = 2000  # the interior-point method factors a dense (d + 1) x (d + 1) matrix
 
 
-def _restricted_step(model, d, prox, center, penalty):
-    """One model step: the structured interior-point method, Clarabel if it fails (or d is large),
-    and HiGHS for a plain l1 step (an LP) that Clarabel fails on too.
+def _solve_ipm(rp: RestrictedProblem, centre):
+    w, mu, nu, info = solve_restricted(rp, center=centre)
+    if info["status"] not in ("optimal", "almost_optimal"):
+        raise RestrictedStepFailed(f"interior-point method: {info['status']} after "
+                                   f"{info['iterations']} iterations")
+    return w, mu, nu
 
-    Returns ``(w, mu, nu, name of the solver used)``; raises RuntimeError when all fail.
+
+def _pair_matrix(rp: RestrictedProblem):
+    """The weighted pair vectors ``pi_b z_b`` as a sparse nb x d matrix."""
+    if rp.Z is not None:
+        return rp.Z
+    return sp.csr_matrix(rp.pi[:, None] * (rp.XI[rp.bi] - rp.XJ[rp.bj]))
+
+
+def _conic_data(rp: RestrictedProblem):
+    """The restricted problem as ``min 1/2 x'Px + c'x`` s.t. ``A_ub x <= b_ub`` over
+    ``x = (w, e, xi, p)`` (xi for the groups, p the l1 epigraph)."""
+    d, nb, k = rp.d, rp.nb, rp.k
+    n_xi = 1 if rp.groups else 0
+    n_p = d if rp.l1 else 0
+    nx = d + nb + n_xi + n_p
+    o_e, o_x, o_p = d, d + nb, d + nb + n_xi
+    c = np.zeros(nx)
+    c[:d] = rp.q_w
+    c[o_e:o_e + nb] = rp.c_e
+    if rp.groups:
+        c[o_x] = rp.coef
+    if rp.l1:
+        c[o_p:] = 1.0
+    P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(nx, nx))
+    r = np.arange(nb)
+    rows = []
+    if rp.groups:  # -g_j.w + sum_{b in B_j} e_b - xi <= -a_j
+        rows.append(sp.hstack([sp.csr_matrix(-rp.g),
+                               sp.csr_matrix((np.ones(nb), (rp.bj, r)), shape=(k, nb)),
+                               sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))]))
+    # -pi_b z_b.w - e_b <= -pi_b ;  -e_b <= 0
+    rows.append(sp.hstack([-_pair_matrix(rp), -sp.identity(nb),
+                           sp.csr_matrix((nb, n_xi + n_p))]))
+    rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb),
+                           sp.csr_matrix((nb, n_xi + n_p))]))
+    if rp.l1:  # w - p <= 0, -w - p <= 0
+        eye = sp.identity(d)
+        rows.append(sp.hstack([eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
+        rows.append(sp.hstack([-eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
+    A_ub = sp.vstack(rows, format="csr")
+    b_ub = np.concatenate(([-rp.a] if rp.groups else []) + [-rp.pi, np.zeros(nb)]
+                          + ([np.zeros(2 * d)] if rp.l1 else []))
+    return P, c, A_ub, b_ub
+
+
+def _split_multipliers(rp, z_ub):
+    k, nb = rp.k, rp.nb
+    mu = z_ub[:k] if rp.groups else None
+    return mu, z_ub[k:k + nb]
+
+
+def _solve_clarabel(rp: RestrictedProblem, time_limit):
+    import clarabel
+
+    P, c, A_ub, b_ub = _conic_data(rp)
+    A = A_ub.tocsc()
+    cones = [clarabel.NonnegativeConeT(A_ub.shape[0])]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
+    if time_limit is not None:
+        settings.time_limit = max(float(time_limit), 1e-3)
+    sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        raise RestrictedStepFailed(f"Clarabel: {sol.status}")
+    mu, nu = _split_multipliers(rp, np.asarray(sol.z))
+    return np.asarray(sol.x)[:rp.d].copy(), mu, nu
+
+
+def _solve_highs(rp: RestrictedProblem, time_limit):
+    """A plain l1 step (an LP) by HiGHS through scipy.optimize.linprog."""
+    from scipy.optimize import linprog
+
+    P, c, A_ub, b_ub = _conic_data(rp)
+    d = rp.d
+    bounds = [(None, None)] * A_ub.shape[1]
+    options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    if time_limit is not None:
+        options["time_limit"] = max(float(time_limit), 1e-3)
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
+    if res.status != 0:
+        raise RestrictedStepFailed(f"HiGHS: {res.message}")
+    mu, nu = _split_multipliers(rp, -np.asarray(res.ineqlin.marginals))
+    return res.x[:d].copy(), mu, nu
+
+
+def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None):
+    """The structured interior-point method, then Clarabel, then (an LP) HiGHS.
+
+    Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
+    every solver fails, with each one's reason.
     """
     errors = []
-    if d <= _IPM_MAX_D:
+    attempts = []
+    if rp.d <= _IPM_MAX_D:
+        attempts.append(("ipm", lambda: _solve_ipm(rp, centre)))
+    attempts.append(("clarabel", lambda: _solve_clarabel(rp, time_limit)))
+    if rp.l1 and rp.kappa == 0:
+        attempts.append(("highs", lambda: _solve_highs(rp, time_limit)))
+    for name, attempt in attempts:
         try:
-            return (*_solve_ipm(model, d, prox, center, penalty), "ipm")
-        except RuntimeError as exc:
-            errors.append(str(exc))
-    try:
-        return (*_solve_qp(model, d, prox, center, penalty), "clarabel")
-    except RuntimeError as exc:
-        errors.append(str(exc))
-        if penalty == "l2" or prox > 0:
-            raise RuntimeError("; ".join(errors)) from exc
-    return (*_solve_lp(model, d), "highs")
+            w, mu, nu = attempt()
+        except (RuntimeError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        if np.all(np.isfinite(w)):
+            return w, mu, nu, name
+        errors.append(f"{name}: non-finite weights")
+    raise RestrictedStepFailed("; ".join(errors))
 
 
-def _keep_smallest(mask, key, k):
-    """``mask`` with only its ``k`` entries of smallest ``key`` left set (all if it has <= k)."""
-    idx = np.flatnonzero(mask)
-    if idx.size <= k:
-        return mask
-    keep = idx[np.argpartition(key.ravel()[idx], k)[:k]]
-    out = np.zeros(mask.size, dtype=bool)
-    out[keep] = True
-    return out.reshape(mask.shape)
+# ---- the loop ----------------------------------------------------------------------------------
 
-
-def _initial_w(data, lam, loss, penalty):
-    """Centroid direction ``mean(Xp) - mean(Xn)``, scaled by a 1-D search on the objective."""
-    w0 = np.asarray(data.Xp.mean(axis=0)).ravel() - np.asarray(data.Xn.mean(axis=0)).ravel()
-    nrm = float(np.linalg.norm(w0))
-    if nrm == 0:
+def _initial_w(prob: _Problem):
+    """Centroid direction ``mean(Xp) - mean(Xn)`` (weighted), scaled by a 1-D search."""
+    w0 = (np.asarray(prob.Xp.T @ prob.p).ravel() / prob.M
+          - np.asarray(prob.Xn.T @ prob.q).ravel() / prob.N)
+    if not np.any(w0):
         return w0
-    s0, t0 = np.asarray(data.Xp @ w0).ravel(), np.asarray(data.Xn @ w0).ravel()
-    spread = max(float(s0.max() - t0.min()), 1e-300)
+    s0, t0 = prob.scores(w0)
+    spread = max(float(s0.max() - t0.min()), np.finfo(float).tiny)
     best, best_c = np.inf, 0.0
-    for c in np.geomspace(1e-3, 1e3, 61) / spread:
-        v = bipartite_objective(data, c * w0, lam, loss=loss, penalty=penalty)
+    for c in np.geomspace(1e-3, 1e3, 31) / spread:
+        v = prob.objective(c * w0, c * s0, c * t0)
         if v < best:
             best, best_c = v, c
     return best_c * w0
 
 
+def _new_near_margin(ss, v, cols, band, n, *, width, cap):
+    """The ``cap`` pairs closest to the margin that are not in ``band`` yet (so the band grows
+    by up to ``cap`` pairs whenever such pairs exist, however many ties sit in it)."""
+    i, j = near_margin_pairs(ss, v, cols, width=width, cap=cap + band[0].size)
+    if band[0].size and i.size:
+        fresh = ~np.isin(i.astype(np.int64) * n + j, band[0].astype(np.int64) * n + band[1])
+        i, j = i[fresh], j[fresh]
+    if i.size > cap:
+        keep = np.argpartition(np.abs(ss.raw[i] - v[j]), cap)[:cap]
+        i, j = i[keep], j[keep]
+    return i, j
+
+
+def _merge_band(old, new, s, t, max_band, n):
+    """Union of two pair lists, the pairs closest to the margin at (s, t) kept when too many."""
+    bi = np.concatenate([old[0], new[0]])
+    bj = np.concatenate([old[1], new[1]])
+    keys, first = np.unique(bi.astype(np.int64) * n + bj, return_index=True)
+    bi, bj = bi[first], bj[first]
+    if bi.size > max_band:
+        dist = np.abs(s[bi] - t[bj] - 1.0)
+        keep = np.sort(np.argpartition(dist, max_band)[:max_band])
+        bi, bj = bi[keep], bj[keep]
+    order = np.lexsort((bi, bj))  # by negative, then positive
+    return bi[order], bj[order]
+
+
+def collapse(data: BipartiteData):
+    """Identical rows collapsed into weights (an exact reduction), and what to undo it with."""
+    reduced, info = collapse_duplicates(data)
+    if reduced.m == data.m and reduced.n == data.n:
+        return data, None
+    return reduced, (info, data.pos_weights, data.neg_weights)
+
+
+def _attach(dual, collapsed):
+    if dual is not None:
+        dual.collapsed = collapsed
+    return dual
+
+
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
-          max_iter: int, w0=None, band: float = 0.2, max_new_pairs: int = 5000,
-          max_new_negatives: int | None = None, sticky: bool = False,
-          recentre_rounds: int | None = None, prox: float | None = None,
-          time_limit: float | None = None):
-    """Run the working-set loop; returns a dict with w, alpha, gap, status, history, info.
+          max_iter: int, w0=None, time_limit: float | None = None,
+          options: WorkingSetOptions | None = None, initial_negatives=None):
+    """Run the working-set method; returns a dict with w, dual, gap, status, message, history.
 
-    Defaults by penalty (module docstring): l2 ``prox=1``, ``recentre_rounds=20``; l1
-    ``prox=10``, ``recentre_rounds=3`` (``prox=0``: plain model steps, for l1 an LP).
+    ``lam`` is in paper scaling; ``w0`` a starting point (the caller's units). ``status`` is
+    "optimal" when the certified relative gap is <= ``tol``, else "max_iter", "time_limit",
+    "stalled" or "failed" (a restricted step no solver could solve), with the best certified
+    point found.
     """
+    opt = options or WorkingSetOptions()
     t_start = time.perf_counter()
-    m, n, d = data.m, data.n, data.d
-    Xp, Xn = data.Xp, data.Xn
-    C = 1.0 / lam
-    coef = C / m if loss == "infinite_push" else C / (m * n)
-    w = _initial_w(data, lam, loss, penalty) if w0 is None else np.asarray(w0, float).copy()
-    s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
+    data, collapsed = collapse(data)
+    prob = _Problem(data, lam, loss, penalty)
+    n = prob.n
+    ip = loss == "infinite_push"
+    w_c = _initial_w(prob) if w0 is None else np.asarray(w0, float) / prob.scale
+    s_c, t_c = prob.scores(w_c)
+    H, loss_c = prob.loss_parts(s_c, t_c)
+    P_c = prob.lam * prob.penalty_value(w_c) + loss_c
 
-    if max_new_negatives is None:  # negatives added per round (and in the first working set)
-        max_new_negatives = max(100, n // 50)  # 100: fewest rounds at n = 300 to 2788
-    inW = np.zeros(n, dtype=bool)
-    if loss == "infinite_push":
-        H = negative_hinge_sums(s, t)
-        order = np.argsort(-H)
-        inW[order[:min(n, max_new_negatives)]] = True
+    new_negatives = opt.new_negatives or max(100, n // 50)
+    if ip:
+        inW = np.zeros(n, dtype=bool)
+        inW[np.argsort(-H)[:min(n, new_negatives)]] = True
         inW |= H >= H.max() - 1e-3 * max(H.max(), 1.0)
-    else:
-        inW[:] = True
-    Bmask = np.zeros((m, n), dtype=bool)
-
-    def near_margin(M):
-        """Pairs within ``band`` of the margin, at most ``max_new_pairs`` (the closest)."""
-        dist = np.abs(M - 1.0)
-        return _keep_smallest(dist <= band, dist, max_new_pairs)
-
-    def classify_new(cols_new):
-        M = s[:, None] - t[None, cols_new]
-        Bmask[:, cols_new] |= near_margin(M)
-        Lref[:, cols_new] = M < 1.0
-
-    Lref = np.zeros((m, n), dtype=bool)  # margin < 1 at the reference w (for non-band pairs)
-    classify_new(np.flatnonzero(inW))
+        if initial_negatives is not None:
+            inW[np.asarray(initial_negatives)] = True
+    all_cols = np.arange(n)
+    empty = np.zeros(0, np.intp)
+    band = (empty, empty)
+    kappa = 0.0 if w0 is not None else opt.prox  # from a warm start, try a plain step first
 
     history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": [],
-               "step_solver": []}
-    status, best, best_dual = "max_iter", None, None
-    it = 0
-    if prox is None:  # stabilise the model steps
-        prox = 1.0 if penalty == "l2" else 10.0
-    if recentre_rounds is None:
-        recentre_rounds = 20 if penalty == "l2" else 3
-    prox_now = 0.0 if w0 is not None else prox  # from a warm start, try a plain step first
+               "step_solver": [], "prox": [], "step": []}
+    best_p = (P_c, w_c)
+    best_d = (-np.inf, None)
+    status, message, gap, it = "max_iter", "", np.inf, 0
+    extra = (empty, empty)  # pairs near the margin at the last rejected step
     for it in range(1, max_iter + 1):
-        cols = np.flatnonzero(inW)
-        Bm = Bmask[:, cols]
-        L = Lref[:, cols] & ~Bm
-        Bi, Bj = np.nonzero(Bm)
-        model = _Model(data, cols, L, Bi, Bj, coef, loss)
-        w_r, mu, nu, used = _restricted_step(model, d, prox_now, w, penalty)
-        # Extend the multipliers to a feasible dual point of the full problem.
-        sub = L * (mu[None, :] if loss == "infinite_push" else mu[0])
-        sub[Bi, Bj] = nu
-        if cols.size == n:
-            alpha = sub
-        else:
-            alpha = np.zeros((m, n))
-            alpha[:, cols] = sub
-        alpha = duality.make_feasible(data, alpha, lam, loss=loss, penalty=penalty)
-        cands = [w_r]
-        if penalty == "l2":
-            cands.append(duality.w_of_alpha(Xp, Xn, alpha))
-        dual = duality.dual_value(data, alpha, lam, penalty=penalty)
-        for wc in cands:
-            p = bipartite_objective(data, wc, lam, loss=loss, penalty=penalty)
-            if best is None or p < best[0]:
-                best = (p, wc)
-        if best_dual is None or dual > best_dual[0]:
-            best_dual = (dual, alpha)
-        gap = duality.relative_gap(best[0], best_dual[0])
-        history["objective"].append(best[0])
-        history["gap"].append(gap)
-        history["time"].append(time.perf_counter() - t_start)
-        history["working_negatives"].append(int(cols.size))
-        history["band_pairs"].append(int(Bi.size))
-        history["step_solver"].append(used)
+        cols = np.flatnonzero(inW) if ip else all_cols
+        ss = SortedScores(s_c, prob.p)
+        v_c = 1.0 + t_c
+        near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=opt.band_cap)
+        band = _merge_band(band, (np.concatenate([near[0], extra[0]]),
+                                  np.concatenate([near[1], extra[1]])), s_c, t_c,
+                           opt.max_band, n)
+        if ip:  # only pairs of working negatives (W only grows, so this drops nothing new)
+            keep = inW[band[1]]
+            band = (band[0][keep], band[1][keep])
+        model = _Model(prob, s_c, t_c, cols, *band)
+        remaining = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
+        try:
+            w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
+                                                time_limit=remaining)
+        except RestrictedStepFailed as exc:
+            if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
+                kappa = max(10.0 * kappa, opt.prox)
+                history["step"].append("failed")
+                _record(history, t_start, best_p[0], gap, cols.size, band[0].size, "none", kappa)
+                message = f"restricted step failed, retried with a larger proximal weight: {exc}"
+                continue
+            status, message = "failed", f"restricted step failed: {exc}"
+            break
+        dual = model.dual(mu, nu)
+        D = dual.value(prob.lam, penalty)
+        if D > best_d[0]:
+            best_d = (D, dual)
+        s_r, t_r = prob.scores(w_r)
+        H_r, loss_r = prob.loss_parts(s_r, t_r)
+        P_r = prob.lam * prob.penalty_value(w_r) + loss_r
+        if P_r < best_p[0]:
+            best_p = (P_r, w_r)
+        if penalty == "l2" and dual.total > 0:  # w(alpha) is a primal candidate too
+            w_a = dual.w_alpha
+            P_a = prob.objective(w_a)
+            if P_a < best_p[0]:
+                best_p = (P_a, w_a)
+        gap = relative_gap(best_p[0], best_d[0])
+        model_r = prob.lam * prob.penalty_value(w_r) + model.loss_value(w_r)
+        predicted = P_c - model_r
+        serious = P_r <= P_c - 0.1 * max(predicted, 0.0)
+        history["step"].append("serious" if serious else "null")
+        _record(history, t_start, best_p[0], gap, cols.size, band[0].size, used, kappa)
         if gap <= tol:
             status = "optimal"
             break
         if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status = "time_limit"
+            status, message = "time_limit", f"time limit of {time_limit} s reached"
             break
-        # Make the model exact at w_r: add misclassified pairs and negatives above the max.
-        w = w_r
-        s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
-        M = s[:, None] - t[None, cols]
-        wrong = ~Bm & ((L & (M > 1.0 + 1e-12)) | (~L & (M < 1.0 - 1e-12)))
-        n_wrong = int(wrong.sum())
-        if n_wrong > max_new_pairs:  # the most violated ones
-            wrong = _keep_smallest(wrong, -np.abs(M - 1.0), max_new_pairs)
-        if sticky or it > recentre_rounds:
-            Bmask[:, cols] |= wrong
-        else:  # re-centre the model at w_r: band around the margin plus the misclassified pairs
-            Bmask[:, cols] = wrong | near_margin(M)
-            Lref[:, cols] = M < 1.0
-        added = n_wrong
-        if loss == "infinite_push":
-            H = negative_hinge_sums(s, t)
-            top = H[cols].max()
-            viol = np.where(~inW, H - top, -np.inf)
-            new = viol > -1e-9 * max(top, 1.0)
-            if new.sum() > max_new_negatives:  # the most violated ones first
-                keep = np.argpartition(-viol, max_new_negatives)[:max_new_negatives]
+        added = 0
+        if ip:  # negatives above the model's max at the step
+            viol = np.where(inW, -np.inf, H_r - model.loss_value(w_r) * prob.M)
+            new = viol > 1e-12 * max(float(H_r.max()), 1.0)
+            if new.sum() > new_negatives:
                 new = np.zeros(n, dtype=bool)
-                new[keep] = True
-            if new.any():
-                inW |= new
-                classify_new(np.flatnonzero(new))
-                added += int(new.sum())
-        if added == 0:
-            if prox_now > 0:  # the model is exact at w_r: take the full (unstabilised) step
-                prox_now = 0.0
-                continue
-            status = "stalled"
-            break
-        prox_now = prox
-    p, w_best = best
-    return {"w": w_best, "alpha": best_dual[1], "gap": gap, "status": status,
-            "iterations": it, "history": history, "objective_paper": p}
+                new[np.argpartition(-viol, new_negatives)[:new_negatives]] = True
+            inW |= new
+            added = int(new.sum())
+        if serious:
+            exact = P_r - model_r <= 0.5 * max(predicted, 0.0)
+            w_c, s_c, t_c, P_c = w_r, s_r, t_r, P_r
+            extra = (empty, empty)
+            if exact:
+                kappa = 0.0 if kappa < 1e-4 * opt.prox else kappa / 4.0
+        else:
+            # the model was too optimistic at w_r: widen the band there, shorten the step
+            ss_r = SortedScores(s_r, prob.p)
+            extra = _new_near_margin(ss_r, 1.0 + t_r, np.flatnonzero(inW) if ip else cols,
+                                     band, n, width=opt.band, cap=opt.band_cap)
+            if not added and extra[0].size == 0:
+                if kappa >= _MAX_PROX:
+                    status = "stalled"
+                    message = ("the model could not be refined: no pair or negative to add and "
+                               "the proximal weight at its limit")
+                    break
+                kappa = max(4.0 * kappa, opt.prox, 1.0)
+            elif not added:
+                kappa = 4.0 * kappa
+    if status == "max_iter":
+        message = f"max_iter={max_iter} rounds reached"
+    P_best, w_best = best_p
+    return {"w": w_best * prob.scale, "dual": _attach(best_d[1], collapsed), "gap": gap,
+            "status": status,
+            "message": message, "iterations": it, "history": history,
+            "objective_paper": P_best}
 
+
+def _record(history, t_start, objective, gap, n_cols, n_band, used, kappa):
+    history["objective"].append(objective)
+    history["gap"].append(gap)
+    history["time"].append(time.perf_counter() - t_start)
+    history["working_negatives"].append(int(n_cols))
+    history["band_pairs"].append(int(n_band))
+    history["step_solver"].append(used)
+    history["prox"].append(float(kappa))
+
+
+
+
+def degenerate_certificate(data: BipartiteData, lam: float, *, penalty: str, theta,
+                           collapsed=None):
+    """Certify ``w* = 0`` from convex weights ``theta`` with ``Xn^T theta = mean positive``.
+
+    The dual point ``alpha_ij = (C/M) theta_j p_i`` (every pair of the negatives in theta's
+    support below the margin at w = 0, no band) has ``w(alpha) = C (mean positive - Xn^T theta)``,
+    so its dual value is ``P(0) = 1`` up to the residual of theta; the returned gap is computed
+    from that point like any other, never assumed. ``data`` may be collapsed data, with
+    ``collapsed`` from :func:`collapse`.
+    """
+    prob = _Problem(data, lam, "infinite_push", penalty)
+    theta = np.maximum(np.asarray(theta, float), 0.0)
+    cols = np.flatnonzero(theta > 0)
+    empty = np.zeros(0, np.intp)
+    model = _Model(prob, np.zeros(prob.m), np.zeros(prob.n), cols, empty, empty)
+    mu = np.append(prob.coef * theta[cols] / theta[cols].sum(), 0.0)  # 0 on the loss >= 0 row
+    dual = model.dual(mu, np.zeros(0))
+    w = np.zeros(prob.d)
+    primal = prob.objective(w)
+    return {"w": w, "dual": _attach(dual, collapsed),
+            "gap": relative_gap(primal, dual.value(prob.lam, penalty)),
+            "objective_paper": primal}

@@ -27,7 +27,7 @@ from .._validation import check_choice, check_scalar
 from ..degeneracy import check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set
-from ._common import finish, prepare, warm_alpha
+from ._common import finish, prepare, require_unweighted, warm_alpha
 from . import duality
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
@@ -42,23 +42,18 @@ def _projector(lam, m):
     return project
 
 
-def degenerate_dual(data, lam, weights):
-    """A feasible dual certifying ``w* = 0``: ``alpha_ij = (C/m) theta_j`` with convex weights theta
-    such that ``Xn^T theta = mean(Xp)`` (then ``w(alpha) = 0`` and the dual value is the primal 1)."""
-    C = 1.0 / lam
-    theta = np.maximum(np.asarray(weights, dtype=float), 0.0)
-    theta /= theta.sum()
-    return np.broadcast_to((C / data.m) * theta[None, :], (data.m, data.n)).copy()
-
-
 def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_set", tol=1e-6,
-                  max_iter=None, warm_start=None, *, eta0=None, rho=None, time_limit=None,
-                  detect_degenerate=True):
+                  max_iter=None, warm_start=None, *, wp=None, wn=None, eta0=None, rho=None,
+                  time_limit=None, detect_degenerate=True, options=None):
     """Minimise the Infinite Push objective; returns a :class:`~.result.SolverResult`.
 
     Parameters
     ----------
     Xp, Xn : (m, d) and (n, d) arrays or scipy.sparse matrices (positives, negatives).
+    wp, wn : optional sample weights of the positives and negatives (``working_set`` only).
+        The loss becomes ``max_j (1/M) sum_i wp_i h_ij``, ``M = sum wp``: a max over negatives,
+        so ``wn`` does not enter it. Collapse repeated rows into weights with
+        :func:`infpush_cvx.reductions.collapse_duplicates`.
     lam : float, regularisation in ``scaling`` (converted internally to paper scaling).
     penalty : "l2" or "l1".
     scaling : "paper" or "seed" (see :mod:`infpush_cvx.scaling`).
@@ -70,12 +65,20 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
     eta0 : step scale of ``method="paper"`` (default ``1/L``, L the Lipschitz constant of grad Q).
     rho : ADMM penalty parameter.
     time_limit : seconds; the solve stops with status "time_limit" when exceeded.
+    detect_degenerate : ``working_set`` first decides whether ``w* = 0`` (scale-invariant test,
+        :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
+    options : a :class:`~._working_set.WorkingSetOptions` for ``working_set``.
+
+    A solve that stops before its certificate holds returns its best point with the status and a
+    ``message`` saying why, and warns with a :class:`~.result.ConvergenceWarning`.
     """
     t0 = time.perf_counter()
     check_choice(penalty, "penalty", tuple(METHODS))
     check_choice(method, "method", METHODS[penalty])
     data, lam_p = prepare(Xp, Xn, lam, loss="infinite_push", penalty=penalty, scaling=scaling,
-                          tol=tol, max_iter=max_iter)
+                          tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    if method != "working_set":
+        require_unweighted(data, method)
     if time_limit is not None:
         time_limit = check_scalar(time_limit, "time_limit", positive=True)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else int(max_iter)
@@ -89,34 +92,11 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
                       iterations=out["iterations"], t0=t0, method=method,
                       history=out["history"], info={"rho": out["rho"]}, **common)
 
-    # the cheap separation test certifies most non-degenerate instances without the LP
-    if method == "working_set" and detect_degenerate and separating_direction(data) is None:
-        report = check_degeneracy(data)
-        if report.degenerate:
-            alpha = degenerate_dual(data, lam_p, report.weights)
-            res = finish(data, lam_p, lam, w=np.zeros(data.d), alpha=alpha, status="optimal",
-                         iterations=0, t0=t0, method=method,
-                         history={"objective": [1.0], "gap": [], "time": []},
-                         info={"degenerate": True}, **common)
-            if res.status == "optimal":
-                res.status = "degenerate_optimal"
-            return res
-
     if method == "working_set":
-        w0 = None
-        if warm_start is not None:
-            w0 = getattr(warm_start, "w", None)
-            if w0 is None:
-                w0 = np.asarray(warm_start, dtype=float)
-                if w0.ndim == 2:
-                    w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
-            if np.asarray(w0).shape != (data.d,):
-                raise ValueError(f"warm_start must give a weight vector of length {data.d}")
-        out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
-                                 max_iter=max_iter, w0=w0, time_limit=time_limit)
-        return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
-                      iterations=out["iterations"], t0=t0, method=method,
-                      history=out["history"], info={"degenerate": False}, **common)
+        return _working_set_solve(data, lam_p, lam, penalty=penalty, tol=tol, max_iter=max_iter,
+                                  warm_start=warm_start, time_limit=time_limit,
+                                  detect_degenerate=detect_degenerate, options=options, t0=t0,
+                                  common=common)
 
     project = _projector(lam_p, data.m)
     alpha0 = warm_alpha(data, warm_start)
@@ -135,3 +115,39 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
     return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
                   iterations=out["iterations"], t0=t0, method=method, history=out["history"],
                   info=info, **common)
+
+
+def _working_set_solve(data, lam_p, lam, *, penalty, tol, max_iter, warm_start, time_limit,
+                       detect_degenerate, options, t0, common):
+    w0 = None
+    if warm_start is not None:
+        w0 = getattr(warm_start, "w", None)
+        if w0 is None:
+            w0 = np.asarray(warm_start, dtype=float)
+            if w0.ndim == 2:
+                w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
+        if np.asarray(w0).shape != (data.d,):
+            raise ValueError(f"warm_start must give a weight vector of length {data.d}")
+    # the cheap separation test certifies most non-degenerate instances without the LP
+    reduced, collapsed = _working_set.collapse(data)  # repeated rows into weights: exact
+    if detect_degenerate and separating_direction(reduced) is None:
+        report = check_degeneracy(reduced)
+        if report.degenerate:
+            cert = _working_set.degenerate_certificate(reduced, lam_p, penalty=penalty,
+                                                       theta=report.weights,
+                                                       collapsed=collapsed)
+            if cert["gap"] <= tol:
+                elapsed = time.perf_counter() - t0
+                return finish(data, lam_p, lam, w=cert["w"], alpha=cert["dual"],
+                              gap=cert["gap"], status="degenerate_optimal", iterations=0,
+                              t0=t0, method="working_set",
+                              history={"objective": [cert["objective_paper"]],
+                                       "gap": [cert["gap"]], "time": [elapsed]},
+                              info={"degenerate": True}, **common)
+            # not certified to tol (an inaccurate LP): solve it like any other instance
+    out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
+                             max_iter=max_iter, w0=w0, time_limit=time_limit, options=options)
+    return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
+                  status=out["status"], iterations=out["iterations"], t0=t0,
+                  method="working_set", history=out["history"], info={"degenerate": False},
+                  message=out["message"], **common)

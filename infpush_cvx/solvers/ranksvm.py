@@ -20,28 +20,32 @@ import time
 import numpy as np
 
 from .._validation import check_choice, check_scalar
-from . import _dual_gradient, _working_set, duality
-from ._common import finish, prepare, warm_alpha
+from . import _dual_gradient, _ranksvm_newton, _working_set, duality
+from ._common import finish, prepare, require_unweighted, warm_alpha
 
-METHODS = ("working_set", "fista", "paper")
-_DEFAULT_MAX_ITER = {"working_set": 200, "fista": 20000, "paper": 1000}
+METHODS = ("smoothing_newton", "working_set", "fista", "paper")
+_DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
 
 
-def rank_svm(Xp, Xn, lam, scaling="paper", method="working_set", tol=1e-6, max_iter=None,
-             warm_start=None, *, eta0=None, time_limit=None):
+def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, max_iter=None,
+             warm_start=None, *, wp=None, wn=None, eta0=None, time_limit=None, options=None):
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
     Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only).
+    With sample weights ``wp``, ``wn`` (``working_set`` only) the loss is
+    ``(1/(M N)) sum_ij wp_i wn_j h_ij``, ``M = sum wp``, ``N = sum wn``.
     """
     t0 = time.perf_counter()
     check_choice(method, "method", METHODS)
     data, lam_p = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling=scaling, tol=tol,
-                          max_iter=max_iter)
+                          max_iter=max_iter, wp=wp, wn=wn)
+    if method not in ("working_set", "smoothing_newton"):
+        require_unweighted(data, method)
     if time_limit is not None:
         time_limit = check_scalar(time_limit, "time_limit", positive=True)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else int(max_iter)
     common = dict(loss="ranksvm", penalty="l2", scaling=scaling, tol=tol)
-    if method == "working_set":
+    if method in ("working_set", "smoothing_newton"):
         w0 = None
         if warm_start is not None:
             w0 = getattr(warm_start, "w", None)
@@ -49,11 +53,16 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="working_set", tol=1e-6, max_i
                 w0 = np.asarray(warm_start, dtype=float)
             if np.asarray(w0).shape != (data.d,):
                 raise ValueError(f"warm_start must give a weight vector of length {data.d}")
-        out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
-                                 max_iter=max_iter, w0=w0, time_limit=time_limit)
-        return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
-                      iterations=out["iterations"], t0=t0, method=method,
-                      history=out["history"], **common)
+        if method == "smoothing_newton":
+            out = _ranksvm_newton.run(data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
+                                      time_limit=time_limit)
+        else:
+            out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
+                                     max_iter=max_iter, w0=w0, time_limit=time_limit,
+                                     options=options)
+        return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
+                      status=out["status"], iterations=out["iterations"], t0=t0, method=method,
+                      history=out["history"], message=out["message"], **common)
     upper = duality.dual_bound(lam_p, data.m, data.n, "ranksvm")
 
     def project(V):

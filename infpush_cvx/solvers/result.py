@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+
+class ConvergenceWarning(UserWarning):
+    """A solve stopped before its certificate held (the result's ``status`` says why)."""
 
 #: Status values. "optimal" only when the method's certificate (duality gap or optimality check)
 #: holds at the requested tolerance; "max_iter"/"time_limit" when it stopped early without it.
@@ -35,6 +40,8 @@ class SolverResult:
         The dual variable, for warm starts.
     info : dict
         Method-specific extras.
+    message : str
+        Why the solve stopped, when it stopped before its certificate held.
     """
 
     w: np.ndarray
@@ -47,6 +54,7 @@ class SolverResult:
     history: dict = field(default_factory=dict)
     dual: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    message: str = ""
 
     @property
     def beta(self) -> np.ndarray:
@@ -65,3 +73,12 @@ class SolverResult:
         return (f"SolverResult(method={self.method!r}, status={self.status!r}, "
                 f"objective={self.objective:.10g}, gap={gap}, iterations={self.iterations}, "
                 f"time={self.time:.3g}s)")
+
+
+def warn_if_not_converged(result: SolverResult) -> None:
+    """Emit a :class:`ConvergenceWarning` when ``result`` stopped without its certificate."""
+    if not result.converged:
+        gap = "none" if result.gap is None else f"{result.gap:.2e}"
+        warnings.warn(f"{result.method}: stopped with status {result.status!r} (certified "
+                      f"relative gap {gap}){': ' + result.message if result.message else ''}",
+                      ConvergenceWarning, stacklevel=3)

@@ -68,8 +68,11 @@ def _check_bipartite(spec, data, res, stored, loss, penalty):
     assert primal >= stored * (1 - STORED_RTOL)
     if res.dual is None:
         return None
+    # The certified methods hold their dual point implicitly (no m x n array); materialise it
+    # here, so the certificate is recomputed from the point itself, not from the solver's sums.
+    alpha = res.dual.to_dense() if hasattr(res.dual, "to_dense") else res.dual
     # brute_dual asserts that the dual point is feasible.
-    dual = mult * brute_dual(data, res.dual, lam, loss=loss, penalty=penalty)
+    dual = mult * brute_dual(data, alpha, lam, loss=loss, penalty=penalty)
     assert dual <= stored * (1 + STORED_RTOL) + 1e-12
     gap = (primal - dual) / abs(primal)
     if res.gap is not None:
@@ -124,5 +127,5 @@ def test_solver_reproduces_stored_value(problem_id, method):
     else:
         # Stopping early is allowed for the papers' algorithms, never for the default method.
         assert res.status in EARLY_STOPS
-        assert method not in ("working_set", "ccg", "cvxpy")
+        assert method not in ("working_set", "smoothing_newton", "ccg", "cvxpy")
         assert res.converged is False

@@ -125,7 +125,9 @@ def test_warm_start_from_previous_result():
     assert again.status == "optimal" and again.iterations <= first.iterations
     assert again.objective == pytest.approx(first.objective, rel=1e-6)
     f2 = infinite_push(data.Xp, data.Xn, 0.05, method="fista", warm_start=first, max_iter=5000)
-    assert f2.status == "optimal" and f2.iterations <= 20
+    f_cold = infinite_push(data.Xp, data.Xn, 0.05, method="fista", max_iter=5000)
+    # the working set's implicit dual point, materialised, is a warm start for FISTA
+    assert f2.status == "optimal" and f2.iterations < f_cold.iterations
 
 
 def test_bad_input_names_the_argument():
@@ -160,26 +162,26 @@ def test_stops_early_says_so():
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 @pytest.mark.parametrize("penalty,options", [
-    ("l2", {"prox": 0.0}),                       # plain model steps
-    ("l2", {"prox": 1.0, "max_new_pairs": 15}),  # stabilised steps, capped band (many rounds)
-    ("l1", {"prox": 0.5}),                       # proximal QP steps by Clarabel
-    ("l1", {"prox": 0.0, "max_new_pairs": 15, "max_new_negatives": 2}),  # plain LPs by HiGHS
-    ("l1", {"max_new_pairs": 15, "max_new_negatives": 2}),  # default prox 10, capped band
+    ("l2", {"prox": 0.0}),                                 # plain model steps
+    ("l2", {"prox": 1.0, "band_cap": 15}),                  # proximal steps, capped band
+    ("l1", {"prox": 0.5}),                                 # proximal QP steps
+    ("l1", {"prox": 0.0, "band_cap": 15, "new_negatives": 2}),  # plain LP steps, small sets
+    ("l1", {"band_cap": 15, "new_negatives": 2, "max_band": 400}),  # capped model
 ])
 def test_working_set_variants_reach_the_certified_optimum(kind, penalty, options):
-    """Every step rule of the working set (proximal QP steps by Clarabel or plain steps, LPs by
-    HiGHS for l1; capped band) ends at the CVXPY optimum with a brute-force certified gap."""
-    from infpush_cvx.solvers import _working_set
+    """Every step rule of the working set (proximal or plain steps; capped band and working
+    negatives) ends at the CVXPY optimum with a brute-force certified gap."""
+    from infpush_cvx.solvers._working_set import WorkingSetOptions, solve
 
     data = INSTANCES[kind]()
     lam = paper_lam(data, penalty, "paper")
-    out = _working_set.solve(data, lam, loss="infinite_push", penalty=penalty, tol=1e-7,
-                             max_iter=200, **options)
+    out = solve(data, lam, loss="infinite_push", penalty=penalty, tol=1e-7, max_iter=200,
+                options=WorkingSetOptions(**options))
     assert out["status"] == "optimal"
-    assert brute_gap(data, out["w"], out["alpha"], lam, penalty=penalty) <= 1e-7
+    assert brute_gap(data, out["w"], out["dual"], lam, penalty=penalty) <= 1e-7
     ref = cvxpy_value(kind, penalty, "paper")
     assert abs(brute_primal(data, out["w"], lam, penalty=penalty) - ref) <= 1e-6 * ref
-    if options.get("max_new_pairs") == 15:
+    if options.get("band_cap") == 15:
         assert len(out["history"]["gap"]) > 1  # the capped band needed more than one round
 
 
@@ -192,53 +194,65 @@ def test_warm_start_takes_a_plain_first_step_and_keeps_the_certificate():
     assert warm.objective == pytest.approx(cold.objective, rel=1e-6)
 
 
-def _failing_ipm(*args, **kwargs):
-    raise RuntimeError("restricted problem not solved by the interior-point method: max_iter")
+def _failing(name):
+    def fail(*args, **kwargs):
+        from infpush_cvx.solvers._working_set import RestrictedStepFailed
+        raise RestrictedStepFailed(f"{name}: injected failure")
+    return fail
 
 
 def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_fails(monkeypatch):
     from infpush_cvx.solvers import _working_set
 
-    monkeypatch.setattr(_working_set, "_solve_ipm", _failing_ipm)
+    monkeypatch.setattr(_working_set, "_solve_ipm", _failing("ipm"))
     data = INSTANCES["dense"]()
     lam = paper_lam(data, "l2", "paper")
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l2", tol=1e-7,
                              max_iter=200)
     assert out["status"] == "optimal"
     assert set(out["history"]["step_solver"]) == {"clarabel"}
-    assert brute_gap(data, out["w"], out["alpha"], lam) <= 1e-7
+    assert brute_gap(data, out["w"], out["dual"], lam) <= 1e-7
 
 
 def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     """A plain l1 step (an LP) that the interior-point method and Clarabel fail on is solved by
-    HiGHS; a failed proximal step is not hidden."""
+    HiGHS."""
     from infpush_cvx.solvers import _working_set
 
-    real_qp, real_lp, lp_calls = _working_set._solve_qp, _working_set._solve_lp, []
+    real_clarabel = _working_set._solve_clarabel
 
-    def failing_plain_qp(model, d, prox=0.0, *args, **kwargs):
-        if prox == 0:
-            raise RuntimeError("restricted QP not solved by Clarabel: DualInfeasible")
-        return real_qp(model, d, prox, *args, **kwargs)
+    def failing_plain(rp, *args, **kwargs):
+        if rp.kappa == 0:
+            raise _working_set.RestrictedStepFailed("Clarabel: DualInfeasible")
+        return real_clarabel(rp, *args, **kwargs)
 
-    def counted_lp(*args):
-        lp_calls.append(1)
-        return real_lp(*args)
-
-    monkeypatch.setattr(_working_set, "_solve_ipm", _failing_ipm)
-    monkeypatch.setattr(_working_set, "_solve_qp", failing_plain_qp)
-    monkeypatch.setattr(_working_set, "_solve_lp", counted_lp)
+    monkeypatch.setattr(_working_set, "_solve_ipm", _failing("ipm"))
+    monkeypatch.setattr(_working_set, "_solve_clarabel", failing_plain)
     data = INSTANCES["dense"]()
     lam = paper_lam(data, "l1", "paper")
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7,
-                             max_iter=200)
-    assert out["status"] == "optimal" and lp_calls
+                             max_iter=200, options=_working_set.WorkingSetOptions(prox=0.0))
+    assert out["status"] == "optimal"
     assert "highs" in out["history"]["step_solver"]
-    assert brute_gap(data, out["w"], out["alpha"], lam, penalty="l1") <= 1e-7
+    assert brute_gap(data, out["w"], out["dual"], lam, penalty="l1") <= 1e-7
 
-    def failing_qp(*args, **kwargs):
-        raise RuntimeError("restricted QP not solved by Clarabel: NumericalError")
 
-    monkeypatch.setattr(_working_set, "_solve_qp", failing_qp)
-    with pytest.raises(RuntimeError, match="interior-point method: max_iter.*NumericalError"):
-        _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7, max_iter=5)
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_a_step_no_solver_can_solve_ends_with_a_status_not_an_exception(monkeypatch, penalty):
+    """When every restricted-step solver fails, the solve returns its best certified point with
+    status "failed", a message naming each solver's failure, and a ConvergenceWarning."""
+    from infpush_cvx.solvers import _working_set
+    from infpush_cvx.solvers.result import ConvergenceWarning
+
+    for name in ("_solve_ipm", "_solve_clarabel", "_solve_highs"):
+        monkeypatch.setattr(_working_set, name, _failing(name))
+    data = INSTANCES["dense"]()
+    with pytest.warns(ConvergenceWarning, match="failed"):
+        res = infinite_push(data.Xp, data.Xn, LAMS["paper"], penalty=penalty)
+    assert res.status == "failed" and not res.converged
+    assert "_solve_ipm: injected failure" in res.message
+    assert "_solve_clarabel: injected failure" in res.message
+    # no step was solved, so there is no dual point and nothing is certified
+    assert res.dual is None and res.gap == np.inf
+    assert res.objective == pytest.approx(brute_primal(data, res.w, LAMS["paper"],
+                                                       penalty=penalty), rel=1e-12)

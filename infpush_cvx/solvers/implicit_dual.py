@@ -1,0 +1,111 @@
+"""The dual point of the working-set method, held implicitly in memory linear in the data.
+
+The dual variable of the Infinite Push and of RankSVM is the m x n array ``alpha`` (Agarwal, SDM
+2011, eqs. 3.9 and 4.18; :mod:`infpush_cvx.solvers.duality`). The multipliers of a restricted
+problem extend to a feasible ``alpha`` of the full problem that never needs to be stored: it is
+constant on the pairs below the margin at a reference point (a threshold on the sorted positive
+scores for every working negative), explicit on a list of band pairs, and zero elsewhere:
+
+- Infinite Push (group multipliers ``mu_j`` of the working negatives W)::
+
+      alpha_ij = mu_j p_i        if j in W, s_i < 1 + t_j at the reference, (i, j) not in the band
+               = nu_b pi_b       on band pair b = (i, j)   (0 <= nu_b <= mu_j, pi_b = p_i)
+               = 0               otherwise
+
+- RankSVM (``coef = C / (M N)``)::
+
+      alpha_ij = coef p_i q_j    if s_i < 1 + t_j at the reference, (i, j) not in the band
+               = nu_b pi_b       on band pair b            (0 <= nu_b <= coef, pi_b = p_i q_j)
+
+``p``, ``q`` are the sample weights (ones without them), ``M = sum p``, ``N = sum q``. The
+quantities the certificate needs are then aggregates computed by sorting (:mod:`._pair_sums`)::
+
+    w(alpha) = sum_ij alpha_ij (x_i - x_j) = sum_j mu_j g_j + sum_b nu_b pi_b z_b
+    sum(alpha) = sum_j mu_j a_j + sum_b nu_b pi_b
+
+with ``a_j``, ``g_j`` the weight and the weighted pair-vector sum of the pairs below the margin.
+The dual value is ``-lam (1/2 ||w(alpha)||^2 - sum alpha)`` (l2) or ``lam sum alpha`` under
+``||w(alpha)||_inf <= 1`` (l1, the LP dual; Rakotomamonjy, ICML 2012), in paper scaling; any
+feasible alpha bounds the optimum from below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def pair_vector_sum(Xp, Xn, bi, bj, v) -> np.ndarray:
+    """``sum_b v_b (x_{bi_b} - x_{bj_b})`` without forming a pair vector."""
+    m, n = Xp.shape[0], Xn.shape[0]
+    return (np.asarray(Xp.T @ np.bincount(bi, v, m)).ravel()
+            - np.asarray(Xn.T @ np.bincount(bj, v, n)).ravel())
+
+
+@dataclass
+class ImplicitDual:
+    """A feasible dual point of the (internally rescaled) problem, in O(m + n + |band|) memory.
+
+    Built by the working-set method; :meth:`to_dense` materialises ``alpha`` for the caller's
+    data (for tests and warm starts of the m x n first-order methods on small problems).
+
+    Attributes
+    ----------
+    loss : "infinite_push" or "ranksvm".
+    cols : working negatives W (Infinite Push; all negatives for RankSVM, unused).
+    mu : group multipliers (Infinite Push; length |W|).
+    coef : RankSVM's constant multiplier ``C / (M N)`` (unused for the Infinite Push).
+    bi, bj, pi, nu : band pairs (positive, negative), their weights and multipliers.
+    s_ref, t_ref : the reference scores that define the pairs below the margin.
+    w_alpha : ``w(alpha)``; total : ``sum(alpha)`` (both for the rescaled data).
+    factor : the multiplier applied to every entry to make alpha feasible (<= 1).
+    alpha_scale : ``alpha`` of the caller's data = ``alpha_scale * alpha`` of the rescaled data.
+    collapsed : when identical rows were collapsed into weights, the index maps and the original
+        weights, so :meth:`to_dense` returns alpha for the original rows.
+    """
+
+    loss: str
+    cols: np.ndarray
+    mu: np.ndarray
+    coef: float
+    bi: np.ndarray
+    bj: np.ndarray
+    pi: np.ndarray
+    nu: np.ndarray
+    s_ref: np.ndarray
+    t_ref: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
+    w_alpha: np.ndarray
+    total: float
+    factor: float = 1.0
+    alpha_scale: float = 1.0
+    collapsed: object = None  # (CollapseInfo, original wp, original wn) when rows were collapsed
+
+    def value(self, lam: float, penalty: str) -> float:
+        """Dual objective in paper scaling of the rescaled problem (a lower bound on P*)."""
+        if penalty == "l1":
+            return float(lam * self.total)
+        return float(-lam * (0.5 * (self.w_alpha @ self.w_alpha) - self.total))
+
+    def to_dense(self) -> np.ndarray:
+        """``alpha`` (m x n) for the caller's data: O(m n) memory, for small problems only."""
+        m, n = self.s_ref.size, self.t_ref.size
+        below = self.s_ref[:, None] < (1.0 + self.t_ref)[None, :]
+        alpha = np.zeros((m, n))
+        if self.loss == "infinite_push":
+            cols = np.asarray(self.cols)
+            alpha[:, cols] = below[:, cols] * self.p[:, None] * self.mu[None, :]
+        else:
+            alpha = below * (self.coef * self.p[:, None] * self.q[None, :])
+        alpha[self.bi, self.bj] = self.nu * self.pi
+        alpha *= self.factor * self.alpha_scale
+        if self.collapsed is not None:
+            # a collapsed row's alpha splits over its copies in proportion to their weights: the
+            # pair sums, the max over i of alpha_ij / p_i and every box bound are unchanged
+            info, wp, wn = self.collapsed
+            alpha = alpha[info.pos_index][:, info.neg_index]
+            alpha *= (wp / self.p[info.pos_index])[:, None]
+            alpha *= (wn / self.q[info.neg_index])[None, :]
+        return alpha
