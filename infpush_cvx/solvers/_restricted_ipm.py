@@ -34,6 +34,8 @@ row.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -257,7 +259,7 @@ class RestrictedProblem:
 
 
 def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almost=1e-6,
-                     max_iter=100, refine=2, trace=False):
+                     max_iter=100, refine=2, trace=False, deadline=None):
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
@@ -266,7 +268,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
     <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
     ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
-    end; ``trace`` prints the residuals per iteration.
+    end; ``trace`` prints the residuals per iteration. Past ``deadline`` (a
+    ``time.perf_counter()`` value) it stops with status ``"time_limit"``.
 
     Returns ``(w, z_groups, z_pairs, info)``: the weights, the multipliers of the group rows and of
     the pair rows (``z_groups`` is None without groups), and a dict with ``status``,
@@ -353,6 +356,9 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             best = (err, w.copy(), z.copy())
         if err <= tol:
             status = "optimal"
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = "time_limit"
             break
         if best[0] <= 100 * tol_almost and it - last_progress >= 5:
             # the round-off floor of the Newton solves: stop
