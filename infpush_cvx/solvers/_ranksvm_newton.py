@@ -34,41 +34,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from ._ramp_sums import RampSums
+from .implicit_dual import dense_from_columns, expand_column
 from .duality import relative_gap
-
-
-class _Ramp:
-    """The ramp sums of the pairs at scores (s, t) for a smoothing mu (weighted)."""
-
-    def __init__(self, s, t, p, q, mu):
-        self.mu, c = mu, 0.5 * mu
-        u, v = s, 1.0 + t
-        # per negative j, sums over positives (u sorted)
-        ou = np.argsort(u, kind="stable")
-        us, pu = u[ou], p[ou]
-        P0 = np.concatenate([[0.0], np.cumsum(pu)])
-        P1 = np.concatenate([[0.0], np.cumsum(pu * us)])
-        P2 = np.concatenate([[0.0], np.cumsum(pu * us * us)])
-        a = np.searchsorted(us, v - c, side="right")  # full: u_i <= v_j - c
-        b = np.searchsorted(us, v + c, side="left")   # zone: v_j - c < u_i < v_j + c
-        vc = v + c
-        z0, z1, z2 = P0[b] - P0[a], P1[b] - P1[a], P2[b] - P2[a]
-        self.col = P0[a] + (vc * z0 - z1) / mu  # sum_i p_i a(x_ij)
-        # sum_i p_i h_mu(x_ij): full part x + c - mu/2 = x; zone (x + c)^2 / (2 mu)
-        zone_sq = np.maximum(vc * vc * z0 - 2.0 * vc * z1 + z2, 0.0)
-        self.col_h = v * P0[a] - P1[a] + zone_sq / (2.0 * mu)
-        self.col_zone = z0
-        # per positive i, sums over negatives (v sorted)
-        ov = np.argsort(v, kind="stable")
-        vs, qv = v[ov], q[ov]
-        Q0 = np.concatenate([[0.0], np.cumsum(qv)])
-        Q1 = np.concatenate([[0.0], np.cumsum(qv * vs)])
-        full = np.searchsorted(vs, u + c, side="left")  # full: v_j >= u_i + c
-        lo = np.searchsorted(vs, u - c, side="right")   # zone: u_i - c < v_j < u_i + c
-        y0, y1 = Q0[full] - Q0[lo], Q1[full] - Q1[lo]
-        self.row = (Q0[-1] - Q0[full]) + (y1 + (c - u) * y0) / mu  # sum_j q_j a(x_ij)
-        self.row_zone = y0
-        self.zone_lo, self.zone_hi, self.v_order = lo, full, ov
 
 
 class RampDual:
@@ -85,18 +53,18 @@ class RampDual:
     def value(self, lam: float, penalty: str = "l2") -> float:
         return float(-lam * (0.5 * (self.w_alpha @ self.w_alpha) - self.total))
 
+    def _reduced_column(self, J: int) -> np.ndarray:
+        x = 1.0 - self.s_ref + self.t_ref[J]
+        ramp = np.clip((x + 0.5 * self.mu) / self.mu, 0.0, 1.0)
+        return (self.coef * self.factor * self.alpha_scale * self.q[J]) * ramp * self.p
+
+    def column(self, j: int) -> np.ndarray:
+        """Column j of ``alpha`` (length m) for the caller's data, in O(m) memory."""
+        return expand_column(self, j, self._reduced_column, self.p, self.q)
+
     def to_dense(self) -> np.ndarray:
         """``alpha`` (m x n) for the caller's data: O(m n) memory, for small problems only."""
-        x = 1.0 - self.s_ref[:, None] + self.t_ref[None, :]
-        ramp = np.clip((x + 0.5 * self.mu) / self.mu, 0.0, 1.0)
-        alpha = (self.coef * self.factor * self.alpha_scale) * ramp \
-            * self.p[:, None] * self.q[None, :]
-        if self.collapsed is not None:
-            info, wp, wn = self.collapsed
-            alpha = alpha[info.pos_index][:, info.neg_index]
-            alpha *= (wp / self.p[info.pos_index])[:, None]
-            alpha *= (wn / self.q[info.neg_index])[None, :]
-        return alpha
+        return dense_from_columns(self)
 
 
 def _sorted_prefix_rows(X, order, weights):
@@ -130,7 +98,7 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
 
     def smoothed(w):
         s, t = prob.scores(w)
-        ramp = _Ramp(s, t, p, q, mu)
+        ramp = RampSums(s, t, p, q, mu)
         F = 0.5 * lam * (w @ w) + float(q @ ramp.col_h) / W
         return s, t, ramp, F
 

@@ -89,23 +89,47 @@ class ImplicitDual:
             return float(lam * self.total)
         return float(-lam * (0.5 * (self.w_alpha @ self.w_alpha) - self.total))
 
+    def _reduced_column(self, J: int) -> np.ndarray:
+        """Column J of alpha for the (collapsed, rescaled) data the solver worked on."""
+        below = self.s_ref < 1.0 + self.t_ref[J]
+        if self.loss == "infinite_push":
+            k = int(np.searchsorted(self.cols, J))
+            on = k < len(self.cols) and self.cols[k] == J
+            col = below * self.p * (self.mu[k] if on else 0.0)
+        else:
+            col = below * (self.coef * self.p * self.q[J])
+        lo, hi = np.searchsorted(self.bj, [J, J + 1])  # the band is sorted by negative
+        col[self.bi[lo:hi]] = self.nu[lo:hi] * self.pi[lo:hi]
+        return col * (self.factor * self.alpha_scale)
+
+    def column(self, j: int) -> np.ndarray:
+        """Column j of ``alpha`` (length m) for the caller's data, in O(m) memory."""
+        return expand_column(self, j, self._reduced_column, self.p, self.q)
+
     def to_dense(self) -> np.ndarray:
         """``alpha`` (m x n) for the caller's data: O(m n) memory, for small problems only."""
-        m, n = self.s_ref.size, self.t_ref.size
-        below = self.s_ref[:, None] < (1.0 + self.t_ref)[None, :]
-        alpha = np.zeros((m, n))
-        if self.loss == "infinite_push":
-            cols = np.asarray(self.cols)
-            alpha[:, cols] = below[:, cols] * self.p[:, None] * self.mu[None, :]
-        else:
-            alpha = below * (self.coef * self.p[:, None] * self.q[None, :])
-        alpha[self.bi, self.bj] = self.nu * self.pi
-        alpha *= self.factor * self.alpha_scale
-        if self.collapsed is not None:
-            # a collapsed row's alpha splits over its copies in proportion to their weights: the
-            # pair sums, the max over i of alpha_ij / p_i and every box bound are unchanged
-            info, wp, wn = self.collapsed
-            alpha = alpha[info.pos_index][:, info.neg_index]
-            alpha *= (wp / self.p[info.pos_index])[:, None]
-            alpha *= (wn / self.q[info.neg_index])[None, :]
-        return alpha
+        return dense_from_columns(self)
+
+
+def expand_column(dual, j, reduced_column, p, q, *, split_negatives="weights"):
+    """Column j of the caller's alpha from the solver's (collapsed) columns.
+
+    A collapsed row's alpha splits over its copies in proportion to their weights; a collapsed
+    negative's over its copies in proportion to their weights (RankSVM, whose box bound scales
+    with them) or equally (``split_negatives="equal"``: the Infinite Push, whose
+    ``sum_j max_i alpha_ij / p_i`` is unchanged by any split). The pair sums are unchanged.
+    """
+    if dual.collapsed is None:
+        return reduced_column(j)
+    info, wp, wn = dual.collapsed
+    J = int(info.neg_index[j])
+    col = reduced_column(J)[info.pos_index] * (wp / p[info.pos_index])
+    if split_negatives == "equal":
+        return col / float(np.count_nonzero(info.neg_index == J))
+    return col * (wn[j] / q[J])
+
+
+def dense_from_columns(dual) -> np.ndarray:
+    """The m x n alpha from its columns (small problems only)."""
+    n = dual.t_ref.size if dual.collapsed is None else dual.collapsed[0].neg_index.size
+    return np.column_stack([dual.column(j) for j in range(n)])

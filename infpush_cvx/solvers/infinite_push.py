@@ -93,10 +93,10 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
                       history=out["history"], info={"rho": out["rho"]}, **common)
 
     if method == "working_set":
-        return _working_set_solve(data, lam_p, lam, penalty=penalty, tol=tol, max_iter=max_iter,
-                                  warm_start=warm_start, time_limit=time_limit,
-                                  detect_degenerate=detect_degenerate, options=options, t0=t0,
-                                  common=common)
+        return _certified_solve(data, lam_p, lam, method=method, penalty=penalty, tol=tol,
+                                max_iter=max_iter, warm_start=warm_start, time_limit=time_limit,
+                                detect_degenerate=detect_degenerate, options=options, t0=t0,
+                                common=common)
 
     project = _projector(lam_p, data.m)
     alpha0 = warm_alpha(data, warm_start)
@@ -117,8 +117,8 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
                   info=info, **common)
 
 
-def _working_set_solve(data, lam_p, lam, *, penalty, tol, max_iter, warm_start, time_limit,
-                       detect_degenerate, options, t0, common):
+def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, warm_start,
+                     time_limit, detect_degenerate, options, t0, common):
     w0 = None
     if warm_start is not None:
         w0 = getattr(warm_start, "w", None)
@@ -140,7 +140,7 @@ def _working_set_solve(data, lam_p, lam, *, penalty, tol, max_iter, warm_start, 
                 elapsed = time.perf_counter() - t0
                 return finish(data, lam_p, lam, w=cert["w"], alpha=cert["dual"],
                               gap=cert["gap"], status="degenerate_optimal", iterations=0,
-                              t0=t0, method="working_set",
+                              t0=t0, method=method,
                               history={"objective": [cert["objective_paper"]],
                                        "gap": [cert["gap"]], "time": [elapsed]},
                               info={"degenerate": True}, **common)
@@ -149,5 +149,5 @@ def _working_set_solve(data, lam_p, lam, *, penalty, tol, max_iter, warm_start, 
                              max_iter=max_iter, w0=w0, time_limit=time_limit, options=options)
     return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
                   status=out["status"], iterations=out["iterations"], t0=t0,
-                  method="working_set", history=out["history"], info={"degenerate": False},
+                  method=method, history=out["history"], info={"degenerate": False},
                   message=out["message"], **common)
