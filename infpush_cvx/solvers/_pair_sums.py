@@ -39,13 +39,15 @@ class SortedScores:
 
 
 def near_margin_pairs(ss: SortedScores, v: np.ndarray, cols: np.ndarray, *, width: float,
-                      cap: int):
+                      cap: int, tie_cap: int | None = None):
     """Pairs ``(i, j)``, ``j`` in ``cols``, with ``|s_i - v_j| <= delta``, the closest first.
 
     ``delta <= width`` is the largest with at most ``cap`` pairs (bisection on the count, which
-    costs two searches per negative); pairs exactly at the margin are kept even when they alone
-    exceed ``cap``, up to ``cap`` of them. Returns ``(i, j)`` as index arrays, sorted by j.
+    costs two searches per negative). Pairs exactly at the margin (ties, the rule on binary
+    data with repeated score values) are kept even when they alone exceed ``cap``, up to
+    ``tie_cap`` of them (default ``cap``). Returns ``(i, j)`` as index arrays, sorted by j.
     """
+    tie_cap = cap if tie_cap is None else max(tie_cap, cap)
     vc = v[cols]
 
     def ranges(delta):
@@ -73,8 +75,8 @@ def near_margin_pairs(ss: SortedScores, v: np.ndarray, cols: np.ndarray, *, widt
     start = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
     pos = np.arange(total) + start
     i = ss.order[pos]
-    if total > cap:  # ties at the margin beyond the cap: keep the first cap
-        i, j = i[:cap], j[:cap]
+    if total > tie_cap:  # ties at the margin beyond the cap: keep the first tie_cap
+        i, j = i[:tie_cap], j[:tie_cap]
     return i, j
 
 

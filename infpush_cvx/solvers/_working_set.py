@@ -59,16 +59,21 @@ class WorkingSetOptions:
     """Options of the working-set method (defaults chosen on planted, UCI and LIBSVM data).
 
     band : margin half-width of the band around ``s_i - t_j = 1`` at the centre.
-    band_cap : most new band pairs per round; max_band : most band pairs in a model.
+    band_cap : most new band pairs per round, except pairs exactly at the margin (ties), of
+        which up to ``tie_cap`` enter; max_band : most band pairs in a model.
     new_negatives : negatives added per round (Infinite Push; default max(100, n / 50)).
     prox : initial proximal weight (C-scaling; the l2 penalty has curvature 1).
+    prune : band pairs farther than ``prune * band`` from the margin at a new centre leave the
+        band (0 keeps them all).
     """
 
     band: float = 0.2
-    band_cap: int = 100_000
+    band_cap: int = 5_000
+    tie_cap: int = 100_000
     max_band: int = 500_000
     new_negatives: int | None = None
     prox: float = 1.0
+    prune: float = 1.0
 
 
 class RestrictedStepFailed(RuntimeError):
@@ -401,16 +406,22 @@ def _initial_w(prob: _Problem):
     return best_c * w0
 
 
-def _new_near_margin(ss, v, cols, band, n, *, width, cap):
+def _new_near_margin(ss, v, cols, band, n, *, width, cap, tie_cap):
     """The ``cap`` pairs closest to the margin that are not in ``band`` yet (so the band grows
-    by up to ``cap`` pairs whenever such pairs exist, however many ties sit in it)."""
-    i, j = near_margin_pairs(ss, v, cols, width=width, cap=cap + band[0].size)
+    by up to ``cap`` pairs whenever such pairs exist), or all pairs exactly at the margin when
+    there are more of them (up to ``tie_cap``)."""
+    i, j = near_margin_pairs(ss, v, cols, width=width, cap=cap + band[0].size,
+                             tie_cap=tie_cap + band[0].size)
     if band[0].size and i.size:
         fresh = ~np.isin(i.astype(np.int64) * n + j, band[0].astype(np.int64) * n + band[1])
         i, j = i[fresh], j[fresh]
     if i.size > cap:
-        keep = np.argpartition(np.abs(ss.raw[i] - v[j]), cap)[:cap]
-        i, j = i[keep], j[keep]
+        dist = np.abs(ss.raw[i] - v[j])
+        ties = int(np.count_nonzero(dist == 0))
+        keep_n = min(max(cap, ties), tie_cap, i.size)
+        if keep_n < i.size:
+            keep = np.argpartition(dist, keep_n - 1)[:keep_n]
+            i, j = i[keep], j[keep]
     return i, j
 
 
@@ -487,7 +498,14 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         cols = np.flatnonzero(inW) if ip else all_cols
         ss = SortedScores(s_c, prob.p)
         v_c = 1.0 + t_c
-        near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=opt.band_cap)
+        if opt.prune and band[0].size:  # pairs now far from the margin are exact pieces again
+            keep = np.abs(s_c[band[0]] - v_c[band[1]]) <= opt.prune * opt.band
+            band = (band[0][keep], band[1][keep])
+        # the band may grow by half its size a round: real data can need a large part of the
+        # pairs near the margin (a8a subsets: up to a third of them), planted data few
+        cap = max(opt.band_cap, band[0].size // 2)
+        near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=cap,
+                                tie_cap=opt.tie_cap)
         band = _merge_band(band, (np.concatenate([near[0], extra[0]]),
                                   np.concatenate([near[1], extra[1]])), s_c, t_c,
                            opt.max_band, n)
@@ -570,7 +588,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             # the model was too optimistic at w_r: widen the band there, shorten the step
             ss_r = SortedScores(s_r, prob.p)
             extra = _new_near_margin(ss_r, 1.0 + t_r, np.flatnonzero(inW) if ip else cols,
-                                     band, n, width=opt.band, cap=opt.band_cap)
+                                     band, n, width=opt.band, cap=opt.band_cap,
+                                     tie_cap=opt.tie_cap)
             if not added and extra[0].size == 0:
                 if kappa >= _MAX_PROX:
                     status = "stalled"
