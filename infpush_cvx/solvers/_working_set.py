@@ -253,7 +253,9 @@ _IPM_MAX_D = 2000  # the interior-point method factors a dense (d + 1) x (d + 1)
 
 
 _INEXACT_IPM = 1e-4
-_INEXACT_UNTIL = 1e-3  # ... while the certified gap is above this  # early rounds accept a stalled interior-point step this accurate
+_INEXACT_UNTIL = 1e-3  # ... while the certified gap is above this, or the band is so large
+_LARGE_BAND = 50_000  # that Clarabel's factorisations would take minutes
+_CLARABEL_MAX_BAND = 200_000  # early rounds accept a stalled interior-point step this accurate
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None):
@@ -370,7 +372,11 @@ def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None, accept_in
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     if rp.d <= _IPM_MAX_D:
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
-    attempts.append(("clarabel", lambda: _solve_clarabel(rp, _left(deadline))))
+    if rp.nb <= _CLARABEL_MAX_BAND:
+        attempts.append(("clarabel", lambda: _solve_clarabel(rp, _left(deadline))))
+    else:
+        errors.append(f"clarabel: not tried, {rp.nb} band pairs (its factorisations would take "
+                      f"minutes)")
     if rp.l1 and rp.kappa == 0:
         attempts.append(("highs", lambda: _solve_highs(rp, _left(deadline))))
     for name, attempt in attempts:
@@ -517,7 +523,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
                                                 time_limit=remaining,
-                                                accept_inexact=gap > _INEXACT_UNTIL)
+                                                accept_inexact=(gap > _INEXACT_UNTIL
+                                                                or band[0].size > _LARGE_BAND))
         except RestrictedStepFailed as exc:
             if time_limit is not None and time.perf_counter() - t_start > time_limit:
                 status, message = "time_limit", f"time limit of {time_limit} s reached"
