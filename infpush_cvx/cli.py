@@ -221,8 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", nargs="+", help="CVXPY solver names (default: all installed)")
     p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
                    help="project solver methods, e.g. fista or infinite_push.working_set "
-                        "(default: the certified ones, working_set fista ccg; give none for "
-                        "no project solver)")
+                        "(default: the certified ones, working_set smoothing_newton fista ccg; "
+                        "give none for no project solver)")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_check)

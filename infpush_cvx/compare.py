@@ -26,7 +26,7 @@ COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "obj
 #: Project solver methods the main job runs: the certified ones, which must reach the stored
 #: value. The papers' algorithms (``paper``, ``admm``) stop at an iteration budget; they run in
 #: ``infpush-cvx bench``.
-CHECK_METHODS = ("working_set", "fista", "ccg")
+CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg")
 
 #: Statuses of a successful solve, CVXPY's and the project's.
 SUCCESS = ("optimal", "degenerate_optimal")

@@ -23,8 +23,9 @@ so integer weights fit the same ranker as the data with every row repeated that 
 scaling every weight by one constant changes nothing. The Infinite Push loss is a maximum over
 the negatives: the negatives' weights do not change it (any positive weight keeps the row in the
 max, exactly as a repeated negative counts once); only a weight of 0, which drops the row, does.
-RankSVM uses both classes' weights. Weighted fits need the native ``method="working_set"``
-(``method=None``, its default) or the CVXPY backend; any other native method raises ValueError.
+RankSVM uses both classes' weights. Weighted fits need a certified native method
+(``"working_set"``, ``"smoothing_newton"`` or ``method=None``, the solver's default) or the CVXPY
+backend; any other native method raises ValueError.
 
 Fitting backends (hyper-parameter ``solver``):
 
@@ -136,6 +137,10 @@ def _binary_labels(y, n_rows: int, owner: str) -> np.ndarray:
     return pos
 
 
+#: Native methods that take sample weights (None: the solver's default, a certified one).
+_WEIGHTED_METHODS = (None, "working_set", "smoothing_newton")
+
+
 def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     """Validated sample weights: float64 copy of length n_rows, or None.
 
@@ -235,8 +240,8 @@ class _BipartiteRanker(_Base):
         ``sample_weight``: None, a scalar, or one finite nonnegative weight per row (rows of
         weight 0 are dropped); integer weights are equivalent to repeating rows. For the Infinite
         Push rankers the negatives' weights do not change the loss (a maximum over negatives);
-        see the module docstring. With the native backend weights need ``method`` None or
-        ``"working_set"``.
+        see the module docstring. With the native backend weights need a certified ``method``
+        (None, ``"working_set"`` or ``"smoothing_newton"``).
         """
         self._fit_path(X, y, [self.C], sample_weight=sample_weight, _store=True)
         return self
@@ -250,10 +255,10 @@ class _BipartiteRanker(_Base):
         data = BipartiteData.from_labels(X, pos, sample_weight=sw)
         Cs = [check_scalar(c, "C", positive=True) for c in Cs]
         backend = self._backend()
-        if data.weighted and backend == "native" and self.method not in (None, "working_set"):
-            raise ValueError(f"sample_weight is supported by the native solver only with "
-                             f"method='working_set' (or method=None, its default); got "
-                             f"method={self.method!r}. Use method='working_set' or "
+        if data.weighted and backend == "native" and self.method not in _WEIGHTED_METHODS:
+            raise ValueError(f"sample_weight is supported by the native solver only with the "
+                             f"certified methods {_WEIGHTED_METHODS[1:]} (or method=None, the "
+                             f"default); got method={self.method!r}. Use one of them or "
                              f"solver='cvxpy'.")
         if backend == "cvxpy":
             out = self._solve_cvxpy(data, Cs)
