@@ -179,8 +179,10 @@ def run(data, lam: float, *, tol: float, max_iter: int, w0=None, time_limit=None
 
     reduced, collapsed = collapse(data)
     prob = _Problem(reduced, lam, "ranksvm", "l2")
+    # from a warm start (a nearby lambda, the same problem) begin with little smoothing
     out = solve(prob, tol=tol, max_iter=max_iter, time_limit=time_limit,
-                w0=None if w0 is None else np.asarray(w0, float) / prob.scale)
+                w0=None if w0 is None else np.asarray(w0, float) / prob.scale,
+                mu0=1.0 if w0 is None else 1e-2)
     if out["dual"] is not None:
         out["dual"].collapsed = collapsed
     return out

@@ -61,7 +61,8 @@ class WorkingSetOptions:
     band : margin half-width of the band around ``s_i - t_j = 1`` at the centre.
     band_cap : most new band pairs per round, except pairs exactly at the margin (ties), of
         which up to ``tie_cap`` enter; max_band : most band pairs in a model.
-    new_negatives : negatives added per round (Infinite Push; default max(100, n / 50)).
+    new_negatives : negatives added per round (Infinite Push; 100 gave the fewest rounds from
+        n = 300 to 2,788, and n / 50 was 3x slower than 100 at n = 30,000).
     prox : initial proximal weight (C-scaling; the l2 penalty has curvature 1).
     prune : band pairs farther than ``prune * band`` from the margin at a new centre leave the
         band (0 keeps them all).
@@ -71,7 +72,7 @@ class WorkingSetOptions:
     band_cap: int = 5_000
     tie_cap: int = 100_000
     max_band: int = 500_000
-    new_negatives: int | None = None
+    new_negatives: int = 100
     prox: float = 1.0
     prune: float = 1.0
 
@@ -480,7 +481,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     H, loss_c = prob.loss_parts(s_c, t_c)
     P_c = prob.lam * prob.penalty_value(w_c) + loss_c
 
-    new_negatives = opt.new_negatives or max(100, n // 50)
+    new_negatives = opt.new_negatives
     if ip:
         inW = np.zeros(n, dtype=bool)
         inW[np.argsort(-H, kind="stable")[:min(n, new_negatives)]] = True
