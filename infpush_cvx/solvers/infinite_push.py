@@ -27,7 +27,7 @@ from .._validation import check_choice, check_scalar
 from ..degeneracy import check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set
-from ._common import finish, prepare, require_unweighted, warm_alpha
+from ._common import blas_threads_for, finish, prepare, require_unweighted, warm_alpha
 from . import duality
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
@@ -145,8 +145,10 @@ def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, warm_s
                                        "gap": [cert["gap"]], "time": [elapsed]},
                               info={"degenerate": True}, **common)
             # not certified to tol (an inaccurate LP): solve it like any other instance
-    out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
-                             max_iter=max_iter, w0=w0, time_limit=time_limit, options=options)
+    with blas_threads_for(data.d):
+        out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
+                                 max_iter=max_iter, w0=w0, time_limit=time_limit,
+                                 options=options)
     return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
                   status=out["status"], iterations=out["iterations"], t0=t0,
                   method=method, history=out["history"], info={"degenerate": False},

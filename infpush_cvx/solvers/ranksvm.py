@@ -21,7 +21,7 @@ import numpy as np
 
 from .._validation import check_choice, check_scalar
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
-from ._common import finish, prepare, require_unweighted, warm_alpha
+from ._common import blas_threads_for, finish, prepare, require_unweighted, warm_alpha
 
 METHODS = ("smoothing_newton", "working_set", "fista", "paper")
 _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
@@ -53,13 +53,14 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, 
                 w0 = np.asarray(warm_start, dtype=float)
             if np.asarray(w0).shape != (data.d,):
                 raise ValueError(f"warm_start must give a weight vector of length {data.d}")
-        if method == "smoothing_newton":
-            out = _ranksvm_newton.run(data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
-                                      time_limit=time_limit)
-        else:
-            out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
-                                     max_iter=max_iter, w0=w0, time_limit=time_limit,
-                                     options=options)
+        with blas_threads_for(data.d):
+            if method == "smoothing_newton":
+                out = _ranksvm_newton.run(data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
+                                          time_limit=time_limit)
+            else:
+                out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
+                                         max_iter=max_iter, w0=w0, time_limit=time_limit,
+                                         options=options)
         return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
                       status=out["status"], iterations=out["iterations"], t0=t0, method=method,
                       history=out["history"], message=out["message"], **common)
