@@ -25,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_prox.py --quick
 	$(PY) benchmarks/bench_solvers.py --quick
+	$(PY) benchmarks/bench_scale.py --quick
 	$(PY) benchmarks/bench_rank2plan.py --quick
 	$(PY) benchmarks/bench_metrics.py --n 100000
 	$(PY) benchmarks/bench_formulations.py --sizes 100 300
@@ -32,6 +33,7 @@ bench: $(STAMP)
 bench-full: $(STAMP)
 	$(PY) benchmarks/bench_prox.py
 	$(PY) benchmarks/bench_solvers.py
+	$(PY) benchmarks/bench_scale.py
 	$(PY) benchmarks/bench_rank2plan.py
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_formulations.py
