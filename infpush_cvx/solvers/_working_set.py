@@ -32,9 +32,11 @@ Real data (binary features, repeated rows, ties, bad scaling) shape three choice
   every tolerance is relative and the iterates do not depend on the units of X;
 - identical rows should be collapsed into weights beforehand (:mod:`infpush_cvx.reductions`):
   the method takes sample weights ``p`` (positives) and ``q`` (negatives);
-- many pairs can sit exactly at the margin: the band is capped, ties beyond the cap fall on one
-  side (the model stays a lower bound), and a restricted step that fails ends the solve with its
-  best certified point and an honest status instead of an exception.
+- many pairs can sit exactly at the margin (ties): they enter the band together, up to
+  ``tie_cap``; beyond it they fall on one side (the model stays a lower bound); the band grows
+  by up to half its size a round and sheds the pairs that are far from the margin at a new
+  centre, and a restricted step that fails ends the solve with its best certified point and an
+  honest status instead of an exception.
 """
 
 from __future__ import annotations
@@ -462,7 +464,7 @@ def _attach(dual, collapsed):
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
           max_iter: int, w0=None, time_limit: float | None = None,
-          options: WorkingSetOptions | None = None, initial_negatives=None):
+          options: WorkingSetOptions | None = None):
     """Run the working-set method; returns a dict with w, dual, gap, status, message, history.
 
     ``lam`` is in paper scaling; ``w0`` a starting point (the caller's units). ``status`` is
@@ -488,8 +490,6 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if penalty == "l2":  # and every negative near the max (measured: fewer rounds for l2;
             # for l1 the bands of so many negatives grow too large)
             inW |= H >= H.max() - 1e-3 * max(H.max(), 1.0)
-        if initial_negatives is not None:
-            inW[np.asarray(initial_negatives)] = True
     all_cols = np.arange(n)
     empty = np.zeros(0, np.intp)
     band = (empty, empty)
@@ -609,6 +609,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 kappa = 4.0 * kappa
     if status == "max_iter":
         message = f"max_iter={max_iter} rounds reached"
+    elif status == "optimal":
+        message = ""  # a step that failed and was retried does not concern the caller
     P_best, w_best = best_p
     return {"w": w_best * prob.scale, "dual": _attach(best_d[1], collapsed), "gap": gap,
             "status": status,
