@@ -50,6 +50,12 @@ TIER_CROSS_CHECK_OPTIONS = {
     ("real", "ECOS"): {"abstol": 1e-7, "reltol": 1e-7, "feastol": 1e-7, "max_iters": 500},
 }
 
+#: Cross-check statuses accepted on a tier (default: "optimal" only). ECOS still stops with
+#: "optimal_inaccurate" at 1e-7 on one a8a RankSVM QP (value within 1.1e-11 of Clarabel's): on
+#: the real tier that status passes when the value agrees within CROSS_CHECK_RTOL, and the
+#: record's cross_check states it.
+TIER_CROSS_CHECK_STATUSES = {"real": (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)}
+
 
 def cross_check_options(tier: str, solver: str) -> dict:
     """The options of the cross-check by ``solver`` on a problem of ``tier``."""
@@ -126,7 +132,8 @@ def compute_reference(problem_id: str) -> dict:
     """Solve a catalog problem to high accuracy, cross-check it and return its record.
 
     Raises :class:`ReferenceError` when the solve is not optimal or the cross-check disagrees
-    beyond ``CROSS_CHECK_RTOL``.
+    beyond ``CROSS_CHECK_RTOL`` or ends with a status its tier does not accept
+    (``TIER_CROSS_CHECK_STATUSES``; "optimal" only, unless stated there).
     """
     spec = _catalog.get(problem_id)
     data = _catalog.instance_data(spec.instance)
@@ -144,7 +151,8 @@ def compute_reference(problem_id: str) -> dict:
     check = solve(spec.build(data), checker, copy.deepcopy(check_options))
     check_time = time.perf_counter() - start
     check_err = cvxpy_solvers.relative_error(check.value, value)
-    if check.status != cp.OPTIMAL or check_err > cvxpy_solvers.CROSS_CHECK_RTOL:
+    accepted = TIER_CROSS_CHECK_STATUSES.get(spec.tier, (cp.OPTIMAL,))
+    if check.status not in accepted or check_err > cvxpy_solvers.CROSS_CHECK_RTOL:
         raise ReferenceError(
             f"{problem_id}: cross-check by {checker} disagrees (status {check.status!r}, "
             f"value {check.value!r} vs {value!r}, relative error {check_err:.2e})")
@@ -159,7 +167,7 @@ def compute_reference(problem_id: str) -> dict:
         "solver": cvxpy_solvers.REFERENCE_SOLVER,
         "solver_options": cvxpy_solvers.REFERENCE_OPTIONS,
         "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
-        "cross_check": {"solver": checker, "value": float(check.value),
+        "cross_check": {"solver": checker, "status": check.status, "value": float(check.value),
                         "relative_error": check_err,
                         "options": check_options},
         "instance": spec.instance,
