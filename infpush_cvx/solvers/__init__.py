@@ -1,9 +1,11 @@
 """Solvers built on the prox core, one module per problem, each returning a :class:`SolverResult`.
 
-- :func:`infinite_push` (l2 or l1 penalty) and :func:`rank_svm`: certified working-set methods
-  (default), accelerated projected gradient on the dual, the papers' gradient projection
-  (Agarwal 2011, Figures 2 and 3) and ADMM (Rakotomamonjy 2012); see
-  :mod:`infpush_cvx.solvers.infinite_push` and :mod:`infpush_cvx.solvers.ranksvm`.
+- :func:`infinite_push` (l2 or l1 penalty) and :func:`rank_svm`: certified methods in memory
+  linear in the data (the working set, default for the Infinite Push; Newton's method on a
+  smoothed hinge, default for RankSVM), accelerated projected gradient on the dual, the papers'
+  gradient projection (Agarwal 2011, Figures 2 and 3) and ADMM (Rakotomamonjy 2012); see
+  :mod:`infpush_cvx.solvers.infinite_push` and :mod:`infpush_cvx.solvers.ranksvm`. A solve that
+  stops before its certificate holds warns with a :class:`ConvergenceWarning`.
 - :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP by Nesterov smoothing, column and
   constraint generation, or CVXPY; :func:`rank2plan_lambda_max` is the smallest lambda with
   beta* = 0.
@@ -17,7 +19,7 @@ from . import duality
 from .infinite_push import infinite_push
 from .rank2plan import rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm
-from .result import SolverResult
+from .result import ConvergenceWarning, SolverResult
 
-__all__ = ["SolverResult", "duality", "infinite_push", "rank2plan_lambda_max", "rank2plan_lp",
-           "rank_svm"]
+__all__ = ["ConvergenceWarning", "SolverResult", "duality", "infinite_push",
+           "rank2plan_lambda_max", "rank2plan_lp", "rank_svm"]

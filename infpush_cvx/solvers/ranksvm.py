@@ -6,9 +6,11 @@ Paper scaling (formulations.md section 3)::
 
 with dual ``min Q(alpha)`` over the box ``0 <= alpha_ij <= C/(m n)`` (projection = clipping).
 
-Methods: ``"working_set"`` (default; pairs near the margin kept exactly, the others replaced by
-their linear or zero piece, restricted QP with proximal steps by a structured interior-point
-method, stopped by the full duality gap),
+Methods: ``"smoothing_newton"`` (default; Newton's method on a hinge smoothed near the margin,
+every pair sum a prefix sum of sorted scores, certified by an implicit dual point:
+:mod:`._ranksvm_newton`), ``"working_set"`` (pairs near the margin kept exactly, the others
+replaced by their linear or zero piece, proximal steps by a structured interior-point method,
+stopped by the full duality gap: :mod:`._working_set`),
 ``"fista"`` (accelerated projected gradient with restart on the dual) and ``"paper"`` (Figure 3:
 ``eta_0 / sqrt(t)`` steps from ``C/(1000 m n)``).
 """
