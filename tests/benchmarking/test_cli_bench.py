@@ -77,7 +77,7 @@ def test_prox_timing_table(tmp_path, capsys):
     (["solve", "nope", "--solver", "ECOS"], "unknown problem 'nope'"),
     (["solve", "ip_dual_planted_s_paper", "--solver", "ranksvm.fista"], "does not solve"),
     (["solve", "ip_dual_planted_s_paper", "--solver", "NOPE"], "unknown solver 'NOPE'"),
-    (["bench", "--problems", "zzz", "--no-progress"], "selects no catalog problem"),
+    (["bench", "--problems", "zzz", "--no-progress"], "no catalog problem of tier 'core' matches"),
     (["bench", "--problems", "planted_s", "--scheduler", "tcp://h:1", "--executor", "serial"],
      "--scheduler needs --executor dask"),
     (["generate", "--instances", "nope", "--out", "/tmp"], "unknown instance 'nope'"),

@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from infpush_cvx import cli, reference
 
@@ -15,7 +16,8 @@ def test_check_saves_table_and_exits_zero(tmp_path, capsys):
     df = pd.read_csv(out)
     # The project's certified solvers run on the compact problems by default.
     assert set(df["solver"]) == {"CLARABEL", "ECOS", "infinite_push.working_set",
-                                 "infinite_push.fista", "ranksvm.working_set", "ranksvm.fista"}
+                                 "infinite_push.fista", "ranksvm.smoothing_newton",
+                                 "ranksvm.working_set", "ranksvm.fista"}
     assert df["agrees"].all()
     assert {"compile_time", "setup_time", "solve_time", "iterations", "rel_error", "gap"} \
         <= set(df.columns)
@@ -65,3 +67,55 @@ def test_unknown_solver_is_a_clear_error(capsys):
 def test_reference_verify_passes_on_the_stored_values(capsys):
     assert cli.main(["reference", "verify"]) == 0
     assert "match their fingerprints" in capsys.readouterr().out
+
+
+def test_check_and_bench_run_the_core_tier_by_default(tmp_path, monkeypatch):
+    from infpush_cvx import benchmarking, catalog, compare
+    seen = {}
+
+    def fake_run(ids, *args, **kwargs):
+        seen["check"] = list(ids)
+        return pd.DataFrame(columns=compare.COLUMNS)
+
+    class Stop(Exception):
+        pass
+
+    def fake_make_tasks(ids, **kwargs):
+        seen["bench"] = list(ids)
+        raise Stop
+
+    monkeypatch.setattr(compare, "run", fake_run)
+    monkeypatch.setattr(benchmarking, "make_tasks", fake_make_tasks)
+    real = set(catalog.problem_ids(tier="real"))
+    assert real, "the catalog declares a real tier"
+    out = str(tmp_path / "cmp.csv")
+    assert cli.main(["check", "--no-progress", "--out", out]) == 0
+    assert seen["check"] == catalog.problem_ids() and not real & set(seen["check"])
+    with pytest.raises(Stop):
+        cli.main(["bench", "--no-progress"])
+    assert seen["bench"] == catalog.problem_ids()
+    assert cli.main(["check", "--tier", "real", "--no-progress", "--out", out]) == 0
+    assert set(seen["check"]) == real
+    assert cli.main(["check", "--tier", "all", "--problems", "a8a_300x3000", "--no-progress",
+                     "--out", out]) == 0
+    assert seen["check"] == ["ip_l2_lam1e-3_a8a_300x3000_s0_paper_compact",
+                             "ranksvm_lam1e-3_a8a_300x3000_s0_paper_compact"]
+    with pytest.raises(Stop):
+        cli.main(["bench", "--tier", "real", "--problems", "spambase", "--no-progress"])
+    assert len(seen["bench"]) == 2
+
+
+def test_tier_errors_are_one_clear_line(capsys):
+    assert cli.main(["check", "--tier", "huge", "--no-progress"]) == 2
+    assert "unknown tier 'huge'; expected one of ['core', 'real', 'all']" in \
+        capsys.readouterr().err
+    assert cli.main(["check", "--problems", "a8a", "--no-progress"]) == 2
+    assert "no catalog problem of tier 'core' matches 'a8a'" in capsys.readouterr().err
+
+
+def test_list_shows_every_tier_by_default(capsys):
+    from infpush_cvx import catalog
+    assert cli.main(["list"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(catalog.problem_ids(tier="all"))
+    assert cli.main(["list", "--tier", "core"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(catalog.problem_ids())

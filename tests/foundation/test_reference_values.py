@@ -127,3 +127,28 @@ def test_malformed_catalog_is_rejected(tmp_path):
     bad.write_text('[instances.a]\ngenerator = "nonexistent"\n')
     with pytest.raises(ValueError, match="unknown generator 'nonexistent'"):
         catalog.load_catalog(str(bad))
+
+
+def test_regenerate_defaults_to_the_core_tier(tmp_path, monkeypatch):
+    computed = []
+
+    def fake(pid):
+        computed.append(pid)
+        return {"opt_val": 1.0, "instance_fingerprint": "0" * 64}
+
+    monkeypatch.setattr(reference, "compute_reference", fake)
+    reference.regenerate(directory=tmp_path)
+    assert computed == IDS
+    computed.clear()
+    reference.regenerate(directory=tmp_path, tier="real")
+    assert computed == catalog.problem_ids(tier="real") and computed
+
+
+def test_fresh_record_provenance_tier_times_and_no_dataset_for_generated_data():
+    record = reference.compute_reference("ip_l1_planted_s_paper_compact")
+    assert record["tier"] == "core" and "dataset" not in record
+    assert record["times"]["reference_solve"] > 0 and record["times"]["cross_check_solve"] > 0
+    assert record["cross_check"]["solver"] == "HIGHS"
+    assert record["cross_check"]["status"] == "optimal"
+    assert record["cross_check"]["options"] == {}  # the comparison options outside the real tier
+    assert record["opt_val"] == pytest.approx(_value("ip_l1_planted_s_paper_compact"), rel=1e-6)
