@@ -130,8 +130,13 @@ def test_catalog_instances_do_not_depend_on_the_cpu_blas_kernel():
     if _openblas_kernel() is None:
         pytest.skip("NumPy is not linked to OpenBLAS")
     from infpush_cvx import catalog
-    names = sorted(catalog.load_catalog().instances)
-    here = {name: catalog.instance_data(name).fingerprint() for name in names}
+    names, here = [], {}
+    for name in sorted(catalog.load_catalog().instances):
+        try:  # the real tier's instances need their data set; without it they are skipped
+            here[name] = catalog.instance_data(name).fingerprint()
+        except FileNotFoundError:
+            continue
+        names.append(name)
     code = ("import json; from infpush_cvx import catalog; "
             f"print(json.dumps({{n: catalog.instance_data(n).fingerprint() for n in {names!r}}}))")
     env = dict(os.environ, OPENBLAS_CORETYPE="Prescott")
