@@ -262,9 +262,7 @@ _CLARABEL_MAX_BAND = 200_000  # early rounds accept a stalled interior-point ste
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None):
-    # an early round's step needs less accuracy: the certificate is computed from it either way
-    w, mu, nu, info = solve_restricted(rp, center=centre, deadline=deadline,
-                                       tol=1e-6 if accept_inexact else 1e-8)
+    w, mu, nu, info = solve_restricted(rp, center=centre, deadline=deadline)
     usable = info["status"] in ("optimal", "almost_optimal") or (
         accept_inexact and info["status"] == "stalled" and info["error"] <= _INEXACT_IPM)
     if not usable:
