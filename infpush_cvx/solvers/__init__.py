@@ -19,7 +19,8 @@ from . import duality
 from .infinite_push import infinite_push
 from .rank2plan import rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm
+from ._working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 
-__all__ = ["ConvergenceWarning", "SolverResult", "duality", "infinite_push",
-           "rank2plan_lambda_max", "rank2plan_lp", "rank_svm"]
+__all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
+           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "rank_svm"]

@@ -67,7 +67,7 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
     time_limit : seconds; the solve stops with status "time_limit" when exceeded.
     detect_degenerate : ``working_set`` first decides whether ``w* = 0`` (scale-invariant test,
         :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
-    options : a :class:`~._working_set.WorkingSetOptions` for ``working_set``.
+    options : a :class:`infpush_cvx.solvers.WorkingSetOptions` for ``working_set``.
 
     A solve that stops before its certificate holds returns its best point with the status and a
     ``message`` saying why, and warns with a :class:`~.result.ConvergenceWarning`.
