@@ -35,7 +35,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from ._ramp_sums import RampSums
-from .implicit_dual import dense_from_columns, expand_column
+from .implicit_dual import best_multiple, dense_from_columns, dual_value, expand_column
 from .duality import relative_gap
 
 
@@ -51,7 +51,7 @@ class RampDual:
         self.factor, self.alpha_scale, self.collapsed = factor, alpha_scale, collapsed
 
     def value(self, lam: float, penalty: str = "l2") -> float:
-        return float(-lam * (0.5 * (self.w_alpha @ self.w_alpha) - self.total))
+        return dual_value(self.w_alpha, self.total, lam, penalty)
 
     def _reduced_column(self, J: int) -> np.ndarray:
         x = 1.0 - self.s_ref + self.t_ref[J]
@@ -112,13 +112,12 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
                    - np.asarray(Xn.T @ (q * ramp.col)).ravel())  # sum p q a z
         coef = 1.0 / (lam * W)
         w_alpha, total = coef * g_pairs, coef * float(q @ ramp.col)
-        ww = float(w_alpha @ w_alpha)
-        factor = min(1.0, total / ww) if ww > 0 else 1.0
-        D = -lam * (0.5 * factor ** 2 * ww - factor * total)
+        factor = best_multiple(w_alpha, total)
+        D = dual_value(factor * w_alpha, factor * total, lam, "l2")
         if D > best_d[0]:
             best_d = (D, RampDual(s, t, p, q, mu, coef, factor * w_alpha, factor * total, factor,
                                   prob.alpha_scale))
-        if ww > 0:  # w(alpha) as a primal candidate
+        if np.any(w_alpha):  # w(alpha) as a primal candidate
             P_a = prob.objective(factor * w_alpha)
             if P_a < best_p[0]:
                 best_p = (P_a, factor * w_alpha)

@@ -48,12 +48,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data import BipartiteData
-from ..objectives import negative_hinge_sums
+from ..objectives import negative_hinge_sums, penalty_value
 from ..reductions import collapse_duplicates
 from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
 from ._restricted_ipm import RestrictedProblem, solve_restricted
 from .duality import relative_gap
-from .implicit_dual import ImplicitDual, pair_vector_sum
+from .implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class _Problem:
         return np.asarray(self.Xp @ w).ravel(), np.asarray(self.Xn @ w).ravel()
 
     def penalty_value(self, w) -> float:
-        return float(np.abs(w).sum()) if self.penalty == "l1" else 0.5 * float(w @ w)
+        return penalty_value(w, self.penalty, "paper")
 
     def loss_parts(self, s, t):
         """Hinge sums per negative and the loss (paper scaling)."""
@@ -220,10 +220,8 @@ class _Model:
         total += float(nu @ self.pi)
         if prob.penalty == "l1":  # ||w(alpha)||_inf <= 1
             factor /= max(1.0, factor * float(np.abs(w_alpha).max(initial=0.0)))
-        else:  # the best multiple t alpha, t in [0, 1]: -(t^2/2 |w|^2 - t sum) is largest there
-            ww = float(w_alpha @ w_alpha) * factor ** 2
-            if ww > 0:
-                factor *= min(1.0, total * factor / ww)
+        else:
+            factor *= best_multiple(factor * w_alpha, factor * total)
         return ImplicitDual(loss=prob.loss, cols=self.cols, mu=mu[:self.cols.size],
                             coef=prob.coef, bi=self.bi,
                             bj=self.bj, pi=self.pi, nu=nu, s_ref=self.s_c, t_ref=self.t_c,

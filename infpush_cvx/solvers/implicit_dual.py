@@ -36,6 +36,21 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def dual_value(w_alpha, total: float, lam: float, penalty: str) -> float:
+    """The paper-scaling dual value of a feasible alpha from ``w(alpha)`` and ``sum(alpha)``:
+    ``-lam (1/2 ||w(alpha)||^2 - sum alpha)`` (l2) or ``lam sum alpha`` (l1)."""
+    if penalty == "l1":
+        return float(lam * total)
+    return float(-lam * (0.5 * (w_alpha @ w_alpha) - total))
+
+
+def best_multiple(w_alpha, total: float) -> float:
+    """The t in [0, 1] whose ``t alpha`` has the largest l2 dual value,
+    ``-(t^2/2 ||w(alpha)||^2 - t sum alpha)``: ``min(1, sum alpha / ||w(alpha)||^2)``."""
+    ww = float(w_alpha @ w_alpha)
+    return min(1.0, total / ww) if ww > 0 else 1.0
+
+
 def pair_vector_sum(Xp, Xn, bi, bj, v) -> np.ndarray:
     """``sum_b v_b (x_{bi_b} - x_{bj_b})`` without forming a pair vector."""
     m, n = Xp.shape[0], Xn.shape[0]
@@ -85,9 +100,7 @@ class ImplicitDual:
 
     def value(self, lam: float, penalty: str) -> float:
         """Dual objective in paper scaling of the rescaled problem (a lower bound on P*)."""
-        if penalty == "l1":
-            return float(lam * self.total)
-        return float(-lam * (0.5 * (self.w_alpha @ self.w_alpha) - self.total))
+        return dual_value(self.w_alpha, self.total, lam, penalty)
 
     def _reduced_column(self, J: int) -> np.ndarray:
         """Column J of alpha for the (collapsed, rescaled) data the solver worked on."""
