@@ -84,12 +84,13 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness  # noqa: E402  (the benchmarks folder is not a package)
+
+from infpush_cvx.files import atomic_open  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CERTIFIED = ("optimal", "degenerate_optimal")
@@ -302,19 +303,6 @@ def markdown(rows) -> str:
     return "\n".join(lines)
 
 
-def _atomic_write(path: Path, write) -> None:
-    """``write(fh)`` into a temporary file in ``path``'s folder, then ``os.replace`` it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _sh(*cmd) -> str:
     try:
         return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
@@ -413,8 +401,10 @@ class Bench:
                        "columns": CSV_KEYS}, fh, indent=2, default=str)
             fh.write("\n")
 
-        _atomic_write(self.out, write_csv)
-        _atomic_write(self.out.with_suffix(".json"), write_json)
+        with atomic_open(self.out, "w", newline="") as fh:
+            write_csv(fh)
+        with atomic_open(self.out.with_suffix(".json"), "w") as fh:
+            write_json(fh)
 
 
 def _add_note(r, text: str) -> None:

@@ -90,3 +90,46 @@ def check_choice(value, name: str, choices) -> str:
     if value not in choices:
         raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(choices)}")
     return value
+
+
+def check_int(x, name: str, *, minimum: int | None = None) -> int:
+    """Return an integer (Python or NumPy, never bool or float) as ``int``, at least ``minimum``."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__} {x!r}")
+    x = int(x)
+    if minimum is not None and x < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {x}")
+    return x
+
+
+def check_bool(x, name: str) -> bool:
+    """Return a real boolean (Python or NumPy); strings such as ``"no"`` are refused, not truthy."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(x).__name__} {x!r}")
+    return bool(x)
+
+
+def check_time_limit(x, name: str = "time_limit") -> float | None:
+    """Return ``None`` (no limit) or a positive float; NaN, zero and negatives are refused.
+
+    ``math.inf`` is accepted and means no limit, as in scipy and HiGHS.
+    """
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray)) \
+            or (isinstance(x, np.ndarray) and x.ndim != 0):
+        raise TypeError(f"{name} must be a positive number of seconds or None, "
+                        f"got {type(x).__name__}")
+    x = float(x)
+    if np.isnan(x) or x <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, got {x!r}")
+    return None if np.isinf(x) else x
+
+
+def check_options(options: dict, name: str, allowed) -> dict:
+    """Refuse option names outside ``allowed`` (a typo must not be silently ignored)."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise TypeError(f"{name} got unexpected option(s) {unknown}; "
+                        f"allowed: {sorted(allowed)}")
+    return options

@@ -20,7 +20,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import cvxpy as cp
 
 from . import catalog as _catalog
+from .files import write_text_atomic
 from . import cvxpy_solvers
 from .data import BipartiteData
 
@@ -90,23 +90,6 @@ def load_reference(problem_id: str, directory: Path | None = None) -> dict | Non
         return None
     with open(path) as fh:
         return json.load(fh)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def dataset_provenance(instance: str) -> dict | None:
@@ -222,7 +205,7 @@ def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None
             actions[pid] = "replaced"
         else:
             actions[pid] = "written"
-        write_atomic(reference_path(pid, directory), json.dumps(record, indent=2) + "\n")
+        write_text_atomic(reference_path(pid, directory), json.dumps(record, indent=2) + "\n")
     if errors:
         raise ReferenceError("stored reference values differ (rerun with --accept-changes to "
                              "replace them):\n  " + "\n  ".join(errors))

@@ -207,7 +207,7 @@ def test_reference_verify_skips_real_instances_without_their_data(tmp_path, monk
 
 
 def test_stored_real_records_are_plain_json():
-    # written by reference.write_atomic (temporary file + os.replace): no stray temporary files
+    # written by files.write_text_atomic (temporary file + os.replace): no stray temporary files
     leftovers = [p.name for p in reference.REFERENCE_DIR.glob(".*.tmp")]
     assert leftovers == []
     for pid in REAL:
