@@ -18,6 +18,7 @@ large for CVXPY, read from the data folders of :mod:`infpush_cvx.datasets`.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import os
 import re
@@ -29,6 +30,7 @@ import cvxpy as cp
 
 from . import formulations, generators
 from . import scaling as _scaling
+from ._validation import check_scalar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CATALOG = Path(os.environ.get("INFPUSH_CVX_CATALOG", REPO_ROOT / "problems" / "catalog.toml"))
@@ -113,6 +115,79 @@ def _check_known(value, name, known, where):
         raise ValueError(f"{where}: unknown {name} {value!r}; expected one of {sorted(known)}")
 
 
+#: The keys each kind of catalog entry may hold; any other key is a typo, refused rather than
+#: silently ignored.
+_TOP_KEYS = ("instances", "problems", "families")
+_INSTANCE_KEYS = ("generator", "params", "tier")
+_PROBLEM_KEYS = ("instance", "formulation", "options", "lam", "tier")
+_FAMILY_KEYS = ("prefix", "formulation", "instances", "options", "lam", "lam_paper", "vary",
+                "tier")
+
+
+def _check_keys(entry, allowed, required, where: str) -> dict:
+    """``entry`` as a dict, after refusing unknown and missing keys."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: expected a table, got {type(entry).__name__}")
+    unknown = sorted(set(entry) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; expected one of "
+                         f"{sorted(allowed)}")
+    for key in required:
+        if key not in entry:
+            raise ValueError(f"{where}: missing key {key!r}")
+    return entry
+
+
+def _table(entry: dict, key: str, where: str) -> dict:
+    """The table ``entry[key]`` (empty when absent) as a new dict."""
+    value = entry.get(key, {})
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: {key} must be a table, got {type(value).__name__}")
+    return dict(value)
+
+
+def _lambda(value, name: str, where: str) -> float:
+    """A lambda: a finite nonnegative number (``check_scalar``'s message, with ``where``)."""
+    try:
+        return check_scalar(value, name, nonnegative=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _keyword_names(function) -> set | None:
+    """The keyword parameters of ``function``, or None when it takes ``**kwargs``."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters
+            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+
+
+def _check_params(generator: str, params: dict, where: str) -> dict:
+    """Refuse generator parameters its function does not take, or a missing required one, while
+    the catalog loads (instances are generated later, where the error would not name the file)."""
+    function = GENERATORS[generator]
+    known = _keyword_names(function)
+    for name in params:
+        if known is not None and name not in known:
+            raise ValueError(f"{where}: unknown parameter {name!r} of generator {generator!r}; "
+                             f"expected one of {sorted(known)}")
+    try:
+        inspect.signature(function).bind(**params)
+    except TypeError as exc:
+        raise ValueError(f"{where}: generator {generator!r}: {exc}") from None
+    return params
+
+
+def _check_options(formulation: str, names, where: str) -> None:
+    """Refuse option names the formulation does not take (besides ``data`` and ``lam``)."""
+    known = _keyword_names(FORMULATIONS[formulation]) - {"data", "lam"}
+    for name in names:
+        if name not in known:
+            raise ValueError(f"{where}: unknown option {name!r} of formulation "
+                             f"{formulation!r}; expected one of {sorted(known)}")
+
+
 _TIER_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -128,22 +203,57 @@ def _problem_tier(entry: dict, instance: InstanceSpec, where: str) -> str:
     return _check_tier(entry["tier"], where) if "tier" in entry else instance.tier
 
 
+def _instance_spec(name: str, entry, where: str) -> InstanceSpec:
+    entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",), where)
+    _check_known(entry["generator"], "generator", GENERATORS, where)
+    params = _check_params(entry["generator"], _table(entry, "params", where), where)
+    return InstanceSpec(name, entry["generator"], params,
+                        _check_tier(entry.get("tier", DEFAULT_TIER), where))
+
+
+def _problem_spec(pid: str, entry, instances: dict, where: str) -> ProblemSpec:
+    entry = _check_keys(entry, _PROBLEM_KEYS, ("instance", "formulation", "lam"), where)
+    _check_known(entry["instance"], "instance", instances, where)
+    _check_known(entry["formulation"], "formulation", FORMULATIONS, where)
+    options = _table(entry, "options", where)
+    _check_options(entry["formulation"], options, where)
+    return ProblemSpec(pid, entry["instance"], entry["formulation"], options,
+                       _lambda(entry["lam"], "lam", where),
+                       _problem_tier(entry, instances[entry["instance"]], where))
+
+
 def _family_problems(family: dict, instances: dict, where: str):
+    family = _check_keys(family, _FAMILY_KEYS, ("prefix", "formulation", "instances"), where)
+    if not isinstance(family["prefix"], str):
+        raise ValueError(f"{where}: prefix must be a string, got "
+                         f"{type(family['prefix']).__name__}")
     formulation = family["formulation"]
     _check_known(formulation, "formulation", FORMULATIONS, where)
-    vary = family.get("vary", {})
+    names = family["instances"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{where}: instances must be a list of instance names, got "
+                         f"{type(names).__name__}")
+    if ("lam" in family) == ("lam_paper" in family):
+        raise ValueError(f"{where}: give one of lam and lam_paper, not both" if "lam" in family
+                         else f"{where}: missing key 'lam' (or 'lam_paper')")
+    base_options = _table(family, "options", where)
+    vary = _table(family, "vary", where)
+    for key, values in vary.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"{where}: vary.{key} must be a non-empty list, got {values!r}")
+    _check_options(formulation, [*base_options, *vary], where)
     keys = list(vary)
-    for inst_name in family["instances"]:
+    for inst_name in names:
         _check_known(inst_name, "instance", instances, where)
         tier = _problem_tier(family, instances[inst_name], where)
         for values in itertools.product(*(vary[k] for k in keys)):
-            options = {**family.get("options", {}), **dict(zip(keys, values))}
+            options = {**base_options, **dict(zip(keys, values))}
             pid = "_".join([family["prefix"], inst_name, *map(str, values)])
             if "lam_paper" in family:
-                lam = _lambda_in_scaling(family["lam_paper"], formulation, options,
-                                         instances[inst_name], where)
+                lam = _lambda_in_scaling(_lambda(family["lam_paper"], "lam_paper", where),
+                                         formulation, options, instances[inst_name], where)
             else:
-                lam = float(family["lam"])
+                lam = _lambda(family["lam"], "lam", where)
             yield ProblemSpec(pid, inst_name, formulation, options, lam, tier)
 
 
@@ -157,24 +267,40 @@ def _lambda_in_scaling(lam_paper, formulation, options, instance: InstanceSpec,
         raise ValueError(f"{where}: lam_paper with {scaling!r} scaling on the {instance.tier!r} "
                          f"instance {instance.name!r} would generate it (and read its data) "
                          f"whenever the catalog loads; use paper scaling or an explicit lam")
-    data = instance_data(instance.name)
-    return float(_scaling.from_paper_lambda(
-        lam_paper, scaling, loss=_LOSS[formulation], penalty=options.get("penalty", "l2"),
-        m=data.m, n=data.n))
+    try:
+        data = instance_data(instance.name)
+        return float(_scaling.from_paper_lambda(
+            lam_paper, scaling, loss=_LOSS[formulation], penalty=options.get("penalty", "l2"),
+            m=data.m, n=data.n))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: lambda in {scaling!r} scaling on instance "
+                         f"{instance.name!r}: {exc}") from None
+
+
+def _family_where(path, k: int, family) -> str:
+    prefix = family.get("prefix") if isinstance(family, dict) else None
+    return f"{path}: family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")
 
 
 @functools.lru_cache(maxsize=None)
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
-    """Parse and check the catalog file (default ``problems/catalog.toml``)."""
+    """Parse and check the catalog file (default ``problems/catalog.toml``).
+
+    Every error in the file is one ValueError that names the file and, where there is one, the
+    entry: TOML syntax, unknown or missing keys, values of the wrong type, unknown generators,
+    formulations, instances, generator parameters and formulation options, lambdas that are not
+    finite nonnegative numbers, and problem IDs declared twice.
+    """
     path = Path(path) if path is not None else DEFAULT_CATALOG
-    with open(path, "rb") as fh:
-        raw = tomllib.load(fh)
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+    _check_keys(raw, _TOP_KEYS, (), str(path))
     instances = {}
-    for name, entry in raw.get("instances", {}).items():
-        where = f"{path}: instance {name}"
-        _check_known(entry.get("generator"), "generator", GENERATORS, where)
-        instances[name] = InstanceSpec(name, entry["generator"], dict(entry.get("params", {})),
-                                       _check_tier(entry.get("tier", DEFAULT_TIER), where))
+    for name, entry in _table(raw, "instances", str(path)).items():
+        instances[name] = _instance_spec(name, entry, f"{path}: instance {name}")
     _INSTANCE_SPECS.update(instances)
     problems = {}
 
@@ -183,15 +309,14 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
             raise ValueError(f"{path}: problem {spec.id!r} is declared twice")
         problems[spec.id] = spec
 
-    for pid, entry in raw.get("problems", {}).items():
-        where = f"{path}: problem {pid}"
-        _check_known(entry.get("instance"), "instance", instances, where)
-        _check_known(entry.get("formulation"), "formulation", FORMULATIONS, where)
-        add(ProblemSpec(pid, entry["instance"], entry["formulation"],
-                        dict(entry.get("options", {})), float(entry["lam"]),
-                        _problem_tier(entry, instances[entry["instance"]], where)))
-    for k, family in enumerate(raw.get("families", [])):
-        for spec in _family_problems(family, instances, f"{path}: family {k}"):
+    for pid, entry in _table(raw, "problems", str(path)).items():
+        add(_problem_spec(pid, entry, instances, f"{path}: problem {pid}"))
+    families = raw.get("families", [])
+    if not isinstance(families, list):
+        raise ValueError(f"{path}: families must be an array of tables ([[families]]), got "
+                         f"{type(families).__name__}")
+    for k, family in enumerate(families):
+        for spec in _family_problems(family, instances, _family_where(path, k, family)):
             add(spec)
     return Catalog(instances, problems, path)
 
