@@ -172,7 +172,10 @@ def test_bad_input(fn):
     with pytest.raises(ValueError, match="y_true"):
         fn(np.ones_like(y), s)
     with pytest.raises(ValueError, match="y_true"):
-        fn(y + 1, s)  # labels {1, 2}: not binary in the accepted encodings
+        fn(np.arange(len(y)) % 3, s)  # three classes
+    with pytest.raises(ValueError, match="y_true.*pos_label"):
+        fn(np.where(y == 1, "pos", "neg"), s)  # strings need pos_label
+    np.testing.assert_equal(fn(y + 1, s), fn(y, s))  # {1, 2}: 2 is the positive class
     with pytest.raises(ValueError, match="y_true"):
         fn(y[:, None], s)
     with pytest.raises(ValueError, match="y_true"):
