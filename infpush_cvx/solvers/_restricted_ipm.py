@@ -340,6 +340,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             terms_start.append(terms)
         # (floored at 1e-3 of their size at the start, for an optimum with objective 0)
         res_g = float(s @ z) / max(terms, 1e-3 * terms_start[0], tiny)
+        if trace:
+            print(f"    dual {res_d:.1e} primal {res_p:.1e} gap {res_g:.1e}", end="")
         return (rdw, rdxi, rde, rdp), rp_, max(res_d, res_p, res_g)
 
     status = "max_iter"
@@ -360,8 +362,9 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         if deadline is not None and time.perf_counter() > deadline:
             status = "time_limit"
             break
-        if best[0] <= 100 * tol_almost and it - last_progress >= 5:
-            # the round-off floor of the Newton solves: stop
+        if (best[0] <= 100 * tol_almost and it - last_progress >= 5) or it - last_progress >= 10:
+            # the round-off floor of the Newton solves (or, far from it, an ill-conditioned
+            # reduced system that no longer makes progress: the caller falls back): stop
             status = "stalled"
             break
         fac = prob.factor(s, z)
@@ -373,7 +376,9 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             gw, gxi, ge, gp = prob.GT(v)
             rhs = [-rdw - gw, -rdxi - gxi, -rde - ge, (-rdp - gp) if prob.l1 else None]
             dx = list(prob.solve(fac, *rhs))
-            for _ in range(refine if best[0] < 1e-5 else 0):  # needed near the end only
+            # refinement is needed near the end, or once the error stops falling (an
+            # ill-conditioned reduced system: many groups at the max, ties on real data)
+            for _ in range(refine if best[0] < 1e-5 or it - last_progress >= 2 else 0):
                 res = [r - hx if r is not None else None
                        for r, hx in zip(rhs, prob.apply_H(z / s, *dx))]
                 size = max(np.abs(np.atleast_1d(r)).max(initial=0.0) for r in res if r is not None)

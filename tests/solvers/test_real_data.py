@@ -147,3 +147,19 @@ def test_full_a8a_is_degenerate_and_certified(a8a):
         res = infinite_push(Xp, Xn, 1e-3, penalty=penalty)
         assert res.status == "degenerate_optimal" and res.gap <= TOL
         assert not np.any(res.w)
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_l1_model_holding_the_whole_problem_is_solved_exactly(a8a, seed):
+    """On a8a rows 20 x 50 (the first rows of the catalog's subsets) the l1 working set used to
+    stall at gap ~1e-5: once the band held every pair, the interior point's round-off made each
+    step a null step. The model is then the problem itself, and its plain LP step is exact."""
+    from infpush_cvx import catalog
+
+    try:
+        full = catalog.instance_data(f"a8a_150x1500_s{seed}")
+    except FileNotFoundError as exc:
+        pytest.skip(f"a8a not available: {exc}")
+    data = BipartiteData(full.Xp[:20], full.Xn[:50])
+    res = infinite_push(data.Xp, data.Xn, 1e-3, penalty="l1", scaling="paper", tol=TOL)
+    check(data, res, "infinite_push", "l1", lam=1e-3)
