@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
     """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
+    check_not_complex(X, name)
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
@@ -37,6 +38,7 @@ def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool =
 def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
+    check_not_complex(v, name)
     try:
         v = np.asarray(v, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -133,3 +135,14 @@ def check_options(options: dict, name: str, allowed) -> dict:
         raise TypeError(f"{name} got unexpected option(s) {unknown}; "
                         f"allowed: {sorted(allowed)}")
     return options
+
+
+def check_not_complex(x, name: str) -> None:
+    """Refuse complex input with a TypeError: casting it to float would drop the imaginary part
+    (NumPy only warns)."""
+    try:
+        complex_input = np.iscomplexobj(x)  # reads x.dtype (sparse too) or converts array-likes
+    except (TypeError, ValueError):
+        return  # not array-like at all: the conversion that follows reports it
+    if complex_input:
+        raise TypeError(f"{name} must be real, got complex numbers")
