@@ -4,6 +4,10 @@ Both containers validate at construction and carry a fingerprint: the sha256 of 
 bytes of their arrays (float64 / int64 little-endian, C order; sparse matrices as canonical CSR),
 so a regenerated instance can be compared bit for bit with a stored one.
 
+The containers own their arrays: the validated arrays are private copies (a conversion during
+validation already is one; otherwise a copy is made), and dense ones are read-only, so changing
+the caller's arrays afterwards cannot bypass the validation.
+
 Bipartite data may carry sample weights ``wp`` (positives) and ``wn`` (negatives); with integer
 weights a weighted problem is the unweighted problem on the data with each row repeated that many
 times (see :mod:`infpush_cvx.objectives` for the weighted losses).
@@ -18,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_index_vector, check_matrix, check_vector
+from .labels import binary_labels
 
 
 def _hash_array(h, name: str, a) -> None:
@@ -44,13 +49,67 @@ def fingerprint(**arrays) -> str:
     return h.hexdigest()
 
 
+class _Fresh:
+    """An array made by this module for a container, which no caller can hold: not copied again."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
+def _sparse_parts(a) -> list:
+    return [p for p in (getattr(a, k, None) for k in ("data", "indices", "indptr", "row", "col",
+                                                       "offsets")) if isinstance(p, np.ndarray)]
+
+
+def _private(validated, original):
+    """``validated`` (the checked form of ``original``) as an array no caller can change.
+
+    Validation often converts, and a conversion is already a copy (a list, another dtype, another
+    sparse format); only memory shared with ``original`` is copied here, so large data are not
+    copied twice. Dense arrays are then made read-only. Sparse matrices are only copied: scipy
+    sorts their indices in place, which a read-only buffer would break.
+    """
+    if sp.issparse(validated):
+        originals = _sparse_parts(original) if sp.issparse(original) else []
+        for part in ("data", "indices", "indptr"):
+            mine = getattr(validated, part)
+            if any(np.may_share_memory(mine, theirs) for theirs in originals):
+                setattr(validated, part, mine.copy())
+        return validated
+    if isinstance(original, _Fresh):
+        shared = False
+    elif isinstance(original, (list, tuple)):
+        shared = False  # NumPy builds a new array from a Python sequence
+    elif isinstance(original, np.ndarray):
+        shared = np.may_share_memory(validated, original)
+    else:
+        shared = True  # an array-like (DataFrame, __array__) may hand out its own buffer
+    if shared:
+        validated = validated.copy()
+    validated.flags.writeable = False
+    return validated
+
+
+def _unwrap(value):
+    return value.array if isinstance(value, _Fresh) else value
+
+
 def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
-    """Return sample weights as a new float64 array after checking length, finiteness and sign."""
-    v = check_vector(v, name, length=length)
-    if np.any(v <= 0):
+    """Return sample weights as a private float64 array after checking length, finiteness, sign
+    and that their sum is finite (the losses divide by it)."""
+    weights = check_vector(_unwrap(v), name, length=length)
+    if np.any(weights <= 0):
         raise ValueError(f"{name} must be strictly positive; its smallest entry is "
-                         f"{float(v.min())!r} (drop the rows instead of giving them weight 0)")
-    return np.array(v, dtype=np.float64)  # a copy: later edits to the caller's array cannot leak in
+                         f"{float(weights.min())!r} (drop the rows instead of giving them "
+                         f"weight 0)")
+    with np.errstate(over="ignore"):
+        total = weights.sum()
+    if not np.isfinite(total):
+        raise ValueError(f"{name} sums to more than the largest float; divide the weights by a "
+                         f"common factor (only their ratios matter)")
+    return _private(weights, v)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,8 +136,8 @@ class BipartiteData:
     wn: object = None
 
     def __post_init__(self):
-        Xp = check_matrix(self.Xp, "Xp")
-        Xn = check_matrix(self.Xn, "Xn")
+        Xp = _private(check_matrix(_unwrap(self.Xp), "Xp"), self.Xp)
+        Xn = _private(check_matrix(_unwrap(self.Xn), "Xn"), self.Xn)
         if Xp.shape[1] != Xn.shape[1]:
             raise ValueError(
                 f"Xp and Xn must have the same number of features (columns); "
@@ -149,8 +208,12 @@ class BipartiteData:
         return arrays
 
     @classmethod
-    def from_labels(cls, X, y, sample_weight=None) -> "BipartiteData":
-        """Split a feature matrix by binary labels (positive class: ``y > 0`` or ``True``).
+    def from_labels(cls, X, y, sample_weight=None, *, pos_label=None) -> "BipartiteData":
+        """Split a feature matrix by binary labels ``y``.
+
+        ``y`` follows the binary-label contract of :mod:`infpush_cvx.labels`: the positive class
+        is the greater label ({0, 1}, {-1, 1}, {1, 2}, booleans) or ``pos_label``; NaN labels,
+        more than two classes, one class only and strings without ``pos_label`` are refused.
 
         ``sample_weight`` (one nonnegative weight per row) is split the same way into ``wp`` and
         ``wn``; rows of weight 0 are dropped, since they do not enter any loss.
@@ -160,19 +223,21 @@ class BipartiteData:
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
                              f"got shape {y.shape}")
-        pos = y > 0 if y.dtype != bool else y
+        pos = binary_labels(y, "y", pos_label=pos_label).positive
         keep = np.ones(X.shape[0], dtype=bool)
         if sample_weight is not None:
             sample_weight = check_vector(sample_weight, "sample_weight", length=X.shape[0],
                                          nonnegative=True)
             keep = sample_weight > 0
         if not (pos & keep).any() or not (~pos & keep).any():
-            dropped = "" if sample_weight is None else " (after dropping rows of sample_weight 0)"
-            raise ValueError("y must contain both classes; one class is empty" + dropped)
+            raise ValueError("y must contain both classes; one class is empty after dropping "
+                             "the rows of sample_weight 0")
         rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
+        # row selection copies: the selected blocks are already private
+        Xp, Xn = _Fresh(X[rows_p]), _Fresh(X[rows_n])
         if sample_weight is None:
-            return cls(X[rows_p], X[rows_n])
-        return cls(X[rows_p], X[rows_n], sample_weight[rows_p], sample_weight[rows_n])
+            return cls(Xp, Xn)
+        return cls(Xp, Xn, _Fresh(sample_weight[rows_p]), _Fresh(sample_weight[rows_n]))
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
@@ -196,10 +261,10 @@ class PairData:
     weight: object = None
 
     def __post_init__(self):
-        X = check_matrix(self.X, "X")
+        X = _private(check_matrix(self.X, "X"), self.X)
         N = X.shape[0]
-        i = check_index_vector(self.i, "i", upper=N)
-        j = check_index_vector(self.j, "j", upper=N)
+        i = _private(check_index_vector(self.i, "i", upper=N), self.i)
+        j = _private(check_index_vector(self.j, "j", upper=N), self.j)
         if i.shape != j.shape:
             raise ValueError(f"i and j must have the same length, got {i.shape[0]} and {j.shape[0]}")
         if i.size == 0:
@@ -212,6 +277,8 @@ class PairData:
             check_vector(self.gap, "gap", length=n_pairs, nonnegative=True)
         weight = np.ones(n_pairs) if self.weight is None else \
             check_vector(self.weight, "weight", length=n_pairs, nonnegative=True)
+        gap = _private(gap, _Fresh(gap) if self.gap is None else self.gap)
+        weight = _private(weight, _Fresh(weight) if self.weight is None else self.weight)
         for name, value in (("X", X), ("i", i), ("j", j), ("gap", gap), ("weight", weight)):
             object.__setattr__(self, name, value)
 
