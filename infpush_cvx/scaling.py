@@ -22,6 +22,8 @@ then give the values of the data with repeated rows. Every function below accept
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._validation import check_choice
 
 SCALINGS = ("paper", "seed")
@@ -49,7 +51,9 @@ def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: 
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
         return lam
-    return lam / (loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty))
+    with np.errstate(over="ignore", under="ignore"):
+        paper = lam / (loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty))
+    return _within_float_range(paper, lam, "paper")
 
 
 def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
@@ -57,10 +61,22 @@ def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
         return lam
-    return lam * loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
+    with np.errstate(over="ignore", under="ignore"):
+        converted = lam * loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
+    return _within_float_range(converted, lam, scaling)
 
 
 def objective_multiplier(scaling: str, *, loss: str, m: float, n: float) -> float:
     """Factor taking a paper-scaling objective value to ``scaling`` (1 or N)."""
     check_choice(scaling, "scaling", SCALINGS)
     return 1 if scaling == "paper" else loss_normaliser(loss, m, n)
+
+
+def _within_float_range(converted, lam, target: str):
+    """``converted`` (``lam`` in ``target`` scaling), unless the conversion overflowed to inf or
+    underflowed a nonzero lam to 0, which would silently change the problem (ValueError)."""
+    lost = np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0))
+    if lost:
+        raise ValueError(f"lam={lam!r} is {converted!r} in {target} scaling: outside the float "
+                         f"range; rescale the data or choose another lam")
+    return converted
