@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_matrix
+from .labels import binary_labels
 
 __all__ = ["load_ionosphere", "load_spambase", "load_a8a", "load_libsvm", "load", "data_dir",
            "MinMaxScaler01", "DATASETS", "COLLECTIONS"]
@@ -229,13 +230,18 @@ def _malformed(path: Path, lines) -> ValueError:
 
 
 def _binary_labels(path: Path, labels: np.ndarray) -> np.ndarray:
-    """{-1, +1} or {0, 1} labels as int64 {0, 1} (positive class: label > 0)."""
-    found = np.unique(labels)
-    if not (set(found.tolist()) <= {-1.0, 1.0} or set(found.tolist()) <= {0.0, 1.0}):
+    """File labels as int64 {0, 1} under the binary-label contract (:mod:`infpush_cvx.labels`):
+    the greater of two labels is positive (+1 of +1/-1, 1 of 1/0, 2 of 1/2); a file holding one
+    label may use 1 (positive) or 0 / -1 (negative)."""
+    try:
+        positive = binary_labels(labels, "labels", require_both=False).positive
+    except ValueError:
+        found = np.unique(labels)
         shown = ", ".join(f"{v:g}" for v in found[:10]) + (", ..." if found.size > 10 else "")
-        raise ValueError(f"{path}: labels must be binary, +1/-1 or 1/0 (positive class: label > "
-                         f"0); found the labels {{{shown}}}")
-    return (labels > 0).astype(np.int64)
+        raise ValueError(f"{path}: labels must be binary: two integer labels, the greater one "
+                         f"positive (+1/-1, 1/0, 1/2), or one label 1, 0 or -1; found the labels "
+                         f"{{{shown}}}") from None
+    return positive.astype(np.int64)
 
 
 def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
@@ -244,8 +250,9 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
     Each line is ``label index:value index:value ...``; text after ``#`` is a comment and blank
     lines are skipped. ``X`` is a ``scipy.sparse.csr_matrix`` of float64 in canonical form
     (sorted indices, no explicit zeros) with ``n_features`` columns (default: the largest index
-    seen); ``y`` is int64 {0, 1} with positive class ``label > 0``: the labels must be +1/-1 or
-    1/0, any other label set is a ValueError.
+    seen); ``y`` is int64 {0, 1}: the labels must be binary, the greater one positive (+1 of
+    +1/-1, 1 of 1/0, 2 of 1/2; see :mod:`infpush_cvx.labels`); more than two labels, or
+    non-integer ones, are a ValueError.
 
     ``zero_based``: True (indices start at 0), False (at 1, the LIBSVM convention) or "auto"
     (zero-based when some index is 0, else one-based, as scikit-learn decides). Indices within
@@ -354,14 +361,22 @@ class MinMaxScaler01:
 
     Fit on the training split only; test data may fall outside [0, 1] and are not clipped.
     A constant feature maps to 0. (The same map as sklearn's ``MinMaxScaler``, without the
-    dependency.)
+    dependency.) Safe at the ends of the float range: where ``max - min`` or ``x - min``
+    overflows (features spanning -1e308 to 1e308), both are halved first, which is exact.
+
+    Attributes: ``data_min_``, ``data_max_`` and ``scale_`` (``max - min``, 1 for a constant
+    feature; ``inf`` when the range exceeds the largest float).
     """
 
     def fit(self, X):
         X = check_matrix(X, "X", allow_sparse=False)
         self.data_min_ = X.min(axis=0)
-        rng = X.max(axis=0) - self.data_min_
-        self.scale_ = np.where(rng > 0, rng, 1.0)
+        self.data_max_ = X.max(axis=0)
+        # halving is exact (for normal numbers) and keeps the difference within the float range
+        self._half_range = self.data_max_ / 2 - self.data_min_ / 2
+        with np.errstate(over="ignore"):
+            rng = self.data_max_ - self.data_min_
+        self.scale_ = np.where(self._half_range > 0, rng, 1.0)
         return self
 
     def transform(self, X):
@@ -371,7 +386,16 @@ class MinMaxScaler01:
         if X.shape[1] != self.scale_.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, the scaler was fitted on "
                              f"{self.scale_.shape[0]}")
-        return (X - self.data_min_) / self.scale_
+        with np.errstate(over="ignore"):
+            shifted = X - self.data_min_  # an overflow here is repaired below
+        with np.errstate(invalid="ignore"):
+            out = shifted / self.scale_  # inf / inf: likewise
+        overflowed = np.isinf(shifted) | np.isinf(self.scale_)
+        if np.any(overflowed):
+            half_shifted = X / 2 - self.data_min_ / 2
+            half_scale = np.where(self._half_range > 0, self._half_range, 0.5)
+            out = np.where(overflowed, half_shifted / half_scale, out)
+        return out
 
     def fit_transform(self, X):
         return self.fit(X).transform(X)

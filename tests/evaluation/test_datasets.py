@@ -166,7 +166,8 @@ def test_libsvm_zero_based_auto_detection_and_label_mapping(tmp_path):
     np.testing.assert_array_equal(y, [0, 1, 0])
 
 
-@pytest.mark.parametrize("labels", [["1", "2"], ["-1", "0", "1"], ["3", "3"], ["0.5", "1"]])
+# (labels 1/2 are binary, 2 positive, as everywhere in the package: see infpush_cvx.labels)
+@pytest.mark.parametrize("labels", [["1", "2", "3"], ["-1", "0", "1"], ["3", "3"], ["0.5", "1"]])
 def test_libsvm_non_binary_labels_are_rejected(tmp_path, labels):
     path = _write(tmp_path, "".join(f"{lab} 1:1\n" for lab in labels))
     with pytest.raises(ValueError, match=r"small\.svm: labels must be binary.*found the labels"):
