@@ -376,7 +376,7 @@ class MinMaxScaler01:
         self._half_range = self.data_max_ / 2 - self.data_min_ / 2
         with np.errstate(over="ignore"):
             rng = self.data_max_ - self.data_min_
-        self.scale_ = np.where(self._half_range > 0, rng, 1.0)
+        self.scale_ = np.where(rng > 0, rng, 1.0)
         return self
 
     def transform(self, X):
@@ -393,7 +393,7 @@ class MinMaxScaler01:
         overflowed = np.isinf(shifted) | np.isinf(self.scale_)
         if np.any(overflowed):
             half_shifted = X / 2 - self.data_min_ / 2
-            half_scale = np.where(self._half_range > 0, self._half_range, 0.5)
+            half_scale = np.where(np.isinf(self.scale_), self._half_range, self.scale_ / 2)
             out = np.where(overflowed, half_shifted / half_scale, out)
         return out
 
