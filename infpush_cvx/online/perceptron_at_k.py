@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_choice, check_matrix, check_scalar
+from ..labels import binary_labels
 from .features import RandomFourierFeatures
 from .sampling import RANDOM_SCHEMES, SCHEMES, query_probabilities
 from .stream import minibatch_indices
@@ -86,7 +87,8 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
 
     Parameters
     ----------
-    X : (N, d) array; y : (N,) binary labels {0, 1} (or {-1, 1} / bool).
+    X : (N, d) array; y : (N,) binary labels, the greater one positive ({0, 1}, {-1, 1},
+        booleans; see :mod:`infpush_cvx.labels`).
     k : int, the K of prec@K; at most the smallest batch size.
     scheme : "full" | "sequential" | "exponential" | "inverse" | "uniform".
     seed : int, drives the batch split, the random features and the query draws.
@@ -101,14 +103,10 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
         kernel is neither ~0 nor ~1 for every pair whatever the feature scale.
     """
     X = check_matrix(X, "X", allow_sparse=False)
-    yv = np.asarray(y)
-    if yv.ndim != 1 or yv.shape[0] != X.shape[0]:
-        raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
-                         f"got shape {yv.shape}")
-    vals = set(np.unique(yv).tolist())
-    if not (vals <= {0, 1} or vals <= {-1, 1} or yv.dtype == bool):
-        raise ValueError(f"y must be binary ({{0, 1}} or {{-1, 1}}), got values {sorted(vals)[:5]}")
-    yb_all = (yv == 1).astype(np.int64)
+    yb_all = binary_labels(y, "y", require_both=False).positive.astype(np.int64)
+    if yb_all.shape[0] != X.shape[0]:
+        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got "
+                         f"{yb_all.shape[0]}")
     check_choice(scheme, "scheme", SCHEMES)
     check_choice(kernel, "kernel", ("linear", "rbf"))
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):

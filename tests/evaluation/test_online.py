@@ -133,7 +133,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="y"):
         perceptron_at_k(X, y[:-1], 5, seed=0)
     with pytest.raises(ValueError, match="y"):
-        perceptron_at_k(X, y + 2, 5, seed=0)
+        perceptron_at_k(X, y + np.arange(len(y)) % 2, 5, seed=0)  # three labels
     with pytest.raises(ValueError, match="X"):
         perceptron_at_k(np.full_like(X, np.nan), y, 5, seed=0)
     with pytest.raises(ValueError, match="rate"):
