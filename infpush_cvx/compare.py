@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import catalog as _catalog
 from . import cvxpy_solvers
+from ._validation import check_time_limit
 from .reference import load_reference
 
 COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "objective",
@@ -32,10 +33,14 @@ CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg")
 SUCCESS = ("optimal", "degenerate_optimal")
 
 
-def solve_row(problem_id: str, solver: str) -> dict:
-    """Solve one catalog problem with one solver and compare with its stored value."""
+def solve_row(problem_id: str, solver: str, *, time_limit: float | None = None) -> dict:
+    """Solve one catalog problem with one CVXPY solver and compare with its stored value.
+
+    ``time_limit`` (seconds) goes to the solver's own time-limit option (ECOS has none). A solver
+    that is not run on the problem's class (HiGHS on a QP) is a ValueError, before any solve."""
     spec = _catalog.get(problem_id)
-    solver_spec = cvxpy_solvers.SOLVERS[solver]
+    solver_spec = cvxpy_solvers.check_handles(solver, spec.problem_class, problem_id)
+    solver = solver_spec.name
     ref = load_reference(problem_id)
     row = {"problem": problem_id, "formulation": spec.formulation, "scaling": spec.scaling,
            "form": spec.options.get("form", ""), "solver": solver,
@@ -45,7 +50,7 @@ def solve_row(problem_id: str, solver: str) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # cvxpy's bound propagation (inf*0)
-            problem.solve(solver=solver, **solver_spec.options)
+            problem.solve(solver=solver, **solver_spec.solve_options(time_limit))
         status, value = problem.status, problem.value
     except cp.error.SolverError as exc:
         status, value = f"solver_error: {str(exc).splitlines()[0][:80]}", None
@@ -85,14 +90,34 @@ def native_methods(spec) -> list[str]:
     return []
 
 
-def _native_names() -> set[str]:
-    """Every project solver label ``"<module>.<method>"`` and bare method name."""
+def native_names() -> set[str]:
+    """Every name that selects project solvers: a label ``"<module>.<method>"``, a bare method
+    name (``"fista"``, every module's method of that name) or a module name (``"rank2plan"``,
+    all its methods)."""
     from .solvers.infinite_push import METHODS as ip
     from .solvers.rank2plan import METHODS as r2p
     from .solvers.ranksvm import METHODS as rs
     labels = {f"infinite_push.{m}" for ms in ip.values() for m in ms}
     labels |= {f"ranksvm.{m}" for m in rs} | {f"rank2plan.{m}" for m in r2p if m != "cvxpy"}
-    return labels | {label.partition(".")[2] for label in labels}
+    return labels | {part for label in labels for part in label.split(".")}
+
+
+def check_native_names(names) -> tuple:
+    """``names`` as a tuple after checking that each one selects project solvers
+    (:func:`native_names`); ValueError naming the first unknown one and listing the valid."""
+    names = tuple(names or ())
+    known = native_names()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"unknown project solver method {name!r}; expected one of "
+                             f"{sorted(known)}")
+    return names
+
+
+def selects(names, label: str) -> bool:
+    """Whether ``names`` (see :func:`native_names`) select the project solver ``label``."""
+    module, _, method = label.partition(".")
+    return label in names or method in names or module in names
 
 
 def native_rtol(tol: float) -> float:
@@ -144,29 +169,25 @@ def native_row(problem_id: str, solver: str, *, tol: float = 1e-6,
 
 
 def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
-        tier: str = _catalog.DEFAULT_TIER) -> pd.DataFrame:
+        tier: str = _catalog.DEFAULT_TIER, time_limit: float | None = None) -> pd.DataFrame:
     """Every problem (default: the catalog's ``tier``, "core"; "all" for every tier) x every
     solver that handles it.
 
     ``solvers``: CVXPY solver names (default: every installed one); ``native``: project solver
-    methods (``"fista"``) or labels (``"infinite_push.fista"``), default ``CHECK_METHODS``;
-    ``()`` for none."""
+    methods (``"fista"``), labels (``"infinite_push.fista"``) or modules (``"ranksvm"``),
+    default ``CHECK_METHODS``; ``()`` for none. ``time_limit``: seconds per solve, given to each
+    solver as its own limit (ECOS has none)."""
     ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     solvers = cvxpy_solvers.installed() if solvers is None else \
         [cvxpy_solvers.spec(s).name for s in solvers]
-    native = tuple(native or ())
-    known = _native_names()
-    for name in native:
-        if name not in known:
-            raise ValueError(f"unknown project solver method {name!r}; expected one of "
-                             f"{sorted(known)}")
+    native = check_native_names(native)
+    time_limit = check_time_limit(time_limit)
     jobs = []
     for pid in ids:
         spec = _catalog.get(pid)
         jobs += [(pid, s, False) for s in solvers
-                 if spec.problem_class in cvxpy_solvers.SOLVERS[s].classes]
-        jobs += [(pid, label, True) for label in native_methods(spec)
-                 if label in native or label.partition(".")[2] in native]
+                 if cvxpy_solvers.SOLVERS[s].handles(spec.problem_class)]
+        jobs += [(pid, label, True) for label in native_methods(spec) if selects(native, label)]
     if progress:
         from tqdm.auto import tqdm
         jobs = tqdm(jobs, desc="solving", unit="solve")
@@ -175,10 +196,10 @@ def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
         if progress:
             jobs.set_postfix_str(f"{pid} / {solver}", refresh=False)
         if not is_native:
-            rows.append(solve_row(pid, solver))
+            rows.append(solve_row(pid, solver, time_limit=time_limit))
             continue
         try:
-            rows.append(native_row(pid, solver))
+            rows.append(native_row(pid, solver, time_limit=time_limit))
         except Exception as exc:  # a crash is a row with its status, never the end of the run
             rows.append({"problem": pid, "solver": solver, "agrees": False,
                          "status": f"error: {type(exc).__name__}: {exc}"[:120]})

@@ -20,7 +20,7 @@ import time
 from multiprocessing.connection import wait
 
 from .._validation import check_choice
-from .tasks import Task, failed_row, run_task
+from .tasks import failed_row, run_task
 
 #: Environment variables that pin native thread pools to one thread in worker processes.
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",

@@ -13,9 +13,14 @@ rank2plan_lp   ``solvers.rank2plan.rank2plan_lp(data, lam=lam, ...)``   ``METHOD
 ============== ======================================================= =========================
 
 The ``form`` option (compact or direct) only changes the CVXPY model, so project solvers run on
-the compact (or form-less) problems only, never twice on the same optimisation problem.
+the compact (or form-less) problems only, never twice on the same optimisation problem. CVXPY
+solvers run on the problem classes they handle only (``cvxpy_solvers.check_handles``).
+
+A task's ``timeout`` is also the solver's own time limit: CVXPY solvers get it under their
+time-limit option (ECOS has none), project solvers as their soft ``time_limit``.
 
 :func:`run_task` never raises: an exception becomes a row whose ``status`` says so.
+:func:`solve_task` is the same solve with exceptions left to the caller (the ``solve`` command).
 """
 
 from __future__ import annotations
@@ -132,7 +137,7 @@ def failed_row(task: Task, status: str, error: str = "", elapsed: float | None =
 
 def _run_cvxpy(task: Task) -> dict:
     with _Timer() as t:
-        row = _compare.solve_row(task.problem, task.solver)
+        row = _compare.solve_row(task.problem, task.solver, time_limit=task.timeout)
     compile_time = row["compile_time"] or 0.0
     solve_time = row["solve_time"] or 0.0
     # Setup: everything that is neither CVXPY's compilation nor the solver's own solve time
@@ -156,38 +161,49 @@ def _run_native(task: Task) -> dict:
             "setup_time": row["setup_time"], "solve_time": row["solve_time"], "time": t.elapsed}
 
 
-def run_task(task: Task) -> dict:
-    """Solve one task and return its row; exceptions become a row with status ``"error: ..."``.
+def solve_task(task: Task) -> dict:
+    """Solve one task and return its row; exceptions propagate (see :func:`run_task`).
 
     BLAS pools are limited to ``task.blas_threads`` for the solve (threadpoolctl), so timings
     from different executors are comparable.
     """
     from threadpoolctl import threadpool_limits
+    row = base_row(task)
+    with threadpool_limits(limits=task.blas_threads):
+        # Generate the instance (cached per process) before any clock starts, so the first
+        # task of a process is not charged for it.
+        from .. import catalog
+        catalog.instance_data(row["instance"])
+        if task.kind == "cvxpy":
+            row.update(_run_cvxpy(task))
+        elif task.kind == "native":
+            row.update(_run_native(task))
+        else:
+            raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
+    row["error"] = ""
+    return _with_threads(row, task)
+
+
+def run_task(task: Task) -> dict:
+    """:func:`solve_task`, with an exception turned into a row whose status is ``"error: ..."``
+    (``"error"`` when the problem itself is unknown)."""
     start = time.perf_counter()
     try:
-        row = base_row(task)
-    except Exception as exc:  # unknown problem: still a row
+        return solve_task(task)
+    except Exception as exc:
+        kind, error = type(exc).__name__, f"{type(exc).__name__}: {exc}"
+        traceback_text = traceback.format_exc(limit=3).replace("\n", " ")
+    try:
+        row = failed_row(task, f"error: {kind}", f"{error} | {traceback_text}",
+                         elapsed=time.perf_counter() - start, in_worker=True)
+    except Exception:  # unknown problem: still a row, without the problem's description
         return {"problem": task.problem, "kind": task.kind, "solver": task.solver,
                 "repeat": task.repeat, "status": "error", "converged": False, "agrees": False,
-                "error": f"{type(exc).__name__}: {exc}"[:500], **versions()}
-    try:
-        with threadpool_limits(limits=task.blas_threads):
-            # Generate the instance (cached per process) before any clock starts, so the first
-            # task of a process is not charged for it.
-            from .. import catalog
-            catalog.instance_data(row["instance"])
-            if task.kind == "cvxpy":
-                row.update(_run_cvxpy(task))
-            elif task.kind == "native":
-                row.update(_run_native(task))
-            else:
-                raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
-        row["error"] = ""
-    except Exception as exc:
-        row = failed_row(task, f"error: {type(exc).__name__}",
-                         f"{type(exc).__name__}: {exc} | "
-                         + traceback.format_exc(limit=3).replace("\n", " "),
-                         elapsed=time.perf_counter() - start, in_worker=True)
+                "error": error[:500], **versions()}
+    return _with_threads(row, task)
+
+
+def _with_threads(row: dict, task: Task) -> dict:
     row["blas_threads"] = task.blas_threads
     row["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")  # the worker's environment
     return row
