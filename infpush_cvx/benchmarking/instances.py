@@ -18,10 +18,12 @@ import scipy.sparse as sp
 
 from .. import catalog
 from ..data import BipartiteData, PairData
+from ..files import atomic_open
 
 
 def save_instance(name: str, directory, data=None) -> Path:
-    """Generate the catalog instance ``name`` (or use ``data``) and save ``<directory>/<name>.npz``."""
+    """Generate the catalog instance ``name`` (or use ``data``) and save ``<directory>/<name>.npz``
+    atomically (a process killed while writing leaves the previous file)."""
     spec = catalog.load_catalog().instances.get(name)
     if spec is None:
         raise ValueError(f"unknown instance {name!r}; expected one of "
@@ -39,10 +41,12 @@ def save_instance(name: str, directory, data=None) -> Path:
             arrays[key] = np.asarray(a)
     kind = "bipartite" if isinstance(data, BipartiteData) else "pairs"
     path = Path(directory) / f"{name}.npz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, __kind__=np.array(kind), __fingerprint__=np.array(data.fingerprint()),
-                        __generator__=np.array(spec.generator),
-                        __params__=np.array(json.dumps(spec.params, sort_keys=True)), **arrays)
+    with atomic_open(path, "wb") as fh:
+        np.savez_compressed(fh, __kind__=np.array(kind),
+                            __fingerprint__=np.array(data.fingerprint()),
+                            __generator__=np.array(spec.generator),
+                            __params__=np.array(json.dumps(spec.params, sort_keys=True)),
+                            **arrays)
     return path
 
 

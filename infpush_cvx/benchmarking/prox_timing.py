@@ -1,6 +1,6 @@
 """Timing of the l1,inf projection core against the floor of copying the matrix once.
 
-Setting of ``/work/shared/docs/anchors.md``: a standard Gaussian matrix (seeded), radius equal to
+The setting of the project's timing anchors: a standard Gaussian matrix (seeded), radius equal to
 ``factor * ||V||_{1,inf}`` for factors 0.001, 0.01, 0.1, 0.5, single thread. Every figure is a
 median over ``repeats`` runs measured in this run, reported with its ratio to the copy floor
 (``V.copy()``) measured on the same matrix, so figures from noisy machines stay comparable.
@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 
 RADIUS_FACTORS = (0.001, 0.01, 0.1, 0.5)
 
@@ -35,6 +35,8 @@ def time_projection(sizes=(100, 1000), factors=RADIUS_FACTORS, methods=None, *, 
     from threadpoolctl import threadpool_limits
     from ..prox import METHODS, l1inf_norm, project_l1inf
     methods = list(METHODS) if methods is None else list(methods)
+    for method in methods:  # before any timing
+        check_choice(method, "methods", METHODS)
     repeats = int(check_scalar(repeats, "repeats", positive=True))
     rows = []
     rng = np.random.default_rng(seed)

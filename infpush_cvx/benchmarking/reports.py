@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
+from ..files import atomic_path
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -87,7 +88,8 @@ def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = 
 
 def plot_performance_profile(df: pd.DataFrame, path, metric: str = "time",
                              problems: str = "common", title: str | None = None):
-    """Save the performance profile as a PNG (matplotlib, Agg backend); returns the path."""
+    """Save the performance profile as a PNG (matplotlib, Agg backend) atomically: a run killed
+    while writing leaves the previous figure. Returns the path."""
     import matplotlib
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -105,9 +107,11 @@ def plot_performance_profile(df: pd.DataFrame, path, metric: str = "time",
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:  # the format comes from the suffix, which tmp keeps
+            fig.savefig(tmp, dpi=120)
+    finally:
+        plt.close(fig)
     return path
 
 
