@@ -1,7 +1,7 @@
 """The ``infpush-cvx`` command line.
 
     infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--solvers S ...]
-                      [--out results/comparison.csv]
+                      [--time-limit SECONDS] [--out results/comparison.csv]
         The main job: solve the catalog with every installed solver, compare with the stored
         values, print and save the table; exit 1 on any disagreement. The catalog's "core" tier
         by default; the "real" tier (subsets of real data sets) is large for CVXPY.
@@ -9,44 +9,141 @@
     infpush-cvx list [--problems PATTERN] [--tier T]
     infpush-cvx generate [--instances NAME ...] --out DIR
         Write catalog instances to DIR/<name>.npz with their fingerprints.
-    infpush-cvx solve PROBLEM --solver NAME [--tol T]
+    infpush-cvx solve PROBLEM --solver NAME [--tol T] [--time-limit SECONDS]
         Solve one catalog problem with a CVXPY solver (CLARABEL, ...) or a project solver
         method (infinite_push.fista, ranksvm.working_set, rank2plan.ccg, ...).
     infpush-cvx bench [--problems PATTERN] [--tier T] [--cvxpy S ...] [--native M ...]
                       [--repeats N] [--executor serial|processes|dask] [--workers N]
-                      [--scheduler ADDR] [--timeout SECONDS] [--out results/bench]
+                      [--scheduler ADDR] [--time-limit SECONDS] [--out results/bench]
         Run problems x solvers x repeats; save the table (CSV + Parquet), the per-problem
         comparison and the performance profile (PNG).
     infpush-cvx report TABLE [--out DIR] [--metric time] [--problems-set common|all]
-        Comparison table and performance profile from a saved results table.
+        Comparison table and performance profile from a saved results table (exactly the
+        .csv or .parquet file named).
     infpush-cvx prox [--sizes 100 1000] [--factors ...] [--repeats N]
         Time the l1,inf projection core against the copy floor.
+
+Every solve has a time limit (--time-limit, default 1200 s), given to the solver as its own
+time-limit option; ECOS has none, so ``solve`` runs it in a worker process killed at the limit
+(in ``check`` it is bounded by its iteration cap only; ``bench`` kills its worker processes).
+Project solvers check their limit between iterations.
+
+Files are written atomically (a killed run leaves the previous file, never a partial one), and
+output locations are checked before any solve.
+
+Exit status: 0 success; 1 a solve disagrees with the stored value (or stopped without an
+answer); 2 usage error (bad arguments or values, unreadable or malformed input, unwritable
+output), reported as one line naming the argument or file; 3 unexpected failure, one line
+(--traceback, or INFPUSH_CVX_TRACEBACK=1, prints the full traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import os
 import sys
+import traceback
 from pathlib import Path
+
+#: Default time limit of one solve, in seconds: twice the longest solve the catalog needs
+#: (ECOS on the real tier's a8a 300 x 3000 problem, about 10 minutes on 2 cores).
+DEFAULT_TIME_LIMIT = 1200.0
+#: Environment variable that, set to anything but "" or "0", prints full tracebacks.
+TRACEBACK_ENV_VAR = "INFPUSH_CVX_TRACEBACK"
+
+EXIT_DISAGREEMENT, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
+
+
+class CommandFailed(Exception):
+    """An unexpected exception while a command did its work (exit 3); it is the ``__cause__``."""
+
+
+@contextlib.contextmanager
+def _working(what: str):
+    """Mark the command's work, after its arguments were checked: an exception in here is a
+    failure of the command (exit 3) even when it is a ValueError, except an OSError (a file or
+    data set that cannot be read or written, exit 2)."""
+    try:
+        yield
+    except (OSError, CommandFailed):
+        raise
+    except Exception as exc:
+        raise CommandFailed(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+
+
+# -- argparse types: a bad value is a one-line usage error naming the option -----------------
+
+def positive_float(text: str) -> float:
+    """A positive, finite number (tolerances, seconds, factors)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A positive integer (counts, sizes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An integer >= 0 (seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+def _problem_ids(pattern, tier) -> list[str]:
+    from . import catalog
+    ids = catalog.problem_ids(pattern, tier=tier)
+    if not ids:
+        raise ValueError(f"no catalog problem of tier {tier!r} matches {pattern!r}")
+    return ids
+
+
+def _save_csv(df, path) -> None:
+    from .files import atomic_open
+    with atomic_open(path, "w", newline="") as fh:
+        df.to_csv(fh, index=False)
 
 
 def _cmd_check(args) -> int:
-    from . import catalog, compare
-    ids = catalog.problem_ids(args.problems, tier=args.tier)
-    if not ids:
-        raise ValueError(f"no catalog problem of tier {args.tier!r} matches {args.problems!r}")
-    native = compare.CHECK_METHODS if args.native is None else args.native
-    df = compare.run(ids, args.solvers, native, progress=not args.no_progress)
-    print(compare.format_table(df))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
+    from . import compare, cvxpy_solvers
+    from .files import check_writable
+    ids = _problem_ids(args.problems, args.tier)
+    solvers = None if args.solvers is None else \
+        [cvxpy_solvers.spec(s).name for s in args.solvers]
+    native = compare.CHECK_METHODS if args.native is None else \
+        compare.check_native_names(args.native)
+    out = check_writable(args.out, name="--out")
+    with _working("check"):
+        df = compare.run(ids, solvers, native, progress=not args.no_progress,
+                         time_limit=args.time_limit)
+        print(compare.format_table(df))
+        _save_csv(df, out)
     bad = df[~df["agrees"]]
     print(f"\n{len(df)} solves of {len(ids)} problems; {len(df) - len(bad)} agree with the stored "
           f"values; table saved to {out}")
     if len(bad):
         print("DISAGREEMENTS:\n" + compare.format_table(bad), file=sys.stderr)
-        return 1
+        return EXIT_DISAGREEMENT
     return 0
 
 
@@ -82,7 +179,7 @@ def _cmd_reference(args) -> int:
 
 def _cmd_list(args) -> int:
     from . import catalog
-    for pid in catalog.problem_ids(args.problems, tier=args.tier):
+    for pid in _problem_ids(args.problems, args.tier):
         spec = catalog.get(pid)
         print(f"{pid}\t{spec.instance}\t{spec.formulation}\t{spec.options}\tlam={spec.lam:g}")
     return 0
@@ -90,16 +187,27 @@ def _cmd_list(args) -> int:
 
 def _cmd_generate(args) -> int:
     from . import catalog
+    from ._validation import check_choice
     from .benchmarking.instances import save_instance
-    names = args.instances or list(catalog.load_catalog().instances)
-    for name in names:
-        path = save_instance(name, args.out)
-        print(f"{name}\t{path}")
+    from .files import check_writable
+    known = catalog.load_catalog().instances
+    names = args.instances or list(known)
+    for name in names:  # every name before the first file
+        check_choice(name, "instance", known)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} is a file, expected a folder")
+    check_writable(out / f"{names[0]}.npz", name="--out")
+    with _working("generate"):
+        for name in names:
+            path = save_instance(name, out)
+            print(f"{name}\t{path}")
     return 0
 
 
 def _resolve_solver(problem_id: str, solver: str):
-    """A Task kind for a solver name given on the command line."""
+    """A Task kind for a solver name given on the command line; ValueError when the solver does
+    not apply to the problem (the table of ``check`` and ``bench``)."""
     from . import catalog, cvxpy_solvers
     from .benchmarking.tasks import native_methods
     spec = catalog.get(problem_id)  # unknown problems are an error here, not a row
@@ -109,33 +217,55 @@ def _resolve_solver(problem_id: str, solver: str):
             raise ValueError(f"project solver {solver!r} does not solve {problem_id!r}; "
                              f"available: {methods or 'none (dual or direct-form problem)'}")
         return "native", solver
-    return "cvxpy", cvxpy_solvers.spec(solver).name
+    return "cvxpy", cvxpy_solvers.check_handles(solver, spec.problem_class, problem_id).name
+
+
+def _solve_within_time_limit(task) -> dict:
+    """The row of ``task``, solved so that it ends by ``task.timeout``: in this process when the
+    solver enforces the limit itself (project solvers, CVXPY solvers with a time-limit option);
+    otherwise (ECOS) in a worker process killed at the limit, whose row then says "timeout"."""
+    from . import cvxpy_solvers
+    from .benchmarking.executors import ProcessExecutor
+    from .benchmarking.tasks import solve_task
+    if task.kind == "cvxpy" and cvxpy_solvers.SOLVERS[task.solver].time_limit_option is None:
+        [(_, row)] = list(ProcessExecutor(n_workers=1).run([task]))
+        return row
+    return solve_task(task)
 
 
 def _cmd_solve(args) -> int:
-    from .benchmarking.tasks import Task, run_task
+    from .benchmarking.tasks import Task
     kind, solver = _resolve_solver(args.problem, args.solver)
-    row = run_task(Task(args.problem, kind, solver, tol=args.tol, timeout=args.timeout))
+    task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
+    what = f"solving {args.problem} with {solver}"
+    with _working(what):
+        row = _solve_within_time_limit(task)
+    if str(row.get("status", "")).startswith("error"):  # an exception in the worker process
+        raise CommandFailed(f"{what} failed: {str(row['error']).partition(' | ')[0]}")
     keys = ("problem", "solver", "status", "objective", "reference", "rel_error", "agrees",
             "gap", "iterations", "compile_time", "setup_time", "solve_time", "time", "error")
     width = max(map(len, keys))
     for k in keys:
         if row.get(k) not in (None, ""):
             print(f"{k:<{width}}  {row[k]}")
-    return 0 if row["agrees"] else 1
+    return 0 if row["agrees"] else EXIT_DISAGREEMENT
+
+
+def _report_paths(out_dir, metric) -> dict:
+    out_dir = Path(out_dir)
+    return {"comparison": out_dir / "comparison.csv", "profile": out_dir / f"profile_{metric}.png"}
 
 
 def _write_reports(df, out_dir, metric, problems_set) -> list[str]:
     from .benchmarking import reports
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = _report_paths(out_dir, metric)
     table = reports.comparison_table(df)
     print(reports.format_comparison(table))
-    table.to_csv(out_dir / "comparison.csv", index=False)
-    written = [str(out_dir / "comparison.csv")]
+    _save_csv(table, paths["comparison"])
+    written = [str(paths["comparison"])]
     try:
         written.append(str(reports.plot_performance_profile(
-            df, out_dir / f"profile_{metric}.png", metric=metric, problems=problems_set)))
+            df, paths["profile"], metric=metric, problems=problems_set)))
     except ValueError:
         # No problem was attempted by every solver (HiGHS runs LPs only, project solvers
         # primal problems only): profile the solvers that attempted every problem instead.
@@ -146,26 +276,41 @@ def _write_reports(df, out_dir, metric, problems_set) -> list[str]:
         print(f"performance profile of the solvers that attempted every problem: {complete}",
               file=sys.stderr)
         written.append(str(reports.plot_performance_profile(
-            df[df["solver"].isin(complete)], out_dir / f"profile_{metric}.png", metric=metric,
+            df[df["solver"].isin(complete)], paths["profile"], metric=metric,
             title=f"Performance profile ({metric}), solvers that ran every problem")))
     return written
 
 
+def _report_dir(table) -> Path:
+    """``<stem>_report`` beside a results table (``<stem>.csv``, ``<stem>.parquet``)."""
+    from .benchmarking.runner import table_paths
+    csv = table_paths(table)["csv"]
+    return csv.parent / (csv.stem + "_report")
+
+
+def _check_writable(paths) -> None:
+    from .files import check_writable
+    for path in paths:
+        check_writable(path, name="--out")
+
+
 def _cmd_bench(args) -> int:
-    from . import catalog
     from .benchmarking import make_tasks, run_benchmark, save_results
-    ids = catalog.problem_ids(args.problems, tier=args.tier)
-    if not ids:
-        raise ValueError(f"no catalog problem of tier {args.tier!r} matches {args.problems!r}")
-    tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native,
-                       repeats=args.repeats, tol=args.tol, timeout=args.timeout)
+    from .benchmarking.executors import make_executor
+    from .benchmarking.runner import table_paths
+    ids = _problem_ids(args.problems, args.tier)
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
-    df = run_benchmark(tasks, args.executor, progress=not args.no_progress,
-                       n_workers=args.workers, scheduler=args.scheduler)
-    paths = save_results(df, args.out)
-    out = Path(args.out)
-    written = _write_reports(df, out.parent / (out.stem + "_report"), "time", args.problems_set)
+    tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native,
+                       repeats=args.repeats, tol=args.tol, timeout=args.time_limit)
+    executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
+    report_dir = _report_dir(args.out)
+    _check_writable([*table_paths(args.out).values(),
+                     *_report_paths(report_dir, "time").values()])
+    with _working("bench"):
+        df = run_benchmark(tasks, executor, progress=not args.no_progress)
+        paths = save_results(df, args.out)
+        written = _write_reports(df, report_dir, "time", args.problems_set)
     n_ok = int(df["agrees"].sum())
     print(f"\n{len(df)} solves ({len(tasks)} tasks); {n_ok} succeeded and agree with the stored "
           f"values; {len(df) - n_ok} did not (see the status column)")
@@ -175,28 +320,33 @@ def _cmd_bench(args) -> int:
 
 def _cmd_report(args) -> int:
     from .benchmarking import load_results
-    path = Path(args.table)
-    if not any(path.with_suffix(s).exists() for s in (".csv", ".parquet")) and not path.exists():
-        raise ValueError(f"table {args.table!r} does not exist")
-    df = load_results(path)
-    out = args.out or str(path.with_suffix("")) + "_report"
-    for p in _write_reports(df, out, args.metric, args.problems_set):
+    df = load_results(args.table)  # exactly the named file; ValueError naming it if malformed
+    out = Path(args.out) if args.out else _report_dir(args.table)
+    _check_writable(_report_paths(out, args.metric).values())
+    with _working("report"):
+        written = _write_reports(df, out, args.metric, args.problems_set)
+    for p in written:
         print(f"written: {p}")
     return 0
 
 
 def _cmd_prox(args) -> int:
     import pandas as pd
+    from ._validation import check_choice
     from .benchmarking.prox_timing import time_projection
-    df = time_projection(args.sizes, args.factors, args.methods, repeats=args.repeats,
-                         seed=args.seed)
-    with pd.option_context("display.width", 200):
-        print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    from .prox import METHODS
+    for method in args.methods or ():
+        check_choice(method, "--methods", METHODS)
     if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(out, index=False)
-        print(f"written: {out}")
+        _check_writable([args.out])
+    with _working("prox"):
+        df = time_projection(args.sizes, args.factors, args.methods, repeats=args.repeats,
+                             seed=args.seed)
+        with pd.option_context("display.width", 200):
+            print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        if args.out:
+            _save_csv(df, args.out)
+            print(f"written: {args.out}")
     return 0
 
 
@@ -204,12 +354,22 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors as one line (``infpush-cvx: error: ...``) and exit status 2."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
+def _add_time_limit(p, what: str) -> None:
+    p.add_argument("--time-limit", "--timeout", dest="time_limit", type=positive_float,
+                   default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
+                   help=f"time limit of {what} in seconds, given to the solver as its own "
+                        f"(default {DEFAULT_TIME_LIMIT:g}; ECOS has none, see the top --help)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="infpush-cvx", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traceback", action="store_true",
+                        help=f"print the full traceback of an unexpected failure "
+                             f"(or set {TRACEBACK_ENV_VAR}=1)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
@@ -223,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="project solver methods, e.g. fista or infinite_push.working_set "
                         "(default: the certified ones, working_set smoothing_newton fista ccg; "
                         "give none for no project solver)")
+    _add_time_limit(p, "each solve")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_check)
@@ -253,8 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", required=True,
                    help="CVXPY solver (CLARABEL, ECOS, SCS, HIGHS) or project solver method "
                         "(infinite_push.working_set, ranksvm.fista, rank2plan.ccg, ...)")
-    p.add_argument("--tol", type=float, default=1e-6, help="target gap of project solvers")
-    p.add_argument("--timeout", type=float, help="time limit of project solvers (seconds)")
+    p.add_argument("--tol", type=positive_float, default=1e-6,
+                   help="target gap of project solvers")
+    _add_time_limit(p, "the solve")
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
@@ -267,12 +429,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--native", nargs="*", metavar="METHOD",
                    help="project solver methods or modules, e.g. infinite_push.fista rank2plan "
                         "(default: all that apply; give none for no project solver)")
-    p.add_argument("--repeats", type=int, default=1, help="runs of every task (default 1)")
-    p.add_argument("--tol", type=float, default=1e-6, help="target gap of project solvers")
-    p.add_argument("--timeout", type=float, help="per-task timeout in seconds")
+    p.add_argument("--repeats", type=positive_int, default=1,
+                   help="runs of every task (default 1)")
+    p.add_argument("--tol", type=positive_float, default=1e-6,
+                   help="target gap of project solvers")
+    _add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")
-    p.add_argument("--workers", type=int, help="worker processes (default: CPU count)")
+    p.add_argument("--workers", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--out", default="results/bench",
@@ -284,7 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("report", help="comparison table and performance profile of a table")
-    p.add_argument("table", help="results table (.csv or .parquet, or the path without suffix)")
+    p.add_argument("table", help="results table: exactly this .csv or .parquet file (a path "
+                                 "without suffix: its .parquet file, else its .csv file)")
     p.add_argument("--out", help="output directory (default: <table>_report)")
     p.add_argument("--metric", default="time",
                    choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],
@@ -294,25 +459,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("prox", help="time the l1,inf projection core")
-    p.add_argument("--sizes", nargs="+", type=int, default=[100, 1000], help="n of n x n")
-    p.add_argument("--factors", nargs="+", type=float, default=[0.001, 0.01, 0.1, 0.5],
+    p.add_argument("--sizes", nargs="+", type=positive_int, default=[100, 1000],
+                   help="n of n x n")
+    p.add_argument("--factors", nargs="+", type=positive_float, default=[0.001, 0.01, 0.1, 0.5],
                    help="radius as a fraction of the matrix's l1,inf norm")
     p.add_argument("--methods", nargs="+", help="projection methods (default: all)")
-    p.add_argument("--repeats", type=int, default=5, help="timed calls per case (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the Gaussian matrices")
+    p.add_argument("--repeats", type=positive_int, default=5,
+                   help="timed calls per case (default 5)")
+    p.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the Gaussian matrices")
     p.add_argument("--out", help="CSV output path")
     p.set_defaults(func=_cmd_prox)
+
+    for p in sub.choices.values():  # after the subcommand too; SUPPRESS keeps the top's value
+        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="print the full traceback of an unexpected failure")
     return parser
+
+
+def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: bool = False) -> int:
+    """``work()``'s exit status, with its exceptions reported as one line on stderr: exit 2 for
+    ValueError, TypeError and OSError (usage errors, unreadable or unwritable files), 3 for any
+    other exception (with a hint to the full traceback, which ``show_traceback`` or the
+    environment variable ``TRACEBACK_ENV_VAR`` prints), 130 for Ctrl-C."""
+    show_traceback = show_traceback or os.environ.get(TRACEBACK_ENV_VAR, "") not in ("", "0")
+    try:
+        return work()
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        error = exc
+    if isinstance(error, (ValueError, TypeError, OSError)):
+        code, message = EXIT_USAGE, _one_line(error)
+    else:
+        code = EXIT_FAILURE
+        message = _one_line(error) if isinstance(error, CommandFailed) else \
+            f"unexpected {type(error).__name__}: {_one_line(error)}"
+        if not show_traceback:
+            message += (f" (run again with --traceback, or {TRACEBACK_ENV_VAR}=1, for the full "
+                        f"traceback)")
+    if show_traceback:
+        traceback.print_exception(error)
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return code
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except (ValueError, TypeError, RuntimeError, OSError) as exc:
-        msg = " ".join(str(exc).split())  # one line
-        print(f"infpush-cvx: error: {msg}", file=sys.stderr)
-        return 2
+    return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """Command line: ``python -m infpush_cvx.experiments agarwal|perceptron [options]``.
 
-Prints the result table and writes the tidy per-run table to ``--out`` (CSV) when given.
+Prints the result table and writes the tidy per-run table to ``--out`` (CSV) when given. The
+output location is checked before the experiment runs, the file is written atomically (a killed
+run leaves the previous file), and errors are one line with the exit codes of ``infpush-cvx``
+(2 bad arguments or unreadable data, 3 unexpected failure; ``--traceback`` for the full one).
 """
 
 from __future__ import annotations
@@ -8,41 +11,53 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli import nonnegative_int, positive_int, run_reporting_errors
+
+PROG = "python -m infpush_cvx.experiments"
 DATA_HELP = "folder with the UCI files (default: $INFPUSH_CVX_DATA, else ../shared/data/uci)"
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m infpush_cvx.experiments")
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG)
+    p.add_argument("--traceback", action="store_true",
+                   help="print the full traceback of an unexpected failure")
     sub = p.add_subparsers(dest="which", required=True)
     a = sub.add_parser("agarwal", help="Agarwal (SDM 2011) section 6 protocol")
     a.add_argument("--datasets", nargs="+", default=["ionosphere", "spambase"],
                    help="UCI data sets to run (default: both)")
-    a.add_argument("--n-splits", type=int, default=10,
+    a.add_argument("--n-splits", type=positive_int, default=10,
                    help="random stratified train/test splits (default 10, as in the paper)")
-    a.add_argument("--n-folds", type=int, default=5,
+    a.add_argument("--n-folds", type=positive_int, default=5,
                    help="cross-validation folds for choosing C (default 5)")
     a.add_argument("--methods", nargs="+",
                    default=["ranksvm", "infinite_push", "sparse_infinite_push"],
                    help="rankers to compare (default: all three)")
-    a.add_argument("--n-jobs", type=int, default=1,
+    a.add_argument("--n-jobs", type=positive_int, default=1,
                    help="worker processes across splits (default 1)")
-    a.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
+    a.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the splits (default 0)")
     a.add_argument("--data-dir", default=None,
                    help=DATA_HELP)
     a.add_argument("--scale", choices=["train", "all"], default="train",
                    help="fit the [0, 1] scaler on the training split (default) or on all data")
     a.add_argument("--out", default=None, help="CSV file for the tidy per-run table")
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
-    q.add_argument("--ks", nargs="+", type=int, default=[50, 300],
+    q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
                    help="values of K (default 50 300)")
-    q.add_argument("--seed", type=int, default=0,
+    q.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the streams and sampling (default 0)")
     q.add_argument("--data-dir", default=None,
                    help=DATA_HELP)
     q.add_argument("--out", default=None, help="CSV file for the tidy per-batch table")
-    args = p.parse_args(argv)
+    return p
 
+
+def _run(args) -> int:
     import pandas as pd
+
+    from ..files import atomic_open, check_writable
+    if args.out:
+        check_writable(args.out, name="--out")  # before the experiment, not after it
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 40)
     if args.which == "agarwal":
@@ -60,8 +75,14 @@ def main(argv=None) -> int:
         res = perceptron_experiment(streams, ks=tuple(args.ks), seed=args.seed)
         print(summarise(res).round(4).to_string())
     if args.out:
-        res.to_csv(args.out, index=False)
+        with atomic_open(args.out, "w", newline="") as fh:
+            res.to_csv(fh, index=False)
     return 0
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_reporting_errors(lambda: _run(args), prog=PROG, show_traceback=args.traceback)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,6 @@ def test_prox_timing_table(tmp_path, capsys):
      "--scheduler needs --executor dask"),
     (["generate", "--instances", "nope", "--out", "/tmp"], "unknown instance 'nope'"),
     (["report", "/no/such/table.csv"], "does not exist"),
-    (["prox", "--sizes", "0"], "sizes"),
 ])
 def test_errors_are_one_line_and_nonzero(argv, text, capsys):
     assert cli.main(argv) == 2
@@ -101,7 +100,7 @@ def test_bench_profile_falls_back_to_solvers_that_ran_everything(tmp_path, capsy
 
 
 @pytest.mark.parametrize("argv", [["bench", "--executor", "threads"], ["solve"], ["nope"],
-                                  ["bench", "--repeats", "x"]])
+                                  ["bench", "--repeats", "x"], ["prox", "--sizes", "0"]])
 def test_usage_errors_are_one_line(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
