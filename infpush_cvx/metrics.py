@@ -1,7 +1,6 @@
 """Ranking metrics for bipartite data, scikit-learn style ``metric(y_true, y_score)``.
 
-Definitions (Agarwal, "The Infinite Push", SDM 2011, section 6; formulations.md section 5), for
-m positives and n negatives:
+Definitions (Agarwal, "The Infinite Push", SDM 2011, section 6), for m positives and n negatives:
 
 - AUC: fraction of (positive, negative) pairs ordered correctly, ties counting 1/2.
 - positives at the top: #positives scored strictly above the highest-scoring negative.
