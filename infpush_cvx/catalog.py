@@ -18,8 +18,10 @@ large for CVXPY, read from the data folders of :mod:`infpush_cvx.datasets`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import itertools
+import json
 import os
 import re
 import tomllib
@@ -101,6 +103,24 @@ class ProblemSpec:
         """A fresh cvxpy.Problem (pass ``data`` to skip regenerating the instance)."""
         data = instance_data(self.instance) if data is None else data
         return FORMULATIONS[self.formulation](data, self.lam, **self.options)
+
+    def definition(self) -> dict:
+        """What determines the optimal value besides the instance's data: the formulation, its
+        options (penalty, scaling, form) and lambda.
+
+        The ID, the tier and the instance's name do not: the tier only selects runs and the
+        cross-check, and the data is fingerprinted on its own (``data.fingerprint()``)."""
+        return {"formulation": self.formulation, "options": dict(self.options),
+                "lam": float(self.lam)}
+
+    def fingerprint(self) -> str:
+        """SHA-256 of :meth:`definition` as canonical JSON (sorted keys, no spaces).
+
+        Stored beside each reference value, so that a problem whose definition changed after
+        its value was stored is detected (``infpush-cvx reference verify``)."""
+        text = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"),
+                          allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

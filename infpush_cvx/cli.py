@@ -148,20 +148,31 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_reference(args) -> int:
+    """Exit 1 when a stored value disagrees (verify failures, refused replacements), 2 on bad
+    arguments (an unknown problem ID, before any work)."""
     from . import catalog, datasets, reference
-    tier = args.tier or (catalog.ALL_TIERS if args.action == "verify" else catalog.DEFAULT_TIER)
-    ids = args.only or catalog.problem_ids(tier=tier)
-    if args.action == "regenerate":
-        from tqdm.auto import tqdm
-        actions = reference.regenerate(ids, accept_changes=args.accept_changes,
-                                       progress=lambda xs: tqdm(xs, desc="reference"))
+    ids = args.only or catalog.problem_ids(tier=args.tier)
+    for pid in ids:
+        catalog.get(pid)
+    if args.action in ("regenerate", "migrate"):
+        try:
+            if args.action == "migrate":
+                actions = reference.migrate(ids)
+            else:
+                from tqdm.auto import tqdm
+                actions = reference.regenerate(ids, accept_changes=args.accept_changes,
+                                               progress=lambda xs: tqdm(xs, desc="reference"))
+        except reference.ReferenceError as exc:
+            for line in str(exc).splitlines():
+                print(line.strip(), file=sys.stderr)
+            return 1
         for pid, action in actions.items():
             print(f"{pid}: {action}")
         return 0
     failures, skipped = [], []
     for pid in ids:
         try:
-            reference.check_fingerprint(pid)
+            reference.verify(pid, resolve=not args.no_resolve)
         except reference.ReferenceError as exc:
             failures.append(str(exc))
         except FileNotFoundError as exc:
@@ -171,7 +182,10 @@ def _cmd_reference(args) -> int:
     for line in skipped + failures:
         print(line, file=sys.stderr)
     checked = len(ids) - len(skipped)
-    print(f"{checked - len(failures)} of {checked} stored instances match their fingerprints"
+    checks = "fingerprints (instance and problem definition)" + (
+        "" if args.no_resolve else
+        f" and a re-solve by the project's certified solvers (within {reference.RESOLVE_RTOL:g})")
+    print(f"{checked - len(failures)} of {checked} stored values match their {checks}"
           + (f"; {len(skipped)} skipped (data set not available, see "
              f"{datasets.LIBSVM_ENV_VAR} and {datasets.ENV_VAR})" if skipped else ""))
     return 1 if failures else 0
@@ -388,14 +402,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("reference", help="verify or (explicitly) regenerate stored values")
-    p.add_argument("action", choices=["verify", "regenerate"])
+    p = sub.add_parser("reference", help="verify, (explicitly) regenerate or migrate stored "
+                                         "values")
+    p.add_argument("action", choices=["verify", "regenerate", "migrate"],
+                   help="verify: instance and problem-definition fingerprints, and a re-solve "
+                        "of each value by the project's certified solvers; regenerate: solve "
+                        "with CVXPY and store new values; migrate: add the problem-definition "
+                        "fingerprint to records stored before it existed (values untouched)")
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
-    p.add_argument("--tier", metavar="TIER",
-                   help="catalog tier when --only is not given: core, real or all (default: all "
-                        "for verify, which only regenerates instances; core for regenerate)")
+    p.add_argument("--tier", default="core", metavar="TIER",
+                   help="catalog tier when --only is not given: core (default), real or all")
+    p.add_argument("--no-resolve", action="store_true",
+                   help="verify: fingerprints only, no re-solve of the stored values")
     p.add_argument("--accept-changes", action="store_true",
-                   help="replace stored values that changed beyond tolerance")
+                   help="regenerate: replace stored records that differ (value beyond "
+                        "tolerance, instance, definition, unreadable) and say what changed")
     p.set_defaults(func=_cmd_reference)
 
     p = sub.add_parser("list", help="list the catalog problems")

@@ -22,6 +22,7 @@ def test_every_problem_has_a_complete_stored_record():
         assert record["cross_check"]["relative_error"] <= record["tolerance"]
         assert set(record["versions"]) >= {"cvxpy", "numpy", "clarabel", "python"}
         assert len(record["instance_fingerprint"]) == 64 and record["date"]
+        assert record["spec_fingerprint"] == catalog.get(pid).fingerprint(), pid
 
 
 @pytest.mark.parametrize("pid", IDS)
@@ -99,8 +100,8 @@ def test_regenerate_writes_missing_keeps_unchanged_and_refuses_changes(tmp_path)
     path.write_text(json.dumps(record))
     with pytest.raises(reference.ReferenceError, match="fingerprint changed"):
         reference.regenerate([pid], directory=tmp_path)
-    assert reference.regenerate([pid], directory=tmp_path, accept_changes=True) == \
-        {pid: "replaced"}
+    (action,) = reference.regenerate([pid], directory=tmp_path, accept_changes=True).values()
+    assert action.startswith("replaced: instance fingerprint changed; value "), action
     assert json.loads(path.read_text())["opt_val"] == pytest.approx(json.loads(original)["opt_val"])
     assert [p.name for p in tmp_path.iterdir()] == [path.name], "no temporary file left behind"
 
@@ -132,9 +133,11 @@ def test_malformed_catalog_is_rejected(tmp_path):
 def test_regenerate_defaults_to_the_core_tier(tmp_path, monkeypatch):
     computed = []
 
+    template = reference.load_reference(IDS[0])
+
     def fake(pid):
         computed.append(pid)
-        return {"opt_val": 1.0, "instance_fingerprint": "0" * 64}
+        return {**template, "problem_id": pid}
 
     monkeypatch.setattr(reference, "compute_reference", fake)
     reference.regenerate(directory=tmp_path)
