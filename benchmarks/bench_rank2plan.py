@@ -151,7 +151,10 @@ def main(argv=None) -> int:
         print("| " + " | ".join(_fmt(c, r.get(c, "")) for c in cols) + " |")
     if args.csv:
         import pandas as pd
-        pd.DataFrame(rows).to_csv(args.csv, index=False)
+
+        from infpush_cvx.files import atomic_open
+        with atomic_open(args.csv, "w", newline="") as fh:
+            pd.DataFrame(rows).to_csv(fh, index=False)
     return 0
 
 

@@ -154,7 +154,10 @@ def main(argv=None):
     print(markdown(rows))
     if args.csv:
         import pandas as pd
-        pd.DataFrame(rows).to_csv(args.csv, index=False)
+
+        from infpush_cvx.files import atomic_open
+        with atomic_open(args.csv, "w", newline="") as fh:
+            pd.DataFrame(rows).to_csv(fh, index=False)
         print(f"\nwrote {args.csv}")
 
 
