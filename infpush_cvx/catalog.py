@@ -33,6 +33,7 @@ import cvxpy as cp
 from . import formulations, generators
 from . import scaling as _scaling
 from ._validation import check_scalar
+from .files import MalformedFileError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CATALOG = Path(os.environ.get("INFPUSH_CVX_CATALOG", REPO_ROOT / "problems" / "catalog.toml"))
@@ -312,6 +313,15 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
     finite nonnegative numbers, and problem IDs declared twice.
     """
     path = Path(path) if path is not None else DEFAULT_CATALOG
+    try:
+        return _parse_catalog(path)
+    except MalformedFileError:
+        raise
+    except ValueError as exc:  # every message already starts with the file's path
+        raise MalformedFileError(str(exc)) from None
+
+
+def _parse_catalog(path: Path) -> Catalog:
     try:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)

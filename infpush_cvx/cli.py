@@ -47,6 +47,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from .files import MalformedFileError
+
 #: Default time limit of one solve, in seconds: twice the longest solve the catalog needs
 #: (ECOS on the real tier's a8a 300 x 3000 problem, about 10 minutes on 2 cores).
 DEFAULT_TIME_LIMIT = 1200.0
@@ -64,10 +66,10 @@ class CommandFailed(Exception):
 def _working(what: str):
     """Mark the command's work, after its arguments were checked: an exception in here is a
     failure of the command (exit 3) even when it is a ValueError, except an OSError (a file or
-    data set that cannot be read or written, exit 2)."""
+    data set that cannot be read or written, or a malformed input file, exit 2)."""
     try:
         yield
-    except (OSError, CommandFailed):
+    except (OSError, MalformedFileError, CommandFailed):
         raise
     except Exception as exc:
         raise CommandFailed(f"{what} failed: {type(exc).__name__}: {exc}") from exc

@@ -23,7 +23,13 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_open", "atomic_path", "check_writable", "write_text_atomic"]
+__all__ = ["MalformedFileError", "atomic_open", "atomic_path", "check_writable",
+           "write_text_atomic"]
+
+
+class MalformedFileError(ValueError):
+    """A file the project reads (catalog, stored reference, results table) is not valid; the
+    message starts with the file's path. The CLI reports it as a usage error (exit 2)."""
 
 
 def _umask() -> int:

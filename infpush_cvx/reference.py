@@ -41,7 +41,7 @@ from pathlib import Path
 import cvxpy as cp
 
 from . import catalog as _catalog
-from .files import write_text_atomic
+from .files import MalformedFileError, write_text_atomic
 from . import cvxpy_solvers
 from .data import BipartiteData
 
@@ -147,7 +147,7 @@ def _check_record(record, where: str) -> dict:
         for key, value in record.items():
             _check_finite(value, key)
     except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
+        raise MalformedFileError(f"{where}: {exc}") from None
     return record
 
 
@@ -186,10 +186,10 @@ def load_reference(problem_id: str, directory: Path | None = None) -> dict | Non
     try:
         record = json.loads(raw)
     except ValueError as exc:  # JSONDecodeError, or bytes that are not text
-        raise ValueError(f"{path}: not a valid JSON record ({exc})") from None
+        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
     _check_record(record, str(path))
     if record["problem_id"] != problem_id:
-        raise ValueError(f"{path}: holds the record of problem {record['problem_id']!r}, "
+        raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
                          f"not {problem_id!r}")
     return record
 

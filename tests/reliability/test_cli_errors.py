@@ -267,3 +267,16 @@ def test_check_disagreement_still_exits_1(tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(["check", "--problems", QP, "--no-progress", "--out",
                             str(tmp_path / "c.csv")], capsys)
     assert code == 1 and "DISAGREEMENTS" in err
+
+
+def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, monkeypatch,
+                                                                   capsys):
+    """A truncated reference file read while ``check`` works is bad input (exit 2, its path),
+    not an internal failure (exit 3)."""
+    from infpush_cvx import reference
+
+    (tmp_path / f"{QP}.json").write_text('{"problem_id": "trunc')
+    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    code, out, err = run_cli(["check", "--problems", QP, "--solvers", "CLARABEL"], capsys)
+    assert code == 2
+    assert_one_line(err.strip().splitlines()[-1], str(tmp_path / f"{QP}.json"))  # after tqdm

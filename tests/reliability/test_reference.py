@@ -18,6 +18,7 @@ import shutil
 import pytest
 
 from infpush_cvx import catalog, cli, reference
+from infpush_cvx.files import MalformedFileError
 
 PID = "ip_l2_planted_s_paper_compact"  # stored optimal value 0.48658940...
 SEED_PID = "ip_l2_planted_s_seed_compact"  # the same problem in seed scaling
@@ -343,7 +344,8 @@ def _catalog_error(tmp_path, text: str) -> tuple[str, str]:
     path.write_text(text)
     with pytest.raises(ValueError) as info:
         catalog.load_catalog(str(path))
-    assert type(info.value) is ValueError, type(info.value)
+    # a ValueError of the kind the CLI reports as bad input (exit 2), not an internal failure
+    assert type(info.value) is MalformedFileError, type(info.value)
     message = str(info.value)
     assert message.startswith(f"{path}"), message
     return str(path), message
