@@ -5,7 +5,12 @@
         The main job: solve the catalog with every installed solver, compare with the stored
         values, print and save the table; exit 1 on any disagreement. The catalog's "core" tier
         by default; the "real" tier (subsets of real data sets) is large for CVXPY.
-    infpush-cvx reference verify | regenerate [--only ID ...] [--tier T] [--accept-changes]
+    infpush-cvx reference verify | regenerate | migrate [--only ID ...] [--tier T]
+                      [--no-resolve] [--accept-changes]
+        verify: each stored value's record is valid, its instance and problem definition
+        (spec fingerprint) are unchanged, and the project's certified solvers re-solve it to
+        2e-6 (--no-resolve skips that); regenerate refuses to replace a changed value without
+        --accept-changes; migrate adds the spec fingerprint to records that still match.
     infpush-cvx list [--problems PATTERN] [--tier T]
     infpush-cvx generate [--instances NAME ...] --out DIR
         Write catalog instances to DIR/<name>.npz with their fingerprints.
