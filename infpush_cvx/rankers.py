@@ -7,9 +7,23 @@ regulariser through ``C = 1/lambda``, eq. 3.8)::
     SparseInfinitePushRanker  lam ||w||_1     + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     RankSVMRanker             (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))
 
-(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012; formulations.md sections 1-3).
+(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012).
 The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: a ranking is invariant
 to it). ``score(X, y)`` is the average precision of :func:`infpush_cvx.metrics.average_precision`.
+
+Labels follow the binary-label contract of :mod:`infpush_cvx.labels` (scikit-learn's): ``classes_``
+holds the two labels seen in ``fit``, sorted; the positive class is the greater one ({0, 1},
+{-1, 1}, {1, 2}, booleans) or the hyper-parameter ``pos_label`` (needed for string labels).
+``score`` reads its ``y`` with the same classes, so cross-validation on any two labels works.
+
+Every hyper-parameter is validated in ``fit`` (as in scikit-learn), by name and type: a wrong
+value raises ValueError or TypeError naming it and, for names, listing the valid choices.
+
+Fits are checked after the solve. One that ends without its optimality certificate (a native
+status other than ``"optimal"``/``"degenerate_optimal"``, a CVXPY status other than
+``"optimal"``) warns with :class:`~infpush_cvx.solvers.result.ConvergenceWarning`; a model that
+uses no feature (every ``|w_k| <= sparsity_tol``, a constant ranking) warns with
+:class:`ZeroModelWarning`, saying why: degenerate data, or an l1 penalty too strong for the C.
 
 Sample weights, scikit-learn style: ``fit(X, y, sample_weight=None)``, one finite nonnegative
 weight per row; rows of weight 0 are dropped (both classes must keep a row of positive weight).
@@ -38,8 +52,6 @@ Fitting backends (hyper-parameter ``solver``):
 Along a path of C values (cross-validation) the native solves are warm-started from the previous
 C and the CVXPY problem is compiled once (lambda is a parameter).
 
-Labels: bool, or two distinct numeric values with the larger one positive ({0, 1}, {-1, 1}).
-
 scikit-learn is optional: without it the estimators still work (a small ``get_params`` /
 ``set_params`` base replaces ``BaseEstimator``). With it, every check of
 ``sklearn.utils.estimator_checks.check_estimator`` passes (tests/evaluation/test_rankers.py), with
@@ -58,13 +70,16 @@ scikit-learn's default ``rtol=1e-7``) run and pass.
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_choice, check_matrix, check_scalar
 from .data import BipartiteData
+from .labels import binary_labels
 from .metrics import average_precision
+from .solvers.result import ConvergenceWarning
 
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator as _Base
@@ -92,10 +107,16 @@ except ImportError:  # pragma: no cover - exercised only without sklearn
                 setattr(self, k, v)
             return self
 
-__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker"]
+__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker", "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
+#: Statuses whose certificate holds: the native solvers' two, and CVXPY's "optimal".
+_CERTIFIED = ("optimal", "degenerate_optimal")
+
+
+class ZeroModelWarning(UserWarning):
+    """The fitted ranker uses no feature: every item gets the same score (a constant ranking)."""
 
 
 def _native_available(module: str) -> bool:
@@ -106,35 +127,45 @@ def _native_available(module: str) -> bool:
     return True
 
 
-def _binary_labels(y, n_rows: int, owner: str) -> np.ndarray:
-    """Boolean positives mask. y: bool, or exactly two distinct numeric values, the larger one
-    positive ({0, 1} and {-1, 1} as usual). ValueError naming y otherwise."""
+def _read_labels(y, n_rows: int, owner: str, *, pos_label, classes=None):
+    """``y`` under the binary-label contract, one label per row of X; ValueError naming y."""
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
     y = np.asarray(y)
-    if np.iscomplexobj(y):
-        raise ValueError("Complex data not supported: y must hold real binary labels")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), "
                          f"got shape {y.shape}")
-    if y.dtype == bool:
-        pos = y
-    else:
-        if y.dtype.kind not in "iuf":
-            raise ValueError(f"Unknown label type: y must hold binary numeric or boolean labels, "
-                             f"got dtype {y.dtype}")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite entries")
-        values = np.unique(y)
-        if values.size > 2:
-            raise ValueError(f"y must be binary (two distinct labels, the larger one positive); "
-                             f"got {values.size} distinct values")
-        pos = y == values[-1]
-    if pos.all() or not pos.any():
-        raise ValueError("y must contain both classes (positives and negatives); got one class")
-    return pos
+    return binary_labels(y, "y", pos_label=pos_label, classes=classes)
+
+
+def _check_name(value, name: str, choices) -> str:
+    """A string among ``choices``: TypeError for a non-string, ValueError listing them."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {list(choices)}; got "
+                        f"{type(value).__name__} {value!r}")
+    return check_choice(value, name, choices)
+
+
+def _check_cvxpy_solver(name) -> str:
+    """The name of an installed CVXPY solver (any case), upper-cased as CVXPY spells it."""
+    import cvxpy as cp
+    installed = cp.installed_solvers()
+    if not isinstance(name, str):
+        raise TypeError(f"cvxpy_solver must be a string, one of the installed CVXPY solvers "
+                        f"{installed}; got {type(name).__name__} {name!r}")
+    if name.upper() not in installed:
+        raise ValueError(f"unknown cvxpy_solver {name!r}; the installed CVXPY solvers are "
+                         f"{installed}")
+    return name.upper()
+
+
+def _native_detail(result) -> str:
+    """The solver's own account of an early stop: its method, certified gap and message."""
+    gap = "none" if result.gap is None else f"{result.gap:.2e}"
+    detail = f"method {result.method!r}, certified relative gap {gap}"
+    return detail + (f": {result.message}" if result.message else "")
 
 
 #: Native methods that take sample weights (None: the solver's default, a certified one).
@@ -188,21 +219,35 @@ class _BipartiteRanker(_Base):
     _auto_prefers_cvxpy = False
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, cvxpy_solver="CLARABEL",
-                 sparsity_tol=1e-6):
+                 sparsity_tol=1e-6, pos_label=None):
         self.C = C
         self.solver = solver
         self.method = method
         self.tol = tol
         self.cvxpy_solver = cvxpy_solver
         self.sparsity_tol = sparsity_tol
+        self.pos_label = pos_label
 
     # ---- validation -------------------------------------------------------------------------
     def _check_params(self):
+        """Validate every hyper-parameter (``pos_label`` with the labels); return C as float."""
         C = check_scalar(self.C, "C", positive=True)
-        check_choice(self.solver, "solver", SOLVERS)
+        _check_name(self.solver, "solver", SOLVERS)
+        if self.method is not None:
+            _check_name(self.method, "method", self._native_methods())
         check_scalar(self.tol, "tol", positive=True)
+        _check_cvxpy_solver(self.cvxpy_solver)
         check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
         return C
+
+    def _native_methods(self) -> tuple:
+        """The native solver's methods for this ranker (none when it cannot be imported)."""
+        try:
+            module = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
+        except ImportError:
+            return ()
+        methods = module.METHODS  # Infinite Push: by penalty; RankSVM: one tuple
+        return tuple(methods[self._penalty] if isinstance(methods, dict) else methods)
 
     def _backend(self) -> str:
         if self.solver == "auto":
@@ -235,7 +280,8 @@ class _BipartiteRanker(_Base):
 
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Fit on features X (N x d) and binary labels y (positives: the larger label / True).
+        """Fit on features X (N x d) and binary labels y (positives: ``pos_label``, else the
+        greater label).
 
         ``sample_weight``: None, a scalar, or one finite nonnegative weight per row (rows of
         weight 0 are dropped); integer weights are equivalent to repeating rows. For the Infinite
@@ -243,16 +289,19 @@ class _BipartiteRanker(_Base):
         see the module docstring. With the native backend weights need a certified ``method``
         (None, ``"working_set"`` or ``"smoothing_newton"``).
         """
-        self._fit_path(X, y, [self.C], sample_weight=sample_weight, _store=True)
+        self._fit_path(X, y, [self.C], sample_weight=sample_weight, _store=True, _stacklevel=3)
         return self
 
-    def _fit_path(self, X, y, Cs, *, sample_weight=None, _store=False):
-        """Weights for every C in ``Cs`` on the same data (the CVXPY problem is compiled once)."""
+    def _fit_path(self, X, y, Cs, *, sample_weight=None, _store=False, _stacklevel=2):
+        """Weights for every C in ``Cs`` on the same data (the CVXPY problem is compiled once).
+
+        Returns ``[(w, status), ...]``; warns for every fit that is unconverged or zero.
+        """
         C = self._check_params()
         X = self._check_X(X, reset=True)
-        pos = _binary_labels(y, X.shape[0], type(self).__name__)
-        sw = _sample_weights(sample_weight, X.shape[0], pos)
-        data = BipartiteData.from_labels(X, pos, sample_weight=sw)
+        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label)
+        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
+        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
         Cs = [check_scalar(c, "C", positive=True) for c in Cs]
         backend = self._backend()
         if data.weighted and backend == "native" and self.method not in _WEIGHTED_METHODS:
@@ -267,14 +316,59 @@ class _BipartiteRanker(_Base):
         if self._penalty == "l1":
             # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
             # that would otherwise still order the items
-            out = [(np.where(np.abs(w) > self.sparsity_tol, w, 0.0), st) for w, st in out]
+            out = [(np.where(np.abs(w) > self.sparsity_tol, w, 0.0), st, detail)
+                   for w, st, detail in out]
+        for c, (w, status, detail) in zip(Cs, out):
+            self._warn_if_unreliable(data, c, w, status, detail, backend, _stacklevel + 1)
+        out = [(w, status) for w, status, _ in out]
         if _store:
             self.coef_, self.status_ = out[0]
             self.C_ = C
             self.backend_ = backend
             self.n_features_used_ = int(np.count_nonzero(np.abs(self.coef_) > self.sparsity_tol))
-            self.classes_ = np.array([0, 1])
+            self.classes_ = labels.classes
         return out
+
+    # ---- honest reporting -------------------------------------------------------------------
+    def _warn_if_unreliable(self, data, C, w, status, detail, backend, stacklevel):
+        """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0.
+
+        ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
+        """
+        name = f"{type(self).__name__}(C={C!r})"
+        if status not in _CERTIFIED:
+            warnings.warn(f"{name}: the {backend} solve ended without its optimality certificate "
+                          f"(status {status!r}{'; ' + detail if detail else ''}), so coef_ may "
+                          f"be far from the optimum. Scale the features (e.g. to [0, 1]), or try "
+                          f"method=None (the certified default) or solver='cvxpy'.",
+                          ConvergenceWarning, stacklevel=stacklevel)
+        if not np.any(np.abs(w) > self.sparsity_tol):
+            warnings.warn(f"{name}: the model uses no feature (every |w_k| <= sparsity_tol="
+                          f"{self.sparsity_tol!r}), so every item gets the same score: "
+                          f"{self._why_zero(data, C)}", ZeroModelWarning,
+                          stacklevel=stacklevel)
+
+    def _why_zero(self, data, C) -> str:
+        """Why the weights are zero: degenerate data (w = 0 optimal for every C), else the C."""
+        if self._loss == "ranksvm":
+            # at w = 0 every pair is inside the margin: the gradient is mean(Xn) - mean(Xp)
+            gap = (data.Xp.T @ data.pos_weights / data.wp_sum
+                   - data.Xn.T @ data.neg_weights / data.wn_sum)
+            unit = max(float(np.abs(data.Xp).max()), float(np.abs(data.Xn).max()))
+            if np.abs(gap).max() <= 1e-9 * unit:  # equal up to rounding, at the data's scale
+                return ("the positives and the negatives have the same mean, so w = 0 is the "
+                        "RankSVM optimum for every C")
+        else:
+            from .degeneracy import is_degenerate
+            if is_degenerate(data):
+                return ("the data are degenerate for the Infinite Push: the mean positive lies "
+                        "in the convex hull of the negatives, so w = 0 is optimal for every C "
+                        "(see infpush_cvx.degeneracy)")
+            if self._penalty == "l1":
+                return (f"C={C!r} is too small for the l1 penalty, which sets every weight to "
+                        f"zero here; increase C")
+        return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
+                f"badly scaled, or the solve ended early")
 
     def _solve_native_path(self, data, Cs):
         """Native solves in increasing C, each warm-started from the previous one."""
@@ -290,12 +384,16 @@ class _BipartiteRanker(_Base):
             if prev is not None:
                 kwargs["warm_start"] = prev
             lam = 1.0 / Cs[i]
-            if self._loss == "infinite_push":
-                res = mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
-                                        scaling="paper", **kwargs)
-            else:
-                res = mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **kwargs)
-            out[i] = (np.asarray(res.w, dtype=np.float64).ravel(), res.status)
+            with warnings.catch_warnings():
+                # the ranker reports an unconverged solve itself, once, naming C and the caller
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                if self._loss == "infinite_push":
+                    res = mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
+                                            scaling="paper", **kwargs)
+                else:
+                    res = mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **kwargs)
+            out[i] = (np.asarray(res.w, dtype=np.float64).ravel(), res.status,
+                      _native_detail(res))
             prev = res
         return out
 
@@ -310,12 +408,13 @@ class _BipartiteRanker(_Base):
             prob = formulations.ranksvm(data, 1.0 / Cs[0], scaling="paper", form="compact")
         lam = prob.param_dict["lam"]
         w = prob.var_dict["w"]
+        first = _check_cvxpy_solver(self.cvxpy_solver)
         out = []
         for C in Cs:
             lam.value = 1.0 / C
             # an interior-point failure on one C should not end a cross-validation run: retry
             # with the other installed conic solvers, in order
-            for solver in [self.cvxpy_solver] + [s for s in _FALLBACK if s != self.cvxpy_solver]:
+            for solver in [first] + [s for s in _FALLBACK if s != first]:
                 try:
                     prob.solve(solver=solver)
                     break
@@ -323,11 +422,12 @@ class _BipartiteRanker(_Base):
                     continue
             else:
                 raise RuntimeError(f"every CVXPY solver failed for C={C} "
-                                   f"(tried {self.cvxpy_solver} and {_FALLBACK})")
+                                   f"(tried {first} and {_FALLBACK})")
             if w.value is None:
-                raise RuntimeError(f"CVXPY solver {self.cvxpy_solver} returned no solution "
+                raise RuntimeError(f"CVXPY solver {solver} returned no solution "
                                    f"(status {prob.status}) for C={C}")
-            out.append((np.asarray(w.value, dtype=np.float64).copy(), prob.status))
+            out.append((np.asarray(w.value, dtype=np.float64).copy(), prob.status,
+                        f"CVXPY solver {solver}"))
         return out
 
     # ---- prediction -------------------------------------------------------------------------
@@ -346,8 +446,15 @@ class _BipartiteRanker(_Base):
         return self._check_X(X, reset=False) @ self.coef_
 
     def score(self, X, y):
-        """Average precision of the ranking of X (Agarwal 2011, section 6)."""
-        return average_precision(y, self.decision_function(X))
+        """Average precision of the ranking of X (Agarwal 2011, section 6).
+
+        ``y`` is read with the classes seen in ``fit`` (and ``pos_label``): a label not among
+        ``classes_`` is a ValueError.
+        """
+        scores = self.decision_function(X)
+        labels = _read_labels(y, scores.shape[0], type(self).__name__, pos_label=self.pos_label,
+                              classes=self.classes_)
+        return average_precision(labels.positive, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -367,12 +474,15 @@ class InfinitePushRanker(_BipartiteRanker):
     ----------
     C : float > 0, ``1/lambda``.
     solver : "auto" | "native" | "cvxpy" (see the module docstring).
-    method, tol : passed to the native solver (``method=None`` = its default).
-    cvxpy_solver : name of the CVXPY solver for the "cvxpy" backend.
+    method : None (the native solver's default, certified) or one of the native solver's
+        methods for this ranker; ``tol``: passed to the native solver.
+    cvxpy_solver : name of an installed CVXPY solver, for the "cvxpy" backend.
     sparsity_tol : ``|w_k| > sparsity_tol`` counts as a used feature (``n_features_used_``);
         for the l1 ranker smaller weights are set to exactly 0.
+    pos_label : the positive class; None: the greater of the two labels.
 
-    Attributes: ``coef_``, ``status_``, ``backend_``, ``n_features_used_``, ``n_features_in_``.
+    Attributes: ``coef_``, ``status_``, ``backend_``, ``classes_`` (the two labels, sorted),
+    ``n_features_used_``, ``n_features_in_``.
 
     ``fit(X, y, sample_weight=None)``: integer weights are repeated rows. The loss is a maximum
     over the negatives, so the negatives' weights do not change it (only a weight of 0, which

@@ -9,7 +9,9 @@ import pytest
 from infpush_cvx import metrics
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.objectives import bipartite_objective
-from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
+from infpush_cvx.solvers.result import ConvergenceWarning
+from infpush_cvx.rankers import (InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker,
+                                 ZeroModelWarning)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
 LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
@@ -55,8 +57,9 @@ def test_sparse_ranker_drops_irrelevant_features():
     assert 2 <= r.n_features_used_ <= 10
     assert np.count_nonzero(r.coef_) == r.n_features_used_
     assert InfinitePushRanker(C=2.0, solver="cvxpy").fit(X, y).n_features_used_ == 40
-    # strong regularisation: exactly zero weights, not solver noise
-    assert np.all(SparseInfinitePushRanker(C=0.01, solver="cvxpy").fit(X, y).coef_ == 0)
+    # strong regularisation: exactly zero weights, not solver noise, and a warning saying why
+    with pytest.warns(ZeroModelWarning, match="C=0.01 is too small for the l1 penalty"):
+        assert np.all(SparseInfinitePushRanker(C=0.01, solver="cvxpy").fit(X, y).coef_ == 0)
 
 
 def test_score_is_average_precision_and_separable_data_ranks_perfectly():
@@ -105,12 +108,24 @@ def test_native_and_cvxpy_backends_agree(cls):
         assert abs(fn - fc) <= 1e-6 * max(1.0, abs(fc))
 
 
-def test_cvxpy_solver_failure_falls_back_to_other_solvers():
+def test_cvxpy_solver_failure_falls_back_to_other_solvers(monkeypatch):
+    import cvxpy as cp
     X, y = _data(seed=9)
-    ref = SparseInfinitePushRanker(C=3.0, solver="cvxpy").fit(X, y).coef_
-    # an unknown solver name raises cvxpy's SolverError, like a numerical failure would
-    r = SparseInfinitePushRanker(C=3.0, solver="cvxpy", cvxpy_solver="NO_SUCH_SOLVER").fit(X, y)
-    np.testing.assert_allclose(r.coef_, ref, atol=1e-6)
+    ref = SparseInfinitePushRanker(C=30.0, solver="cvxpy").fit(X, y).coef_
+    assert np.count_nonzero(ref) >= 2
+    # a numerical failure of the first solver (cvxpy's SolverError): the next one takes over
+    solve, tried = cp.Problem.solve, []
+
+    def clarabel_fails(self, *args, solver=None, **kwargs):
+        tried.append(solver)
+        if solver == "CLARABEL":
+            raise cp.error.SolverError("simulated numerical failure")
+        return solve(self, *args, solver=solver, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", clarabel_fails)
+    r = SparseInfinitePushRanker(C=30.0, solver="cvxpy").fit(X, y)
+    assert tried == ["CLARABEL", "ECOS"] and r.status_ == "optimal"
+    np.testing.assert_allclose(r.coef_, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
 
 
 @pytest.mark.parametrize("cls", RANKERS)
@@ -174,15 +189,19 @@ def test_native_backend_call_contract(monkeypatch, cls, module, func):
 
     mod = types.ModuleType(f"infpush_cvx.solvers.{module}")
     setattr(mod, func, fake)
+    # the methods a ranker may name, by penalty for the Infinite Push (checked in fit)
+    mod.METHODS = {"l2": ("fista",), "l1": ("fista",)} if module == "infinite_push" else ("fista",)
     monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
     X, y = _data()
-    r = cls(C=4.0, method="fista", tol=1e-5, solver="native").fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):  # an early stop is reported
+        r = cls(C=4.0, method="fista", tol=1e-5, solver="native").fit(X, y)
     if cls is not SparseInfinitePushRanker:
         assert cls()._backend() == "native"  # solver="auto" finds the module
     assert r.backend_ == "native" and r.status_ == "max_iter"  # an early stop is reported
     (sp, sn, lam, kw), = calls
     assert "warm_start" not in kw
-    r._fit_path(X, y, [10.0, 1.0])  # a path runs in increasing C, warm-started
+    with pytest.warns(ConvergenceWarning):
+        r._fit_path(X, y, [10.0, 1.0])  # a path runs in increasing C, warm-started
     assert [c[2] for c in calls[1:]] == [1.0, 0.1]
     assert "warm_start" not in calls[1][3] and calls[2][3]["warm_start"].status == "max_iter"
     assert sp == (y.sum(), X.shape[1]) and sn == ((1 - y).sum(), X.shape[1])
