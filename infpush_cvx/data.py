@@ -16,6 +16,7 @@ times (see :mod:`infpush_cvx.objectives` for the weighted losses).
 from __future__ import annotations
 
 import hashlib
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,13 +50,26 @@ def fingerprint(**arrays) -> str:
     return h.hexdigest()
 
 
-class _Fresh:
-    """An array made by this module for a container, which no caller can hold: not copied again."""
+#: The arrays held by containers, weakly, by id. They are private already, so another container
+#: made from them (a solver re-wrapping the data, a row subset) shares them without a copy.
+_OWNED = weakref.WeakValueDictionary()
 
-    __slots__ = ("array",)
 
-    def __init__(self, array):
-        self.array = array
+def _own(array):
+    """Register ``array`` as held by a container (dense arrays become read-only); return it."""
+    if not sp.issparse(array):
+        array.flags.writeable = False
+    _OWNED[id(array)] = array
+    return array
+
+
+def _is_owned(array) -> bool:
+    """True for an array held by a container, or a view of one (read-only like its base)."""
+    while array is not None:
+        if _OWNED.get(id(array)) is array:
+            return True
+        array = getattr(array, "base", None)
+    return False
 
 
 def _sparse_parts(a) -> list:
@@ -68,38 +82,32 @@ def _private(validated, original):
 
     Validation often converts, and a conversion is already a copy (a list, another dtype, another
     sparse format); only memory shared with ``original`` is copied here, so large data are not
-    copied twice. Dense arrays are then made read-only. Sparse matrices are only copied: scipy
-    sorts their indices in place, which a read-only buffer would break.
+    copied twice, and arrays a container already holds are not copied at all. Dense arrays are
+    made read-only. Sparse matrices are only copied: scipy sorts their indices in place, which a
+    read-only buffer would break.
     """
+    if _is_owned(original):
+        return _own(validated)
     if sp.issparse(validated):
         originals = _sparse_parts(original) if sp.issparse(original) else []
         for part in ("data", "indices", "indptr"):
             mine = getattr(validated, part)
             if any(np.may_share_memory(mine, theirs) for theirs in originals):
                 setattr(validated, part, mine.copy())
-        return validated
-    if isinstance(original, _Fresh):
-        shared = False
-    elif isinstance(original, (list, tuple)):
+        return _own(validated)
+    if isinstance(original, (list, tuple)):
         shared = False  # NumPy builds a new array from a Python sequence
     elif isinstance(original, np.ndarray):
         shared = np.may_share_memory(validated, original)
     else:
         shared = True  # an array-like (DataFrame, __array__) may hand out its own buffer
-    if shared:
-        validated = validated.copy()
-    validated.flags.writeable = False
-    return validated
-
-
-def _unwrap(value):
-    return value.array if isinstance(value, _Fresh) else value
+    return _own(validated.copy() if shared else validated)
 
 
 def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
     """Return sample weights as a private float64 array after checking length, finiteness, sign
     and that their sum is finite (the losses divide by it)."""
-    weights = check_vector(_unwrap(v), name, length=length)
+    weights = check_vector(v, name, length=length)
     if np.any(weights <= 0):
         raise ValueError(f"{name} must be strictly positive; its smallest entry is "
                          f"{float(weights.min())!r} (drop the rows instead of giving them "
@@ -136,8 +144,8 @@ class BipartiteData:
     wn: object = None
 
     def __post_init__(self):
-        Xp = _private(check_matrix(_unwrap(self.Xp), "Xp"), self.Xp)
-        Xn = _private(check_matrix(_unwrap(self.Xn), "Xn"), self.Xn)
+        Xp = _private(check_matrix(self.Xp, "Xp"), self.Xp)
+        Xn = _private(check_matrix(self.Xn, "Xn"), self.Xn)
         if Xp.shape[1] != Xn.shape[1]:
             raise ValueError(
                 f"Xp and Xn must have the same number of features (columns); "
@@ -233,11 +241,11 @@ class BipartiteData:
             raise ValueError("y must contain both classes; one class is empty after dropping "
                              "the rows of sample_weight 0")
         rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
-        # row selection copies: the selected blocks are already private
-        Xp, Xn = _Fresh(X[rows_p]), _Fresh(X[rows_n])
+        # a row selection is a new array: held as it is, not copied again
+        Xp, Xn = _own(X[rows_p]), _own(X[rows_n])
         if sample_weight is None:
             return cls(Xp, Xn)
-        return cls(Xp, Xn, _Fresh(sample_weight[rows_p]), _Fresh(sample_weight[rows_n]))
+        return cls(Xp, Xn, _own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
@@ -277,8 +285,8 @@ class PairData:
             check_vector(self.gap, "gap", length=n_pairs, nonnegative=True)
         weight = np.ones(n_pairs) if self.weight is None else \
             check_vector(self.weight, "weight", length=n_pairs, nonnegative=True)
-        gap = _private(gap, _Fresh(gap) if self.gap is None else self.gap)
-        weight = _private(weight, _Fresh(weight) if self.weight is None else self.weight)
+        gap = _own(gap) if self.gap is None else _private(gap, self.gap)
+        weight = _own(weight) if self.weight is None else _private(weight, self.weight)
         for name, value in (("X", X), ("i", i), ("j", j), ("gap", gap), ("weight", weight)):
             object.__setattr__(self, name, value)
 

@@ -397,3 +397,16 @@ def test_lambda_conversions_refuse_overflow_and_underflow():
     assert scaling.to_paper_lambda(0.0, "seed", loss="ranksvm", penalty="l2", m=3, n=4) == 0.0
     assert scaling.from_paper_lambda(2.0, "seed", loss="infinite_push", penalty="l1", m=3,
                                      n=4) == 6.0
+
+
+def test_arrays_a_container_holds_are_shared_not_copied_again():
+    # a solver re-wrapping the data, or a row block of it, does not copy the data again
+    data = BipartiteData(np.arange(6.0).reshape(3, 2), np.zeros((4, 2)))
+    again = BipartiteData(data.Xp, data.Xn)
+    assert again.Xp is data.Xp and again.Xn is data.Xn
+    assert np.shares_memory(BipartiteData(data.Xp[:2], data.Xn).Xp, data.Xp)
+    S = BipartiteData(sp.csr_matrix(np.eye(3)), sp.csr_matrix(np.eye(3)))
+    assert np.shares_memory(BipartiteData(S.Xp, S.Xn).Xp.data, S.Xp.data)
+    # while a caller's own array is copied once, and a converted one not at all
+    mine = np.ones((3, 2))
+    assert not np.shares_memory(BipartiteData(mine, mine).Xp, mine)
