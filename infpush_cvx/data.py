@@ -5,8 +5,9 @@ bytes of their arrays (float64 / int64 little-endian, C order; sparse matrices a
 so a regenerated instance can be compared bit for bit with a stored one.
 
 The containers own their arrays: the validated arrays are private copies (a conversion during
-validation already is one; otherwise a copy is made), and dense ones are read-only, so changing
-the caller's arrays afterwards cannot bypass the validation.
+validation already is one; otherwise a copy is made; arrays another container holds are shared),
+and dense ones are read-only, so changing the caller's arrays afterwards cannot bypass the
+validation.
 
 Bipartite data may carry sample weights ``wp`` (positives) and ``wn`` (negatives); with integer
 weights a weighted problem is the unweighted problem on the data with each row repeated that many

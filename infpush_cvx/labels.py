@@ -56,7 +56,7 @@ def binary_labels(y, name: str = "y", *, pos_label=None, classes=None,
                          f"{_shown(classes)} (a multiclass target)")
     if require_both and found.size < 2:
         raise ValueError(f"{name} must contain two classes, positives and negatives; only the "
-                         f"label {found[0]!r} occurs (one class is empty)")
+                         f"label {found.tolist()[0]!r} occurs (one class is empty)")
     positive_class = _positive_class(classes, name, pos_label)
     if positive_class is None:
         positive = np.zeros(y.shape[0], dtype=bool)
@@ -88,8 +88,8 @@ def _label_array(y, name: str) -> np.ndarray:
             raise ValueError(f"{name} contains NaN or infinite labels")
         if np.any(y != np.round(y)):
             raise ValueError(f"{name} holds non-integer values such as "
-                             f"{y[y != np.round(y)][0]!r}: a continuous target, not binary "
-                             f"labels")
+                             f"{y[y != np.round(y)][0].item()!r}: a continuous target, not "
+                             f"binary labels")
     elif y.dtype.kind not in "biuUS":
         raise ValueError(f"{name} must hold booleans, numbers or strings, got dtype {y.dtype}")
     return y
