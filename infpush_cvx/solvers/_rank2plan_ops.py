@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from ..data import PairData
 from ..objectives import rank2plan_objective
+from .result import relative_gap
 
 
 class PairOperator:
@@ -91,9 +92,15 @@ class PairOperator:
         """Certified optimality measures of (beta, pi) for the full LP.
 
         Returns ``primal`` P(beta), ``dual`` g^T pi after clipping pi to [0, s] and scaling it into
-        the dual feasible set (a valid lower bound on the optimum when lam > 0), ``dual_raw`` g^T pi
-        before scaling, ``dual_infeasibility`` max_k (|D_k^T pi| - lam)_+, ``gap`` the relative gap
-        ``(primal - dual) / primal`` and ``reduced_costs`` D^T pi.
+        the dual feasible set (a valid lower bound on the optimum), ``dual_raw`` g^T pi before
+        scaling, ``dual_infeasibility`` max_f (|(D^T pi)_f| - lam)_+, ``reduced_costs`` D^T pi,
+        ``raw_gap`` the relative gap of ``dual_raw`` and ``gap``, the relative gap
+        (:func:`~.result.relative_gap`) of ``primal`` and ``dual``.
+
+        With lam = 0 no multiple of pi is feasible unless ``D^T pi = 0``, so there ``gap`` is the
+        larger of ``raw_gap`` and ``dual_infeasibility`` (in the units of this operator's data,
+        which :func:`~.rank2plan.rank2plan_lp` scales to unit size): at most tol exactly when
+        both are, the stopping test of the lam = 0 LP.
         """
         pi = np.clip(pi, 0.0, self.s)
         rho = self.rmatvec(pi)
@@ -107,14 +114,16 @@ class PairOperator:
         else:
             factor = 0.0
         dual = factor * dual_raw
-        scale = primal if primal > 0 else 1.0  # P >= 0, and P = 0 forces dual = 0
+        infeasibility = max(rmax - lam, 0.0)
+        raw_gap = relative_gap(primal, dual_raw)
+        gap = relative_gap(primal, dual) if factor > 0 else max(raw_gap, infeasibility)
         return {
             "primal": primal,
             "dual": dual,
             "dual_raw": dual_raw,
-            "dual_infeasibility": max(rmax - lam, 0.0),
-            "gap": max(primal - dual, 0.0) / scale,
-            "raw_gap": (primal - dual_raw) / scale,
+            "dual_infeasibility": infeasibility,
+            "gap": gap,
+            "raw_gap": raw_gap,
             "reduced_costs": rho,
             "pi": pi,
         }

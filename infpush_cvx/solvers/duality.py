@@ -28,6 +28,7 @@ from .. import scaling as _scaling
 from .._validation import check_choice
 from ..data import BipartiteData
 from ..objectives import bipartite_objective
+from .result import relative_gap  # the one definition of the gap, re-exported here
 
 
 def w_of_alpha(Xp, Xn, alpha: np.ndarray) -> np.ndarray:
@@ -52,16 +53,24 @@ def dual_Q(Xp, Xn, alpha: np.ndarray) -> float:
 def lipschitz_constant(Xp, Xn) -> float:
     """``L = lambda_max(Z^T Z)``, the Lipschitz constant of grad Q, from a d x d matrix.
 
-    ``Z^T Z = n Xp^T Xp + m Xn^T Xn - a b^T - b a^T`` with ``a = Xp^T 1_m``, ``b = Xn^T 1_n``.
+    ``Z^T Z = n Xp^T Xp + m Xn^T Xn - a b^T - b a^T`` with ``a = Xp^T 1_m``, ``b = Xn^T 1_n``,
+    computed on the data divided by its largest absolute entry u and multiplied back by u^2:
+    ``inf`` when L overflows float64, 0 when it underflows (or every pair difference is 0).
     """
     m, n = Xp.shape[0], Xn.shape[0]
+    u = max(float(abs(Xp).max()), float(abs(Xn).max()))
+    if u == 0:
+        return 0.0
+    Xp, Xn = Xp / u, Xn / u
     a = np.asarray(Xp.sum(axis=0)).ravel()
     b = np.asarray(Xn.sum(axis=0)).ravel()
     G = n * np.asarray((Xp.T @ Xp).todense() if hasattr(Xp, "todense") else Xp.T @ Xp) \
         + m * np.asarray((Xn.T @ Xn).todense() if hasattr(Xn, "todense") else Xn.T @ Xn) \
         - np.outer(a, b) - np.outer(b, a)
     G = 0.5 * (G + G.T)
-    return float(scipy.linalg.eigvalsh(G, subset_by_index=[G.shape[0] - 1, G.shape[0] - 1])[0])
+    top = float(scipy.linalg.eigvalsh(G, subset_by_index=[G.shape[0] - 1, G.shape[0] - 1])[0])
+    with np.errstate(over="ignore", under="ignore"):
+        return float(max(top, 0.0) * np.float64(u) * np.float64(u))
 
 
 def dual_bound(lam: float, m: int, n: int, loss: str) -> float:
@@ -123,14 +132,9 @@ def duality_gap(data: BipartiteData, w, alpha: np.ndarray, lam: float, *,
                 loss: str = "infinite_push", penalty: str = "l2"):
     """``(primal, dual, relative gap)`` in paper scaling for a primal ``w`` and feasible ``alpha``.
 
-    ``relative gap = (P(w) - D(alpha)) / |P(w)|``; the caller must make ``alpha`` feasible first
-    (see :func:`make_feasible`, :func:`dual_infeasibility`).
+    ``relative gap = (P(w) - D(alpha)) / |P(w)|`` (:func:`~.result.relative_gap`); the caller
+    must make ``alpha`` feasible first (see :func:`make_feasible`, :func:`dual_infeasibility`).
     """
     primal = bipartite_objective(data, w, lam, loss=loss, penalty=penalty, scaling="paper")
     dual = dual_value(data, alpha, lam, penalty=penalty)
     return primal, dual, relative_gap(primal, dual)
-
-
-def relative_gap(primal: float, dual: float) -> float:
-    """``(primal - dual) / |primal|``, with ``primal = 0`` mapped to the absolute gap."""
-    return float((primal - dual) / max(abs(primal), np.finfo(float).tiny))

@@ -14,6 +14,38 @@ class ConvergenceWarning(UserWarning):
 #: Status values. "optimal" only when the method's certificate (duality gap or optimality check)
 #: holds at the requested tolerance; "max_iter"/"time_limit" when it stopped early without it.
 STATUSES = ("optimal", "max_iter", "time_limit", "stalled", "degenerate_optimal", "failed")
+#: The statuses that claim a certificate (``SolverResult.converged``).
+CERTIFIED = ("optimal", "degenerate_optimal")
+#: The statuses of a solve that stopped on a budget or for lack of progress.
+EARLY_STOPS = ("max_iter", "time_limit", "stalled")
+
+
+def relative_gap(primal: float, dual: float) -> float:
+    """The relative duality gap of every result: ``(P - D) / |P|``, and ``P - D`` when ``P = 0``.
+
+    ``P`` is the primal objective at the returned point and ``D`` a certified lower bound on the
+    optimum (the dual value of a feasible dual point), so ``P - D >= P - P*``. A zero objective
+    (a problem whose optimum is 0) has the absolute gap. NaN when either value is NaN.
+    """
+    primal, dual = float(primal), float(dual)
+    scale = abs(primal) if primal != 0 else 1.0
+    return (primal - dual) / scale
+
+
+def status_for_gap(status: str, gap, tol: float) -> str:
+    """The status a result with certified ``gap`` may carry: never contradicting the gap.
+
+    A certificate at most ``tol`` turns an early stop into "optimal"; a claimed optimum whose gap
+    is above ``tol`` (or NaN) becomes "stalled". Without a gap (``None``) the status stands.
+    """
+    if gap is None:
+        return status
+    certified = bool(gap <= tol)  # False for NaN
+    if certified and status in EARLY_STOPS:
+        return "optimal"
+    if not certified and status in CERTIFIED:
+        return "stalled"
+    return status
 
 
 @dataclass
@@ -62,7 +94,7 @@ class SolverResult:
 
     @property
     def converged(self) -> bool:
-        return self.status in ("optimal", "degenerate_optimal")
+        return self.status in CERTIFIED
 
     def history_frame(self):
         import pandas as pd
