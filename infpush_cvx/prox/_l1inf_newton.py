@@ -62,6 +62,7 @@ import numba as nb
 import numpy as np
 
 from ._l1inf_sort import match_radius
+from ._pow2 import scaled_radius
 
 _EPS = np.finfo(np.float64).eps
 _MAX_OUTER = 200
@@ -1120,7 +1121,7 @@ def caps_newton(X: np.ndarray, groups_are_rows: bool, nonneg: bool, radius: floa
         pivot[:] = 0.0
         full = True
         G.fill(X, groups_are_rows, nonneg, t, u, full)
-    r = float(np.ldexp(radius, -e))
+    r = scaled_radius(radius, e)
     if G.M.sum() <= r:
         return None
     mu = np.empty(n, np.float64)

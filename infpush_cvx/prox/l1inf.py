@@ -20,6 +20,7 @@ from ._checks import check_axis, check_choice, check_float_array, check_radius, 
 from . import _l1inf_ssn as _ssn
 from ._l1inf_newton import _SIGN_MASK, apply_caps, caps_newton
 from ._l1inf_sort import caps_sort
+from ._pow2 import scaled_radius
 from .l1ball import project_l1ball
 
 METHODS = ("newton", "sort")
@@ -108,7 +109,7 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
         return np.zeros_like(V)
     e = int(np.frexp(vmax)[1])                 # scale by 2**-e: exact, largest entry in [0.5, 1)
     A = np.ldexp(Gp.astype(np.float64), -e)
-    r = np.ldexp(radius, -e)
+    r = scaled_radius(radius, e)
     if A.max(axis=0).sum() <= r:
         return np.maximum(V, 0) if nonneg else V.copy()
     mu = np.ldexp(caps_sort(A, r), e)
@@ -146,7 +147,7 @@ def _project_newton(V, radius, axis, nonneg):
         e = int(info[2])
         Y = np.ldexp(X.astype(np.float64), -e)
         status = _ssn.project_ssn(Y, Y.view(np.int64), _SIGN_MASK[Y.dtype][1],
-                                  groups_are_rows, nonneg, float(np.ldexp(radius, -e)), mu,
+                                  groups_are_rows, nonneg, scaled_radius(radius, e), mu,
                                   np.empty((0, 0)), info)
         if status == _ssn.SOLVED:
             mu = np.ldexp(mu, e)
