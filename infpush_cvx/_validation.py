@@ -146,3 +146,17 @@ def check_not_complex(x, name: str) -> None:
         return  # not array-like at all: the conversion that follows reports it
     if complex_input:
         raise TypeError(f"{name} must be real, got complex numbers")
+
+
+def check_unused_options(method: str, given: dict, used_by: dict) -> None:
+    """Refuse options that ``method`` would ignore, with a TypeError naming each of them.
+
+    ``given`` maps option names to the caller's values (None: not given); ``used_by`` maps each
+    name to the methods that use it.
+    """
+    unused = sorted(name for name, value in given.items()
+                    if value is not None and method not in used_by[name])
+    if unused:
+        where = "; ".join(f"{name} is used only by method "
+                          f"{' or '.join(repr(m) for m in used_by[name])}" for name in unused)
+        raise TypeError(f"method={method!r} does not use option(s) {unused} ({where})")

@@ -23,7 +23,12 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
+from ._validation import check_int, check_scalar, check_time_limit
 from .data import BipartiteData
+
+
+class DegeneracyCheckFailed(RuntimeError):
+    """The LP of :func:`check_degeneracy` did not reach an optimum (time limit or HiGHS failure)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,11 @@ class DegeneracyReport:
                 "from the convex hull of the negatives")
 
 
+def _check_data(data) -> None:
+    if not isinstance(data, BipartiteData):
+        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
+
+
 def mean_positive(data: BipartiteData) -> np.ndarray:
     """The (weighted) mean positive ``sum_i wp_i x_i / sum_i wp_i``."""
     return np.asarray(data.Xp.T @ data.pos_weights).ravel() / data.wp_sum
@@ -59,12 +69,18 @@ def _unit_scale(data: BipartiteData) -> float:
     return largest if largest > 0 else 1.0
 
 
-def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9) -> DegeneracyReport:
+def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
+                     time_limit: float | None = None) -> DegeneracyReport:
     """Decide whether the instance has ``w* = 0`` by an LP solved with HiGHS (scipy).
 
     ``distance`` and ``tolerance`` are in the data's units; the decision compares
     ``distance <= rtol * d * (largest absolute entry)``, so it is scale-invariant.
+    ``time_limit`` (seconds, None: none) is HiGHS's; :class:`DegeneracyCheckFailed` (a
+    RuntimeError) when the LP stops without an optimum, on that limit or otherwise.
     """
+    _check_data(data)
+    rtol = check_scalar(rtol, "rtol", positive=True)
+    time_limit = check_time_limit(time_limit)
     unit = _unit_scale(data)
     Xn = sp.csc_matrix(data.Xn, dtype=np.float64) / unit
     mean_pos = mean_positive(data) / unit
@@ -76,9 +92,11 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9) -> DegeneracyRe
                       sp.hstack([sp.csr_matrix(np.ones((1, n))), sp.csr_matrix((1, 2 * d))])],
                      format="csc")
     b_eq = np.concatenate([mean_pos, [1.0]])
-    res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    options = {} if time_limit is None else {"time_limit": time_limit}
+    res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",
+                                 options=options)
     if res.status != 0:
-        raise RuntimeError(f"degeneracy LP failed: {res.message}")
+        raise DegeneracyCheckFailed(f"degeneracy LP failed: {res.message}")
     tol = rtol * max(1, d)
     distance = float(res.fun)
     return DegeneracyReport(degenerate=distance <= tol, distance=distance * unit,
@@ -94,6 +112,8 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
     ``conv{x_j^- - mean(Xp)}`` nearest the origin, from the centroid; its iterate ``p`` gives the
     candidate ``v = -p``. None decides nothing.
     """
+    _check_data(data)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
     unit = _unit_scale(data)
     mean_pos = mean_positive(data) / unit
     Xn = data.Xn / unit

@@ -34,7 +34,7 @@ import cvxpy as cp
 import numpy as np
 
 from .. import scaling as _scaling
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from ._common import as_bipartite
 
 
@@ -86,8 +86,15 @@ def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m
                            n: int) -> float:
     """``P* = -lam_paper Q*``, times N (m or m n) in seed scaling; ``lam`` in ``scaling``.
 
-    For weighted data pass the weight sums ``m=data.wp_sum, n=data.wn_sum``.
+    For weighted data pass the weight sums ``m=data.wp_sum, n=data.wn_sum``. ``lam``, ``m`` and
+    ``n`` must be positive and ``dual_value`` finite.
     """
+    dual_value = check_scalar(dual_value, "dual_value")
+    lam = check_scalar(lam, "lam", positive=True)
+    check_choice(loss, "loss", _scaling.LOSSES)
+    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    m = check_scalar(m, "m", positive=True)
+    n = check_scalar(n, "n", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=m, n=n)
     multiplier = _scaling.objective_multiplier(scaling, loss=loss, m=m, n=n)
     return -lam_paper * dual_value * multiplier

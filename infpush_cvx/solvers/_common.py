@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import scaling as _scaling
-from .._validation import check_choice, check_scalar
+from .._validation import check_choice, check_int, check_scalar
 from ..data import BipartiteData
 from ..objectives import bipartite_objective
 from . import duality
 from .implicit_dual import ImplicitDual
-from .result import SolverResult, warn_if_not_converged
+from .result import SolverResult, status_for_gap, warn_if_not_converged
 
 #: Largest m * n for which an implicit dual point is materialised as an m x n warm start.
 _DENSE_DUAL_LIMIT = 50_000_000
@@ -20,23 +21,74 @@ _DENSE_DUAL_LIMIT = 50_000_000
 
 def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter, wp=None,
             wn=None):
-    """Validate the inputs; return ``(data, paper lambda)``."""
-    if isinstance(Xp, BipartiteData) and Xn is None:
+    """Validate the inputs; return ``(data, paper lambda, max_iter)`` (max_iter None or int)."""
+    if isinstance(Xp, BipartiteData):
+        if Xn is not None:
+            raise TypeError(f"Xn must be omitted when Xp is a BipartiteData (it holds the "
+                            f"negatives), got Xn of type {type(Xn).__name__}")
         data = Xp
         if wp is not None or wn is not None:
             data = BipartiteData(data.Xp, data.Xn, wp, wn)
+    elif isinstance(Xn, BipartiteData):
+        raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
+                        "BipartiteData alone as Xp (with Xn omitted)")
+    elif Xn is None:
+        raise TypeError("Xn (the negatives) is required when Xp is an array")
     else:
         data = BipartiteData(Xp, Xn, wp, wn)
     lam = check_scalar(lam, "lam", positive=True)
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
     check_scalar(tol, "tol", positive=True)
-    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer))
-                                 or max_iter < 1):
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    max_iter = None if max_iter is None else check_int(max_iter, "max_iter", minimum=1)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty=penalty,
                                          m=data.wp_sum, n=data.wn_sum)
-    return data, float(lam_paper)
+    check_representable(data, float(lam_paper), penalty)
+    return data, float(lam_paper), max_iter
+
+
+def largest_row_norm(data: BipartiteData) -> float:
+    """The largest Euclidean norm of a row of Xp or Xn, without overflow or underflow."""
+    largest = 0.0
+    for X in (data.Xp, data.Xn):
+        top = float(abs(X).max()) if X.shape[0] else 0.0
+        if top > 0:
+            unit = X / top  # entries in [-1, 1]: the squares neither overflow nor underflow
+            sq = unit.multiply(unit).sum(axis=1) if sp.issparse(unit) else (unit * unit).sum(1)
+            largest = max(largest, top * float(np.sqrt(np.asarray(sq).max())))
+    return largest
+
+
+def check_representable(data: BipartiteData, lam_paper: float, penalty: str) -> None:
+    """Refuse data and lambda whose unit-scale problem is outside float64's range.
+
+    With rows of norm up to R, the problem on ``X / R`` has ``lam / R^2`` (l2) or ``lam / R``
+    (l1) and dual bound ``C = 1 / lam`` (:mod:`._working_set` solves it there): when that
+    lambda is so small that C overflows, no solver can represent the problem.
+    """
+    R = largest_row_norm(data)
+    if R == 0:
+        return
+    power = 2 if penalty == "l2" else 1
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):  # inf, 0: tested below
+        lam_unit = lam_paper / np.float64(R) ** power
+    if not lam_unit > 1.0 / np.finfo(float).max:
+        raise ValueError(f"lam={lam_paper:.3g} (paper scaling) is too small for data whose rows "
+                         f"have norm up to {R:.3g} (Xp, Xn): on the data scaled to unit norm it "
+                         f"is {lam_unit:.3g}, whose inverse overflows float64; rescale the data "
+                         f"(the solution for X / c and lam / c^{power} is c w)")
+
+
+def _finite_array(value, name: str) -> np.ndarray:
+    """A float64 array from ``value`` or a TypeError/ValueError naming ``name``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a SolverResult or a numeric array, got "
+                        f"{type(value).__name__}: {exc}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    return arr
 
 
 def warm_alpha(data: BipartiteData, warm_start):
@@ -52,10 +104,43 @@ def warm_alpha(data: BipartiteData, warm_start):
                              f"{data.m} x {data.n} array for this method; start from its w "
                              f"with method='working_set' instead")
         alpha = alpha.to_dense()
-    alpha = np.asarray(alpha, dtype=np.float64)
+    alpha = _finite_array(alpha, "warm_start")
     if alpha.shape != (data.m, data.n):
         raise ValueError(f"warm_start dual must have shape ({data.m}, {data.n}), got {alpha.shape}")
     return alpha.copy()
+
+
+def warm_weights(data: BipartiteData, warm_start):
+    """The weight vector of a warm start, or None: a SolverResult's ``w``, a length-d vector, or
+    an m x n dual array (its ``w(alpha)``)."""
+    if warm_start is None:
+        return None
+    if isinstance(warm_start, SolverResult):
+        w0 = _finite_array(warm_start.w, "warm_start")
+    else:
+        w0 = _finite_array(warm_start, "warm_start")
+        if w0.ndim == 2:
+            w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
+    if w0.shape != (data.d,):
+        raise ValueError(f"warm_start must give a weight vector of length {data.d}, got shape "
+                         f"{w0.shape}")
+    return w0
+
+
+def check_working_set_options(options) -> None:
+    """``options`` must be None or a :class:`WorkingSetOptions` whose fields have sound values."""
+    from ._working_set import WorkingSetOptions
+
+    if options is None:
+        return
+    if not isinstance(options, WorkingSetOptions):
+        raise TypeError(f"options must be a WorkingSetOptions or None, got "
+                        f"{type(options).__name__}")
+    for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
+        check_int(getattr(options, name), f"options.{name}", minimum=1)
+    check_scalar(options.band, "options.band", positive=True)
+    for name in ("prox", "prune"):
+        check_scalar(getattr(options, name), f"options.{name}", nonnegative=True)
 
 
 def blas_threads_for(d: int):
@@ -87,16 +172,10 @@ def finish(data, lam_paper, lam_user, *, w, alpha, status, iterations, t0, metho
     Warns with a ConvergenceWarning when the certificate does not hold.
     """
     w = np.asarray(w, dtype=np.float64).ravel()
-    if gap is not None:
-        if status in ("max_iter", "stalled", "time_limit") and gap <= tol:
-            status = "optimal"
-    elif alpha is not None:
+    if gap is None and alpha is not None:
         alpha = duality.make_feasible(data, alpha, lam_paper, loss=loss, penalty=penalty)
         _, _, gap = duality.duality_gap(data, w, alpha, lam_paper, loss=loss, penalty=penalty)
-        if status in ("max_iter", "stalled", "time_limit") and gap <= tol:
-            status = "optimal"
-        elif status == "optimal" and gap > tol:
-            status = "stalled"
+    status = status_for_gap(status, gap, tol)
     objective = bipartite_objective(data, w, lam_user, loss=loss, penalty=penalty,
                                     scaling=scaling)
     info = dict(info or {})

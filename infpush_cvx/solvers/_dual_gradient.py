@@ -9,11 +9,15 @@ Omega) and the data; the gradient ``s_i - t_j - 1`` costs O((m + n) d + m n) (du
   is below ``tol`` (checked every ``check_every`` steps).
 - :func:`fista`: accelerated projected gradient (Beck & Teboulle 2009) with step 1/L and function
   value restart (O'Donoghue & Candes 2015), stopped by the relative duality gap.
+
+When the Lipschitz constant ``L = lambda_max(Z^T Z)`` is 0 (every pair difference is zero, or
+too small for float64 to square), ``Q(alpha) = -sum(alpha)`` is linear and both methods return
+its exact minimiser (:func:`linear_dual_answer`); when L overflows they return at once with
+status "failed". Both stop with status "time_limit" once their :class:`~._deadline.Deadline`
+has passed (checked every step), and with "failed" if an iterate stops being finite.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -28,18 +32,55 @@ def _gap(data, alpha, lam, loss):
     return w, p, duality.relative_gap(p, d)
 
 
-def paper_gradient_projection(data, lam, project, *, loss, eta0, max_iter, tol, alpha0=None,
-                              check_every=10, time_limit=None):
-    """Figure 2 (Infinite Push) / Figure 3 (RankSVM) of Agarwal 2011; returns a dict."""
-    t0 = time.perf_counter()
+def linear_dual_answer(data, lam, project, *, loss):
+    """The exact answer when ``w(alpha) = 0`` for every alpha (L = 0), as a method's dict.
+
+    Then ``Q(alpha) = -sum(alpha)``, minimised over Omega by ``project(C 1)``: every column
+    (Infinite Push) or every entry (RankSVM) at its bound, ``sum(alpha) = C``, so the dual value
+    ``lam C = 1`` equals the primal value at ``w = 0``, where every hinge is 1.
+    """
+    alpha = project(np.full((data.m, data.n), 1.0 / lam))
+    w, p, _ = _gap(data, alpha, lam, loss)
+    return {"w": w, "alpha": alpha, "status": "optimal", "iterations": 0,
+            "history": {"objective": [p], "gap": [], "time": []}, "message": ""}
+
+
+def _unrepresentable(data, alpha0, project, L):
+    """The dict of a method that cannot start: L overflows float64 (the data are too large)."""
+    alpha = np.zeros((data.m, data.n)) if alpha0 is None else project(alpha0)
+    return {"w": duality.w_of_alpha(data.Xp, data.Xn, alpha), "alpha": alpha,
+            "status": "failed", "iterations": 0, "history": {"objective": [], "gap": [],
+                                                              "time": []},
+            "message": f"the Lipschitz constant of the dual gradient is {L!r}: the data are too "
+                       f"large for float64; rescale them or use method='working_set'"}
+
+
+def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadline, eta0=None,
+                              alpha0=None, check_every=10):
+    """Figure 2 (Infinite Push) / Figure 3 (RankSVM) of Agarwal 2011; returns a dict.
+
+    ``eta0`` defaults to ``1/L`` (then ``info["eta0"]`` reports it)."""
+    if eta0 is None:
+        L = duality.lipschitz_constant(data.Xp, data.Xn)
+        if L == 0:
+            return dict(linear_dual_answer(data, lam, project, loss=loss), eta0=np.inf)
+        if not np.isfinite(L):
+            return dict(_unrepresentable(data, alpha0, project, L), eta0=0.0)
+        eta0 = 1.0 / L
     m, n = data.m, data.n
     C = 1.0 / lam
     alpha = np.full((m, n), C / (1000.0 * m * n)) if alpha0 is None else project(alpha0)
     best_q, best = np.inf, alpha
     hist = {"objective": [], "gap": [], "time": [], "Q": []}
-    status, gap = "max_iter", np.inf
+    status, message, t = "max_iter", "", 0
     for t in range(1, max_iter + 1):
+        if deadline.expired():
+            status, message, t = "time_limit", deadline.message(), t - 1
+            break
         q = duality.dual_Q(data.Xp, data.Xn, alpha)
+        if not np.isfinite(q):
+            status, message = "failed", f"the dual objective became {q!r} at step {t}"
+            break
         if q < best_q:
             best_q, best = q, alpha
         grad = duality.dual_gradient(data.Xp, data.Xn, alpha)
@@ -48,34 +89,36 @@ def paper_gradient_projection(data, lam, project, *, loss, eta0, max_iter, tol, 
             _, p, gap = _gap(data, best, lam, loss)
             hist["objective"].append(p)
             hist["gap"].append(gap)
-            hist["time"].append(time.perf_counter() - t0)
+            hist["time"].append(deadline.elapsed())
             hist["Q"].append(best_q)
             if gap <= tol:
                 status = "optimal"
                 break
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
-                status = "time_limit"
-                break
-    q = duality.dual_Q(data.Xp, data.Xn, alpha)
-    if q < best_q:
+    if status != "failed" and duality.dual_Q(data.Xp, data.Xn, alpha) < best_q:
         best = alpha
-    w, _, gap = _gap(data, best, lam, loss)
-    return {"w": w, "alpha": best, "status": status, "iterations": t, "history": hist}
+    w, _, _ = _gap(data, best, lam, loss)
+    return {"w": w, "alpha": best, "status": status, "iterations": t, "history": hist,
+            "message": message, "eta0": eta0}
 
 
-def fista(data, lam, project, *, loss, max_iter, tol, alpha0=None, check_every=10,
-          time_limit=None):
+def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, check_every=10):
     """Accelerated projected gradient with restart on Q, gap-certified; returns a dict."""
-    t0 = time.perf_counter()
     m, n = data.m, data.n
     L = duality.lipschitz_constant(data.Xp, data.Xn)
+    if L == 0:
+        return dict(linear_dual_answer(data, lam, project, loss=loss), lipschitz=0.0)
+    if not np.isfinite(L):
+        return dict(_unrepresentable(data, alpha0, project, L), lipschitz=L)
     step = 1.0 / L
     x = project(np.zeros((m, n)) if alpha0 is None else alpha0)
     y, theta = x.copy(), 1.0
     q_prev = duality.dual_Q(data.Xp, data.Xn, x)
     hist = {"objective": [], "gap": [], "time": []}
-    status, gap = "max_iter", np.inf
+    status, message, it = "max_iter", "", 0
     for it in range(1, max_iter + 1):
+        if deadline.expired():
+            status, message, it = "time_limit", deadline.message(), it - 1
+            break
         x_new = project(y - step * duality.dual_gradient(data.Xp, data.Xn, y))
         q = duality.dual_Q(data.Xp, data.Xn, x_new)
         if q > q_prev:  # restart: drop the momentum, take a plain projected step from x
@@ -87,18 +130,18 @@ def fista(data, lam, project, *, loss, max_iter, tol, alpha0=None, check_every=1
             theta_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
             y = x_new + ((theta - 1.0) / theta_new) * (x_new - x)
             theta = theta_new
+        if not np.isfinite(q):
+            status, message = "failed", f"the dual objective became {q!r} at step {it}"
+            break
         x, q_prev = x_new, q
         if it % check_every == 0 or it == max_iter:
             _, p, gap = _gap(data, x, lam, loss)
             hist["objective"].append(p)
             hist["gap"].append(gap)
-            hist["time"].append(time.perf_counter() - t0)
+            hist["time"].append(deadline.elapsed())
             if gap <= tol:
                 status = "optimal"
                 break
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
-                status = "time_limit"
-                break
-    w, _, gap = _gap(data, x, lam, loss)
+    w, _, _ = _gap(data, x, lam, loss)
     return {"w": w, "alpha": x, "status": status, "iterations": it, "history": hist,
-            "lipschitz": L}
+            "lipschitz": L, "message": message}

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from .._validation import check_choice, check_scalar
-from ..degeneracy import check_degeneracy, separating_direction
+from .._validation import (check_bool, check_choice, check_scalar, check_time_limit,
+                           check_unused_options)
+from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set
-from ._common import blas_threads_for, finish, prepare, require_unweighted, warm_alpha
-from . import duality
+from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
+                      require_unweighted, warm_alpha, warm_weights)
+from ._deadline import Deadline
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
 _DEFAULT_MAX_ITER = {"working_set": 200, "fista": 20000, "paper": 1000, "admm": 5000}
@@ -63,76 +63,75 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
     warm_start : a previous SolverResult or dual array alpha (m x n); for ``working_set`` the
         primal w of a SolverResult (or a length-d vector) is used.
     eta0 : step scale of ``method="paper"`` (default ``1/L``, L the Lipschitz constant of grad Q).
-    rho : ADMM penalty parameter.
-    time_limit : seconds; the solve stops with status "time_limit" when exceeded.
-    detect_degenerate : ``working_set`` first decides whether ``w* = 0`` (scale-invariant test,
-        :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
+    rho : ADMM penalty parameter (``method="admm"`` only).
+    time_limit : seconds (None or ``inf``: no limit), counted from the call and shared by every
+        stage, HiGHS and Clarabel included; the solve stops with status "time_limit".
+    detect_degenerate : bool; ``working_set`` first decides whether ``w* = 0`` (scale-invariant
+        test, :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
     options : a :class:`infpush_cvx.solvers.WorkingSetOptions` for ``working_set``.
+
+    An option the chosen method does not use (``eta0``, ``rho``, ``options``) is refused with a
+    TypeError rather than ignored. Data and lambda whose problem cannot be represented in float64
+    (the data's scale squared against lambda) are refused with a ValueError.
 
     A solve that stops before its certificate holds returns its best point with the status and a
     ``message`` saying why, and warns with a :class:`~.result.ConvergenceWarning`.
     """
-    t0 = time.perf_counter()
+    deadline = Deadline(check_time_limit(time_limit))
     check_choice(penalty, "penalty", tuple(METHODS))
     check_choice(method, "method", METHODS[penalty])
-    data, lam_p = prepare(Xp, Xn, lam, loss="infinite_push", penalty=penalty, scaling=scaling,
-                          tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    check_unused_options(method, {"eta0": eta0, "rho": rho, "options": options},
+                         {"eta0": ("paper",), "rho": ("admm",), "options": ("working_set",)})
+    detect_degenerate = check_bool(detect_degenerate, "detect_degenerate")
+    check_working_set_options(options)
+    if eta0 is not None:
+        eta0 = check_scalar(eta0, "eta0", positive=True)
+    if rho is not None:
+        rho = check_scalar(rho, "rho", positive=True)
+    data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="infinite_push", penalty=penalty,
+                                    scaling=scaling, tol=tol, max_iter=max_iter, wp=wp, wn=wn)
     if method != "working_set":
         require_unweighted(data, method)
-    if time_limit is not None:
-        time_limit = check_scalar(time_limit, "time_limit", positive=True)
-    max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else int(max_iter)
+    max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     common = dict(loss="infinite_push", penalty=penalty, scaling=scaling, tol=tol)
-
-    if method == "admm":
-        from .sparse_infinite_push import admm
-        out = admm(data, lam_p, penalty=penalty, tol=tol, max_iter=max_iter, rho=rho,
-                   alpha0=warm_alpha(data, warm_start), time_limit=time_limit)
-        return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
-                      iterations=out["iterations"], t0=t0, method=method,
-                      history=out["history"], info={"rho": out["rho"]}, **common)
 
     if method == "working_set":
         return _certified_solve(data, lam_p, lam, method=method, penalty=penalty, tol=tol,
-                                max_iter=max_iter, warm_start=warm_start, time_limit=time_limit,
-                                detect_degenerate=detect_degenerate, options=options, t0=t0,
-                                common=common)
+                                max_iter=max_iter, w0=warm_weights(data, warm_start),
+                                deadline=deadline, detect_degenerate=detect_degenerate,
+                                options=options, common=common)
 
-    project = _projector(lam_p, data.m)
     alpha0 = warm_alpha(data, warm_start)
-    if method == "fista":
-        out = _dual_gradient.fista(data, lam_p, project, loss="infinite_push", max_iter=max_iter,
-                                   tol=tol, alpha0=alpha0, time_limit=time_limit)
+    if method == "admm":
+        from .sparse_infinite_push import admm
+        out = admm(data, lam_p, penalty=penalty, tol=tol, max_iter=max_iter, rho=rho,
+                   alpha0=alpha0, deadline=deadline)
+        info = {"rho": out["rho"]}
+    elif method == "fista":
+        out = _dual_gradient.fista(data, lam_p, _projector(lam_p, data.m), loss="infinite_push",
+                                   max_iter=max_iter, tol=tol, alpha0=alpha0, deadline=deadline)
         info = {"lipschitz": out["lipschitz"]}
     else:
-        if eta0 is None:
-            eta0 = 1.0 / duality.lipschitz_constant(data.Xp, data.Xn)
-        eta0 = check_scalar(eta0, "eta0", positive=True)
         out = _dual_gradient.paper_gradient_projection(
-            data, lam_p, project, loss="infinite_push", eta0=eta0, max_iter=max_iter, tol=tol,
-            alpha0=alpha0, time_limit=time_limit)
-        info = {"eta0": eta0}
+            data, lam_p, _projector(lam_p, data.m), loss="infinite_push", eta0=eta0,
+            max_iter=max_iter, tol=tol, alpha0=alpha0, deadline=deadline)
+        info = {"eta0": out["eta0"]}
     return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
-                  iterations=out["iterations"], t0=t0, method=method, history=out["history"],
-                  info=info, **common)
+                  iterations=out["iterations"], t0=deadline.start, method=method,
+                  history=out["history"], info=info, message=out["message"], **common)
 
 
-def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, warm_start,
-                     time_limit, detect_degenerate, options, t0, common):
-    w0 = None
-    if warm_start is not None:
-        w0 = getattr(warm_start, "w", None)
-        if w0 is None:
-            w0 = np.asarray(warm_start, dtype=float)
-            if w0.ndim == 2:
-                w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
-        if np.asarray(w0).shape != (data.d,):
-            raise ValueError(f"warm_start must give a weight vector of length {data.d}")
+def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, w0, deadline,
+                     detect_degenerate, options, common):
+    t0 = deadline.start
     # the cheap separation test certifies most non-degenerate instances without the LP
     reduced, collapsed = _working_set.collapse(data)  # repeated rows into weights: exact
     if detect_degenerate and separating_direction(reduced) is None:
-        report = check_degeneracy(reduced)
-        if report.degenerate:
+        try:
+            report = check_degeneracy(reduced, time_limit=deadline.for_solver())
+        except DegeneracyCheckFailed:
+            report = None  # undecided (time limit, or HiGHS failed): the working set decides
+        if report is not None and report.degenerate:
             cert = _working_set.degenerate_certificate(reduced, lam_p, penalty=penalty,
                                                        theta=report.weights,
                                                        collapsed=collapsed)
@@ -147,8 +146,8 @@ def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, warm_s
             # not certified to tol (an inaccurate LP): solve it like any other instance
     with blas_threads_for(data.d):
         out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
-                                 max_iter=max_iter, w0=w0, time_limit=time_limit,
-                                 options=options)
+                                 max_iter=max_iter, w0=w0,
+                                 time_limit=deadline.for_solver(), options=options)
     return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
                   status=out["status"], iterations=out["iterations"], t0=t0,
                   method=method, history=out["history"], info={"degenerate": False},

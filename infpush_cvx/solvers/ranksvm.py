@@ -17,13 +17,13 @@ stopped by the full duality gap: :mod:`._working_set`),
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .._validation import check_choice, check_scalar
+from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
-from ._common import blas_threads_for, finish, prepare, require_unweighted, warm_alpha
+from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
+                      require_unweighted, warm_alpha, warm_weights)
+from ._deadline import Deadline
 
 METHODS = ("smoothing_newton", "working_set", "fista", "paper")
 _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
@@ -33,39 +33,37 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, 
              warm_start=None, *, wp=None, wn=None, eta0=None, time_limit=None, options=None):
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
-    Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only).
+    Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only;
+    ``eta0`` is used by ``"paper"``, ``options`` by ``"working_set"``, and refused otherwise).
     With sample weights ``wp``, ``wn`` (``working_set`` only) the loss is
     ``(1/(M N)) sum_ij wp_i wn_j h_ij``, ``M = sum wp``, ``N = sum wn``.
     """
-    t0 = time.perf_counter()
+    deadline = Deadline(check_time_limit(time_limit))
     check_choice(method, "method", METHODS)
-    data, lam_p = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling=scaling, tol=tol,
-                          max_iter=max_iter, wp=wp, wn=wn)
+    check_unused_options(method, {"eta0": eta0, "options": options},
+                         {"eta0": ("paper",), "options": ("working_set",)})
+    check_working_set_options(options)
+    if eta0 is not None:
+        eta0 = check_scalar(eta0, "eta0", positive=True)
+    data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling=scaling,
+                                    tol=tol, max_iter=max_iter, wp=wp, wn=wn)
     if method not in ("working_set", "smoothing_newton"):
         require_unweighted(data, method)
-    if time_limit is not None:
-        time_limit = check_scalar(time_limit, "time_limit", positive=True)
-    max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else int(max_iter)
+    max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     common = dict(loss="ranksvm", penalty="l2", scaling=scaling, tol=tol)
     if method in ("working_set", "smoothing_newton"):
-        w0 = None
-        if warm_start is not None:
-            w0 = getattr(warm_start, "w", None)
-            if w0 is None:
-                w0 = np.asarray(warm_start, dtype=float)
-            if np.asarray(w0).shape != (data.d,):
-                raise ValueError(f"warm_start must give a weight vector of length {data.d}")
+        w0 = warm_weights(data, warm_start)
         with blas_threads_for(data.d):
             if method == "smoothing_newton":
                 out = _ranksvm_newton.run(data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
-                                          time_limit=time_limit)
+                                          time_limit=deadline.for_solver())
             else:
                 out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
-                                         max_iter=max_iter, w0=w0, time_limit=time_limit,
-                                         options=options)
+                                         max_iter=max_iter, w0=w0,
+                                         time_limit=deadline.for_solver(), options=options)
         return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
-                      status=out["status"], iterations=out["iterations"], t0=t0, method=method,
-                      history=out["history"], message=out["message"], **common)
+                      status=out["status"], iterations=out["iterations"], t0=deadline.start,
+                      method=method, history=out["history"], message=out["message"], **common)
     upper = duality.dual_bound(lam_p, data.m, data.n, "ranksvm")
 
     def project(V):
@@ -74,16 +72,13 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, 
     alpha0 = warm_alpha(data, warm_start)
     if method == "fista":
         out = _dual_gradient.fista(data, lam_p, project, loss="ranksvm", max_iter=max_iter,
-                                   tol=tol, alpha0=alpha0, time_limit=time_limit)
+                                   tol=tol, alpha0=alpha0, deadline=deadline)
         info = {"lipschitz": out["lipschitz"]}
     else:
-        if eta0 is None:
-            eta0 = 1.0 / duality.lipschitz_constant(data.Xp, data.Xn)
-        eta0 = check_scalar(eta0, "eta0", positive=True)
         out = _dual_gradient.paper_gradient_projection(
             data, lam_p, project, loss="ranksvm", eta0=eta0, max_iter=max_iter, tol=tol,
-            alpha0=alpha0, time_limit=time_limit)
-        info = {"eta0": eta0}
+            alpha0=alpha0, deadline=deadline)
+        info = {"eta0": out["eta0"]}
     return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],
-                  iterations=out["iterations"], t0=t0, method=method, history=out["history"],
-                  info=info, **common)
+                  iterations=out["iterations"], t0=deadline.start, method=method,
+                  history=out["history"], info=info, message=out["message"], **common)

@@ -17,11 +17,10 @@ gap, which is the stopping test. rho is adapted by residual balancing (Boyd et a
 
 from __future__ import annotations
 
-import time
-
 import numba
 import numpy as np
 
+from .._validation import check_scalar
 from ..objectives import bipartite_objective
 from ..prox import prox_infinite_push_loss
 from . import duality
@@ -71,24 +70,32 @@ def _ZT(Xp, Xn, R):
     return np.asarray(Xp.T @ R.sum(axis=1) - Xn.T @ R.sum(axis=0)).ravel()
 
 
-def admm(data, lam, *, penalty, tol, max_iter, rho=None, alpha0=None, check_every=10,
-         time_limit=None):
-    """Rakotomamonjy's ADMM in paper scaling; returns a dict (w, alpha, status, ...)."""
-    t0 = time.perf_counter()
+def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
+         check_every=10):
+    """Rakotomamonjy's ADMM in paper scaling; returns a dict (w, alpha, status, ...).
+
+    Stops with status "time_limit" once ``deadline`` (a :class:`~._deadline.Deadline`) has
+    passed, and "failed" when the Gram matrix or an iterate is not finite (data too large for
+    float64), returning the best certified point so far.
+    """
     Xp, Xn, m, n, d = data.Xp, data.Xn, data.m, data.n, data.d
+    rho = 1.0 if rho is None else check_scalar(rho, "rho", positive=True)
     G = _gram(Xp, Xn)
-    rho = 1.0 if rho is None else float(rho)
-    if rho <= 0:
-        raise ValueError(f"rho must be positive, got {rho!r}")
     w = np.zeros(d)
     a = np.ones((m, n))
     U = np.zeros((m, n)) if alpha0 is None else -lam * alpha0 / rho
     hist = {"objective": [], "gap": [], "time": [], "rho": []}
-    status = "max_iter"
+    status, message = "max_iter", ""
     best = (np.inf, w.copy(), None)
     chol = None
     it = 0
+    if not np.all(np.isfinite(G)):
+        status, message = "failed", "the Gram matrix Z^T Z overflows float64 (data too large)"
+        max_iter = 0
     for it in range(1, max_iter + 1):
+        if deadline.expired():
+            status, message, it = "time_limit", deadline.message(), it - 1
+            break
         R = 1.0 - a - U
         rhs = rho * _ZT(Xp, Xn, R)
         if penalty == "l2":
@@ -98,6 +105,9 @@ def admm(data, lam, *, penalty, tol, max_iter, rho=None, alpha0=None, check_ever
         else:
             inner_tol = max(1e-12, 1e-2 / it ** 2)
             w = _lasso_cd(rho * G, rhs, lam, w.copy(), 1000, inner_tol)
+        if not np.all(np.isfinite(w)):
+            status, message = "failed", f"the w-step gave a non-finite w at iteration {it}"
+            break
         s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
         Zw = s[:, None] - t[None, :]
         a_old = a
@@ -116,13 +126,10 @@ def admm(data, lam, *, penalty, tol, max_iter, rho=None, alpha0=None, check_ever
             gap = duality.relative_gap(best[0], best[2][0])
             hist["objective"].append(p)
             hist["gap"].append(gap)
-            hist["time"].append(time.perf_counter() - t0)
+            hist["time"].append(deadline.elapsed())
             hist["rho"].append(rho)
             if gap <= tol:
                 status = "optimal"
-                break
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
-                status = "time_limit"
                 break
         if it % 100 == 0 and it <= 2000:
             # Residual balancing: keep primal and dual residuals within a factor 10; rarely, and
@@ -136,6 +143,7 @@ def admm(data, lam, *, penalty, tol, max_iter, rho=None, alpha0=None, check_ever
     if best[2] is None:
         alpha = duality.make_feasible(data, -rho * U / lam, lam, loss="infinite_push",
                                       penalty=penalty)
-        best = (best[0], w, (None, alpha))
+        w_out = w if np.all(np.isfinite(w)) else best[1]
+        best = (best[0], w_out, (None, alpha))
     return {"w": best[1], "alpha": best[2][1], "status": status, "iterations": it,
-            "history": hist, "rho": rho}
+            "history": hist, "rho": rho, "message": message}

@@ -1,0 +1,43 @@
+"""The wall-clock budget of one solve, shared by every stage that spends time in it.
+
+A solve starts its :class:`Deadline` when it is called, so the input checks, the set-up (a
+Lipschitz constant, a Gram matrix, a warm start) and every call into an external solver (HiGHS,
+Clarabel, CVXPY) draw on the same ``time_limit``; an external solver is handed the time that is
+left, never the whole budget again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+#: The smallest time limit handed to an external solver (they refuse 0; the caller checks
+#: :meth:`Deadline.expired` first, so this only covers the instant between the two calls).
+_SOLVER_FLOOR = 1e-6
+
+
+class Deadline:
+    """``time_limit`` seconds (None: no limit) counted from ``start`` (``time.perf_counter()``)."""
+
+    def __init__(self, time_limit: float | None, start: float | None = None):
+        self.limit = None if time_limit is None or math.isinf(time_limit) else float(time_limit)
+        self.start = time.perf_counter() if start is None else start
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a limit; zero or negative once it has passed)."""
+        return math.inf if self.limit is None else self.limit - self.elapsed()
+
+    def expired(self) -> bool:
+        return self.limit is not None and self.elapsed() >= self.limit
+
+    def for_solver(self) -> float | None:
+        """The time limit to hand to an external solver now: None without a limit."""
+        if self.limit is None:
+            return None
+        return max(self.remaining(), _SOLVER_FLOOR)
+
+    def message(self) -> str:
+        return f"time limit of {self.limit:g} s reached"
