@@ -37,8 +37,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .result import SolverResult
+from .._validation import check_choice, check_int, check_options
+from ._deadline import Deadline
 from ._rank2plan_ops import PairOperator
+from .result import SolverResult
 
 #: HiGHS feasibility tolerances: tighter than the defaults (1e-7) so that the duals certify 1e-6.
 HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
@@ -65,6 +67,32 @@ def _initial_sets(op: PairOperator, beta0, pi0, lam, n_pairs_init, n_features_in
     return np.sort(F), W, L
 
 
+class RestrictedLPError(RuntimeError):
+    """HiGHS refused an edit of the restricted LP (the solve then ends with status "failed")."""
+
+
+#: The options of :func:`solve_ccg` that :func:`~.rank2plan.rank2plan_lp` passes through.
+CCG_OPTIONS = ("n_pairs_init", "n_features_init", "max_features_add", "max_pairs_add",
+               "lp_algorithm", "highs_options")
+LP_ALGORITHMS = ("auto", "simplex", "ipm")
+
+
+def check_ccg_options(options: dict) -> dict:
+    """Refuse unknown names and values of the wrong type among :data:`CCG_OPTIONS`."""
+    check_options(options, "method='ccg'", CCG_OPTIONS)
+    for name in CCG_OPTIONS[:4]:
+        if options.get(name) is not None:
+            check_int(options[name], name, minimum=1)
+    if "lp_algorithm" in options:
+        check_choice(options["lp_algorithm"], "lp_algorithm", LP_ALGORITHMS)
+    highs = options.get("highs_options")
+    if highs is not None and (not isinstance(highs, dict)
+                              or not all(isinstance(k, str) for k in highs)):
+        raise TypeError(f"highs_options must be a dict of HiGHS option names to values, got "
+                        f"{type(highs).__name__}")
+    return options
+
+
 class RestrictedDual:
     """The restricted LP, held by HiGHS in its dual form so that every round is a warm start.
 
@@ -84,7 +112,9 @@ class RestrictedDual:
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         for key, value in options.items():
-            self.h.setOptionValue(key, value)
+            if self.h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+                raise ValueError(f"highs_options: HiGHS refused option {key!r} = {value!r}")
+        self.options_time_limit = float(options.get("time_limit", np.inf))
         self.features = np.zeros(0, dtype=np.int64)   # row order
         self.pairs = np.zeros(0, dtype=np.int64)      # pair columns, in column order
         self.pair_col = np.zeros(0, dtype=np.int64)   # HiGHS column of each entry of self.pairs
@@ -102,15 +132,16 @@ class RestrictedDual:
             sp.csc_matrix((0, new.size))
         # Row r of the new rows = column r of the (pairs x new) block.
         cols = self.pair_col[block.indices] if block.nnz else np.zeros(0, dtype=np.int64)
-        self.h.addRows(new.size, -self.lam - a[new], self.lam - a[new], block.nnz,
-                       block.indptr[:-1].astype(np.int32), cols.astype(np.int32),
-                       block.data.astype(np.float64))
+        self._check(self.h.addRows(new.size, -self.lam - a[new], self.lam - a[new], block.nnz,
+                                   block.indptr[:-1].astype(np.int32), cols.astype(np.int32),
+                                   block.data.astype(np.float64)), "adding feature rows")
         self.features = np.concatenate([self.features, new])
         rows = np.arange(f0, f0 + new.size)
         k = 2 * new.size
         starts = np.arange(k, dtype=np.int32)
-        self.h.addCols(k, np.full(k, self.radius), np.zeros(k), np.full(k, np.inf), k, starts,
-                       np.repeat(rows, 2).astype(np.int32), np.tile([-1.0, 1.0], new.size))
+        self._check(self.h.addCols(k, np.full(k, self.radius), np.zeros(k), np.full(k, np.inf), k,
+                                   starts, np.repeat(rows, 2).astype(np.int32),
+                                   np.tile([-1.0, 1.0], new.size)), "adding trust-region slacks")
         self.slack_col = np.concatenate([self.slack_col, self.n_cols + np.arange(k)])
         self.n_cols += k
 
@@ -120,9 +151,10 @@ class RestrictedDual:
             return
         op = self.op
         block = sp.csr_matrix(op.rows(new, self.features))
-        self.h.addCols(new.size, -op.g[new], np.zeros(new.size), op.s[new], block.nnz,
-                       block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32),
-                       block.data.astype(np.float64))
+        self._check(self.h.addCols(new.size, -op.g[new], np.zeros(new.size), op.s[new], block.nnz,
+                                   block.indptr[:-1].astype(np.int32),
+                                   block.indices.astype(np.int32),
+                                   block.data.astype(np.float64)), "adding pair columns")
         self.pairs = np.concatenate([self.pairs, new])
         self.pair_col = np.concatenate([self.pair_col, self.n_cols + np.arange(new.size)])
         self.n_cols += new.size
@@ -131,8 +163,9 @@ class RestrictedDual:
         """New ``a = D_L^T s_L`` after pairs left L: only the row bounds move."""
         if self.features.size:
             F = self.features
-            self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
-                                    -self.lam - a[F], self.lam - a[F])
+            self._check(self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
+                                                -self.lam - a[F], self.lam - a[F]),
+                        "moving row bounds")
 
     def set_trust_region(self, center: np.ndarray, radius: float):
         """Trust region ``|beta_f - center_f| <= radius`` on the working features."""
@@ -141,13 +174,26 @@ class RestrictedDual:
         cost = np.empty(2 * c.size)
         cost[0::2] = c + radius
         cost[1::2] = radius - c
-        self.h.changeColsCost(cost.size, self.slack_col.astype(np.int32), cost)
+        self._check(self.h.changeColsCost(cost.size, self.slack_col.astype(np.int32), cost),
+                    "moving the trust region")
 
-    def solve(self, algorithm: str):
-        """Run HiGHS; returns (beta_F, pi_W) or None if it did not reach an optimum."""
+    @staticmethod
+    def _check(status, what: str) -> None:
+        """HiGHS refuses a model edit (an entry it deems infinite, say) by a status, not an
+        exception: raise it, so that the model never silently loses a row or column."""
+        import highspy
+
+        if status == highspy.HighsStatus.kError:
+            raise RestrictedLPError(f"HiGHS refused {what}")
+
+    def solve(self, algorithm: str, time_limit: float | None = None):
+        """Run HiGHS within ``time_limit`` seconds (None: the options' limit, by default none);
+        returns (beta_F, pi_W) or None if it did not reach an optimum (see :meth:`status`)."""
         import highspy
 
         self.h.setOptionValue("solver", algorithm)
+        if time_limit is not None:
+            self.h.setOptionValue("time_limit", min(float(time_limit), self.options_time_limit))
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
@@ -158,23 +204,36 @@ class RestrictedDual:
     def status(self) -> str:
         return self.h.modelStatusToString(self.h.getModelStatus())
 
+    def timed_out(self) -> bool:
+        import highspy
+
+        return self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+
 
 def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-6,
               max_iter: int = 100, n_pairs_init: int | None = None,
               n_features_init: int | None = None, max_features_add: int | None = None,
               max_pairs_add: int | None = None, lp_algorithm: str = "auto",
-              time_limit: float = np.inf, highs_options: dict | None = None) -> SolverResult:
+              deadline: Deadline | None = None, highs_options: dict | None = None
+              ) -> SolverResult:
     """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``).
 
     ``max_iter`` bounds the number of restricted LPs. Status "optimal" means the certified relative
     gap of the full LP is at most ``tol`` (for lam = 0, where no scaling makes pi feasible, the
     raw gap and the dual infeasibility must both be at most ``tol``). ``lp_algorithm`` is the
     HiGHS algorithm of the first LP ("simplex", "ipm", or "auto": interior point for large working
-    sets); later rounds always warm-start the simplex.
+    sets); later rounds always warm-start the simplex. Every HiGHS run gets the time left of
+    ``deadline``; "time_limit" when it runs out, "failed" when HiGHS stops otherwise. A warm start
+    that is not finite is replaced by zeros (HiGHS does not stop on NaN costs).
     """
+    deadline = Deadline(None) if deadline is None else deadline
     t0 = time.perf_counter()
     options = dict(HIGHS_OPTIONS, **(highs_options or {}))
     beta0 = np.asarray(beta0, dtype=np.float64)
+    if not np.all(np.isfinite(beta0)):
+        beta0, pi0 = np.zeros(op.p), None
+    if pi0 is not None and not np.all(np.isfinite(pi0)):
+        pi0 = None
     nnz0 = max(1, np.count_nonzero(beta0))
     if n_pairs_init is None:
         n_pairs_init = max(500, 5 * nnz0)
@@ -193,23 +252,34 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
     radius = max(float(np.abs(beta0).max(initial=0.0)), gmax / max(xmax, 1e-300), 1e-12)
     eps_pair = 1e-10 * max(1.0, gmax)
     a = op.rmatvec(op.s * L)
-    lp = RestrictedDual(op, lam, radius, options)
-    lp.add_features(F, a)
-    lp.set_trust_region(center, radius)
-    lp.add_pairs(np.flatnonzero(W))
-    if lp_algorithm == "auto":
-        lp_algorithm = "ipm" if W.sum() >= 500 else "simplex"
     history = {"iteration": [], "objective": [], "lower_bound": [], "gap": [], "n_features": [],
                "n_pairs_explicit": [], "n_pairs_linear": [], "lp_time": []}
     beta = beta0.copy()
-    status, cert, it, n_recentre = "max_iter", None, 0, 0
+    status, cert, it, n_recentre, message = "max_iter", None, 0, 0, ""
     pi = np.zeros(op.n)
+    lp = RestrictedDual(op, lam, radius, options)
+    try:
+        lp.add_features(F, a)
+        lp.set_trust_region(center, radius)
+        lp.add_pairs(np.flatnonzero(W))
+    except RestrictedLPError as exc:
+        status, message, max_iter = "failed", str(exc), 0
+    if lp_algorithm == "auto":
+        lp_algorithm = "ipm" if W.sum() >= 500 else "simplex"
     for it in range(1, max_iter + 1):
+        if deadline.expired():
+            status, message = "time_limit", deadline.message()
+            break
         t_lp = time.perf_counter()
-        out = lp.solve(lp_algorithm if it == 1 else "simplex")
+        out = lp.solve(lp_algorithm if it == 1 else "simplex", deadline.for_solver())
         t_lp = time.perf_counter() - t_lp
         if out is None:
-            status = "failed"
+            if deadline.expired():
+                status, message = "time_limit", deadline.message()
+            elif lp.timed_out():
+                status, message = "time_limit", "HiGHS reached highs_options['time_limit']"
+            else:
+                status, message = "failed", f"HiGHS: {lp.status()}"
             history.setdefault("message", []).append(lp.status())
             break
         beta_F, pi_W = out
@@ -227,11 +297,7 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         history["n_pairs_explicit"].append(int(lp.pairs.size))
         history["n_pairs_linear"].append(int(L.sum()))
         history["lp_time"].append(t_lp)
-        if lam > 0:
-            done = cert["gap"] <= tol
-        else:
-            done = cert["raw_gap"] <= tol and cert["dual_infeasibility"] <= tol
-        if done:
+        if cert["gap"] <= tol:  # for lam = 0: raw gap and dual infeasibility both <= tol
             status = "optimal"
             break
         # Pairs whose guessed set is wrong at beta join the explicit working set, worst first.
@@ -248,28 +314,33 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         at_region = np.abs(beta_F - center[lp.features]).max(initial=0.0) >= radius * (1 - 1e-9)
         if not wrong.size and not new.size and not at_region:
             status = "stalled"  # nothing left to add, yet the certificate misses tol
+            message = "nothing left to add to the working sets, yet the gap is above tol"
             break
         if at_region and not wrong.size:
             # The model is exact here but the region binds: move it, and let it grow.
             center, radius = beta, 2.0 * radius
             n_recentre += 1
-        if wrong.size:
-            left_L = wrong[L[wrong]]
-            W[wrong] = True
-            L[wrong] = False
-            if left_L.size:
-                a = a - op.rmatvec(np.bincount(left_L, op.s[left_L], op.n))
-                lp.set_linear(a)
-        lp.add_features(new, a)
-        lp.add_pairs(wrong)
-        lp.set_trust_region(center, radius)
-        if time.perf_counter() - t0 > time_limit:
-            status = "time_limit"
+        try:
+            if wrong.size:
+                left_L = wrong[L[wrong]]
+                W[wrong] = True
+                L[wrong] = False
+                if left_L.size:
+                    a = a - op.rmatvec(np.bincount(left_L, op.s[left_L], op.n))
+                    lp.set_linear(a)
+            lp.add_features(new, a)
+            lp.add_pairs(wrong)
+            lp.set_trust_region(center, radius)
+        except RestrictedLPError as exc:
+            status, message = "failed", str(exc)
             break
+    if cert is None:  # no restricted LP was solved: certify the warm start itself
+        cert = op.certificate(beta, np.zeros(op.n) if pi0 is None else pi0, lam)
+        pi = cert["pi"]
     info = {
-        "lower_bound": cert["dual"] if cert else None,
-        "dual_infeasibility": cert["dual_infeasibility"] if cert else None,
-        "raw_gap": cert["raw_gap"] if cert else None,
+        "lower_bound": cert["dual"],
+        "dual_infeasibility": cert["dual_infeasibility"],
+        "raw_gap": cert["raw_gap"],
         "n_features_working": int(lp.features.size),
         "n_pairs_explicit": int(lp.pairs.size),
         "n_pairs_linear": int(L.sum()),
@@ -277,7 +348,6 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         "trust_region_moves": n_recentre,
         "lp_solver": "HiGHS (highspy), restricted dual, warm-started simplex",
     }
-    objective = cert["primal"] if cert else op.objective(beta, lam)
-    return SolverResult(w=beta, objective=objective, gap=cert["gap"] if cert else None,
-                        status=status, iterations=it, time=time.perf_counter() - t0, method="ccg",
-                        history=history, dual=pi, info=info)
+    return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
+                        iterations=it, time=time.perf_counter() - t0, method="ccg",
+                        history=history, dual=pi, info=info, message=message)

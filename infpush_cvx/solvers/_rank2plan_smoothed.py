@@ -22,8 +22,10 @@ import time
 import numba as nb
 import numpy as np
 
-from .result import SolverResult
+from .._validation import check_int, check_options, check_scalar
+from ._deadline import Deadline
 from ._rank2plan_ops import PairOperator
+from .result import SolverResult
 
 #: Power iteration under-estimates sigma_max; the step uses a slightly larger Lipschitz constant.
 _LIPSCHITZ_SAFETY = 1.05
@@ -63,23 +65,41 @@ def default_tau_schedule(op: PairOperator, n_tau: int = 6, factor: float = 0.3) 
     return tau0 * factor ** np.arange(n_tau)
 
 
+#: The options of :func:`solve_smoothed` that :func:`~.rank2plan.rank2plan_lp` passes through.
+SMOOTHED_OPTIONS = ("stage_tol", "record_every")
+
+
+def check_smoothed_options(options: dict) -> dict:
+    """Refuse unknown names and values of the wrong type among :data:`SMOOTHED_OPTIONS`."""
+    check_options(options, "method='smoothed'", SMOOTHED_OPTIONS)
+    if "stage_tol" in options:
+        check_scalar(options["stage_tol"], "stage_tol", nonnegative=True)
+    if "record_every" in options:
+        check_int(options["record_every"], "record_every", minimum=0)
+    return options
+
+
 def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: float = 1e-6,
                    max_iter: int = 2000, stage_tol: float = 1e-6, record_every: int = 10,
-                   sigma=None, time_limit: float = np.inf) -> SolverResult:
+                   sigma=None, deadline: Deadline | None = None) -> SolverResult:
     """Smoothed FISTA over a decreasing tau schedule; see the module docstring.
 
     ``tau`` is a float (one stage) or a decreasing sequence; by default
     :func:`default_tau_schedule`. Each stage stops when the relative change of beta falls below
     ``stage_tol`` or after its share of ``max_iter``. Status "optimal" if the certified relative gap
-    at the end is at most ``tol``; "max_iter"/"time_limit" if a budget cut the schedule short;
-    otherwise "stalled" (the schedule ran to completion above ``tol``, as smoothing usually does).
+    at the end is at most ``tol``; "max_iter"/"time_limit" if a budget (``max_iter``, the
+    ``deadline``) cut the schedule short; "failed" if an iterate stopped being finite (the last
+    finite one is returned); otherwise "stalled" (the schedule ran to completion above ``tol``,
+    as smoothing usually does).
     """
+    deadline = Deadline(None) if deadline is None else deadline
     t0 = time.perf_counter()
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
     if sigma is None:
         sigma = op.sigma_max()
     sigma = max(sigma * _LIPSCHITZ_SAFETY, 1e-300)
     beta = np.zeros(op.p) if beta0 is None else np.array(beta0, dtype=np.float64)
+    message = ""
     history = {"iteration": [], "tau": [], "objective": [], "smoothed_objective": []}
     per_stage = max(1, max_iter // len(taus))
     it_total = 0
@@ -93,6 +113,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
             _pair_gradient_weights(np.asarray(op.X @ y).ravel(), op.i, op.j, op.s, sg, tau_k, v)
             grad = np.asarray(op.XT @ v).ravel()
             beta_new = soft_threshold(y - step * grad, step * lam)
+            if not np.all(np.isfinite(beta_new)):
+                status, message = "failed", f"a non-finite iterate at step {it_total + 1}"
+                break
             # Adaptive restart (O'Donoghue & Candes 2015): drop momentum when it points uphill.
             if (y - beta_new) @ (beta_new - beta_prev) > 0:
                 theta = 1.0
@@ -110,9 +133,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                 history["smoothed_objective"].append(h + pen)
                 history["objective"].append(op.objective(beta, lam))
             if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
-                    or it_total >= max_iter or time.perf_counter() - t0 > time_limit:
+                    or it_total >= max_iter or deadline.expired():
                 break
-        if it_total >= max_iter or time.perf_counter() - t0 > time_limit:
+        if it_total >= max_iter or deadline.expired() or status == "failed":
             break
     # One certificate at the end: the multipliers of the last smoothing level, made dual feasible.
     zb = sg - op.s * op.matvec(beta)
@@ -120,8 +143,10 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     cert = op.certificate(beta, 0.5 * op.s * (1.0 + wb), lam)
     if cert["gap"] <= tol:
         status = "optimal"
-    elif time.perf_counter() - t0 > time_limit:
-        status = "time_limit"
+    elif status == "failed":
+        pass
+    elif deadline.expired():
+        status, message = "time_limit", deadline.message()
     elif it_total >= max_iter:
         status = "max_iter"
     tau_final = float(tau_k)
@@ -139,4 +164,4 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     }
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
                         iterations=it_total, time=time.perf_counter() - t0, method="smoothed",
-                        history=history, dual=cert["pi"], info=info)
+                        history=history, dual=cert["pi"], info=info, message=message)

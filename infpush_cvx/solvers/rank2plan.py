@@ -13,7 +13,8 @@ Pair k asks row ``i_k`` to score at least ``g_k`` below row ``j_k`` (lower is be
 
 Every result's ``objective`` is recomputed from beta with
 :func:`infpush_cvx.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
-``(P(beta) - g^T pi) / P(beta)`` of the full LP for a dual feasible pi.
+``(P(beta) - g^T pi) / P(beta)`` (:func:`~.result.relative_gap`) of the full LP for a dual
+feasible pi. All methods solve the LP scaled to unit size (:mod:`._rank2plan_scaling`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ import time
 
 import numpy as np
 
-from .._validation import check_choice, check_scalar
+from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
+                           check_unused_options, check_vector)
 from ..data import PairData
 from ..objectives import rank2plan_objective
-from .result import SolverResult
-from ._rank2plan_ccg import solve_ccg
+from ._deadline import Deadline
+from ._rank2plan_ccg import check_ccg_options, solve_ccg
 from ._rank2plan_ops import PairOperator
-from ._rank2plan_smoothed import solve_smoothed
+from ._rank2plan_scaling import PairScaling
+from ._rank2plan_smoothed import check_smoothed_options, solve_smoothed
+from .result import SolverResult, status_for_gap, warn_if_not_converged
 
 METHODS = ("ccg", "smoothed", "cvxpy")
 
@@ -50,15 +54,18 @@ def _as_pairdata(X, i, j, gap, weight) -> PairData:
 def rank2plan_lambda_max(X, i=None, j=None, gap=None, weight=None) -> float:
     """``||D^T (s * 1[g > 0])||_inf``: for any lam at or above this value beta = 0 is optimal.
 
-    Useful to pick lam as a fraction of it (a smaller fraction gives a denser beta).
+    Useful to pick lam as a fraction of it (a smaller fraction gives a denser beta). Computed on
+    the data scaled to unit size, so it neither overflows nor underflows before the result does.
     """
-    return PairOperator(_as_pairdata(X, i, j, gap, weight)).lambda_max()
+    data = _as_pairdata(X, i, j, gap, weight)
+    scaling = PairScaling.of(data)
+    return scaling.reduced_cost(PairOperator(scaling.data(data)).lambda_max())
 
 
 def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=None, *,
-                 method: str = "ccg", tol: float = 1e-6, max_iter: int | None = None,
-                 beta0=None, tau=None, solver: str | None = None, form: str = "compact",
-                 time_limit: float = np.inf, **options) -> SolverResult:
+                 method: str = "ccg", tol: float | None = None, max_iter: int | None = None,
+                 beta0=None, tau=None, solver: str | None = None, form: str | None = None,
+                 time_limit: float | None = None, **options) -> SolverResult:
     """Fit the Rank2Plan weighted-pair LP.
 
     Parameters
@@ -72,23 +79,37 @@ def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=N
     gap, weight : arrays, optional
         Required score gaps ``g_k >= 0`` (default 1) and importances ``s_k >= 0`` (default 1).
     method : {"ccg", "smoothed", "cvxpy"}
-    tol : float
-        Target certified relative gap.
+    tol : float, optional
+        Target certified relative gap (default 1e-6). For "cvxpy" it becomes the solver's
+        relative-gap tolerance (Clarabel ``tol_gap_rel``, ECOS ``reltol``, SCS ``eps_rel``);
+        other solvers refuse it.
     max_iter : int, optional
         Restricted LPs for "ccg" (default 100), gradient steps for "smoothed" (default 2000).
     beta0 : array, optional
         Warm start ("ccg" skips its smoothed warm start when given; "smoothed" starts there).
     tau : float or decreasing sequence, optional
-        Smoothing parameters for "smoothed" (default: :func:`default_tau_schedule`).
-    solver, form : str
-        For "cvxpy": the CVXPY solver name (default: CVXPY's choice) and the formulation form.
-    time_limit : float
-        Wall-clock seconds; a run that reaches it reports status "time_limit".
+        Smoothing parameters for "smoothed" and for the warm start of "ccg" (default:
+        :func:`default_tau_schedule`).
+    solver, form : str, optional
+        For "cvxpy" only: the CVXPY solver name (default: CVXPY's choice; Clarabel when a
+        ``time_limit`` or ``tol`` is given) and the formulation form (default "compact").
+    time_limit : float, optional
+        Wall-clock seconds from the call (None or ``inf``: no limit), shared by every stage and
+        handed to HiGHS and to the CVXPY solver; a run that reaches it reports status
+        "time_limit". With "cvxpy", a solver that cannot take a time limit is refused.
     **options
-        Method-specific options: "ccg" passes them to :func:`solve_ccg` (``n_pairs_init``,
-        ``n_features_init``, ``max_features_add``, ``max_pairs_add``, ``lp_algorithm``,
-        ``highs_options``); "smoothed" to
-        :func:`solve_smoothed` (``stage_tol``, ``record_every``); "cvxpy" to ``Problem.solve``.
+        Method-specific options: "ccg" takes ``n_pairs_init``, ``n_features_init``,
+        ``max_features_add``, ``max_pairs_add``, ``lp_algorithm``, ``highs_options`` (see
+        :func:`solve_ccg`); "smoothed" ``stage_tol``, ``record_every`` (see
+        :func:`solve_smoothed`); "cvxpy" passes them to ``Problem.solve``.
+
+    An option the chosen method does not use is refused with a TypeError naming it.
+
+    Every method solves the LP on the data scaled to unit size by powers of two
+    (:mod:`._rank2plan_scaling`, exact), so badly scaled ``X``, ``gap`` or ``weight`` give the
+    same answer as well scaled ones; data whose LP cannot be represented in float64 are refused
+    with a ValueError. For ``lam >= rank2plan_lambda_max(...)`` every method returns the exact
+    answer ``beta = 0`` with its certificate, without solving.
 
     Returns
     -------
@@ -96,80 +117,218 @@ def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=N
         ``w`` (also ``beta``), ``objective`` (recomputed), ``gap`` (certified relative gap),
         ``status``, ``iterations``, ``time``, ``history``, ``dual`` (pair multipliers pi), ``info``.
     """
+    deadline = Deadline(check_time_limit(time_limit))
     data = _as_pairdata(X, i, j, gap, weight)
     if lam is None:
         raise TypeError("lam is required (the l1 penalty weight, >= 0)")
     lam = check_scalar(lam, "lam", nonnegative=True)
-    tol = check_scalar(tol, "tol", positive=True)
     check_choice(method, "method", METHODS)
-    time_limit = check_scalar(time_limit, "time_limit", positive=True) \
-        if np.isfinite(time_limit) else np.inf
-    if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, int)
-                                 or max_iter < 1):
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    check_unused_options(method, {"max_iter": max_iter, "beta0": beta0, "tau": tau,
+                                  "solver": solver, "form": form},
+                         {"max_iter": ("ccg", "smoothed"), "beta0": ("ccg", "smoothed"),
+                          "tau": ("ccg", "smoothed"), "solver": ("cvxpy",),
+                          "form": ("cvxpy",)})
+    if method == "ccg":
+        check_ccg_options(options)
+    elif method == "smoothed":
+        check_smoothed_options(options)
+    if tol is not None:
+        tol = check_scalar(tol, "tol", positive=True)
+    if max_iter is not None:
+        max_iter = check_int(max_iter, "max_iter", minimum=1)
     if beta0 is not None:
-        beta0 = np.asarray(beta0, dtype=np.float64)
-        if beta0.shape != (data.n_features,) or not np.all(np.isfinite(beta0)):
-            raise ValueError(f"beta0 must be a finite vector of length {data.n_features}")
-    if tau is not None:
+        beta0 = check_vector(beta0, "beta0", length=data.n_features)
+    taus = None if tau is None else _check_tau(tau)
+
+    scaling = PairScaling.of(data)
+    scaling.check(data)
+    unit = scaling.data(data)
+    lam_unit = scaling.lam(lam)
+    op = PairOperator(unit)
+    if lam_unit >= op.lambda_max():
+        res = _zero_solution(op, lam_unit, method)
+    elif method == "cvxpy":
+        res = _solve_cvxpy(unit, lam_unit, solver=solver, form=form or "compact", tol=tol,
+                           deadline=deadline, **options)
+    else:
+        tol = 1e-6 if tol is None else tol
+        beta_unit = None if beta0 is None else scaling.beta_in(beta0)
+        tau_unit = None if taus is None else scaling.tau_in(taus)
+        if method == "smoothed":
+            res = solve_smoothed(op, lam_unit, beta0=beta_unit, tau=tau_unit, tol=tol,
+                                 max_iter=2000 if max_iter is None else max_iter,
+                                 deadline=deadline, **options)
+        else:
+            res = _solve_ccg(op, lam_unit, beta0=beta_unit, tau=tau_unit, tol=tol,
+                             max_iter=100 if max_iter is None else max_iter, deadline=deadline,
+                             options=options)
+    return _in_caller_units(res, scaling, data, lam, tol, deadline)
+
+
+def _check_tau(tau) -> np.ndarray:
+    """A positive number or a nonincreasing sequence of them, as a 1-D array."""
+    try:
         taus = np.atleast_1d(np.asarray(tau, dtype=np.float64))
-        if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)) \
-                or np.any(taus <= 0) or np.any(np.diff(taus) > 0):
-            raise ValueError(f"tau must be a positive number or a nonincreasing sequence of "
-                             f"positive numbers, got {tau!r}")
-    if method == "cvxpy":
-        return _solve_cvxpy(data, lam, solver=solver, form=form, **options)
-    op = PairOperator(data)
-    if method == "smoothed":
-        return solve_smoothed(op, lam, beta0=beta0, tau=tau, tol=tol,
-                              max_iter=2000 if max_iter is None else max_iter,
-                              time_limit=time_limit, **options)
-    t0 = time.perf_counter()
+    except (TypeError, ValueError):
+        raise TypeError(f"tau must be a number or a sequence of numbers, got {tau!r}") from None
+    if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)) \
+            or np.any(taus <= 0) or np.any(np.diff(taus) > 0):
+        raise ValueError(f"tau must be a positive number or a nonincreasing sequence of "
+                         f"positive numbers, got {tau!r}")
+    return taus
+
+
+def _solve_ccg(op, lam, *, beta0, tau, tol, max_iter, deadline, options) -> SolverResult:
+    """Column and constraint generation, warm-started by a short smoothed run unless beta0."""
     pi0 = None
     warm = None
     if beta0 is None:
         warm = solve_smoothed(op, lam, tau=tau, tol=tol, max_iter=_CCG_WARM_ITER,
-                              time_limit=time_limit, record_every=0)
-        beta0, pi0 = warm.w, warm.dual
+                              deadline=deadline, record_every=0)
         if warm.status == "optimal":
             warm.method = "ccg"
             warm.info["warm_start"] = "smoothed (already certified)"
             return warm
-    res = solve_ccg(op, lam, beta0=beta0, pi0=pi0, tol=tol,
-                    max_iter=100 if max_iter is None else max_iter,
-                    time_limit=time_limit - (time.perf_counter() - t0), **options)
+        beta0, pi0 = warm.w, warm.dual
+    res = solve_ccg(op, lam, beta0=beta0, pi0=pi0, tol=tol, max_iter=max_iter,
+                    deadline=deadline, **options)
     if warm is not None:
         res.info["warm_start_time"] = warm.time
         res.info["warm_start_iterations"] = warm.iterations
         res.info["warm_start_objective"] = warm.objective
-    res.time = time.perf_counter() - t0
     return res
 
 
-def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact",
-                 **solve_options) -> SolverResult:
+def _zero_solution(op: PairOperator, lam: float, method: str) -> SolverResult:
+    """beta = 0, certified by ``pi = s 1[g > 0]`` (feasible for lam >= lambda_max, and
+    ``g^T pi = P(0)``: a zero gap)."""
+    pi = op.s * (op.g > 0)
+    cert = op.certificate(np.zeros(op.p), pi, lam)
+    return SolverResult(w=np.zeros(op.p), objective=cert["primal"], gap=cert["gap"],
+                        status="optimal", iterations=0, time=0.0, method=method,
+                        history={"objective": [cert["primal"]], "gap": [cert["gap"]]},
+                        dual=cert["pi"],
+                        info={"lower_bound": cert["dual"], "lambda_max": op.lambda_max(),
+                              "dual_infeasibility": cert["dual_infeasibility"]})
+
+
+#: ``info`` entries and ``history`` columns in objective units (times ``b c``).
+_OBJECTIVE_KEYS = ("lower_bound", "smoothed_objective", "smoothing_bound",
+                   "warm_start_objective", "cvxpy_value")
+_HISTORY_OBJECTIVE_KEYS = ("objective", "lower_bound", "smoothed_objective")
+
+
+def _in_caller_units(res: SolverResult, scaling: PairScaling, data: PairData, lam: float,
+                     tol, deadline: Deadline) -> SolverResult:
+    """The result of the unit-sized LP for the caller's data (:mod:`._rank2plan_scaling`).
+
+    The objective is recomputed from the caller's data; the relative gap is unchanged; the
+    status is made to agree with the gap (:func:`~.result.status_for_gap`).
+    """
+    info = dict(res.info)
+    for key in _OBJECTIVE_KEYS:
+        if info.get(key) is not None:
+            info[key] = scaling.objective(info[key])
+    for key in ("dual_infeasibility", "lambda_max"):
+        if info.get(key) is not None:
+            info[key] = scaling.reduced_cost(info[key])
+    if info.get("sigma_max") is not None:  # sigma_max(Xt^T Xt), Xt = s D: (a c)^2
+        info["sigma_max"] = scaling.reduced_cost(scaling.reduced_cost(info["sigma_max"]))
+    if info.get("tau") is not None:
+        info["tau"] = scaling.tau_out(info["tau"])
+    if info.get("tau_schedule") is not None:
+        info["tau_schedule"] = [scaling.tau_out(t) for t in info["tau_schedule"]]
+    if info.get("trust_radius") is not None:
+        info["trust_radius"] = float(scaling.beta_out(info["trust_radius"]))
+    history = dict(res.history)
+    for key in _HISTORY_OBJECTIVE_KEYS:
+        if key in history:
+            history[key] = [scaling.objective(v) for v in history[key]]
+    if "tau" in history:
+        history["tau"] = [scaling.tau_out(t) for t in history["tau"]]
+    # the LP was solved on X / 2**ex, gap / 2**eg, weight / 2**es
+    info["unit_scaling_exponents"] = {"X": scaling.ex, "gap": scaling.eg, "weight": scaling.es}
+    w = scaling.beta_out(res.w)
+    objective = rank2plan_objective(data, w, lam) if np.all(np.isfinite(w)) else np.nan
+    status = res.status if tol is None else status_for_gap(res.status, res.gap, tol)
+    result = SolverResult(w=w, objective=objective, gap=res.gap, status=status,
+                          iterations=res.iterations, time=deadline.elapsed(), method=res.method,
+                          history=history,
+                          dual=None if res.dual is None else scaling.dual(res.dual),
+                          info=info, message=res.message)
+    warn_if_not_converged(result)
+    return result
+
+
+#: The option by which each CVXPY solver takes a time limit (seconds) ...
+_CVXPY_TIME_LIMIT = {"CLARABEL": "time_limit", "HIGHS": "time_limit", "SCS": "time_limit_secs",
+                     "OSQP": "time_limit"}
+#: ... and a relative duality-gap tolerance (``tol``).
+_CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
+#: The solver used by "cvxpy" when a time limit or tol is given without one.
+_CVXPY_DEFAULT = "CLARABEL"
+
+
+def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
+    """``(solver, options)`` with ``tol`` and the time left translated into the solver's own
+    option names; a TypeError (tol) or ValueError (time_limit) for a solver without them."""
+    options = dict(solve_options)
+    if solver is None and (tol is not None or deadline.limit is not None):
+        solver = _CVXPY_DEFAULT
+    name = None if solver is None else str(solver).upper()
+    if tol is not None:
+        if name not in _CVXPY_REL_GAP:
+            raise TypeError(f"tol is not supported with method='cvxpy' and solver={solver!r}; "
+                            f"use one of {sorted(_CVXPY_REL_GAP)} or pass the solver's own "
+                            f"tolerance options")
+        options[_CVXPY_REL_GAP[name]] = tol
+    if deadline.limit is not None:
+        if name not in _CVXPY_TIME_LIMIT:
+            raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through "
+                             f"CVXPY; use one of {sorted(_CVXPY_TIME_LIMIT)}")
+        key = _CVXPY_TIME_LIMIT[name]
+        options[key] = min(float(options.get(key, np.inf)), deadline.for_solver())
+    return solver, options
+
+
+def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol=None,
+                 deadline: Deadline, **solve_options) -> SolverResult:
     """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp`.
 
-    CVXPY's status is the certificate here (no full-LP gap is computed for this method)."""
+    CVXPY's status is the certificate here (no full-LP gap is computed for this method): its
+    "optimal" is "optimal", "user_limit" (or any status once the deadline has passed) is
+    "time_limit", "optimal_inaccurate" is "stalled", anything else (a SolverError included)
+    "failed"."""
+    import cvxpy as cp
+
     from ..formulations import rank2plan_lp as build  # imported late: CVXPY is slow to import
 
+    solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
     t0 = time.perf_counter()
     prob = build(data, lam, form=form)
     prob.param_dict["lam"].value = lam
-    prob.solve(solver=solver, **solve_options)
+    message = ""
+    try:
+        prob.solve(solver=solver, **options)
+    except cp.error.SolverError as exc:
+        message = f"CVXPY: {exc}"
     elapsed = time.perf_counter() - t0
     w = prob.var_dict["w"].value
     stats = prob.solver_stats
     info = {"cvxpy_status": prob.status, "cvxpy_value": prob.value,
             "solver": stats.solver_name if stats else solver,
-            "solve_time": stats.solve_time if stats else None}
+            "solve_time": stats.solve_time if stats else None, "solver_options": options}
+    status = {"optimal": "optimal", "optimal_inaccurate": "stalled",
+              "user_limit": "time_limit"}.get(prob.status, "failed")
+    if status != "optimal" and deadline.expired():
+        status, message = "time_limit", deadline.message()
     if w is None:
         return SolverResult(w=np.full(data.n_features, np.nan), objective=np.nan, gap=None,
-                            status="failed", iterations=0, time=elapsed, method="cvxpy",
-                            info=info)
+                            status=status if status == "time_limit" else "failed",
+                            iterations=0, time=elapsed, method="cvxpy", info=info,
+                            message=message or f"CVXPY status {prob.status!r}")
     w = np.asarray(w, dtype=np.float64).ravel()
     # The multipliers live in constraints whose layout depends on the form: no gap from here.
-    status = {"optimal": "optimal", "optimal_inaccurate": "stalled"}.get(prob.status, "failed")
     return SolverResult(w=w, objective=rank2plan_objective(data, w, lam), gap=None, status=status,
                         iterations=int(stats.num_iters or 0) if stats else 0, time=elapsed,
-                        method="cvxpy", info=info)
+                        method="cvxpy", info=info, message=message)
