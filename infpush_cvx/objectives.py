@@ -65,19 +65,31 @@ def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infi
     """The primal objective of the Infinite Push or RankSVM at ``w``, in the requested scaling.
 
     Uses the data's sample weights (module docstring): the loss sum is ``max_j H_j`` or
-    ``sum_j q_j H_j``, divided in paper scaling by ``M`` or ``M N`` (m or m n when unweighted).
+    ``sum_j q_j H_j``, divided in paper scaling by ``M`` or ``M N`` (m or m n when unweighted);
+    weighted losses are computed with the weights divided by their sums.
     """
     check_choice(loss, "loss", _scaling.LOSSES)
+    check_choice(scaling, "scaling", _scaling.SCALINGS)
     w = np.asarray(w, dtype=np.float64).ravel()
     if w.shape[0] != data.d:
         raise ValueError(f"w must have length d={data.d}, got {w.shape[0]}")
-    H = negative_hinge_sums(data.Xp @ w, data.Xn @ w, data.wp)
-    if loss == "infinite_push":
-        loss_sum = H.max()  # the negatives' weights do not enter a maximum over negatives
-    else:
-        loss_sum = H.sum() if data.wn is None else data.wn @ H
+    s, t = data.Xp @ w, data.Xn @ w
     N = _scaling.loss_normaliser(loss, data.wp_sum, data.wn_sum)
-    loss_value = loss_sum / N if scaling == "paper" else loss_sum
+    if data.weighted:
+        # With weights normalised to sum 1 first, the mean loss never overflows, whatever the
+        # weights' scale (only their ratios matter in paper scaling).
+        p = None if data.wp is None else data.wp / data.wp_sum
+        mean_H = negative_hinge_sums(s, t, p) / (data.m if data.wp is None else 1.0)
+        if loss == "infinite_push":  # the negatives' weights do not enter a maximum over them
+            mean_loss = mean_H.max()
+        else:
+            mean_loss = mean_H.mean() if data.wn is None else (data.wn / data.wn_sum) @ mean_H
+        with np.errstate(over="ignore"):  # a seed-scaling loss past the float range is inf
+            loss_value = mean_loss if scaling == "paper" else mean_loss * N
+    else:
+        H = negative_hinge_sums(s, t)
+        loss_sum = H.max() if loss == "infinite_push" else H.sum()
+        loss_value = loss_sum / N if scaling == "paper" else loss_sum
     return float(lam * penalty_value(w, penalty, scaling) + loss_value)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -45,6 +46,29 @@ def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter
                                          m=data.wp_sum, n=data.wn_sum)
     check_representable(data, float(lam_paper), penalty)
     return data, float(lam_paper), max_iter
+
+
+def unit_weights(data: BipartiteData) -> BipartiteData:
+    """``data`` with each set of sample weights divided by the power of two that brings its
+    largest into [0.5, 1): the same paper-scaling problem, since the losses divide by M = sum wp
+    and N = sum wn (and the dual's bounds scale with p / M and q / N), without the overflow of
+    weights near 1e300 or the underflow of weights near 1e-300. ``data`` itself when unweighted.
+
+    A ValueError names the weights when their ratios are outside float64's range.
+    """
+    if not data.weighted:
+        return data
+    scaled = []
+    for name, v in (("wp", data.wp), ("wn", data.wn)):
+        if v is None:
+            scaled.append(None)
+            continue
+        unit = np.ldexp(v, -math.frexp(float(v.max()))[1])
+        if not unit.min() > 0:
+            raise ValueError(f"{name}: its smallest weight is {float(v.min()):.3g} and its largest "
+                             f"{float(v.max()):.3g}, ratios outside float64's range")
+        scaled.append(unit)
+    return BipartiteData(data.Xp, data.Xn, *scaled)
 
 
 def largest_row_norm(data: BipartiteData) -> float:

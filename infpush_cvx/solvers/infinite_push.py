@@ -27,7 +27,7 @@ from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_dir
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
-                      require_unweighted, warm_alpha, warm_weights)
+                      require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
@@ -124,8 +124,9 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
 def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, w0, deadline,
                      detect_degenerate, options, common):
     t0 = deadline.start
+    solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
     # the cheap separation test certifies most non-degenerate instances without the LP
-    reduced, collapsed = _working_set.collapse(data)  # repeated rows into weights: exact
+    reduced, collapsed = _working_set.collapse(solve_data)  # repeated rows into weights: exact
     if detect_degenerate and separating_direction(reduced) is None:
         try:
             report = check_degeneracy(reduced, time_limit=deadline.for_solver())
@@ -145,8 +146,8 @@ def _certified_solve(data, lam_p, lam, *, method, penalty, tol, max_iter, w0, de
                               info={"degenerate": True}, **common)
             # not certified to tol (an inaccurate LP): solve it like any other instance
     with blas_threads_for(data.d):
-        out = _working_set.solve(data, lam_p, loss="infinite_push", penalty=penalty, tol=tol,
-                                 max_iter=max_iter, w0=w0,
+        out = _working_set.solve(solve_data, lam_p, loss="infinite_push", penalty=penalty,
+                                 tol=tol, max_iter=max_iter, w0=w0,
                                  time_limit=deadline.for_solver(), options=options)
     return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],
                   status=out["status"], iterations=out["iterations"], t0=t0,

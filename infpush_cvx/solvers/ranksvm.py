@@ -22,7 +22,7 @@ import numpy as np
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
-                      require_unweighted, warm_alpha, warm_weights)
+                      require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
 
 METHODS = ("smoothing_newton", "working_set", "fista", "paper")
@@ -53,12 +53,13 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, 
     common = dict(loss="ranksvm", penalty="l2", scaling=scaling, tol=tol)
     if method in ("working_set", "smoothing_newton"):
         w0 = warm_weights(data, warm_start)
+        solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
         with blas_threads_for(data.d):
             if method == "smoothing_newton":
-                out = _ranksvm_newton.run(data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
+                out = _ranksvm_newton.run(solve_data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
                                           time_limit=deadline.for_solver())
             else:
-                out = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
+                out = _working_set.solve(solve_data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
                                          max_iter=max_iter, w0=w0,
                                          time_limit=deadline.for_solver(), options=options)
         return finish(data, lam_p, lam, w=out["w"], alpha=out["dual"], gap=out["gap"],

@@ -501,3 +501,21 @@ def test_pairdata_result_objective_matches_recomputation():
     data = PairData(X * 1e15, i, j)
     res = rank2plan_lp(data, lam=1e14)
     assert res.objective == pytest.approx(rank2plan_objective(data, res.beta, 1e14), rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+@pytest.mark.parametrize("solver", [
+    lambda Xp, Xn, **kw: infinite_push(Xp, Xn, 0.1, **kw),
+    lambda Xp, Xn, **kw: infinite_push(Xp, Xn, 0.1, penalty="l1", **kw),
+    lambda Xp, Xn, **kw: rank_svm(Xp, Xn, 0.1, **kw),
+    lambda Xp, Xn, **kw: rank_svm(Xp, Xn, 0.1, method="working_set", **kw),
+])
+def test_sample_weights_of_any_scale_give_the_same_answer(solver, scale):
+    """In paper scaling the losses divide by the weights' sums: only their ratios matter."""
+    Xp, Xn = bipartite()
+    wp = np.linspace(1.0, 2.0, Xp.shape[0])
+    wn = np.linspace(1.0, 3.0, Xn.shape[0])
+    base = solver(Xp, Xn, wp=wp, wn=wn)
+    scaled = solver(Xp, Xn, wp=wp * scale, wn=wn * scale)
+    assert base.status == scaled.status == "optimal"
+    assert scaled.objective == pytest.approx(base.objective, rel=1e-6)
