@@ -1,4 +1,10 @@
-"""The problem catalog: named instances and problems declared in ``problems/catalog.toml``.
+"""The problem catalog: named instances and problems declared in ``catalog.toml``.
+
+The catalog ships inside the package (``infpush_cvx/problems/catalog.toml``, read with
+:mod:`importlib.resources`, so it is found in a source checkout, an editable install and an
+installed wheel alike). Another catalog file is used when the environment variable
+``INFPUSH_CVX_CATALOG`` names it (read once, at import) or when :func:`load_catalog` is given
+its ``path``.
 
 >>> from infpush_cvx import catalog
 >>> for p in catalog.problems(["infinite_push_0"]):        # the seed's problem dictionaries
@@ -19,12 +25,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.resources
 import inspect
 import itertools
 import json
 import os
 import re
 import tomllib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,10 +41,29 @@ import cvxpy as cp
 from . import formulations, generators
 from . import scaling as _scaling
 from ._validation import check_scalar
+from .data import BipartiteData, PairData
 from .files import MalformedFileError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CATALOG = Path(os.environ.get("INFPUSH_CVX_CATALOG", REPO_ROOT / "problems" / "catalog.toml"))
+
+def package_data(*parts: str) -> Path:
+    """The path of a data file or folder shipped inside the package: ``package_data("problems",
+    "catalog.toml")`` is ``<package folder>/problems/catalog.toml``.
+
+    Found with :func:`importlib.resources.files`, so it is the installed copy for a wheel install
+    and the checkout's own file for a source checkout or an editable install. The package must be
+    on the file system (not imported from a zip archive); the path is returned whether or not
+    the file exists.
+    """
+    return Path(os.fspath(importlib.resources.files(__package__).joinpath(*parts)))
+
+
+#: Environment variable naming a catalog file to use instead of the packaged one.
+CATALOG_ENV_VAR = "INFPUSH_CVX_CATALOG"
+#: The catalog shipped with the package.
+PACKAGED_CATALOG = package_data("problems", "catalog.toml")
+#: The catalog :func:`load_catalog` reads by default: ``$INFPUSH_CVX_CATALOG`` when set (at
+#: import), else the packaged one.
+DEFAULT_CATALOG = Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
 
 GENERATORS = {
     "infinite_push_0": lambda: generators.infinite_push_0()[0],
@@ -72,7 +99,7 @@ class InstanceSpec:
     params: dict = field(default_factory=dict)
     tier: str = DEFAULT_TIER
 
-    def generate(self):
+    def generate(self) -> BipartiteData | PairData:
         """The instance data (BipartiteData or PairData), freshly generated."""
         return GENERATORS[self.generator](**self.params)
 
@@ -100,7 +127,7 @@ class ProblemSpec:
         """"paper" or "seed" for the bipartite problems, "" for Rank2Plan (it has one scaling)."""
         return self.options.get("scaling", "")
 
-    def build(self, data=None) -> cp.Problem:
+    def build(self, data: BipartiteData | PairData | None = None) -> cp.Problem:
         """A fresh cvxpy.Problem (pass ``data`` to skip regenerating the instance)."""
         data = instance_data(self.instance) if data is None else data
         return FORMULATIONS[self.formulation](data, self.lam, **self.options)
@@ -305,7 +332,8 @@ def _family_where(path, k: int, family) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
-    """Parse and check the catalog file (default ``problems/catalog.toml``).
+    """Parse and check the catalog file ``path`` (default :data:`DEFAULT_CATALOG`: the packaged
+    catalog, or the file named by ``$INFPUSH_CVX_CATALOG``).
 
     Every error in the file is one ValueError that names the file and, where there is one, the
     entry: TOML syntax, unknown or missing keys, values of the wrong type, unknown generators,
@@ -355,7 +383,7 @@ _INSTANCE_SPECS: dict = {}
 
 
 @functools.lru_cache(maxsize=None)
-def instance_data(name: str):
+def instance_data(name: str) -> BipartiteData | PairData:
     """The generated data of a catalog instance (cached per process)."""
     if name not in _INSTANCE_SPECS:
         load_catalog()
@@ -387,7 +415,7 @@ def get(problem_id: str) -> ProblemSpec:
     return problems[problem_id]
 
 
-def problems(ids=None):
+def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:
     """Yield the seed's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
 
     ``opt_val`` is the stored reference value (None when none is stored yet).

@@ -1,4 +1,8 @@
-"""Stored optimal values (``reference_values/<problemID>.json``) and their provenance.
+"""Stored optimal values (``<reference folder>/<problemID>.json``) and their provenance.
+
+The reference folder ships inside the package (``infpush_cvx/reference_values/``, found with
+:mod:`importlib.resources`); the environment variable ``INFPUSH_CVX_REFERENCE_DIR`` (read once,
+at import) or a function's ``directory`` argument names another one.
 
 Each file records the optimal value of one catalog problem, how it was obtained (solver, options,
 status, tolerance, library versions, date), the cross-check by a second solver, the instance
@@ -35,6 +39,7 @@ import math
 import os
 import platform
 import time
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -43,10 +48,15 @@ import cvxpy as cp
 from . import catalog as _catalog
 from .files import MalformedFileError, write_text_atomic
 from . import cvxpy_solvers
-from .data import BipartiteData
+from .data import BipartiteData, PairData
 
-REFERENCE_DIR = Path(os.environ.get("INFPUSH_CVX_REFERENCE_DIR",
-                                    _catalog.REPO_ROOT / "reference_values"))
+#: Environment variable naming a reference folder to use instead of the packaged one.
+REFERENCE_DIR_ENV_VAR = "INFPUSH_CVX_REFERENCE_DIR"
+#: The reference values shipped with the package.
+PACKAGED_REFERENCE_DIR = _catalog.package_data("reference_values")
+#: The folder read and written when no ``directory`` is given: ``$INFPUSH_CVX_REFERENCE_DIR``
+#: when set (at import), else the packaged one.
+REFERENCE_DIR = Path(os.environ.get(REFERENCE_DIR_ENV_VAR) or PACKAGED_REFERENCE_DIR)
 
 #: Relative change of a stored value that regeneration refuses without accept_changes.
 STORED_RTOL = 1e-6
@@ -167,11 +177,36 @@ def versions() -> dict:
     return out
 
 
-def reference_path(problem_id: str, directory: Path | None = None) -> Path:
+def reference_path(problem_id: str, directory: str | os.PathLike | None = None) -> Path:
+    """The file of ``problem_id``'s record in ``directory`` (default :data:`REFERENCE_DIR`)."""
     return Path(directory or REFERENCE_DIR) / f"{problem_id}.json"
 
 
-def load_reference(problem_id: str, directory: Path | None = None) -> dict | None:
+def _in_source_checkout() -> bool:
+    """Whether the package is imported from a source checkout (the project folder, installed
+    editable or not at all) rather than installed from a wheel: the folder above the package
+    holds ``pyproject.toml``."""
+    return (PACKAGED_REFERENCE_DIR.parent.parent / "pyproject.toml").is_file()
+
+
+def writable_directory(directory: str | os.PathLike | None = None) -> Path:
+    """The reference folder that :func:`regenerate` and :func:`migrate` write to: ``directory``,
+    else :data:`REFERENCE_DIR`.
+
+    ValueError when that is the reference folder inside an installed package (a wheel install):
+    records written there would be lost or mixed with another version on the next install. In a
+    source checkout the packaged folder is the project's own and is written to.
+    """
+    target = Path(directory or REFERENCE_DIR)
+    if target.resolve() == PACKAGED_REFERENCE_DIR.resolve() and not _in_source_checkout():
+        raise ValueError(
+            f"directory: refusing to write reference values into the installed package "
+            f"({target}); pass directory=... or set {REFERENCE_DIR_ENV_VAR} to a folder of your "
+            f"own (copy the stored values there first to keep them)")
+    return target
+
+
+def load_reference(problem_id: str, directory: str | os.PathLike | None = None) -> dict | None:
     """The stored record of a problem, checked, or None when there is none.
 
     ValueError naming the file when it is not a valid record of ``problem_id``: not JSON (a
@@ -343,11 +378,16 @@ def _differences(old: dict, fresh: dict, spec) -> list[str]:
     return changes
 
 
-def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None = None,
-               progress=None, tier: str = _catalog.DEFAULT_TIER) -> dict:
+def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False,
+               directory: str | os.PathLike | None = None,
+               progress: Callable[[list[str]], Iterable[str]] | None = None,
+               tier: str = _catalog.DEFAULT_TIER) -> dict[str, str]:
     """Compute reference values and store the new ones; returns ``{id: action}``.
 
     ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
+    Records are read from and written to ``directory`` (default :data:`REFERENCE_DIR`); writing
+    into an installed package's own folder is refused before any solve
+    (:func:`writable_directory`). ``progress`` wraps the list of IDs (a progress bar).
 
     Actions: ``"written"`` (no value was stored), ``"unchanged"`` (the stored record agrees:
     value within ``STORED_RTOL``, same instance and definition; the file is left as it was),
@@ -361,6 +401,7 @@ def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None
     differing problem, after the others were processed; those files are left as they were.
     A fresh record that is not valid (a NaN value) raises :class:`ReferenceError` at once.
     """
+    directory = writable_directory(directory)
     ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     actions, refused = {}, []
     for pid in (ids if progress is None else progress(ids)):
@@ -398,8 +439,8 @@ def regenerate(ids=None, *, accept_changes: bool = False, directory: Path | None
     return actions
 
 
-def migrate(ids=None, *, directory: Path | None = None,
-            tier: str = _catalog.DEFAULT_TIER) -> dict:
+def migrate(ids: Iterable[str] | None = None, *, directory: str | os.PathLike | None = None,
+            tier: str = _catalog.DEFAULT_TIER) -> dict[str, str]:
     """Add the definition fingerprint to records stored before they had one; returns
     ``{id: action}``. Nothing is solved, and the value and every other field are kept as stored.
 
@@ -411,7 +452,9 @@ def migrate(ids=None, *, directory: Path | None = None,
     Actions: ``"fingerprinted"``, ``"unchanged"`` (it has one already; :func:`verify` checks
     it), ``"missing"`` (no record stored). Refusals raise :class:`ReferenceError` with one line
     per refused problem, after the others were processed; their files are left as they were.
+    Records are read from and written to ``directory`` as in :func:`regenerate`.
     """
+    directory = writable_directory(directory)
     ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     actions, refused = {}, []
     for pid in ids:
@@ -443,7 +486,7 @@ def migrate(ids=None, *, directory: Path | None = None,
     return actions
 
 
-def check_fingerprint(problem_id: str, data=None) -> None:
+def check_fingerprint(problem_id: str, data: BipartiteData | PairData | None = None) -> None:
     """Raise :class:`ReferenceError` when the regenerated instance differs from the stored one."""
     record = load_reference(problem_id)
     if record is None:
@@ -475,7 +518,8 @@ CERTIFIED_SOLVERS = {
 }
 
 
-def certified_value(spec, data=None, *, tol: float = RESOLVE_TOL) -> tuple[str, float]:
+def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData | None = None, *,
+                    tol: float = RESOLVE_TOL) -> tuple[str, float]:
     """The optimal value of a catalog problem by the project's own certified solver, independent
     of CVXPY; returns ``(solver label, value)``.
 
@@ -513,8 +557,8 @@ def certified_value(spec, data=None, *, tol: float = RESOLVE_TOL) -> tuple[str, 
     return label, value
 
 
-def verify(problem_id: str, data=None, *, resolve: bool = True,
-           directory: Path | None = None) -> None:
+def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
+           resolve: bool = True, directory: str | os.PathLike | None = None) -> None:
     """Check everything the stored value of a problem depends on; :class:`ReferenceError` saying
     which check failed.
 

@@ -29,7 +29,8 @@ STORED = 0.4865894034589988
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    """A reference folder with copies of a few stored records, in place of reference_values/."""
+    """A reference folder with copies of a few stored records, in place of the packaged
+    infpush_cvx/reference_values/."""
     folder = tmp_path / "reference_values"
     folder.mkdir()
     for pid in (PID, SEED_PID, DUAL_PID, PAIRS_PID):
@@ -40,8 +41,8 @@ def store(tmp_path, monkeypatch):
 
 @pytest.fixture
 def edited_catalog(tmp_path, monkeypatch):
-    """``edit(old, new)``: the default catalog becomes a copy of problems/catalog.toml with the
-    one occurrence of ``old`` replaced by ``new``."""
+    """``edit(old, new)``: the default catalog becomes a copy of
+    infpush_cvx/problems/catalog.toml with the one occurrence of ``old`` replaced by ``new``."""
     def edit(old: str, new: str):
         text = catalog.DEFAULT_CATALOG.read_text()
         assert text.count(old) == 1, old

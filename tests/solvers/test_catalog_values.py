@@ -1,5 +1,6 @@
 """Every method of the project's solvers on every catalog problem it solves, against the stored
-optimal values (reference_values/, computed by Clarabel and cross-checked by a second solver).
+optimal values (infpush_cvx/reference_values/, computed by Clarabel and cross-checked by a
+second solver).
 
 The certificates are recomputed here from the returned primal and dual points by brute force
 (explicit pair differences, independent of the solvers' own formulas): a certified answer must
