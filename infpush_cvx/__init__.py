@@ -18,7 +18,20 @@ Subpackages and modules, by layer:
   ``infpush-cvx`` command.
 """
 
+from importlib import metadata as _metadata
+
 from .data import BipartiteData, PairData, fingerprint
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version; ``"0+unknown"`` for a source checkout that was
+    never installed (no package metadata)."""
+    try:
+        return _metadata.version("infpush_cvx")
+    except _metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+#: The package version, from its installed metadata (``pyproject.toml``'s ``version``).
+__version__: str = _version()
 __all__ = ["BipartiteData", "PairData", "fingerprint", "__version__"]

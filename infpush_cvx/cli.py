@@ -391,6 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true",
                         help=f"print the full traceback of an unexpected failure "
                              f"(or set {TRACEBACK_ENV_VAR}=1)")
+    from . import __version__
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
