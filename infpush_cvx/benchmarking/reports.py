@@ -2,12 +2,33 @@
 
 Performance profiles (Dolan & Moré, "Benchmarking optimization software with performance
 profiles", Math. Programming 91, 2002): for problem p and solver s let ``t_ps`` be the cost
-(median time over repeats) when the solve succeeded and agrees with the stored value, and
-infinity otherwise; with the ratio ``r_ps = t_ps / min_s t_ps`` the profile of solver s is
+(median of ``metric`` over repeats) when the solve succeeded and agrees with the stored value,
+and infinity otherwise (Dolan and Moré's ``r_M``: a failure stays in the count); with the ratio
+``r_ps = t_ps / min_s t_ps`` the profile of solver s is
 
-    rho_s(tau) = |{p : r_ps <= tau}| / n_p,
+    rho_s(tau) = |{p in A_s : r_ps <= tau}| / |A_s|,
 
-the fraction of problems solved within a factor tau of the best solver.
+the fraction of the problems s attempted (``A_s``) that it solved within a factor tau of the
+best solver. Two choices of problems:
+
+- ``problems="common"``: only the problems every solver attempted, so ``A_s`` is the same set
+  for every solver: Dolan and Moré's setting exactly.
+- ``problems="all"``: every problem of the table. A results table holds solvers that apply to
+  some problems only (HiGHS runs the LPs, each project method its own problem class). A problem
+  outside a solver's scope is *not attempted*, which is not a failure: it is left out of that
+  solver's denominator (its ratio is NaN), and ``min_s`` runs over the solvers that attempted
+  p. Each curve is then the profile of s on its own problems; curves with different ``|A_s|``
+  answer different questions, so the plots give every solver's attempted count (and draw the
+  solvers that did not attempt everything with dashed lines).
+
+A solve that agrees but has no value of ``metric`` (a solver that reports no iteration count)
+gives nothing to compare; it is treated as not attempted for that metric. Costs are floored at
+the smallest positive cost of the table, since the ratios need positive costs (a count of 0
+iterations ties with the smallest count measured).
+
+Figures are built on :class:`matplotlib.figure.Figure` directly, never through
+``matplotlib.use`` or pyplot's global state: the library does not select or change the
+caller's backend, so a notebook's inline figures keep working.
 """
 
 from __future__ import annotations
@@ -19,6 +40,19 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..files import atomic_path
+
+#: Colours of the series: matplotlib's ten-colour "tab10" cycle.
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+#: Markers of the series; 7 is prime to 10, so (colour, marker) pairs repeat only after 70.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def series_styles(n: int) -> list[dict]:
+    """``n`` distinct styles (``color``, ``marker``) for line plots: series k takes colour
+    ``k % 10`` and marker ``k % 7``, so no two of the first 70 series share both."""
+    return [{"color": COLOURS[k % len(COLOURS)], "marker": MARKERS[k % len(MARKERS)]}
+            for k in range(n)]
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -34,84 +68,189 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
+    """``df[metric]`` as float64; a missing value (``pd.NA`` of the nullable integer column
+    ``iterations``, which numpy's ufuncs refuse) becomes NaN."""
+    if metric not in df.columns:
+        raise ValueError(f"metric {metric!r} is not a column of the results table")
+    try:
+        return pd.to_numeric(df[metric]).astype("float64")
+    except (TypeError, ValueError):
+        raise ValueError(f"metric {metric!r} is not a numeric column of the results table"
+                         ) from None
+
+
+def _by_problem_and_solver(df: pd.DataFrame, values: pd.Series, aggfunc) -> pd.DataFrame:
+    frame = pd.DataFrame({"problem": df["problem"].to_numpy(), "solver": df["solver"].to_numpy(),
+                          "value": values.to_numpy()})
+    return frame.pivot_table(index="problem", columns="solver", values="value",
+                             aggfunc=aggfunc)
+
+
+def attempted_matrix(df: pd.DataFrame) -> pd.DataFrame:
+    """Problems x solvers, True where the table holds a run of that solver on that problem."""
+    runs = _by_problem_and_solver(df, pd.Series(np.ones(len(df))), "size")
+    return runs.notna() & (runs > 0)
+
+
 def time_matrix(df: pd.DataFrame, metric: str = "time") -> pd.DataFrame:
-    """Problems x solvers, the median ``metric`` of successful, agreeing runs (NaN otherwise)."""
-    ok = df[df["agrees"]]
-    mat = ok.pivot_table(index="problem", columns="solver", values=metric, aggfunc="median")
-    attempted = df.pivot_table(index="problem", columns="solver", values="repeat",
-                               aggfunc="size")
-    return mat.reindex(index=attempted.index, columns=attempted.columns)
+    """Problems x solvers, the median ``metric`` (as float) of successful, agreeing runs (NaN
+    otherwise: failed, disagreeing, not attempted, or no value of the metric)."""
+    values = _metric_values(df, metric).where(df["agrees"].astype(bool).to_numpy())
+    mat = _by_problem_and_solver(df, values, "median")
+    attempted = attempted_matrix(df)
+    return mat.reindex(index=attempted.index, columns=attempted.columns).astype("float64")
 
 
 def complete_solvers(df: pd.DataFrame) -> list[str]:
     """Solvers that attempted every problem of the table (the general-purpose ones)."""
-    attempted = df.pivot_table(index="problem", columns="solver", values="repeat",
-                               aggfunc="size").notna()
+    attempted = attempted_matrix(df)
     return [s for s in attempted.columns if attempted[s].all()]
+
+
+def _counted_and_cost(df: pd.DataFrame, metric: str):
+    """(counted, cost): counted[p, s] when s attempted p and the outcome can be compared (a
+    failure, or a success with a value of the metric); cost: the floored median cost."""
+    cost = time_matrix(df, metric)
+    agreed = _by_problem_and_solver(df, df["agrees"].astype(float), "max").reindex_like(cost)
+    counted = attempted_matrix(df) & ~((agreed > 0) & cost.isna())
+    positive = cost.where(cost > 0).stack()
+    floor = float(positive.min()) if len(positive) else 1.0
+    return counted, cost.clip(lower=floor)
 
 
 def performance_ratios(df: pd.DataFrame, metric: str = "time", problems: str = "common"
                        ) -> pd.DataFrame:
-    """``r_ps`` (problems x solvers); inf where a solver failed or disagreed.
+    """``r_ps`` (problems x solvers): inf where a solver failed or disagreed, NaN where it did
+    not attempt the problem (possible with ``problems="all"`` only).
 
-    problems="common": only problems every solver attempted (Dolan and Moré's setting);
-    problems="all": every problem, a solver that did not attempt it counts as failing it.
+    problems="common": only problems every solver attempted (Dolan and Moré's setting;
+    ValueError if there is none). problems="all": every problem; the best cost is taken over
+    the solvers that attempted it.
     """
     check_choice(problems, "problems", ("common", "all"))
-    attempted = df.pivot_table(index="problem", columns="solver", values="repeat",
-                               aggfunc="size").notna()
-    cost = time_matrix(df, metric)
+    counted, cost = _counted_and_cost(df, metric)
     if problems == "common":
-        keep = attempted.all(axis=1)
+        keep = counted.all(axis=1)
         if not keep.any():
             raise ValueError("no problem was attempted by every solver; select solvers or "
                              "problems, or pass problems='all'")
-        cost = cost[keep]
-    cost = cost.fillna(np.inf)
-    best = cost.min(axis=1)
-    ratios = cost.div(best.replace(np.inf, np.nan), axis=0).fillna(np.inf)
-    return ratios
+        counted, cost = counted[keep], cost[keep]
+    cost = cost.mask(counted & cost.isna(), np.inf).where(counted)  # failed: inf; not tried: NaN
+    best = cost.min(axis=1, skipna=True)
+    ratios = cost.div(best.where(np.isfinite(best)), axis=0)  # NaN rows: nobody solved p
+    return ratios.mask(counted & ratios.isna(), np.inf).where(counted)
+
+
+def _default_taus(ratios: pd.DataFrame) -> np.ndarray:
+    values = ratios.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
+    return np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
+
+
+def _profile_from_ratios(ratios: pd.DataFrame, taus) -> pd.DataFrame:
+    taus = np.asarray(taus, dtype=float)
+    prof = {}
+    for s in ratios.columns:
+        r = ratios[s].dropna().to_numpy()  # the problems s attempted
+        prof[s] = ((r[:, None] <= taus[None, :]).mean(axis=0) if r.size
+                   else np.full(taus.shape, np.nan))
+    return pd.DataFrame(prof, index=pd.Index(taus, name="tau"))
 
 
 def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = "common",
                         taus=None) -> pd.DataFrame:
-    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns)."""
+    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns): the fraction of the
+    problems s attempted that it solved within tau times the best cost (NaN for a solver with
+    no comparable problem)."""
     ratios = performance_ratios(df, metric, problems)
-    finite = ratios.to_numpy()[np.isfinite(ratios.to_numpy())]
-    if taus is None:
-        top = max(float(finite.max()) if finite.size else 1.0, 1.0) * 1.05
-        taus = np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
-    taus = np.asarray(taus, dtype=float)
-    prof = {s: [(ratios[s] <= t).mean() for t in taus] for s in ratios.columns}
-    return pd.DataFrame(prof, index=pd.Index(taus, name="tau"))
+    return _profile_from_ratios(ratios, _default_taus(ratios) if taus is None else taus)
+
+
+def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "common"
+                   ) -> pd.DataFrame:
+    """Per solver: ``problems`` (in the profile), ``attempted``, ``solved`` (succeeded and
+    agree), ``failed`` (attempted, not solved) and ``not_attempted``."""
+    ratios = performance_ratios(df, metric, problems)
+    attempted = ratios.notna().sum()
+    solved = np.isfinite(ratios).sum()
+    out = pd.DataFrame({"problems": len(ratios), "attempted": attempted, "solved": solved,
+                        "failed": attempted - solved, "not_attempted": len(ratios) - attempted})
+    out.index.name = "solver"
+    return out
+
+
+def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
+                               problems: str = "common", title: str | None = None):
+    """The performance profile as a :class:`matplotlib.figure.Figure` (not registered with
+    pyplot: no backend is selected; show it with ``display(fig)`` in a notebook).
+
+    Every solver gets its own (colour, marker) pair (:func:`series_styles`). A solver that did
+    not attempt every problem of the profile is drawn dashed, and its legend entry reads
+    ``solved/attempted of N``; others read ``solved/N``. A failed or disagreeing solve keeps the
+    curve below 1 (it counts as never solved); a problem not attempted is left out of that
+    solver's fraction. The title names the metric and the number of problems.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ratios = performance_ratios(df, metric, problems)
+    counts = profile_counts(df, metric, problems)
+    prof = _profile_from_ratios(ratios, _default_taus(ratios))
+    n_p = len(ratios)
+    drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
+    unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
+
+    height = 4.8 + 0.15 * max(0, len(drawn) - 14)  # room for long legends
+    fig = Figure(figsize=(9.2, height))
+    ax = fig.add_axes((0.085, 1.0 / height, 0.54, 1 - 1.45 / height))
+    for k, (s, style) in enumerate(zip(drawn, series_styles(len(drawn)))):
+        c = counts.loc[s]
+        partial = c["not_attempted"] > 0
+        label = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if partial
+                 else f"{s}  {c['solved']}/{n_p}")
+        # markers at evenly spaced places along the curve, staggered so that curves lying on
+        # top of each other still show every marker
+        ax.step(prof.index, prof[s], where="post", label=label, lw=1.6,
+                ls="--" if partial else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
+                **style)
+    top = float(prof.index.max())
+    ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
+    ax.set_xlim(1.0, top)
+    if top > 2 ** 10:
+        ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(f"τ = {metric} / best {metric} on the problem (ratio, log scale)")
+    ax.set_ylabel("fraction of its problems solved\nwithin τ × best")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3, which="both")
+    where = "every solver attempted" if problems == "common" else "in the table"
+    ax.set_title(title or f"Performance profile of {metric}: {n_p} problems {where}",
+                 fontsize=11)
+    ax.legend(title="solver  solved/attempted", fontsize=8.5, title_fontsize=9,
+              loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
+             "as never solved (the curve ends below 1).",
+             "Dashed: the solver attempted only some problems; the others are left out of its "
+             "fraction (not counted as failures)."]
+    if unmeasured:
+        notes.append(f"No value of {metric}, not drawn: {', '.join(unmeasured)}.")
+    fig.text(0.01, 0.015, "\n".join(notes), fontsize=8, va="bottom", ha="left", color="0.25")
+    return fig
 
 
 def plot_performance_profile(df: pd.DataFrame, path, metric: str = "time",
                              problems: str = "common", title: str | None = None):
-    """Save the performance profile as a PNG (matplotlib, Agg backend) atomically: a run killed
-    while writing leaves the previous figure. Returns the path."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-    prof = performance_profile(df, metric, problems)
-    n_p = len(performance_ratios(df, metric, problems))
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for s in prof.columns:
-        ax.step(prof.index, prof[s], where="post", label=s)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel(f"tau (ratio of {metric} to the best solver)")
-    ax.set_ylabel("fraction of problems")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title or f"Performance profile, {n_p} problems (Dolan & More 2002)")
-    ax.legend(fontsize=7, loc="lower right")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
+    """Save :func:`performance_profile_figure` as a PNG atomically (a run killed while writing
+    leaves the previous figure); returns the path. Uses no pyplot state and no backend
+    selection. ValueError if ``problems="common"`` and no problem was attempted by every
+    solver."""
+    fig = performance_profile_figure(df, metric, problems, title)
     path = Path(path)
-    try:
-        with atomic_path(path) as tmp:  # the format comes from the suffix, which tmp keeps
-            fig.savefig(tmp, dpi=120)
-    finally:
-        plt.close(fig)
+    with atomic_path(path) as tmp:  # the format comes from the suffix, which tmp keeps
+        fig.savefig(tmp, dpi=110)
     return path
 
 

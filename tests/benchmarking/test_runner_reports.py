@@ -61,7 +61,8 @@ def _synthetic():
 def test_performance_ratios_by_hand():
     df = _synthetic()
     r = performance_ratios(df, problems="all")
-    assert r.loc["p1", "A"] == 1.0 and r.loc["p1", "B"] == 2.0 and np.isinf(r.loc["p1", "C"])
+    # C never ran p1: not attempted is NaN (left out of C's profile), not a failure (inf)
+    assert r.loc["p1", "A"] == 1.0 and r.loc["p1", "B"] == 2.0 and np.isnan(r.loc["p1", "C"])
     assert r.loc["p2", "A"] == 4.0 and r.loc["p2", "B"] == 1.0 and r.loc["p2", "C"] == 8.0
     # B's faster run on p3 does not count: it disagreed with the stored value
     assert r.loc["p3", "A"] == 1.0 and np.isinf(r.loc["p3", "B"]) and r.loc["p3", "C"] == 1.0
@@ -73,7 +74,41 @@ def test_performance_profile_by_hand():
     prof = performance_profile(_synthetic(), problems="all", taus=[1.0, 2.0, 4.0, 8.0])
     np.testing.assert_allclose(prof["A"], [2 / 3, 2 / 3, 1.0, 1.0])
     np.testing.assert_allclose(prof["B"], [1 / 3, 2 / 3, 2 / 3, 2 / 3])
-    np.testing.assert_allclose(prof["C"], [1 / 3, 1 / 3, 1 / 3, 2 / 3])
+    # C attempted p2 (ratio 8) and p3 (ratio 1) only: its fractions are out of 2
+    np.testing.assert_allclose(prof["C"], [1 / 2, 1 / 2, 1 / 2, 1.0])
+    common = performance_profile(_synthetic(), taus=[1.0, 2.0, 4.0, 8.0])  # p2, p3
+    np.testing.assert_allclose(common["A"], [1 / 2, 1 / 2, 1.0, 1.0])
+    np.testing.assert_allclose(common["C"], [1 / 2, 1 / 2, 1 / 2, 1.0])
+
+
+def test_profile_counts_separate_failed_from_not_attempted():
+    from infpush_cvx.benchmarking.reports import profile_counts
+    counts = profile_counts(_synthetic(), problems="all")
+    assert counts.loc["B"].to_dict() == {"problems": 3, "attempted": 3, "solved": 2,
+                                         "failed": 1, "not_attempted": 0}
+    assert counts.loc["C"].to_dict() == {"problems": 3, "attempted": 2, "solved": 2,
+                                         "failed": 0, "not_attempted": 1}
+    assert (profile_counts(_synthetic())["problems"] == 2).all()
+
+
+def test_iterations_metric_nullable_integers():
+    # the table's iterations column is Int64 with <NA> (a solver that reports no count)
+    df = _synthetic()
+    df["iterations"] = pd.array([10, 20, 40, 10, 80, 30, 5, pd.NA], dtype="Int64")
+    r = performance_ratios(df, metric="iterations", problems="all")
+    assert r.loc["p1", "B"] == 2.0 and r.loc["p2", "B"] == 1.0 and r.loc["p2", "C"] == 8.0
+    assert np.isinf(r.loc["p3", "B"])  # failed
+    assert np.isnan(r.loc["p3", "C"])  # agreed, but no count to compare: left out
+    assert r.loc["p3", "A"] == 1.0
+
+
+def test_zero_costs_are_floored():
+    df = _synthetic()
+    df["iterations"] = [0, 2, 4, 1, 8, 3, 1, 3]
+    r = performance_ratios(df, metric="iterations", problems="all")
+    assert r.loc["p1", "A"] == 1.0 and r.loc["p1", "B"] == 2.0  # 0 counts as 1, the floor
+    with pytest.raises(ValueError, match="status"):
+        performance_ratios(df, metric="status")
 
 
 def test_profile_needs_a_common_problem():
