@@ -518,6 +518,11 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``infpush-cvx list | head``): stop quietly, with the status of a
+        # process ended by SIGPIPE, and keep Python from failing again when it flushes stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except Exception as exc:
         error = exc
     if isinstance(error, (ValueError, TypeError, OSError)):

@@ -280,3 +280,17 @@ def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, mon
     code, out, err = run_cli(["check", "--problems", QP, "--solvers", "CLARABEL"], capsys)
     assert code == 2
     assert_one_line(err.strip().splitlines()[-1], str(tmp_path / f"{QP}.json"))  # after tqdm
+
+
+def test_a_closed_pipe_ends_the_command_quietly():
+    """``infpush-cvx list | head``: the reader goes away before the output is written; the
+    command stops with SIGPIPE's status (141), and no error line or traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "infpush_cvx.cli", "list", "--tier", "all"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the interpreter has started: every write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""
