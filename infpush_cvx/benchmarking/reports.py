@@ -232,9 +232,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     ax.legend(title="solver  solved/attempted", fontsize=8.5, title_fontsize=9,
               loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
-             "as never solved (the curve ends below 1).",
-             "Dashed: the solver attempted only some problems; the others are left out of its "
-             "fraction (not counted as failures)."]
+             "as never solved (the curve ends below 1)."]
+    if (counts.loc[drawn, "not_attempted"] > 0).any():
+        notes.append("Dashed: the solver attempted only some problems; the others are left out "
+                     "of its fraction (not counted as failures).")
     if unmeasured:
         notes.append(f"No value of {metric}, not drawn: {', '.join(unmeasured)}.")
     fig.text(0.01, 0.015, "\n".join(notes), fontsize=8, va="bottom", ha="left", color="0.25")
