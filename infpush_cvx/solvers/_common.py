@@ -84,19 +84,26 @@ def largest_row_norm(data: BipartiteData) -> float:
 
 
 def check_representable(data: BipartiteData, lam_paper: float, penalty: str) -> None:
-    """Refuse data and lambda whose unit-scale problem is outside float64's range.
+    """Refuse data and lambda whose problem is outside float64's range, naming them.
 
-    With rows of norm up to R, the problem on ``X / R`` has ``lam / R^2`` (l2) or ``lam / R``
-    (l1) and dual bound ``C = 1 / lam`` (:mod:`._working_set` solves it there): when that
-    lambda is so small that C overflows, no solver can represent the problem.
+    Every method forms squared norms or a Gram matrix of the rows, so rows of norm R with R^2
+    past the float range are refused. With rows of norm up to R, the problem on ``X / R`` has
+    ``lam / R^2`` (l2) or ``lam / R`` (l1) and dual bound ``C = 1 / lam`` (:mod:`._working_set`
+    solves it there): when that lambda is so small that C overflows, no solver can represent
+    the problem either.
     """
     R = largest_row_norm(data)
     if R == 0:
         return
+    big = np.finfo(float).max
+    if R > np.sqrt(big):
+        raise ValueError(f"Xp, Xn: rows of norm up to {R:.3g}, whose squares overflow float64; "
+                         f"divide the data by a common factor c (the solution for X / c and "
+                         f"lam / c^2 (l2) or lam / c (l1) is c w)")
     power = 2 if penalty == "l2" else 1
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):  # inf, 0: tested below
+    with np.errstate(under="ignore", divide="ignore"):  # 0 or inf: tested below
         lam_unit = lam_paper / np.float64(R) ** power
-    if not lam_unit > 1.0 / np.finfo(float).max:
+    if not lam_unit > 1.0 / big:
         raise ValueError(f"lam={lam_paper:.3g} (paper scaling) is too small for data whose rows "
                          f"have norm up to {R:.3g} (Xp, Xn): on the data scaled to unit norm it "
                          f"is {lam_unit:.3g}, whose inverse overflows float64; rescale the data "
