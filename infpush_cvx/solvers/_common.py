@@ -72,15 +72,27 @@ def unit_weights(data: BipartiteData) -> BipartiteData:
 
 
 def largest_row_norm(data: BipartiteData) -> float:
-    """The largest Euclidean norm of a row of Xp or Xn, without overflow or underflow."""
+    """The largest Euclidean norm of a row of Xp or Xn, without overflow or underflow.
+
+    The squared norms are summed directly (no copy of a dense X); only when they leave the
+    float range are they recomputed on the data divided by its largest absolute entry.
+    """
     largest = 0.0
     for X in (data.Xp, data.Xn):
-        top = float(abs(X).max()) if X.shape[0] else 0.0
-        if top > 0:
-            unit = X / top  # entries in [-1, 1]: the squares neither overflow nor underflow
-            sq = unit.multiply(unit).sum(axis=1) if sp.issparse(unit) else (unit * unit).sum(1)
-            largest = max(largest, top * float(np.sqrt(np.asarray(sq).max())))
+        with np.errstate(over="ignore", under="ignore"):
+            sq = float(_row_squares(X).max()) if X.shape[0] else 0.0
+        if np.isfinite(sq) and (sq == 0.0 or sq > 1e-280):
+            largest = max(largest, float(np.sqrt(sq)))
+            continue
+        top = float(abs(X).max())
+        largest = max(largest, top * float(np.sqrt(_row_squares(X / top).max())))
     return largest
+
+
+def _row_squares(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def check_representable(data: BipartiteData, lam_paper: float, penalty: str) -> None:

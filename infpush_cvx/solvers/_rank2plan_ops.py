@@ -55,10 +55,13 @@ class PairOperator:
         Xf = self.X[:, features]
         return Xf[self.j[pairs]] - Xf[self.i[pairs]]
 
-    def sigma_max(self, *, max_iter: int = 200, rtol: float = 1e-4, seed: int = 0) -> float:
+    def sigma_max(self, *, max_iter: int = 200, rtol: float = 1e-4, seed: int = 0,
+                  deadline=None) -> float:
         """Largest eigenvalue of ``Xt^T Xt`` (rows ``s_k D_k``) by power iteration on the operator.
 
         Power iteration approaches the eigenvalue from below; the caller adds a safety margin.
+        It stops early, with its current estimate, once ``deadline`` (a
+        :class:`~._deadline.Deadline`) has passed: the solve then stops on its time limit.
         """
         rng = np.random.default_rng(seed)
         v = rng.standard_normal(self.p)
@@ -71,7 +74,7 @@ class PairOperator:
             if new == 0.0:
                 return 0.0
             v = u / new
-            if abs(new - est) <= rtol * new:
+            if abs(new - est) <= rtol * new or (deadline is not None and deadline.expired()):
                 est = new
                 break
             est = new

@@ -96,7 +96,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     t0 = time.perf_counter()
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
     if sigma is None:
-        sigma = op.sigma_max()
+        sigma = op.sigma_max(deadline=deadline)
     sigma = max(sigma * _LIPSCHITZ_SAFETY, 1e-300)
     beta = np.zeros(op.p) if beta0 is None else np.array(beta0, dtype=np.float64)
     message = ""
