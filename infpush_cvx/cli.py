@@ -1,10 +1,11 @@
 """The ``infpush-cvx`` command line.
 
-    infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--solvers S ...]
-                      [--time-limit SECONDS] [--out results/comparison.csv]
-        The main job: solve the catalog with every installed solver, compare with the stored
-        values, print and save the table; exit 1 on any disagreement. The catalog's "core" tier
-        by default; the "real" tier (subsets of real data sets) is large for CVXPY.
+    infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--solvers S ...|all]
+                      [--time-limit SECONDS] [--out results/comparison.csv] [-v]
+        The main job: solve the catalog with the comparison solvers (CLARABEL, ECOS, SCS,
+        HIGHS; any installed CVXPY solver by name, or "all"), compare with the stored values,
+        print and save the table; exit 1 on any disagreement. The catalog's "core" tier by
+        default; the "real" tier (subsets of real data sets) is large for CVXPY.
     infpush-cvx reference verify | regenerate | migrate [--only ID ...] [--tier T]
                       [--no-resolve] [--accept-changes]
         verify: each stored value's record is valid, its instance and problem definition
@@ -14,14 +15,19 @@
     infpush-cvx list [--problems PATTERN] [--tier T]
     infpush-cvx generate [--instances NAME ...] --out DIR
         Write catalog instances to DIR/<name>.npz with their fingerprints.
-    infpush-cvx solve PROBLEM --solver NAME [--tol T] [--time-limit SECONDS]
-        Solve one catalog problem with a CVXPY solver (CLARABEL, ...) or a project solver
-        method (infinite_push.fista, ranksvm.working_set, rank2plan.ccg, ...).
-    infpush-cvx bench [--problems PATTERN] [--tier T] [--cvxpy S ...] [--native M ...]
+    infpush-cvx solve PROBLEM --solver NAME [--tol T] [--time-limit SECONDS] [-v]
+        Solve one catalog problem with any installed CVXPY solver (CLARABEL, OSQP, ...) or a
+        project solver method (infinite_push.fista, ranksvm.working_set, rank2plan.ccg, ...).
+    infpush-cvx bench [--problems PATTERN] [--tier T] [--cvxpy S ...|all] [--native M ...]
                       [--repeats N] [--executor serial|processes|dask] [--workers N]
-                      [--scheduler ADDR] [--time-limit SECONDS] [--out results/bench]
-        Run problems x solvers x repeats; save the table (CSV + Parquet), the per-problem
-        comparison and the performance profile (PNG).
+                      [--scheduler ADDR] [--time-limit SECONDS] [--curves]
+                      [--out results/bench] [-v]
+        Run problems x solvers x repeats, every worker warmed up first; each run writes NEW
+        files, never replacing any: OUT/<UTC time>_<id>.csv and .parquet (the table),
+        .json (provenance: date, git commit, machine, BLAS threads, every solver option,
+        instance parameters), with --curves <id>_curves.csv/.parquet (the project solvers'
+        per-iteration objective, gap and time), and <id>_report/ (per-problem comparison and
+        performance profile). Exit 1 on any disagreement with the stored values.
     infpush-cvx report TABLE [--out DIR] [--metric time] [--problems-set common|all]
         Comparison table and performance profile from a saved results table (exactly the
         .csv or .parquet file named).
@@ -29,9 +35,11 @@
         Time the l1,inf projection core against the copy floor.
 
 Every solve has a time limit (--time-limit, default 1200 s), given to the solver as its own
-time-limit option; ECOS has none, so ``solve`` runs it in a worker process killed at the limit
-(in ``check`` it is bounded by its iteration cap only; ``bench`` kills its worker processes).
-Project solvers check their limit between iterations.
+time-limit option; a solver without one (ECOS, CVXOPT, PIQP, ...) runs in a worker process
+killed at the limit in ``solve`` and ``bench`` (in ``check``, ECOS is bounded by its iteration
+cap only). Project solvers check their limit between iterations.
+
+Output is quiet by default (no solver banners); -v (-vv) logs progress (debug) to stderr.
 
 Files are written atomically (a killed run leaves the previous file, never a partial one), and
 output locations are checked before any solve.
@@ -46,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import math
 import os
 import sys
@@ -115,6 +124,45 @@ def nonnegative_int(text: str) -> int:
     return value
 
 
+# -- logging: the package logger, to stderr, at the level -v asks for ------------------------
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (tests and notebooks replace it)."""
+
+    def __init__(self):
+        super().__init__()
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler.__init__ sets it; the property above wins
+        pass
+
+
+def configure_logging(verbosity: int = 0) -> None:
+    """Send the package logger (``infpush_cvx``) to stderr: warnings only by default, progress
+    with ``verbosity`` 1 (``-v``), debug details with 2 (``-vv``)."""
+    logger = logging.getLogger("infpush_cvx")
+    handler = next((h for h in logger.handlers if isinstance(h, _StderrHandler)), None)
+    if handler is None:
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+    level = logging.WARNING if not verbosity else logging.INFO if verbosity == 1 \
+        else logging.DEBUG
+    logger.setLevel(level)
+    handler.setLevel(level)
+
+
+def _quiet_start(args) -> None:
+    """Start of a solving command: its log level, and no HiGHS banner in its output."""
+    from .cvxpy_solvers import silence_highs_banner
+    configure_logging(getattr(args, "verbose", 0))
+    silence_highs_banner()
+
+
 # -- commands ---------------------------------------------------------------------------------
 
 def _problem_ids(pattern, tier) -> list[str]:
@@ -134,9 +182,9 @@ def _save_csv(df, path) -> None:
 def _cmd_check(args) -> int:
     from . import compare, cvxpy_solvers
     from .files import check_writable
+    _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
-    solvers = None if args.solvers is None else \
-        [cvxpy_solvers.spec(s).name for s in args.solvers]
+    solvers = cvxpy_solvers.resolve(args.solvers)
     native = compare.CHECK_METHODS if args.native is None else \
         compare.check_native_names(args.native)
     out = check_writable(args.out, name="--out")
@@ -243,19 +291,24 @@ def _resolve_solver(problem_id: str, solver: str):
 
 def _solve_within_time_limit(task) -> dict:
     """The row of ``task``, solved so that it ends by ``task.timeout``: in this process when the
-    solver enforces the limit itself (project solvers, CVXPY solvers with a time-limit option);
-    otherwise (ECOS) in a worker process killed at the limit, whose row then says "timeout"."""
+    solver enforces the limit itself (project solvers, CVXPY solvers with a time-limit option,
+    ``cvxpy_solvers.TIME_LIMIT_OPTIONS``); otherwise (ECOS, CVXOPT, PIQP, ...) in a worker
+    process killed at the limit, whose row then says "timeout"."""
     from . import cvxpy_solvers
     from .benchmarking.executors import ProcessExecutor
     from .benchmarking.tasks import solve_task
-    if task.kind == "cvxpy" and cvxpy_solvers.SOLVERS[task.solver].time_limit_option is None:
-        [(_, row)] = list(ProcessExecutor(n_workers=1).run([task]))
+    if task.kind == "cvxpy" and not cvxpy_solvers.spec(task.solver).has_time_limit:
+        logging.getLogger(__name__).info(
+            "%s has no time-limit option: solving in a worker process killed after %g s",
+            task.solver, task.timeout)
+        [(_, row)] = list(ProcessExecutor(n_workers=1, warmup=False).run([task]))
         return row
     return solve_task(task)
 
 
 def _cmd_solve(args) -> int:
     from .benchmarking.tasks import Task
+    _quiet_start(args)
     kind, solver = _resolve_solver(args.problem, args.solver)
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
     what = f"solving {args.problem} with {solver}"
@@ -316,26 +369,37 @@ def _check_writable(paths) -> None:
 
 
 def _cmd_bench(args) -> int:
-    from .benchmarking import make_tasks, run_benchmark, save_results
+    """Exit 1 when a row does not agree with its stored value (as ``check``), 0 otherwise."""
+    from .benchmarking import benchmark, make_tasks, save_run
     from .benchmarking.executors import make_executor
-    from .benchmarking.runner import table_paths
+    from .benchmarking.provenance import new_run_id
+    from .benchmarking.runner import run_paths
+    _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
-    tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native,
-                       repeats=args.repeats, tol=args.tol, timeout=args.time_limit)
+    tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native, repeats=args.repeats,
+                       tol=args.tol, timeout=args.time_limit, curves=args.curves)
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
-    report_dir = _report_dir(args.out)
-    _check_writable([*table_paths(args.out).values(),
-                     *_report_paths(report_dir, "time").values()])
+    run_id = new_run_id()
+    paths = run_paths(args.out, run_id)
+    _check_writable([paths["csv"], paths["parquet"], paths["metadata"],
+                     *_report_paths(paths["report"], "time").values()])
     with _working("bench"):
-        df = run_benchmark(tasks, executor, progress=not args.no_progress)
-        paths = save_results(df, args.out)
-        written = _write_reports(df, report_dir, "time", args.problems_set)
-    n_ok = int(df["agrees"].sum())
-    print(f"\n{len(df)} solves ({len(tasks)} tasks); {n_ok} succeeded and agree with the stored "
-          f"values; {len(df) - n_ok} did not (see the status column)")
-    print("written: " + ", ".join([str(paths["csv"]), str(paths["parquet"]), *written]))
+        run = benchmark(tasks, executor, progress=not args.no_progress, run_id=run_id,
+                        command=["infpush-cvx", *(getattr(args, "argv", None) or [])])
+        saved = save_run(run, args.out)
+        written = _write_reports(run.table, paths["report"], "time", args.problems_set)
+    df = run.table
+    bad = df[~df["agrees"]]
+    print(f"\n{len(df)} solves ({len(tasks)} tasks); {len(df) - len(bad)} succeeded and agree "
+          f"with the stored values; {len(bad)} did not (see the status column)")
+    print(f"run {run_id} written: " + ", ".join([*map(str, saved.values()), *written]))
+    if len(bad):
+        from .benchmarking.reports import format_comparison
+        cols = ["problem", "solver", "repeat", "status", "objective", "reference", "rel_error"]
+        print("DISAGREEMENTS:\n" + format_comparison(bad[cols]), file=sys.stderr)
+        return EXIT_DISAGREEMENT
     return 0
 
 
@@ -382,7 +446,13 @@ def _add_time_limit(p, what: str) -> None:
     p.add_argument("--time-limit", "--timeout", dest="time_limit", type=positive_float,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
-                        f"(default {DEFAULT_TIME_LIMIT:g}; ECOS has none, see the top --help)")
+                        f"(default {DEFAULT_TIME_LIMIT:g}; for solvers without one, such as "
+                        f"ECOS, see the top --help)")
+
+
+def _add_verbose(p) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log progress to stderr (-vv: debug details); quiet by default")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -401,7 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", default="core", metavar="TIER",
                    help="catalog tier: core (default), real (subsets of real data sets, large "
                         "for CVXPY) or all")
-    p.add_argument("--solvers", nargs="+", help="CVXPY solver names (default: all installed)")
+    p.add_argument("--solvers", nargs="+",
+                   help="CVXPY solver names, any installed one (OSQP, SCIPY, ...), or all "
+                        "(default: the comparison set CLARABEL ECOS SCS HIGHS, if installed)")
     p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
                    help="project solver methods, e.g. fista or infinite_push.working_set "
                         "(default: the certified ones, working_set smoothing_newton fista ccg; "
@@ -409,6 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_time_limit(p, "each solve")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_verbose(p)
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("reference", help="verify, (explicitly) regenerate or migrate stored "
@@ -442,11 +515,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve one catalog problem with one solver")
     p.add_argument("problem", help="catalog problem ID (see `infpush-cvx list`)")
     p.add_argument("--solver", required=True,
-                   help="CVXPY solver (CLARABEL, ECOS, SCS, HIGHS) or project solver method "
-                        "(infinite_push.working_set, ranksvm.fista, rank2plan.ccg, ...)")
+                   help="any installed CVXPY solver (CLARABEL, ECOS, SCS, HIGHS, OSQP, ...) or "
+                        "project solver method (infinite_push.working_set, ranksvm.fista, "
+                        "rank2plan.ccg, ...)")
     p.add_argument("--tol", type=positive_float, default=1e-6,
                    help="target gap of project solvers")
     _add_time_limit(p, "the solve")
+    _add_verbose(p)
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
@@ -455,7 +530,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="catalog tier: core (default), real (subsets of real data sets, large "
                         "for CVXPY) or all")
     p.add_argument("--cvxpy", nargs="*", metavar="SOLVER",
-                   help="CVXPY solvers (default: all installed; give none for no CVXPY solver)")
+                   help="CVXPY solvers, any installed one, or all (default: the comparison set "
+                        "CLARABEL ECOS SCS HIGHS; give none for no CVXPY solver)")
     p.add_argument("--native", nargs="*", metavar="METHOD",
                    help="project solver methods or modules, e.g. infinite_push.fista rank2plan "
                         "(default: all that apply; give none for no project solver)")
@@ -469,12 +545,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=positive_int, help="worker processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default: a local cluster)")
-    p.add_argument("--out", default="results/bench",
-                   help="table path without suffix: writes .csv and .parquet (default "
-                        "results/bench) and the reports to <out>_report/")
+    p.add_argument("--curves", action="store_true",
+                   help="also save the project solvers' convergence curves (one row per "
+                        "iteration: objective, gap, time) to OUT/<run>_curves.csv/.parquet")
+    p.add_argument("--out", default="results/bench", metavar="OUT",
+                   help="folder of the runs (default results/bench; a .csv or .parquet suffix "
+                        "is dropped): every run writes new files OUT/<UTC time>_<id>.csv, "
+                        ".parquet and .json (metadata) and the folder OUT/<UTC time>_<id>_report/"
+                        ", never replacing any file")
     p.add_argument("--problems-set", choices=["common", "all"], default="common",
                    help="profile on problems every solver attempted (default) or all")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_verbose(p)
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("report", help="comparison table and performance profile of a table")
@@ -546,6 +628,7 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
 
 

@@ -10,10 +10,16 @@
 - :class:`DaskExecutor`: a Dask distributed cluster (``address`` of a scheduler, or a local
   cluster). A task past its timeout is cancelled and recorded as ``"timeout"``; Dask cannot kill a
   running thread, so the worker may stay busy until the solver returns.
+
+Every executor warms up each of its workers before the first timed task (:mod:`.warmup`: one
+small untimed solve of every solver kind of the run), so that no row's time includes numba
+compilation or first imports; ``warmup_info`` then lists what each worker did
+(``warmup=False`` skips it).
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
 import time
@@ -21,6 +27,9 @@ from multiprocessing.connection import wait
 
 from .._validation import check_choice
 from .tasks import failed_row, run_task
+from .warmup import warm_up, warmup_jobs
+
+log = logging.getLogger(__name__)
 
 #: Environment variables that pin native thread pools to one thread in worker processes.
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -29,10 +38,23 @@ SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_N
 EXECUTORS = ("serial", "processes", "dask")
 
 
+def _blas_threads(tasks) -> int:
+    return max((t.blas_threads for t in tasks), default=1)
+
+
 class SerialExecutor:
+    """Tasks one after the other in this process, after one warm-up here."""
+
     name = "serial"
 
+    def __init__(self, warmup: bool = True):
+        self.warmup = warmup
+        self.warmup_info: list[dict] = []
+
     def run(self, tasks):
+        tasks = list(tasks)
+        if self.warmup and tasks:
+            self.warmup_info = [warm_up(warmup_jobs(tasks), blas_threads=_blas_threads(tasks))]
         for k, task in enumerate(tasks):
             yield k, run_task(task)
 
@@ -43,14 +65,17 @@ _WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.compare",
                  "infpush_cvx.solvers.rank2plan")
 
 
-def _worker_main(conn, env):
-    """Worker loop: import, say ready, then receive (index, task) and send back (index, row);
-    None stops it."""
+def _worker_main(conn, env, jobs=(), blas_threads=1):
+    """Worker loop: import, warm up (``jobs``), say ``("ready", warm-up info)``, then receive
+    (index, task) and send back (index, row); None stops it."""
     os.environ.update(env)  # before the first NumPy import in this (spawned) process
     import importlib
     for name in _WARM_IMPORTS:
         importlib.import_module(name)
-    conn.send("ready")
+    from infpush_cvx.cvxpy_solvers import silence_highs_banner
+    silence_highs_banner()
+    info = warm_up(jobs, blas_threads=blas_threads) if jobs else None
+    conn.send(("ready", info))
     while True:
         try:
             msg = conn.recv()
@@ -63,10 +88,11 @@ def _worker_main(conn, env):
 
 
 class _Worker:
-    def __init__(self, ctx, env):
+    def __init__(self, ctx, env, jobs=(), blas_threads=1):
         parent, child = ctx.Pipe()
         self.conn = parent
-        self.proc = ctx.Process(target=_worker_main, args=(child, env), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, env, jobs, blas_threads),
+                                daemon=True)
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # the spawned interpreter inherits these from its first byte
         try:
@@ -106,12 +132,15 @@ class ProcessExecutor:
 
     name = "processes"
 
-    def __init__(self, n_workers: int | None = None, env: dict | None = None):
+    def __init__(self, n_workers: int | None = None, env: dict | None = None,
+                 warmup: bool = True):
         if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers
                                       or n_workers < 1):
             raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
         self.n_workers = int(n_workers) if n_workers is not None else (os.cpu_count() or 1)
         self.env = dict(SINGLE_THREAD_ENV if env is None else env)
+        self.warmup = warmup
+        self.warmup_info: list[dict] = []
 
     def run(self, tasks):
         tasks = list(tasks)
@@ -119,7 +148,12 @@ class ProcessExecutor:
             return
         ctx = mp.get_context("spawn")
         pending = list(enumerate(tasks))[::-1]
-        workers = [_Worker(ctx, self.env) for _ in range(min(self.n_workers, len(tasks)))]
+        jobs = warmup_jobs(tasks) if self.warmup else []
+        self.warmup_info = []
+
+        def new_worker():  # every worker, a replacement too, warms up before its first task
+            return _Worker(ctx, self.env, jobs, _blas_threads(tasks))
+        workers = [new_worker() for _ in range(min(self.n_workers, len(tasks)))]
         try:
             while pending or any(w is not None and w.job is not None for w in workers):
                 now = time.perf_counter()
@@ -138,8 +172,10 @@ class ProcessExecutor:
                             msg = w.conn.recv()
                         except (EOFError, OSError):
                             msg = None
-                    if msg == "ready":
+                    if isinstance(msg, tuple) and msg[0] == "ready":
                         w.ready = True
+                        if msg[1] is not None:
+                            self.warmup_info.append(msg[1])
                     elif msg is not None:
                         w.job = None
                         yield msg
@@ -153,15 +189,19 @@ class ProcessExecutor:
                         elif not w.ready:
                             raise RuntimeError(f"a worker process failed to start (exit code "
                                                f"{w.proc.exitcode})")
-                        workers[i] = _Worker(ctx, self.env) if pending else None
+                        log.info("worker process %s died (exit code %s); replaced",
+                                 w.proc.pid, w.proc.exitcode)
+                        workers[i] = new_worker() if pending else None
                         continue
                     elif w.job is not None and w.job[1].timeout is not None \
                             and time.perf_counter() - w.started > w.job[1].timeout:
                         k, task = w.job
                         w.kill()
+                        log.info("%s: killed after %g s; worker replaced", task.label(),
+                                 task.timeout)
                         yield k, failed_row(task, "timeout", f"killed after {task.timeout:g} s",
                                             time.perf_counter() - w.started)
-                        workers[i] = _Worker(ctx, self.env) if pending else None
+                        workers[i] = new_worker() if pending else None
                         continue
                     if w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
@@ -181,8 +221,21 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, address: str | None = None, client=None, n_workers: int | None = None):
+    def __init__(self, address: str | None = None, client=None, n_workers: int | None = None,
+                 warmup: bool = True):
         self.address, self.client, self.n_workers = address, client, n_workers
+        self.warmup = warmup
+        self.warmup_info: list[dict] = []
+
+    def _warm_up(self, client, tasks) -> None:
+        """One warm-up task pinned to each worker of the cluster, waited for."""
+        jobs = warmup_jobs(tasks)
+        if not jobs:
+            return
+        futures = [client.submit(warm_up, jobs, blas_threads=_blas_threads(tasks),
+                                 workers=[address], allow_other_workers=False, pure=False)
+                   for address in client.scheduler_info()["workers"]]
+        self.warmup_info = client.gather(futures)
 
     def _client(self):
         from dask.distributed import Client, LocalCluster
@@ -204,6 +257,8 @@ class DaskExecutor:
             return
         client, owned = self._client()
         try:
+            if self.warmup:
+                self._warm_up(client, tasks)
             # At most one task in flight per worker thread, so a task's clock starts when it
             # starts running rather than when it joins the queue.
             slots = max(sum(client.nthreads().values()), 1)
@@ -248,11 +303,11 @@ class DaskExecutor:
 
 
 def make_executor(name: str = "processes", *, n_workers: int | None = None,
-                  scheduler: str | None = None):
+                  scheduler: str | None = None, warmup: bool = True):
     """An executor by name: "serial", "processes" (default) or "dask"."""
     check_choice(name, "executor", EXECUTORS)
     if name == "serial":
-        return SerialExecutor()
+        return SerialExecutor(warmup=warmup)
     if name == "processes":
-        return ProcessExecutor(n_workers)
-    return DaskExecutor(address=scheduler, n_workers=n_workers)
+        return ProcessExecutor(n_workers, warmup=warmup)
+    return DaskExecutor(address=scheduler, n_workers=n_workers, warmup=warmup)

@@ -6,6 +6,9 @@ as its canonical CSR parts (``A__csr_data``, ``A__csr_indices``, ``A__csr_indptr
 Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
 :func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
 Loading recomputes the fingerprint and refuses a file whose content does not match it.
+
+:func:`instance_parameters` and :func:`instance_shape` describe an instance for the provenance of
+benchmark results (generator, seed, tier; sizes and non-zeros).
 """
 
 from __future__ import annotations
@@ -19,6 +22,33 @@ import scipy.sparse as sp
 from .. import catalog
 from ..data import BipartiteData, PairData
 from ..files import atomic_open
+
+
+def instance_parameters(name: str) -> dict:
+    """What the catalog declares about instance ``name``: ``generator``, ``params`` (a copy),
+    ``seed`` (None when the generator takes none) and ``tier``."""
+    spec = catalog.load_catalog().instances.get(name)
+    if spec is None:
+        raise ValueError(f"unknown instance {name!r}; expected one of "
+                         f"{sorted(catalog.load_catalog().instances)}")
+    return {"generator": spec.generator, "params": dict(spec.params),
+            "seed": spec.params.get("seed"), "tier": spec.tier}
+
+
+def _nnz(a) -> int:
+    return int(a.nnz) if sp.issparse(a) else int(np.count_nonzero(a))
+
+
+def instance_shape(data) -> dict:
+    """Sizes of an instance's data: ``m``, ``n``, ``d`` and ``nnz`` (non-zero feature entries).
+
+    For BipartiteData, m positives and n negatives of d features (nnz of Xp and Xn); for
+    PairData (Rank2Plan), m states, n pairs and d features (nnz of X)."""
+    if isinstance(data, BipartiteData):
+        return {"m": data.m, "n": data.n, "d": data.d, "nnz": _nnz(data.Xp) + _nnz(data.Xn)}
+    if isinstance(data, PairData):
+        return {"m": data.n_states, "n": data.n_pairs, "d": data.n_features, "nnz": _nnz(data.X)}
+    raise TypeError(f"data must be BipartiteData or PairData, got {type(data).__name__}")
 
 
 def save_instance(name: str, directory, data=None) -> Path:

@@ -6,14 +6,25 @@
 >>> save_results(df, "results/bench")                   # results/bench.csv and .parquet
 >>> df = load_results("results/bench.csv")              # exactly that file
 
-Solvers are every installed comparison CVXPY solver (``infpush_cvx.cvxpy_solvers``) on the
-problem classes it handles, and every method of the project's solvers that maps to the problem
-(:func:`.tasks.native_methods`). Each row records status, objective, relative error against the
-stored value, certificate (gap), compile/setup/solve times, iterations and library versions.
+With provenance, as ``infpush-cvx bench`` does (a new set of files for every run, never
+overwriting one):
+
+>>> run = benchmark(tasks, "processes")                 # table, curves and metadata
+>>> save_run(run, "results/bench")   # results/bench/<UTC time>_<id>.csv, .parquet, .json
+
+Solvers are the CVXPY comparison solvers (``cvxpy_solvers.comparison_set()``, or any installed
+one by name) on the problem classes they handle, and every method of the project's solvers that
+maps to the problem (:func:`.tasks.native_methods`). Each row records status, objective,
+relative error against the stored value, certificate (gap), primal residual, compile/setup/solve
+times, iterations, the instance's parameters, the solver's options and library versions.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -21,21 +32,27 @@ import pandas as pd
 from .. import catalog, cvxpy_solvers
 from .._validation import check_scalar
 from ..compare import check_native_names, selects
-from ..files import atomic_path
+from ..files import atomic_open, atomic_path
 from .executors import make_executor
 from .tasks import COLUMNS, Task, native_methods, versions
 
+log = logging.getLogger(__name__)
+
 
 def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol: float = 1e-6,
-               timeout: float | None = None, blas_threads: int = 1) -> list[Task]:
+               timeout: float | None = None, blas_threads: int = 1,
+               curves: bool = False) -> list[Task]:
     """Tasks for every problem x solver x repeat.
 
     problems : catalog IDs (default: the whole catalog) or a pattern string (IDs containing it).
-    cvxpy : CVXPY solver names (default: every installed comparison solver; ``[]`` for none).
+    cvxpy : installed CVXPY solver names, ``"all"`` for every one (default: the comparison set,
+        ``cvxpy_solvers.comparison_set()``; ``[]`` for none). A solver runs on the problem
+        classes it handles only.
     native : project solver labels such as ``"infinite_push.fista"``, method names such as
         ``"fista"`` or module names such as ``"rank2plan"`` (default: every method that maps to
         the problem; ``[]`` for none); an unknown name is a ValueError listing the valid ones.
     timeout : seconds per task, also given to every solver as its own time limit.
+    curves : project solvers keep their per-iteration history (see :func:`benchmark`).
     """
     if problems is None or isinstance(problems, str):
         problems = catalog.problem_ids(problems)
@@ -48,8 +65,7 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
     tol = check_scalar(tol, "tol", positive=True)
     if timeout is not None:
         timeout = check_scalar(timeout, "timeout", positive=True)
-    cvx = cvxpy_solvers.installed() if cvxpy is None else \
-        [cvxpy_solvers.spec(s).name for s in cvxpy]
+    cvx = [cvxpy_solvers.spec(s) for s in cvxpy_solvers.resolve(cvxpy)]
     if native is not None:
         native = check_native_names(native)
     tasks = []
@@ -57,11 +73,12 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
         for pid in problems:
             spec = catalog.get(pid)
             for s in cvx:
-                if cvxpy_solvers.SOLVERS[s].handles(spec.problem_class):
-                    tasks.append(Task(pid, "cvxpy", s, r, tol, timeout, blas_threads))
+                if s.handles(spec.problem_class):
+                    tasks.append(Task(pid, "cvxpy", s.name, r, tol, timeout, blas_threads))
             available = native_methods(spec)
             chosen = available if native is None else [m for m in available if selects(native, m)]
-            tasks.extend(Task(pid, "native", m, r, tol, timeout, blas_threads) for m in chosen)
+            tasks.extend(Task(pid, "native", m, r, tol, timeout, blas_threads, curves)
+                         for m in chosen)
     if not tasks:
         raise ValueError("no solver applies to the selected problems")
     return tasks
@@ -70,11 +87,63 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
 def run_benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=None,
                   scheduler=None) -> pd.DataFrame:
     """Run ``tasks`` on ``executor`` (a name or an executor object); one row per task, in task
-    order. Failed and timed-out solves are rows with their status."""
+    order. Failed and timed-out solves are rows with their status. Curves (tasks made with
+    ``curves=True``) are dropped: :func:`benchmark` keeps them."""
+    return benchmark(tasks, executor, progress=progress, n_workers=n_workers,
+                     scheduler=scheduler).table
+
+
+@dataclass
+class BenchmarkRun:
+    """A finished run: its results ``table``, the convergence ``curves`` of the project solvers
+    (an empty table unless the tasks asked for them) and its provenance ``metadata``
+    (:func:`.provenance.run_metadata`)."""
+
+    table: pd.DataFrame
+    curves: pd.DataFrame
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.metadata["run_id"]
+
+
+def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=None,
+              scheduler=None, run_id: str | None = None, command=None) -> BenchmarkRun:
+    """Run ``tasks`` on ``executor`` (a name or an executor object, warmed up in every worker
+    before the first timed task) and record the run's provenance.
+
+    Every row gets the ``run_id`` (default: a new ``<UTC time>_<id>``); ``curves`` has one row
+    per recorded iteration of each project solver task made with ``curves=True`` (with the
+    task's ``run_id``, ``problem``, ``solver``, ``repeat``; see :mod:`.curves`)."""
+    from .curves import curves_frame
+    from .provenance import new_run_id, run_metadata, utc_now
     tasks = list(tasks)
     if isinstance(executor, str):
         executor = make_executor(executor, n_workers=n_workers, scheduler=scheduler)
-    rows = [None] * len(tasks)
+    started = utc_now()
+    run_id = run_id or new_run_id(started)
+    log.info("run %s: %d tasks on the %s executor", run_id, len(tasks), executor.name)
+    rows, curve_rows = _execute(tasks, executor, progress)
+    table = _tidy(rows)
+    table["run_id"] = run_id
+    curves = curves_frame([{"run_id": run_id, **r} for r in curve_rows])
+    execution = {"executor": executor.name,
+                 "n_workers": getattr(executor, "n_workers", None) or (
+                     1 if executor.name == "serial" else None),
+                 "worker_env": dict(getattr(executor, "env", {}) or {}),
+                 "omp_num_threads_here": os.environ.get("OMP_NUM_THREADS"),
+                 "warmup": list(getattr(executor, "warmup_info", []) or [])}
+    metadata = run_metadata(tasks, table, run_id=run_id, started=started, execution=execution,
+                            command=command)
+    log.info("run %s: %d of %d rows agree with the stored values", run_id,
+             metadata["summary"]["agree"], len(table))
+    return BenchmarkRun(table, curves, metadata)
+
+
+def _execute(tasks, executor, progress):
+    """``(rows, curve rows)`` of ``tasks`` on ``executor``, rows in task order."""
+    rows, curves = [None] * len(tasks), []
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -82,6 +151,11 @@ def run_benchmark(tasks, executor="processes", *, progress: bool = True, n_worke
     try:
         for k, row in executor.run(tasks):
             row["executor"] = executor.name
+            curve = row.pop("curve", None)
+            if curve:
+                task = tasks[k]
+                curves.extend({"problem": task.problem, "solver": task.solver,
+                               "repeat": task.repeat, **c} for c in curve)
             rows[k] = row
             if bar is not None:
                 bar.set_postfix_str(tasks[k].label(), refresh=False)
@@ -89,6 +163,11 @@ def run_benchmark(tasks, executor="processes", *, progress: bool = True, n_worke
     finally:
         if bar is not None:
             bar.close()
+    return rows, curves
+
+
+def _tidy(rows) -> pd.DataFrame:
+    """The results table of the rows: ``COLUMNS`` then ``version_<pkg>``, with numeric types."""
     version_cols = list(versions())
     df = pd.DataFrame(rows)
     for col in COLUMNS + version_cols:
@@ -96,9 +175,11 @@ def run_benchmark(tasks, executor="processes", *, progress: bool = True, n_worke
             df[col] = None
     df = df[COLUMNS + version_cols]
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
-                "setup_time", "solve_time", "time", "timeout", "lam"):
+                "setup_time", "solve_time", "time", "timeout", "lam", "primal_residual",
+                "solver_primal_residual"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    df["iterations"] = pd.to_numeric(df["iterations"], errors="coerce").astype("Int64")
+    for col in ("iterations", "seed", "m", "n", "d", "nnz"):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     df["converged"] = df["converged"].fillna(False).astype(bool)
     df["agrees"] = df["agrees"].fillna(False).astype(bool)
     return df
@@ -132,6 +213,77 @@ def save_results(df: pd.DataFrame, path) -> dict:
         df.to_csv(csv, index=False)
         df.to_parquet(parquet, index=False)
     return out
+
+
+def run_folder(out) -> Path:
+    """The folder of ``--out``-style base path ``out``: ``out`` itself, less a ``.csv`` or
+    ``.parquet`` suffix (``results/bench.csv`` -> ``results/bench/``)."""
+    out = Path(out)
+    return out.with_suffix("") if out.suffix in _SUFFIXES else out
+
+
+def run_paths(out, run_id: str) -> dict:
+    """Where :func:`save_run` writes run ``run_id`` under base path ``out``
+    (:func:`run_folder`): ``csv``, ``parquet`` (the results table), ``metadata`` (``.json``),
+    ``curves_csv``, ``curves_parquet`` (``<run_id>_curves.*``, only for runs with curves) and
+    ``report`` (the folder ``<run_id>_report/``)."""
+    folder = run_folder(out)
+    stem = folder / run_id
+    return {"csv": stem.with_name(run_id + ".csv"),
+            "parquet": stem.with_name(run_id + ".parquet"),
+            "metadata": stem.with_name(run_id + ".json"),
+            "curves_csv": stem.with_name(run_id + "_curves.csv"),
+            "curves_parquet": stem.with_name(run_id + "_curves.parquet"),
+            "report": stem.with_name(run_id + "_report")}
+
+
+def save_run(run: BenchmarkRun, out) -> dict:
+    """Write ``run`` under base path ``out`` as a new set of files (:func:`run_paths`): its
+    table (CSV + Parquet), its curves when it has any, and its metadata (JSON, which names the
+    other files). Never replaces a file: FileExistsError when one of them exists. All files are
+    written to temporary files first and appear together (a run killed while writing leaves
+    none of them). Returns the paths written."""
+    paths = run_paths(out, run.run_id)
+    written = ["csv", "parquet", "metadata"] + \
+        (["curves_csv", "curves_parquet"] if not run.curves.empty else [])
+    taken = [str(paths[k]) for k in written if paths[k].exists()]
+    if taken:
+        raise FileExistsError(f"run {run.run_id}: {taken[0]} exists; a run never replaces "
+                              f"the files of another")
+    metadata = dict(run.metadata)
+    metadata["files"] = {k: paths[k].name for k in written if k != "metadata"}
+    with atomic_path(paths["csv"]) as csv, atomic_path(paths["parquet"]) as parquet:
+        run.table.to_csv(csv, index=False)
+        run.table.to_parquet(parquet, index=False)
+        if not run.curves.empty:
+            with atomic_path(paths["curves_csv"]) as ccsv, \
+                    atomic_path(paths["curves_parquet"]) as cparquet:
+                run.curves.to_csv(ccsv, index=False)
+                run.curves.to_parquet(cparquet, index=False)
+        with atomic_open(paths["metadata"], "w", encoding="utf-8") as fh:
+            json.dump(metadata, fh, indent=1, sort_keys=False, default=_json_default)
+            fh.write("\n")
+    log.info("run %s written to %s", run.run_id, run_folder(out))
+    return {k: paths[k] for k in written}
+
+
+def _json_default(value):
+    """NumPy scalars and anything else JSON does not know, as plain values or text."""
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def load_metadata(path) -> dict:
+    """The metadata of a saved run: ``path`` is its ``.json`` file, or its table
+    (``<run_id>.csv`` / ``.parquet``), beside which the ``.json`` file is."""
+    path = Path(path)
+    if path.suffix in _SUFFIXES:
+        path = path.with_suffix(".json")
+    if not path.is_file():
+        raise ValueError(f"metadata {str(path)!r} does not exist")
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def load_results(path) -> pd.DataFrame:

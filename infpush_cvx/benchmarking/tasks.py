@@ -17,7 +17,16 @@ the compact (or form-less) problems only, never twice on the same optimisation p
 solvers run on the problem classes they handle only (``cvxpy_solvers.check_handles``).
 
 A task's ``timeout`` is also the solver's own time limit: CVXPY solvers get it under their
-time-limit option (ECOS has none), project solvers as their soft ``time_limit``.
+time-limit option (``cvxpy_solvers.TIME_LIMIT_OPTIONS``; ECOS has none), project solvers as their
+soft ``time_limit``.
+
+Besides the answer and its times, a row records the instance (``generator``, ``seed``,
+``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every option the solver was
+called with (``solver_options``, JSON), and for CVXPY solves the primal residual of the solution
+(``primal_residual``: the largest constraint violation, computed by CVXPY from the solution) and
+the solver's own report of it (``solver_primal_residual``, when its interface passes one on).
+With ``Task.curves``, a project solver's row also carries its per-iteration history under
+``"curve"`` (rows of :func:`.curves.curve_rows`), which the runner moves to a table of its own.
 
 :func:`run_task` never raises: an exception becomes a row whose ``status`` says so.
 :func:`solve_task` is the same solve with exceptions left to the caller (the ``solve`` command).
@@ -25,15 +34,20 @@ time-limit option (ECOS has none), project solvers as their soft ``time_limit``.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import platform
 import socket
 import time
 import traceback
+import warnings
 from dataclasses import asdict, dataclass
 from importlib import metadata
 
 from .. import compare as _compare
+
+log = logging.getLogger(__name__)
 
 #: Packages whose versions every row records (those a solve can touch).
 VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highspy", "numba",
@@ -44,7 +58,8 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
            "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
            "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads",
-           "omp_num_threads"]
+           "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
+           "primal_residual", "solver_primal_residual", "solver_options", "run_id"]
 
 #: Statuses that count as a successful solve, CVXPY's and the project's.
 SUCCESS = _compare.SUCCESS
@@ -56,7 +71,8 @@ KINDS = ("cvxpy", "native")
 @dataclass(frozen=True)
 class Task:
     """One solve: ``kind`` "cvxpy" (``solver`` a CVXPY name) or "native" (``solver`` is
-    ``"<module>.<method>"``, e.g. ``"infinite_push.fista"``); ``tol`` is the native target gap."""
+    ``"<module>.<method>"``, e.g. ``"infinite_push.fista"``); ``tol`` is the native target gap;
+    ``curves``: keep a project solver's per-iteration history (its convergence curve)."""
 
     problem: str
     kind: str
@@ -65,6 +81,7 @@ class Task:
     tol: float = 1e-6
     timeout: float | None = None
     blas_threads: int = 1
+    curves: bool = False
 
     def label(self) -> str:
         return f"{self.problem} / {self.solver} #{self.repeat}"
@@ -105,16 +122,39 @@ def versions() -> dict:
     return dict(_VERSIONS)
 
 
+def task_options(task: Task) -> dict:
+    """Every option the task's solver is called with: for a CVXPY solver, the keyword arguments
+    of ``Problem.solve`` (CVXPY settings, the solver's options and time limit); for a project
+    solver, ``method``, ``tol`` and ``time_limit``."""
+    if task.kind == "cvxpy":
+        from .. import cvxpy_solvers
+        return {"solver": task.solver,
+                **cvxpy_solvers.spec(task.solver).solve_options(task.timeout)}
+    return _compare.native_options(task.solver, tol=task.tol, time_limit=task.timeout)
+
+
+def _options_text(task: Task) -> str | None:
+    try:
+        return json.dumps(task_options(task), sort_keys=True, default=str)
+    except ValueError:  # an unknown solver: the row's error says so
+        return None
+
+
 def base_row(task: Task) -> dict:
-    """The row fields known before solving (problem description, task, machine)."""
+    """The row fields known before solving (problem and instance description, the solver's
+    options, task, machine)."""
     from .. import catalog
+    from .instances import instance_parameters
     spec = catalog.get(task.problem)
+    instance = instance_parameters(spec.instance)
     return {"problem": task.problem, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
                                         else "l1"),
             "scaling": spec.scaling, "form": spec.options.get("form", ""),
             "problem_class": spec.problem_class, "lam": spec.lam, "kind": task.kind,
             "solver": task.solver, "repeat": task.repeat, "timeout": task.timeout,
+            "generator": instance["generator"], "seed": instance["seed"], "tier": spec.tier,
+            "solver_options": _options_text(task),
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
 
 
@@ -147,18 +187,29 @@ def _run_cvxpy(task: Task) -> dict:
             "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": bool(row["agrees"]),
             "gap": None, "iterations": row["iterations"], "compile_time": row["compile_time"],
             "setup_time": max(t.elapsed - compile_time - solve_time, 0.0),
-            "solve_time": row["solve_time"], "time": t.elapsed}
+            "solve_time": row["solve_time"], "time": t.elapsed,
+            "primal_residual": row["primal_residual"],
+            "solver_primal_residual": row["solver_primal_residual"]}
 
 
 def _run_native(task: Task) -> dict:
-    with _Timer() as t:
+    # A solve that stops uncertified warns (ConvergenceWarning); its row's status says so, and
+    # the warning goes to the log (-vv) instead of the benchmark's output.
+    with warnings.catch_warnings(record=True) as caught, _Timer() as t:
+        warnings.simplefilter("always")
         row = _compare.native_row(task.problem, task.solver, tol=task.tol,
-                                  time_limit=task.timeout)
-    return {"status": row["status"], "converged": row["status"] in SUCCESS,
-            "objective": row["objective"], "reference": row["reference"],
-            "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": row["agrees"],
-            "gap": row["gap"], "iterations": row["iterations"], "compile_time": None,
-            "setup_time": row["setup_time"], "solve_time": row["solve_time"], "time": t.elapsed}
+                                  time_limit=task.timeout, history=task.curves)
+    for w in caught:
+        log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
+    out = {"status": row["status"], "converged": row["status"] in SUCCESS,
+           "objective": row["objective"], "reference": row["reference"],
+           "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": row["agrees"],
+           "gap": row["gap"], "iterations": row["iterations"], "compile_time": None,
+           "setup_time": row["setup_time"], "solve_time": row["solve_time"], "time": t.elapsed}
+    if task.curves:
+        from .curves import curve_rows
+        out["curve"] = curve_rows(row.get("history"))
+    return out
 
 
 def solve_task(task: Task) -> dict:
@@ -173,7 +224,8 @@ def solve_task(task: Task) -> dict:
         # Generate the instance (cached per process) before any clock starts, so the first
         # task of a process is not charged for it.
         from .. import catalog
-        catalog.instance_data(row["instance"])
+        from .instances import instance_shape
+        row.update(instance_shape(catalog.instance_data(row["instance"])))
         if task.kind == "cvxpy":
             row.update(_run_cvxpy(task))
         elif task.kind == "native":

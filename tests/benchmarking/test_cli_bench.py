@@ -47,19 +47,26 @@ def test_solve_exits_one_when_the_answer_does_not_agree(capsys):
     assert "max_iter" in capsys.readouterr().out
 
 
+def the_run(folder):
+    """The stem (``<folder>/<run id>``) of the one run saved in ``folder``."""
+    [metadata] = sorted(folder.glob("*.json"))
+    return metadata.with_suffix("")
+
+
 def test_bench_then_report(tmp_path, capsys):
     out = tmp_path / "run" / "bench"
     rc = cli.main(["bench", "--problems", "rank2plan_pairs_dense_compact", "--cvxpy", "CLARABEL",
                    "HIGHS", "--native", "rank2plan.ccg", "--repeats", "2", "--executor",
                    "serial", "--no-progress", "--out", str(out)])
     assert rc == 0
-    df = pd.read_parquet(out.with_suffix(".parquet"))
+    run = the_run(out)
+    df = pd.read_parquet(run.with_suffix(".parquet"))
     assert len(df) == 6 and df["agrees"].all()
-    assert len(pd.read_csv(out.with_suffix(".csv"))) == 6
-    report = tmp_path / "run" / "bench_report"
+    assert len(pd.read_csv(run.with_suffix(".csv"))) == 6
+    report = run.with_name(run.name + "_report")
     assert (report / "comparison.csv").exists() and (report / "profile_time.png").exists()
     assert "6 succeeded" in capsys.readouterr().out
-    assert cli.main(["report", str(out.with_suffix(".csv")), "--metric", "solve_time",
+    assert cli.main(["report", str(run.with_suffix(".csv")), "--metric", "solve_time",
                      "--out", str(tmp_path / "r2")]) == 0
     assert (tmp_path / "r2" / "profile_solve_time.png").exists()
 
@@ -96,7 +103,8 @@ def test_bench_profile_falls_back_to_solvers_that_ran_everything(tmp_path, capsy
                      "HIGHS", "--native", "ranksvm.working_set", "--executor", "serial",
                      "--no-progress", "--out", str(out)]) == 0
     assert "attempted every problem: ['ECOS']" in capsys.readouterr().err
-    assert (tmp_path / "b_report" / "profile_time.png").exists()
+    run = the_run(out)
+    assert (run.with_name(run.name + "_report") / "profile_time.png").exists()
 
 
 @pytest.mark.parametrize("argv", [["bench", "--executor", "threads"], ["solve"], ["nope"],

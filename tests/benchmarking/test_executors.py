@@ -32,7 +32,8 @@ def _same_answers(a, b):
 @pytest.mark.slow  # spawning workers that import CVXPY takes 10-25 s on a shared machine
 def test_processes_match_serial_with_one_thread_per_worker(tasks, serial):
     extra = Task("ip_l2_planted_m_paper_direct", "cvxpy", "SCS", timeout=0.05)
-    df = run_benchmark(tasks + [extra], ProcessExecutor(n_workers=2), progress=False)
+    executor = ProcessExecutor(n_workers=2)
+    df = run_benchmark(tasks + [extra], executor, progress=False)
     _same_answers(df.iloc[:len(tasks)], serial)
     assert (df["executor"] == "processes").all()
     ran = df.iloc[:len(tasks)]
@@ -41,15 +42,22 @@ def test_processes_match_serial_with_one_thread_per_worker(tasks, serial):
     # the timed-out task was killed: a row with its status, and the run went on
     last = df.iloc[-1]
     assert last["status"] == "timeout" and not last["agrees"] and "killed" in last["error"]
+    # every worker that ran a task warmed up first, in its own process
+    warmed = executor.warmup_info
+    assert warmed and set(ran["pid"]) <= {w["pid"] for w in warmed}
+    assert all(w["failed"] == {} and "CLARABEL on" in " ".join(w["warmed"]) for w in warmed)
 
 
 def test_dask_local_cluster_matches_serial(tasks, serial):
     from dask.distributed import Client, LocalCluster
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        df = run_benchmark(tasks + [Task("no-such-problem", "cvxpy", "SCS")],
-                           DaskExecutor(client=client), progress=False)
+        executor = DaskExecutor(client=client)
+        df = run_benchmark(tasks + [Task("no-such-problem", "cvxpy", "SCS")], executor,
+                           progress=False)
     _same_answers(df.iloc[:len(tasks)], serial)
+    [warmed] = executor.warmup_info  # one worker, warmed up once before the tasks
+    assert warmed["failed"] == {}
     assert (df["executor"] == "dask").all()
     assert df.iloc[-1]["status"] == "error"
 

@@ -40,6 +40,7 @@ def no_solving(monkeypatch):
     monkeypatch.setattr(compare, "run", refuse)
     monkeypatch.setattr(compare, "native_row", refuse)
     monkeypatch.setattr(benchmarking, "run_benchmark", refuse)
+    monkeypatch.setattr(benchmarking, "benchmark", refuse)
 
 
 # -- 1. one compatibility table for every entry point; every solve has a time limit ----------
@@ -107,14 +108,11 @@ def test_check_refuses_an_unwritable_out_before_solving(no_solving, tmp_path, ca
     assert_one_line(err, "--out", str(out))
 
 
-@pytest.mark.parametrize("where", ["table", "report"])
+@pytest.mark.parametrize("where", ["parent", "folder"])
 def test_bench_refuses_an_unwritable_output_before_solving(where, no_solving, tmp_path, capsys):
+    # every run writes new files in the folder --out names: a file in its way is refused
     blocker = _a_file_where_a_folder_should_be(tmp_path)
-    if where == "table":
-        out = blocker / "bench"
-    else:  # the table can be written, its report folder cannot
-        out = tmp_path / "bench"
-        blocker.rename(tmp_path / "bench_report")
+    out = blocker / "bench" if where == "parent" else blocker
     code, _, err = run_cli(["bench", "--problems", QP, "--cvxpy", "CLARABEL", "--native",
                             "--executor", "serial", "--no-progress", "--out", str(out)], capsys)
     assert code == 2

@@ -1,0 +1,135 @@
+"""Warm-up: one small, untimed solve of every solver kind of a run, in every worker, first.
+
+The first call of a solver in a process pays one-off costs that are not the solver's speed: the
+project's solvers compile their numba kernels (up to 0.56 s was counted in ``time`` under the
+Dask executor), CVXPY imports its solver interface and the solver its library. Every executor
+(serial, processes, Dask) runs :func:`warm_up` in each of its workers before the first timed
+task, so their rows measure the same thing.
+
+A warm-up job is one solver on the smallest catalog problem of the same formulation, options
+(penalty, scaling, form) and storage (dense or sparse, which numba compiles separately) as one
+of the run's problems (:func:`warmup_jobs`); its answer is thrown away. A warm-up that fails is
+recorded and logged, never a failure of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import warnings
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+#: Seconds given to each warm-up solve as its time limit.
+WARMUP_TIME_LIMIT = 30.0
+
+
+@dataclass(frozen=True)
+class WarmupJob:
+    """One untimed solve: ``kind`` and ``solver`` as in a Task, on catalog problem ``problem``."""
+
+    kind: str
+    solver: str
+    problem: str
+
+    def label(self) -> str:
+        return f"{self.solver} on {self.problem}"
+
+
+def _storage_key(problem_id: str):
+    """``(formulation, options, sparse, size)`` of a catalog problem (its instance generated)."""
+    from .. import catalog
+    from .instances import instance_shape
+    spec = catalog.get(problem_id)
+    data = catalog.instance_data(spec.instance)
+    shape = instance_shape(data)
+    group = (spec.formulation, tuple(sorted(spec.options.items())), bool(data.is_sparse))
+    return group, shape["nnz"] + shape["m"] * shape["n"]
+
+
+def warmup_jobs(tasks) -> list[WarmupJob]:
+    """The warm-up jobs of ``tasks``: for every (kind, solver) and every group of their problems
+    with the same formulation, options and storage, the smallest problem of that group among
+    the catalog's core tier and the tasks' own problems. Tasks of unknown problems are skipped
+    (they become error rows)."""
+    from .. import catalog
+    keys, groups = {}, {}
+
+    def key(pid):
+        if pid not in keys:
+            keys[pid] = _storage_key(pid)
+        return keys[pid]
+
+    for task in tasks:
+        try:
+            group, _ = key(task.problem)
+        except (ValueError, OSError):  # unknown problem, data set not available: an error row
+            continue
+        groups.setdefault(group, set()).add((task.kind, task.solver))
+    if not groups:
+        return []
+    smallest = {}
+    for pid in [*catalog.problem_ids(), *keys]:
+        try:
+            group, size = key(pid)
+        except (ValueError, OSError):  # a core instance that cannot be generated here
+            continue
+        if group in groups and (group not in smallest or size < smallest[group][0]):
+            smallest[group] = (size, pid)
+    jobs = []
+    for group, solvers in groups.items():
+        for kind, solver in sorted(solvers):
+            job = WarmupJob(kind, solver, smallest[group][1])
+            if job not in jobs:
+                jobs.append(job)
+    return jobs
+
+
+def _solve(job: WarmupJob, time_limit: float) -> None:
+    from .. import catalog, compare, cvxpy_solvers
+    spec = catalog.get(job.problem)
+    data = catalog.instance_data(spec.instance)
+    if job.kind == "cvxpy":
+        compare.solve_cvxpy(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
+    elif job.kind == "native":
+        compare.native_solve(spec, job.solver, data, time_limit=time_limit)
+    else:
+        raise ValueError(f"unknown task kind {job.kind!r}")
+
+
+#: Jobs already run in this process (a serial run, or Dask workers in this process).
+_DONE: set = set()
+
+
+def warm_up(jobs, *, blas_threads: int = 1, time_limit: float = WARMUP_TIME_LIMIT) -> dict:
+    """Run every job not yet run in this process, untimed, with BLAS pools limited to
+    ``blas_threads`` as tasks are; returns what the worker is and did: ``host``, ``pid``,
+    ``seconds``, ``warmed`` (labels), ``failed`` (label -> error) and ``threadpools``
+    (``threadpoolctl.threadpool_info()`` under the tasks' limit)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from ..cvxpy_solvers import silence_highs_banner
+    silence_highs_banner()
+    start = time.perf_counter()
+    warmed, failed = [], {}
+    with threadpool_limits(limits=blas_threads):
+        for job in jobs:
+            if job in _DONE:
+                continue
+            _DONE.add(job)
+            try:
+                with warnings.catch_warnings():  # the answer is thrown away, its warnings too
+                    warnings.simplefilter("ignore")
+                    _solve(job, time_limit)
+                warmed.append(job.label())
+            except Exception as exc:  # a warm-up never stops the run
+                failed[job.label()] = f"{type(exc).__name__}: {exc}"[:300]
+                log.warning("warm-up of %s failed: %s", job.label(), failed[job.label()])
+        pools = threadpool_info()
+    seconds = time.perf_counter() - start
+    log.debug("warm-up in process %d: %d solves in %.2f s", os.getpid(), len(warmed), seconds)
+    return {"host": socket.gethostname(), "pid": os.getpid(), "seconds": seconds,
+            "warmed": warmed, "failed": failed, "threadpools": pools}
