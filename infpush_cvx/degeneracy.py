@@ -2,7 +2,7 @@
 
 At ``w = 0`` every hinge equals 1 and the subdifferential of the max-mean hinge term is the convex
 hull of ``x_j^- - mean(x^+)``. Hence ``w* = 0`` (for every lambda, both penalties) exactly when the
-mean positive lies in the convex hull of the negatives (formulations.md, section 1). Then the
+mean positive lies in the convex hull of the negatives (docs/mathematics.md, section 1.7). Then the
 optimal value is 1 in paper scaling and m in seed scaling.
 
 The test is an LP: minimise ``||Xn^T mu - mean(Xp)||_1`` over the simplex; the instance is

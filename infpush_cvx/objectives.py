@@ -94,7 +94,8 @@ def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infi
 
 
 def rank2plan_objective(data: PairData, beta, lam: float) -> float:
-    """``sum_k weight_k max(0, gap_k - (X_j - X_i) beta) + lam ||beta||_1`` (seed 002)."""
+    """``sum_k weight_k max(0, gap_k - (X_j - X_i) beta) + lam ||beta||_1``
+    ([Rank2PlanNote], eq. 1; docs/mathematics.md, section 4.1)."""
     beta = np.asarray(beta, dtype=np.float64).ravel()
     if beta.shape[0] != data.n_features:
         raise ValueError(f"beta must have length {data.n_features}, got {beta.shape[0]}")

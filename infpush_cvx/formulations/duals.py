@@ -1,4 +1,4 @@
-"""Duals of the l2 Infinite Push and of the bipartite RankSVM (Agarwal, SDM 2011, eqs. 3.9, 4.19).
+"""Duals of the l2 Infinite Push and of the bipartite RankSVM (Agarwal, SDM 2011, eqs. 3.9, 4.20).
 
 Both minimise, over alpha in R^{m x n}::
 

@@ -1,4 +1,4 @@
-"""The Rank2Plan weighted-pair LP (seed 002, eq. 1)::
+"""The Rank2Plan weighted-pair LP ([Rank2PlanNote], eq. 1; docs/mathematics.md, section 4.1)::
 
     minimise   sum_k s_k xi_k + lam ||beta||_1
     subject to (X_j - X_i) beta >= g_k - xi_k,   xi >= 0,      k = (i, j) in P

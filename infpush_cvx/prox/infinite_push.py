@@ -1,4 +1,5 @@
-"""Prox of the Infinite Push loss (Rakotomamonjy, ICML 2012; formulations.md section 2).
+"""Prox of the Infinite Push loss (Rakotomamonjy, ICML 2012; docs/mathematics.md,
+section 2.2).
 
     l(A) = max_j (1/m) sum_i max(a_ij, 0),   A in R^{m x n} (rows i: positives, columns j: negatives)
 

@@ -7,8 +7,9 @@
   :mod:`infpush_cvx.solvers.infinite_push` and :mod:`infpush_cvx.solvers.ranksvm`. A solve that
   stops before its certificate holds warns with a :class:`ConvergenceWarning`.
 - :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP by Nesterov smoothing, column and
-  constraint generation, or CVXPY; :func:`rank2plan_lambda_max` is the smallest lambda with
-  beta* = 0.
+  constraint generation, or CVXPY; for lam at or above :func:`rank2plan_lambda_max`,
+  beta* = 0 (the smallest such lambda when every gap is positive; docs/mathematics.md,
+  section 4.2).
 - :mod:`infpush_cvx.solvers.duality`: the dual objectives and duality gaps that certify them.
 
 The name ``infinite_push`` here is the function; its module is

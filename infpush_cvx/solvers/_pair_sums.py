@@ -4,7 +4,7 @@ Every quantity the working-set method needs about the m n pairs depends on a pai
 only through a comparison of its margin ``s_i - t_j`` with 1, i.e. of ``s_i`` with the
 threshold ``v_j = 1 + t_j``. With the positive scores sorted once, the positives on one side of a
 threshold form a prefix of that order, so each pair sum becomes a prefix sum: O((m + n) log m)
-for all negatives together. This is how SVMperf's separation oracle (Joachims, KDD 2005) and
+for all negatives together. This is how SVMperf's separation oracle (Joachims, ICML 2005) and
 Lee & Lin's order statistics ("Large-scale linear RankSVM", Neural Computation 2014) evaluate
 the pairwise hinge loss.
 

@@ -1,6 +1,6 @@
 """Column and constraint generation for the Rank2Plan LP (Dedieu, Mazumder & Wang, JMLR 2022).
 
-The full LP (formulations.md section 4) is solved through a sequence of small restricted LPs, each
+The full LP (docs/mathematics.md, sections 4.1 and 4.4) is solved through a sequence of small restricted LPs, each
 solved exactly by HiGHS. Features are split into a working set F (the others are fixed at 0) and
 pairs into three sets, guessed from a warm start and corrected as the solve goes:
 

@@ -1,6 +1,6 @@
 """Pair-difference operator and LP duality certificate for the Rank2Plan weighted-pair LP.
 
-The LP (formulations.md section 4, seed 002)::
+The LP (docs/mathematics.md, sections 4.1 and 4.2; [Rank2PlanNote], eq. 1)::
 
     P(beta) = sum_k s_k max(0, g_k - D_k beta) + lam ||beta||_1,     D = E X,  D_k = X_j - X_i
 

@@ -1,6 +1,6 @@
 """Exact rescaling of the Rank2Plan LP to data of unit size (powers of two: no rounding).
 
-The LP (formulations.md section 4)::
+The LP (docs/mathematics.md, section 4.1)::
 
     P(beta; X, g, s, lam) = sum_k s_k max(0, g_k - (X_j - X_i) beta) + lam ||beta||_1
 

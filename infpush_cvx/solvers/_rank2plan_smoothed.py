@@ -1,4 +1,5 @@
-"""Nesterov-smoothed accelerated proximal gradient for the Rank2Plan LP (seed 002, section 1.1).
+"""Nesterov-smoothed accelerated proximal gradient for the Rank2Plan LP ([Rank2PlanNote],
+section 1.1; docs/mathematics.md, section 4.3).
 
 With ``z_k = s_k (g_k - D_k beta)`` the hinge sum is replaced by (Nesterov 2005; Dedieu, Mazumder &
 Wang, JMLR 2022, section 4, lemma 7)::
@@ -156,7 +157,8 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
         "tau": tau_final,
         "tau_schedule": [float(t) for t in taus],
         "smoothed_objective": smoothed_obj,
-        # Lemma 1 of seed 002: smoothed <= objective <= smoothed + n tau / 2.
+        # [Rank2PlanNote], Lemma 1 (docs/mathematics.md, section 4.3):
+        # smoothed <= objective <= smoothed + n tau / 2.
         "smoothing_bound": op.n * tau_final / 2.0,
         "lower_bound": cert["dual"],
         "dual_infeasibility": cert["dual_infeasibility"],

@@ -1,12 +1,12 @@
 """Duals of the bipartite ranking problems, written once: w(alpha), dual values, gaps, Lipschitz.
 
-The dual variable is the paper's ``alpha`` in R^{m x n} (Agarwal, SDM 2011, eq. 3.9 and 4.18), in
+The dual variable is the paper's ``alpha`` in R^{m x n} (Agarwal, SDM 2011, eqs. 3.9 and 4.20), in
 the ``C = 1/lambda`` scaling of the paper's primal ``1/2 ||w||^2 + C R(w)``::
 
     w(alpha) = sum_ij alpha_ij (x_i^+ - x_j^-) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)
     Q(alpha) = 1/2 ||w(alpha)||^2 - sum_ij alpha_ij                      (minimised)
 
-Feasible sets (formulations.md sections 1 to 3):
+Feasible sets (docs/mathematics.md, sections 1.6, 2.3 and 3.2; table in section 9):
 
 - Infinite Push, l2:  alpha >= 0,  sum_j max_i alpha_ij <= C/m;
 - RankSVM, l2:        0 <= alpha_ij <= C/(m n);
@@ -25,7 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from .. import scaling as _scaling
-from .._validation import check_choice
+from .._validation import check_choice, check_scalar
 from ..data import BipartiteData
 from ..objectives import bipartite_objective
 from .result import relative_gap  # the one definition of the gap, re-exported here
@@ -75,6 +75,7 @@ def lipschitz_constant(Xp, Xn) -> float:
 
 def dual_bound(lam: float, m: int, n: int, loss: str) -> float:
     """The paper's ``C/m`` (Infinite Push: bound on sum_j max_i alpha_ij) or ``C/(m n)`` (RankSVM)."""
+    lam = check_scalar(lam, "lam", positive=True)
     return 1.0 / (lam * _scaling.loss_normaliser(loss, m, n))
 
 
@@ -123,6 +124,7 @@ def dual_value(data: BipartiteData, alpha: np.ndarray, lam: float, *,
     A lower bound on the paper-scaling optimum whenever ``alpha`` is dual feasible.
     """
     check_choice(penalty, "penalty", _scaling.PENALTIES)
+    lam = check_scalar(lam, "lam", positive=True)
     if penalty == "l1":
         return float(lam * alpha.sum())
     return float(-lam * dual_Q(data.Xp, data.Xn, alpha))

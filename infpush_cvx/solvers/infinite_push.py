@@ -1,6 +1,6 @@
 """The Infinite Push (Agarwal, SDM 2011), l2 or l1 penalty, by first-order and certified methods.
 
-Paper scaling (formulations.md sections 1 and 2)::
+Paper scaling (docs/mathematics.md, sections 1.2 and 2.1)::
 
     P(w) = lam pen(w) + max_j (1/m) sum_i max(0, 1 - (x_i^+ - x_j^-) . w),
     pen(w) = ||w||^2 / 2 (l2)  or  ||w||_1 (l1, Rakotomamonjy, ICML 2012)

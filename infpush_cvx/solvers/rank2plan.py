@@ -1,4 +1,5 @@
-"""Solvers for the Rank2Plan weighted-pair LP (formulations.md section 4, seed 002).
+"""Solvers for the Rank2Plan weighted-pair LP (docs/mathematics.md, section 4.1;
+[Rank2PlanNote], eq. 1).
 
     minimise_beta  sum_k s_k max(0, g_k - (X_{j_k} - X_{i_k}) beta) + lam ||beta||_1
 

@@ -1,6 +1,6 @@
 """Bipartite RankSVM (Agarwal, SDM 2011, eq. 4.18 and Figure 3), certified and first-order methods.
 
-Paper scaling (formulations.md section 3)::
+Paper scaling (docs/mathematics.md, section 3.1; its dual: section 3.2)::
 
     P(w) = (lam/2) ||w||^2 + (1/(m n)) sum_ij max(0, 1 - (x_i^+ - x_j^-) . w)
 

@@ -1,4 +1,5 @@
-"""ADMM for the (sparse) Infinite Push (Rakotomamonjy, ICML 2012; formulations.md section 2).
+"""ADMM for the (sparse) Infinite Push (Rakotomamonjy, ICML 2012; docs/mathematics.md,
+section 2.4).
 
 Split ``a = 1 - Z w`` (``(Z w)_ij = s_i - t_j``) and minimise ``lam pen(w) + l(a)`` with
 ``l(a) = max_j (1/m) sum_i max(a_ij, 0)``. Scaled ADMM with penalty rho::
