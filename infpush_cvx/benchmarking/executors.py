@@ -234,7 +234,7 @@ class DaskExecutor:
             return
         futures = [client.submit(warm_up, jobs, blas_threads=_blas_threads(tasks),
                                  workers=[address], allow_other_workers=False, pure=False)
-                   for address in client.scheduler_info()["workers"]]
+                   for address in client.nthreads()]  # every worker's address
         self.warmup_info = client.gather(futures)
 
     def _client(self):
