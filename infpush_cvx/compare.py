@@ -205,15 +205,20 @@ def native_options(solver: str, *, tol: float = 1e-6, time_limit: float | None =
     return options
 
 
+#: Keyword arguments :func:`native_solve` always sets (from the problem or the task).
+_NATIVE_SET = ("method", "tol", "time_limit", "penalty", "scaling", "lam")
+
+
 def native_defaults(solver: str) -> dict:
     """The defaults of the project solver function behind ``solver`` for the keyword arguments
-    it is not called with (``max_iter``, ``scaling``, ...), as plain values."""
+    :func:`native_solve` leaves to it (``max_iter``, ``warm_start``, ``options``, ...), as plain
+    values."""
     import inspect
     module = solver.partition(".")[0]
     function = _native_function(module)
     out = {}
     for name, param in inspect.signature(function).parameters.items():
-        if param.default is not inspect.Parameter.empty and \
+        if name not in _NATIVE_SET and param.default is not inspect.Parameter.empty and \
                 param.default.__class__.__module__ == "builtins":
             out[name] = param.default
     return out

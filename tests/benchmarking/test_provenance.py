@@ -89,7 +89,7 @@ def test_metadata_records_every_solver_option_and_instance(two_runs):
     assert clarabel["time_limit_option"] == "time_limit" and clarabel["rtol"] == 1e-6
     [ccg] = [v for k, v in meta["solvers"].items() if k.startswith("rank2plan.ccg")]
     assert ccg["options"] == {"method": "ccg", "tol": 1e-6, "time_limit": 1200.0}
-    assert ccg["defaults"]  # the solver function's other keyword arguments, as called
+    assert "max_iter" in ccg["defaults"] and "method" not in ccg["defaults"]  # left to it
     problem = meta["problems"][LP]
     assert problem["instance"] == "pairs_dense" and problem["reference_value"] > 0
     instance = meta["instances"]["pairs_dense"]
@@ -221,3 +221,12 @@ def test_progress_bars_unless_no_progress(tmp_path, capsys):
     assert "solving" in capsys.readouterr().err
     assert cli.main(argv + ["--no-progress"]) == 0
     assert "solving" not in capsys.readouterr().err
+
+
+def test_a_warm_up_is_bounded_even_for_a_slow_solver():
+    # OSQP needs ~6 s to reach max_iter on this LP; its warm-up stops at its 1 s limit
+    pytest.importorskip("osqp")
+    from infpush_cvx.benchmarking.warmup import WarmupJob, warm_up
+    info = warm_up([WarmupJob("cvxpy", "OSQP", "ip_l1_planted_s_paper_compact")])
+    assert info["warmed"] == ["OSQP on ip_l1_planted_s_paper_compact"]
+    assert info["seconds"] < 4
