@@ -114,8 +114,9 @@ def _counted_and_cost(df: pd.DataFrame, metric: str):
     cost = time_matrix(df, metric)
     agreed = _by_problem_and_solver(df, df["agrees"].astype(float), "max").reindex_like(cost)
     counted = attempted_matrix(df) & ~((agreed > 0) & cost.isna())
-    positive = cost.where(cost > 0).stack()
-    floor = float(positive.min()) if len(positive) else 1.0
+    values = cost.to_numpy()
+    positive = values[values > 0]  # NaN compares False
+    floor = float(positive.min()) if positive.size else 1.0
     return counted, cost.clip(lower=floor)
 
 
