@@ -1,7 +1,8 @@
 """The notebooks in ``notebooks/`` run top to bottom and are committed without outputs.
 
 Each notebook is executed by nbclient in its own test (timeout 600 s per cell), from a temporary
-working directory so nothing is written into the repository.
+working directory so nothing is written into the repository; its figures must reach the
+outputs as inline PNGs (the kernel's inline backend works headless).
 """
 
 from pathlib import Path
@@ -40,3 +41,7 @@ def test_notebook_runs(path, tmp_path):
               if o.output_type == "error"]
     assert not errors
     assert list(tmp_path.iterdir()) == [], "notebooks write to a temporary directory, not cwd"
+    # every notebook draws figures, and they show inline (no backend switched to Agg)
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if "image/png" in o.get("data", {})]
+    assert images, f"{path.name} shows no figure"
