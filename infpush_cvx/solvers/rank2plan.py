@@ -261,10 +261,8 @@ def _in_caller_units(res: SolverResult, scaling: PairScaling, data: PairData, la
     return result
 
 
-#: The option by which each CVXPY solver takes a time limit (seconds) ...
-_CVXPY_TIME_LIMIT = {"CLARABEL": "time_limit", "HIGHS": "time_limit", "SCS": "time_limit_secs",
-                     "OSQP": "time_limit"}
-#: ... and a relative duality-gap tolerance (``tol``).
+#: The option by which a CVXPY solver takes a relative duality-gap tolerance (``tol``); their
+#: time-limit options are :data:`infpush_cvx.cvxpy_solvers.TIME_LIMIT_OPTIONS`.
 _CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 #: The solver used by "cvxpy" when a time limit or tol is given without one.
 _CVXPY_DEFAULT = "CLARABEL"
@@ -273,6 +271,8 @@ _CVXPY_DEFAULT = "CLARABEL"
 def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
     """``(solver, options)`` with ``tol`` and the time left translated into the solver's own
     option names; a TypeError (tol) or ValueError (time_limit) for a solver without them."""
+    from ..cvxpy_solvers import TIME_LIMIT_OPTIONS  # imported late: CVXPY is slow to import
+
     options = dict(solve_options)
     if solver is None and (tol is not None or deadline.limit is not None):
         solver = _CVXPY_DEFAULT
@@ -284,11 +284,16 @@ def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
                             f"tolerance options")
         options[_CVXPY_REL_GAP[name]] = tol
     if deadline.limit is not None:
-        if name not in _CVXPY_TIME_LIMIT:
+        if name not in TIME_LIMIT_OPTIONS:
             raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through "
-                             f"CVXPY; use one of {sorted(_CVXPY_TIME_LIMIT)}")
-        key = _CVXPY_TIME_LIMIT[name]
-        options[key] = min(float(options.get(key, np.inf)), deadline.for_solver())
+                             f"CVXPY; use one of {sorted(TIME_LIMIT_OPTIONS)}")
+        key = TIME_LIMIT_OPTIONS[name]
+        if isinstance(key, tuple):  # a solver whose parameters CVXPY passes in one dict
+            outer, key = key
+            target = options[outer] = dict(options.get(outer, {}))
+        else:
+            target = options
+        target[key] = min(float(target.get(key, np.inf)), deadline.for_solver())
     return solver, options
 
 
