@@ -159,7 +159,12 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
                 break
             size *= 0.5
         history["step_size"].append(size)
-        if size < 1e-10:  # no descent at round-off: smooth less
+        if size < 1e-6:
+            # (almost) no descent: the Newton direction is spoilt by round-off in a Hessian
+            # whose curvature 1/mu is concentrated on few pairs (nearly separable data, d >= m,
+            # stalled here for 400 steps at steps of 1e-9): smooth less
+            if F_n < F:
+                w = w_new
             mu /= 10.0
             s, t, ramp, F = smoothed(w)
             continue
