@@ -1,20 +1,43 @@
 """scikit-learn style bipartite rankers: Infinite Push (l2, l1) and RankSVM.
 
 Each estimator minimises, in paper scaling with ``lam = 1 / C`` (Agarwal 2011 writes the
-regulariser through ``C = 1/lambda``, eq. 3.8)::
+regulariser through ``C = 1/lambda``, eq. 3.8; docs/mathematics.md)::
 
     InfinitePushRanker        (lam/2) ||w||^2 + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     SparseInfinitePushRanker  lam ||w||_1     + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     RankSVMRanker             (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))
 
 (Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012).
-The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: a ranking is invariant
-to it). ``score(X, y)`` is the average precision of :func:`infpush_cvx.metrics.average_precision`.
+The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: the objective fixes only
+differences of scores, and a ranking is invariant to a shift). ``score(X, y)`` is the average
+precision of :func:`infpush_cvx.metrics.average_precision`. ``predict(X)`` is the positive class
+where ``decision_function(X) > 0`` (scikit-learn's rule for a binary decision function). That
+threshold is not fitted: without an intercept the score 0 is wherever the origin of the features
+puts it (on features scaled to [0, 1] it can put every item in the positive class), so choose a
+threshold on held-out data when the decisions matter
+(``sklearn.model_selection.TunedThresholdClassifierCV``).
 
 Labels follow the binary-label contract of :mod:`infpush_cvx.labels` (scikit-learn's): ``classes_``
 holds the two labels seen in ``fit``, sorted; the positive class is the greater one ({0, 1},
 {-1, 1}, {1, 2}, booleans) or the hyper-parameter ``pos_label`` (needed for string labels).
 ``score`` reads its ``y`` with the same classes, so cross-validation on any two labels works.
+
+scikit-learn conventions. The rankers are binary classifiers to scikit-learn (``ClassifierMixin``:
+the ``estimator_type`` tag, and ``_estimator_type`` for scikit-learn < 1.6), so
+``check_cv(5, y, classifier=True)`` stratifies the folds, ``cross_val_predict(...,
+method="decision_function")`` returns the 1-D scores and the ``"roc_auc"`` and
+``"average_precision"`` scorers read ``decision_function``. scikit-learn reads a binary
+``decision_function`` as the score of ``classes_[1]``; that is the positive class unless
+``pos_label`` names the smaller label (``pos_label=0`` on {0, 1}, ``"fraud"`` against
+``"legit"``), when scikit-learn's scorers see the ranking reversed (``"roc_auc"`` reports
+``1 - AUC``): there, score with :mod:`infpush_cvx.metrics` and ``pos_label``, or encode the labels
+so that the positive class is the greater one. After ``fit``: ``n_features_in_``, and
+``feature_names_in_`` when X has string column names (a pandas DataFrame); ``decision_function``,
+``predict`` and ``score`` refuse an X with another number of columns or other names
+(ValueError). ``n_iter_`` is the iteration count of the solve (None when CVXPY's solver reports
+none) and ``dual_gap_`` its certified relative duality gap (NaN without a certificate, as for every
+CVXPY solve). :class:`infpush_cvx.ranker_cv.RankerCV` (importable from here) selects C by
+cross-validation along a warm-started path.
 
 Every hyper-parameter is validated in ``fit`` (as in scikit-learn), by name and type: a wrong
 value raises ValueError or TypeError naming it and, for names, listing the valid choices.
@@ -49,63 +72,37 @@ Fitting backends (hyper-parameter ``solver``):
   solved with ``cvxpy_solver``;
 - ``"auto"`` (default): native when those solver modules are importable, else CVXPY (except the
   l1 ranker, where CVXPY is faster; see :class:`SparseInfinitePushRanker`).
-Along a path of C values (cross-validation) the native solves are warm-started from the previous
-C and the CVXPY problem is compiled once (lambda is a parameter).
 
-scikit-learn is optional: without it the estimators still work (a small ``get_params`` /
-``set_params`` base replaces ``BaseEstimator``). With it, every check of
-``sklearn.utils.estimator_checks.check_estimator`` passes (tests/evaluation/test_rankers.py), with
-these documented exceptions: ``check_array_api_input`` is skipped by scikit-learn itself unless
-``SCIPY_ARRAY_API`` is set; ``check_sample_weights_pandas_series`` is skipped by scikit-learn
-when pandas is not installed; sparse inputs are not accepted (declared by the input tags), so
-``check_sample_weight_equivalence_on_sparse_data`` does not apply; the rankers have no
-``predict``, so classifier checks do not apply, and the tag ``classifier_tags.multi_class = False``
-declares the binary-label contract so that the generic checks feed two-valued targets. The
-sample-weight checks that apply (list / not-an-array weights, shape errors, all-zero weights,
-weights not overwritten, and ``check_sample_weight_equivalence_on_dense_data``: integer weights
-against repeated rows, zero weights against removed rows, compared on ``decision_function`` to
-scikit-learn's default ``rtol=1e-7``) run and pass.
+Along a path of C values (cross-validation, :class:`~infpush_cvx.ranker_cv.RankerCV`) the C are
+solved from the smallest (strongest regularisation) to the largest. Native solves are
+warm-started from the previous C's result. The CVXPY problem is compiled once, with lambda a
+``cp.Parameter``, and solved with ``warm_start=True``: CVXPY then reuses its compiled problem
+and, for solvers that accept one, the previous solution (SCS); Clarabel, the default, is an
+interior-point method that reuses its allocated solver but starts from its own initial point.
+
+scikit-learn is optional: without it the estimators still fit, rank and predict (small stand-ins
+replace ``BaseEstimator`` and the feature checks, :mod:`infpush_cvx._sklearn_compat`); RankerCV
+needs it. With it, ``sklearn.utils.estimator_checks`` runs on every ranker
+(tests/evaluation/test_rankers.py); the checks that do not apply to a bipartite ranker are listed
+there with the reason (``_expected_failed_checks``).
 """
 
 from __future__ import annotations
 
 import importlib
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
+                              check_features)
 from ._validation import check_choice, check_matrix, check_scalar
 from .data import BipartiteData
 from .labels import binary_labels
 from .metrics import average_precision
 from .solvers.result import ConvergenceWarning
-
-try:  # scikit-learn is optional
-    from sklearn.base import BaseEstimator as _Base
-    _HAVE_SKLEARN = True
-except ImportError:  # pragma: no cover - exercised only without sklearn
-    _HAVE_SKLEARN = False
-
-    class _Base:
-        """get_params / set_params from the __init__ signature (the sklearn contract)."""
-
-        @classmethod
-        def _get_param_names(cls):
-            import inspect
-            sig = inspect.signature(cls.__init__)
-            return sorted(p for p in sig.parameters if p != "self")
-
-        def get_params(self, deep=True):
-            return {k: getattr(self, k) for k in self._get_param_names()}
-
-        def set_params(self, **params):
-            valid = self._get_param_names()
-            for k, v in params.items():
-                if k not in valid:
-                    raise ValueError(f"invalid parameter {k!r} for {type(self).__name__}")
-                setattr(self, k, v)
-            return self
 
 __all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker", "ZeroModelWarning"]
 
@@ -128,16 +125,42 @@ def _native_available(module: str) -> bool:
 
 
 def _read_labels(y, n_rows: int, owner: str, *, pos_label, classes=None):
-    """``y`` under the binary-label contract, one label per row of X; ValueError naming y."""
+    """``y`` under the binary-label contract, one label per row of X; ValueError naming y.
+
+    A column vector (n, 1) is read as 1-D with scikit-learn's DataConversionWarning; a
+    continuous target is refused with scikit-learn's wording ("Unknown label type").
+    """
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change "
+                      "the shape of y to (n_samples,), for example using ravel().",
+                      DataConversionWarning, stacklevel=3)
         y = y.ravel()
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), "
                          f"got shape {y.shape}")
-    return binary_labels(y, "y", pos_label=pos_label, classes=classes)
+    try:
+        return binary_labels(y, "y", pos_label=pos_label, classes=classes)
+    except ValueError as exc:
+        kind = _refused_target_kind(y)
+        if kind == "continuous":
+            raise ValueError(f"Unknown label type: continuous. {exc}") from None
+        if kind == "multiclass":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is multiclass. {exc}") from None
+        raise
+
+
+def _refused_target_kind(y: np.ndarray) -> str | None:
+    """"continuous" (non-integer floats), "multiclass" (over two labels) or None (other)."""
+    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.any(y != np.round(y)):
+        return "continuous"
+    try:
+        return "multiclass" if np.unique(y).size > 2 else None
+    except TypeError:  # objects that do not compare (mixed types): refused for another reason
+        return None
 
 
 def _check_name(value, name: str, choices) -> str:
@@ -212,7 +235,57 @@ def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     return sw
 
 
-class _BipartiteRanker(_Base):
+def _feature_matrix(X) -> np.ndarray:
+    """X as a finite float64 2-D array with at least one column; ValueError/TypeError naming X.
+
+    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted; sparse
+    matrices are refused.
+    """
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    if np.iscomplexobj(X):
+        raise ValueError("Complex data not supported: X must be real")
+    shape = np.shape(X)
+    if len(shape) == 1:
+        raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
+                         f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
+    if len(shape) == 2 and shape[1] == 0:
+        # scikit-learn's wording, so sklearn's estimator checks recognise the error
+        raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                         f"required.")
+    return check_matrix(X, "X", allow_sparse=False)
+
+
+def _validated_X(estimator, X, *, reset: bool) -> np.ndarray:
+    """X as an array (:func:`_feature_matrix`); records (``reset``, in ``fit``) or checks on
+    ``estimator`` the number of columns and, for a DataFrame, their names (checked first)."""
+    if hasattr(X, "columns"):
+        check_features(estimator, X, reset=reset)
+        return _feature_matrix(X)
+    X_array = _feature_matrix(X)
+    check_features(estimator, X_array, reset=reset)
+    return X_array
+
+
+class _TrainingSet(NamedTuple):
+    """The validated data of one fit or path: the split data, the classes and the backend."""
+
+    data: BipartiteData
+    classes: np.ndarray
+    backend: str
+
+
+class _PathFit(NamedTuple):
+    """One solve: weights, status, iterations (None if unknown), certified gap (NaN if none)."""
+
+    coef: np.ndarray
+    status: str
+    n_iter: int | None
+    dual_gap: float
+    detail: str
+
+
+class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _loss = "infinite_push"
     _penalty = "l2"
     _native_module = "infinite_push"
@@ -256,27 +329,20 @@ class _BipartiteRanker(_Base):
             return "native" if _native_available(self._native_module) else "cvxpy"
         return self.solver
 
-    def _check_X(self, X, *, reset: bool):
-        if not sp.issparse(X):
-            # array-likes (lists, DataFrames, objects with __array__ only) become arrays first
-            X = np.asarray(X)
-        if np.iscomplexobj(X):
-            raise ValueError("Complex data not supported: X must be real")
-        shape = np.shape(X)
-        if len(shape) == 1:
-            raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
-                             f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
-        if len(shape) == 2 and shape[1] == 0:
-            # scikit-learn's wording, so sklearn's estimator checks recognise the error
-            raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
-                             f"required.")
-        X = check_matrix(X, "X", allow_sparse=False)
-        if reset:
-            self.n_features_in_ = X.shape[1]
-        elif X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                             f"{self.n_features_in_} features as input")
-        return X
+    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
+        """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
+        and checked (``classes``: the labels of the whole data set, when X is one fold)."""
+        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label,
+                              classes=classes)
+        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
+        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        backend = self._backend()
+        if data.weighted and backend == "native" and self.method not in _WEIGHTED_METHODS:
+            raise ValueError(f"sample_weight is supported by the native solver only with the "
+                             f"certified methods {_WEIGHTED_METHODS[1:]} (or method=None, the "
+                             f"default); got method={self.method!r}. Use one of them or "
+                             f"solver='cvxpy'.")
+        return _TrainingSet(data, labels.classes, backend)
 
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -289,63 +355,70 @@ class _BipartiteRanker(_Base):
         see the module docstring. With the native backend weights need a certified ``method``
         (None, ``"working_set"`` or ``"smoothing_newton"``).
         """
-        self._fit_path(X, y, [self.C], sample_weight=sample_weight, _store=True, _stacklevel=3)
+        C = self._check_params()
+        X_array = _validated_X(self, X, reset=True)
+        training = self._training_set(X_array, y, sample_weight)
+        (solve,) = self._solve_path(training, [C])
+        self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        self._set_fitted(training, C, solve)
         return self
 
-    def _fit_path(self, X, y, Cs, *, sample_weight=None, _store=False, _stacklevel=2):
-        """Weights for every C in ``Cs`` on the same data (the CVXPY problem is compiled once).
-
-        Returns ``[(w, status), ...]``; warns for every fit that is unconverged or zero.
+    def _fit_path(self, X, y, Cs, *, sample_weight=None):
+        """Weights for every C in ``Cs`` on the same data, as ``[(w, status), ...]`` in the order
+        of ``Cs`` (solved from the smallest C up, warm-started; the CVXPY problem is compiled
+        once). Warns for every fit that is unconverged or zero. Does not change the estimator.
         """
-        C = self._check_params()
-        X = self._check_X(X, reset=True)
-        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label)
-        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
-        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        self._check_params()
         Cs = [check_scalar(c, "C", positive=True) for c in Cs]
-        backend = self._backend()
-        if data.weighted and backend == "native" and self.method not in _WEIGHTED_METHODS:
-            raise ValueError(f"sample_weight is supported by the native solver only with the "
-                             f"certified methods {_WEIGHTED_METHODS[1:]} (or method=None, the "
-                             f"default); got method={self.method!r}. Use one of them or "
-                             f"solver='cvxpy'.")
-        if backend == "cvxpy":
-            out = self._solve_cvxpy(data, Cs)
+        training = self._training_set(_feature_matrix(X), y, sample_weight)
+        path = self._solve_path(training, Cs)
+        for C, solve in zip(Cs, path):
+            self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        return [(solve.coef, solve.status) for solve in path]
+
+    def _set_fitted(self, training: _TrainingSet, C: float, solve: _PathFit) -> None:
+        """Store one solve as the fitted model (``n_features_in_``, names: set by the caller)."""
+        self.coef_ = solve.coef
+        self.status_ = solve.status
+        self.n_iter_ = solve.n_iter
+        self.dual_gap_ = solve.dual_gap
+        self.C_ = C
+        self.backend_ = training.backend
+        self.n_features_used_ = int(np.count_nonzero(np.abs(solve.coef) > self.sparsity_tol))
+        self.classes_ = training.classes
+
+    def _solve_path(self, training: _TrainingSet, Cs) -> list:
+        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C."""
+        if training.backend == "cvxpy":
+            path = self._solve_cvxpy(training.data, Cs)
         else:
-            out = self._solve_native_path(data, Cs)
+            path = self._solve_native_path(training.data, Cs)
         if self._penalty == "l1":
             # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
             # that would otherwise still order the items
-            out = [(np.where(np.abs(w) > self.sparsity_tol, w, 0.0), st, detail)
-                   for w, st, detail in out]
-        for c, (w, status, detail) in zip(Cs, out):
-            self._warn_if_unreliable(data, c, w, status, detail, backend, _stacklevel + 1)
-        out = [(w, status) for w, status, _ in out]
-        if _store:
-            self.coef_, self.status_ = out[0]
-            self.C_ = C
-            self.backend_ = backend
-            self.n_features_used_ = int(np.count_nonzero(np.abs(self.coef_) > self.sparsity_tol))
-            self.classes_ = labels.classes
-        return out
+            path = [s._replace(coef=np.where(np.abs(s.coef) > self.sparsity_tol, s.coef, 0.0))
+                    for s in path]
+        return path
 
     # ---- honest reporting -------------------------------------------------------------------
-    def _warn_if_unreliable(self, data, C, w, status, detail, backend, stacklevel):
-        """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0.
+    def _warn_if_unreliable(self, training, C, solve, stacklevel, *, zero_model=True):
+        """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0
+        (unless ``zero_model`` is False).
 
         ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
         """
         name = f"{type(self).__name__}(C={C!r})"
-        if status not in _CERTIFIED:
-            warnings.warn(f"{name}: the {backend} solve ended without its optimality certificate "
-                          f"(status {status!r}{'; ' + detail if detail else ''}), so coef_ may "
-                          f"be far from the optimum. Scale the features (e.g. to [0, 1]), or try "
-                          f"method=None (the certified default) or solver='cvxpy'.",
-                          ConvergenceWarning, stacklevel=stacklevel)
-        if not np.any(np.abs(w) > self.sparsity_tol):
+        if solve.status not in _CERTIFIED:
+            detail = solve.detail
+            warnings.warn(f"{name}: the {training.backend} solve ended without its optimality "
+                          f"certificate (status {solve.status!r}{'; ' + detail if detail else ''}"
+                          f"), so coef_ may be far from the optimum. Scale the features (e.g. to "
+                          f"[0, 1]), or try method=None (the certified default) or "
+                          f"solver='cvxpy'.", ConvergenceWarning, stacklevel=stacklevel)
+        if zero_model and not np.any(np.abs(solve.coef) > self.sparsity_tol):
             warnings.warn(f"{name}: the model uses no feature (every |w_k| <= sparsity_tol="
                           f"{self.sparsity_tol!r}), so every item gets the same score: "
-                          f"{self._why_zero(data, C)}", ZeroModelWarning,
+                          f"{self._why_zero(training.data, C)}", ZeroModelWarning,
                           stacklevel=stacklevel)
 
     def _why_zero(self, data, C) -> str:
@@ -370,6 +443,7 @@ class _BipartiteRanker(_Base):
         return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
                 f"badly scaled, or the solve ended early")
 
+    # ---- backends ---------------------------------------------------------------------------
     def _solve_native_path(self, data, Cs):
         """Native solves in increasing C, each warm-started from the previous one."""
         mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
@@ -392,12 +466,16 @@ class _BipartiteRanker(_Base):
                                             scaling="paper", **kwargs)
                 else:
                     res = mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **kwargs)
-            out[i] = (np.asarray(res.w, dtype=np.float64).ravel(), res.status,
-                      _native_detail(res))
+            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
+                              status=res.status, n_iter=_iterations(res.iterations),
+                              dual_gap=np.nan if res.gap is None else float(res.gap),
+                              detail=_native_detail(res))
             prev = res
         return out
 
     def _solve_cvxpy(self, data, Cs):
+        """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
+        each with ``warm_start=True``; no certified gap (``dual_gap`` NaN)."""
         import cvxpy as cp
 
         from . import formulations
@@ -409,14 +487,15 @@ class _BipartiteRanker(_Base):
         lam = prob.param_dict["lam"]
         w = prob.var_dict["w"]
         first = _check_cvxpy_solver(self.cvxpy_solver)
-        out = []
-        for C in Cs:
+        out = [None] * len(Cs)
+        for i in np.argsort(Cs, kind="stable"):
+            C = Cs[i]
             lam.value = 1.0 / C
             # an interior-point failure on one C should not end a cross-validation run: retry
             # with the other installed conic solvers, in order
             for solver in [first] + [s for s in _FALLBACK if s != first]:
                 try:
-                    prob.solve(solver=solver)
+                    prob.solve(solver=solver, warm_start=True)
                     break
                 except cp.error.SolverError:
                     continue
@@ -426,24 +505,42 @@ class _BipartiteRanker(_Base):
             if w.value is None:
                 raise RuntimeError(f"CVXPY solver {solver} returned no solution "
                                    f"(status {prob.status}) for C={C}")
-            out.append((np.asarray(w.value, dtype=np.float64).copy(), prob.status,
-                        f"CVXPY solver {solver}"))
+            stats = prob.solver_stats
+            out[i] = _PathFit(coef=np.asarray(w.value, dtype=np.float64).copy(),
+                              status=prob.status,
+                              n_iter=_iterations(getattr(stats, "num_iters", None)),
+                              dual_gap=np.nan, detail=f"CVXPY solver {solver}")
         return out
 
     # ---- prediction -------------------------------------------------------------------------
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
-            try:
-                from sklearn.exceptions import NotFittedError
-            except ImportError:  # pragma: no cover
-                NotFittedError = ValueError
             raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
                                  f"call fit(X, y) first")
 
     def decision_function(self, X):
-        """Ranking scores ``X @ coef_`` (higher = nearer the top)."""
+        """Ranking scores ``X @ coef_`` (higher = nearer the top), shape (N,).
+
+        X must have the columns seen in ``fit`` (their number, and their names when fitted on a
+        DataFrame); ValueError otherwise.
+        """
         self._check_fitted()
-        return self._check_X(X, reset=False) @ self.coef_
+        return _validated_X(self, X, reset=False) @ self.coef_
+
+    def predict(self, X):
+        """The positive class (``pos_label``, else the greater label) where
+        ``decision_function(X) > 0``, the other class elsewhere; an array of ``classes_``' type.
+
+        The threshold 0 is scikit-learn's rule for a binary decision function, not a fitted one:
+        the rankers have no intercept (a ranking ignores shifts), so where 0 falls among the
+        scores depends on the origin of the features. Fit a threshold on held-out data when the
+        decisions matter (e.g. ``sklearn.model_selection.TunedThresholdClassifierCV``).
+        """
+        above = self.decision_function(X) > 0
+        is_positive = binary_labels(self.classes_, "classes_", pos_label=self.pos_label).positive
+        positive_class = self.classes_[is_positive][0]
+        negative_class = self.classes_[~is_positive][0]
+        return np.where(above, positive_class, negative_class)
 
     def score(self, X, y):
         """Average precision of the ranking of X (Agarwal 2011, section 6).
@@ -457,14 +554,18 @@ class _BipartiteRanker(_Base):
         return average_precision(labels.positive, scores)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+        tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
         from sklearn.utils import ClassifierTags
         tags.target_tags.required = True
         tags.input_tags.sparse = False
-        # binary labels only: sklearn's checks then feed two-valued y (the ranker is not a
-        # classifier: no predict, score is average precision)
+        # binary labels only: sklearn's checks then feed two-valued y
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
+
+
+def _iterations(count) -> int | None:
+    """A solver's iteration count as an int, None when it reports none."""
+    return None if count is None else int(count)
 
 
 class InfinitePushRanker(_BipartiteRanker):
@@ -482,7 +583,10 @@ class InfinitePushRanker(_BipartiteRanker):
     pos_label : the positive class; None: the greater of the two labels.
 
     Attributes: ``coef_``, ``status_``, ``backend_``, ``classes_`` (the two labels, sorted),
-    ``n_features_used_``, ``n_features_in_``.
+    ``n_features_used_``, ``n_features_in_``, ``feature_names_in_`` (fitted on string column
+    names only), ``n_iter_`` (the solver's iterations; None when CVXPY's solver reports none),
+    ``dual_gap_`` (certified relative duality gap; NaN without a certificate, as with CVXPY),
+    ``C_``.
 
     ``fit(X, y, sample_weight=None)``: integer weights are repeated rows. The loss is a maximum
     over the negatives, so the negatives' weights do not change it (only a weight of 0, which

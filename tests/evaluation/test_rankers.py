@@ -1,6 +1,7 @@
 """Rankers: optimality against the primal objective, sparsity, label handling, sklearn contract,
 sample weights."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -150,20 +151,41 @@ try:
     from sklearn.utils.estimator_checks import parametrize_with_checks
 except ImportError:  # sklearn is optional
     parametrize_with_checks = None
+if parametrize_with_checks is not None and "expected_failed_checks" not in \
+        inspect.signature(parametrize_with_checks).parameters:
+    parametrize_with_checks = None  # scikit-learn < 1.6: no way to declare the expected failures
+
+
+def _expected_failed_checks(estimator):
+    """The scikit-learn checks that do not apply to a bipartite ranker, with the reason."""
+    failed = {
+        "check_classifiers_classes":
+            "string labels need pos_label under the binary-label contract (infpush_cvx/labels.py) "
+            "and the check fits 'one'/'two' without it; its other parts (labels {-1, 1}, string "
+            "labels with pos_label) pass in tests/evaluation/test_sklearn_conventions.py",
+    }
+    if isinstance(estimator, SparseInfinitePushRanker) and estimator.C == 1.0:
+        failed["check_classifiers_train"] = (
+            "at the default C=1 the l1 penalty sets every weight to 0 on the check's two "
+            "standardised features (a ZeroModelWarning says so), so predict has accuracy 0.5; "
+            "with C=10 the check passes (tests/evaluation/test_sklearn_conventions.py)")
+    return failed
+
 
 if parametrize_with_checks is not None:
-    # Every applicable check passes. Documented exceptions: none are declared failing.
-    # check_array_api_input is skipped by sklearn itself unless SCIPY_ARRAY_API is set; sparse-input
-    # checks do not apply (tags.input_tags.sparse = False); classifier checks do not apply (the
-    # rankers have no predict; their binary-label contract is declared through
-    # classifier_tags.multi_class = False, which makes the checks feed two-valued y).
-    # fit takes sample_weight, so scikit-learn's sample-weight checks run and pass, including
-    # check_sample_weight_equivalence_on_dense_data (integer / zero weights against repeated /
-    # removed rows, decision_function compared at rtol=1e-7); its sparse variant does not apply
-    # (sparse input is not accepted) and check_sample_weights_pandas_series needs pandas.
-    # default instances (native backend when present) and the CVXPY backend of the l2 rankers
+    # scikit-learn's estimator checks, classifier checks included (the rankers are binary
+    # classifiers to scikit-learn: decision_function, predict, classes_). Every check passes
+    # except those of _expected_failed_checks (marked xfail, strict). Skipped by scikit-learn
+    # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: sparse-input
+    # checks (tags.input_tags.sparse = False) and multiclass checks (classifier_tags.multi_class
+    # = False declares the binary-label contract; check_classifier_not_supporting_multiclass
+    # runs and passes). fit takes sample_weight, so scikit-learn's sample-weight checks run and
+    # pass, including check_sample_weight_equivalence_on_dense_data (integer / zero weights
+    # against repeated / removed rows, decision_function compared at rtol=1e-7).
+    # Default instances (native backend when present) and the CVXPY backend of the l2 rankers.
     @parametrize_with_checks([cls() for cls in RANKERS]
-                             + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)])
+                             + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)],
+                             expected_failed_checks=_expected_failed_checks, xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check):
         check(estimator)
 
