@@ -104,12 +104,21 @@ from .labels import binary_labels
 from .metrics import average_precision
 from .solvers.result import ConvergenceWarning
 
-__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker", "ZeroModelWarning"]
+__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker", "RankerCV",
+           "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
 #: Statuses whose certificate holds: the native solvers' two, and CVXPY's "optimal".
 _CERTIFIED = ("optimal", "degenerate_optimal")
+
+
+def __getattr__(name):
+    # RankerCV lives in its own module, which imports this one; exported here lazily
+    if name == "RankerCV":
+        from .ranker_cv import RankerCV
+        return RankerCV
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ZeroModelWarning(UserWarning):
