@@ -88,22 +88,41 @@ def _dense_rows(X, idx):
     return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
 
 
+_LARGEST_LAMBDA = 1e200  # on the rescaled problem (unit largest row norm)
+
+
+def _largest_row_norm(*mats) -> float:
+    """The largest Euclidean row norm over dense or sparse matrices (1 when all are zero),
+    summed in units of the largest entry so that rows near 1e300 do not overflow."""
+    top = max(float(abs(X).max()) if X.size else 0.0 for X in mats)
+    if top == 0.0:
+        return 1.0
+    largest = 0.0
+    for X in mats:
+        Y = X * (1.0 / top)
+        sq = (np.asarray(Y.multiply(Y).sum(axis=1)).ravel() if sp.issparse(Y)
+              else np.einsum("ij,ij->i", Y, Y))
+        largest = max(largest, float(np.sqrt(sq.max(initial=0.0))))
+    return top * largest
+
+
 class _Problem:
     """The rescaled problem: data with unit largest row norm, weights, lambda, the objective."""
 
     def __init__(self, data: BipartiteData, lam: float, loss: str, penalty: str):
         Xp, Xn = data.Xp, data.Xn
-        norms = [np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X)
-                 else np.linalg.norm(X, axis=1) for X in (Xp, Xn)]
-        largest = max(float(norms[0].max()), float(norms[1].max()))
-        self.scale = 1.0 / largest if largest > 0 else 1.0
+        self.scale = 1.0 / _largest_row_norm(Xp, Xn)
         self.Xp = Xp * self.scale
         self.Xn = Xn * self.scale
         self.loss, self.penalty = loss, penalty
         # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2, lam ||w||_1 -> lam c
-        power = 2 if penalty == "l2" else 1
-        self.lam = lam * self.scale ** power
-        self.alpha_scale = self.scale ** power
+        # (c times c, not c ** 2, which underflows first)
+        self.alpha_scale = self.scale * self.scale if penalty == "l2" else self.scale
+        self.lam = lam * self.scale * self.scale if penalty == "l2" else lam * self.scale
+        # data of size 1e-300 at lambda 0.1 make the rescaled lambda overflow. With unit rows,
+        # any lambda above 1e17 gives w* within 1e-17 of 0 and P* = 1 to every digit, so a
+        # cap changes no float of the answer, and keeps C = 1/lambda clear of subnormals
+        self.lam = min(self.lam, _LARGEST_LAMBDA)
         self.p = np.asarray(data.pos_weights, float)
         self.q = np.asarray(data.neg_weights, float)
         self.M, self.N = float(self.p.sum()), float(self.q.sum())
@@ -511,6 +530,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                "step_solver": [], "prox": [], "step": []}
     best_p = (P_c, w_c)
     best_d = (-np.inf, None)
+    P_zero = prob.objective(np.zeros(prob.d))
+    if P_zero <= P_c:
+        # w = 0 is the best point so far (a large lambda, or degenerate data): a candidate
+        # with its own dual point, which certifies it at once when lambda is large enough
+        zero = _dual_at_zero(prob)
+        best_p, best_d = (P_zero, np.zeros(prob.d)), (zero.value(prob.lam, penalty), zero)
     status, message, gap, it = "max_iter", "", np.inf, 0
     extra = (empty, empty)  # pairs near the margin at the last rejected step
     exact_lp = False  # the model holds the whole (l1) problem: solve it by the simplex method
@@ -645,6 +670,23 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             "objective_paper": P_best}
 
 
+def _dual_at_zero(prob: _Problem) -> ImplicitDual:
+    """The dual point of ``w = 0``: every pair below the margin, the negatives weighted by
+    their sample weights for the Infinite Push (theta_j = q_j / N).
+
+    Its gap at ``w = 0`` is about ``||mean positive - mean negative||^2 / (2 lambda)`` relative to
+    ``P(0) = 1`` for the l2 penalty, and 0 for the l1 penalty once ``lambda`` is at least the
+    largest entry of that difference: it certifies ``w* = 0`` (or nearly) at a large lambda,
+    where the working set's own steps (proximal steps of length ~1/lambda) cannot.
+    """
+    empty = np.zeros(0, np.intp)
+    model = _Model(prob, np.zeros(prob.m), np.zeros(prob.n), np.arange(prob.n), empty, empty)
+    mu = None
+    if prob.loss == "infinite_push":
+        mu = np.append(prob.coef * prob.q / prob.N, 0.0)  # 0 on the "loss >= 0" row
+    return model.dual(mu, np.zeros(0))
+
+
 def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
     """The best of ``w_c + a (w_r - w_c)``, a in {1/2, 1/4, ..., 1/1024}: scores are affine in a,
     so each point costs one objective evaluation."""
@@ -656,6 +698,8 @@ def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
             best = (P, (w, s, t))
         elif best[1] is not None:
             break  # P is convex along the segment: past its minimum
+    if best[1] is None:  # no finite value on the segment: stay at the centre
+        return w_c, s_c, t_c, np.inf
     return (*best[1], best[0])
 
 

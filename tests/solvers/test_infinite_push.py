@@ -256,3 +256,16 @@ def test_a_step_no_solver_can_solve_ends_with_a_status_not_an_exception(monkeypa
     assert res.dual is None and res.gap == np.inf
     assert res.objective == pytest.approx(brute_primal(data, res.w, LAMS["paper"],
                                                        penalty=penalty), rel=1e-12)
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+@pytest.mark.parametrize("lam,factor", [(1e300, 1.0), (0.1, 1e-20), (1e6, 1.0)])
+def test_a_large_lambda_is_certified_at_w_zero(penalty, lam, factor):
+    """lambda far above the data's scale: w* is 0 (l1) or within 1/lambda of it (l2). The
+    working set's proximal steps cannot certify that (it ran 200 rounds to max_iter); the dual
+    point of w = 0 (every pair at hinge 1, the negatives weighted equally) does, at once."""
+    rng = np.random.default_rng(0)
+    Xp, Xn = rng.standard_normal((8, 3)) + 0.5, rng.standard_normal((6, 3))
+    res = infinite_push(Xp * factor, Xn * factor, lam, penalty=penalty)
+    assert res.status == "optimal" and res.gap <= 1e-6 and res.iterations <= 2
+    assert res.objective == pytest.approx(1.0, abs=1e-6)  # P(0) = 1 in paper scaling
