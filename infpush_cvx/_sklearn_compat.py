@@ -22,6 +22,7 @@ import numpy as np
 
 try:  # scikit-learn is optional
     from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
     from sklearn.exceptions import DataConversionWarning, NotFittedError
     HAVE_SKLEARN = True
 except ImportError:  # pragma: no cover - exercised only without sklearn
@@ -57,14 +58,17 @@ except ImportError:  # pragma: no cover - exercised only without sklearn
     class DataConversionWarning(UserWarning):
         """Input converted to the expected shape (scikit-learn's warning, without it)."""
 
+    class SklearnConvergenceWarning(UserWarning):
+        """scikit-learn's ConvergenceWarning, without scikit-learn."""
+
 try:  # scikit-learn >= 1.6: the public checks of X against the fitted estimator
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # older scikit-learn, or none
     _validate_data = None
 
 __all__ = ["HAVE_SKLEARN", "BaseEstimator", "ClassifierMixin", "DataConversionWarning",
-           "NotFittedError",
-           "check_features", "string_column_names"]
+           "NotFittedError", "SklearnConvergenceWarning", "check_features",
+           "string_column_names"]
 
 
 def string_column_names(X):

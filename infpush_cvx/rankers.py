@@ -97,15 +97,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
-                              check_features)
+                              SklearnConvergenceWarning, check_features)
 from ._validation import check_choice, check_matrix, check_scalar
 from .data import BipartiteData
 from .labels import binary_labels
 from .metrics import average_precision
-from .solvers.result import ConvergenceWarning
+from .solvers.result import ConvergenceWarning as SolverConvergenceWarning
 
-__all__ = ["InfinitePushRanker", "SparseInfinitePushRanker", "RankSVMRanker", "RankerCV",
-           "ZeroModelWarning"]
+__all__ = ["ConvergenceWarning", "InfinitePushRanker", "SparseInfinitePushRanker",
+           "RankSVMRanker", "RankerCV", "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
@@ -119,6 +119,12 @@ def __getattr__(name):
         from .ranker_cv import RankerCV
         return RankerCV
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class ConvergenceWarning(SolverConvergenceWarning, SklearnConvergenceWarning):
+    """A fit ended without its certificate: the project's solver warning and scikit-learn's
+    ``ConvergenceWarning`` at once, so a filter on either (``GridSearchCV`` users silence the
+    latter) reaches it."""
 
 
 class ZeroModelWarning(UserWarning):
@@ -469,7 +475,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             lam = 1.0 / Cs[i]
             with warnings.catch_warnings():
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
-                warnings.simplefilter("ignore", ConvergenceWarning)
+                warnings.simplefilter("ignore", SolverConvergenceWarning)
                 if self._loss == "infinite_push":
                     res = mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
                                             scaling="paper", **kwargs)

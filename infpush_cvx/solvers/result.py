@@ -74,6 +74,9 @@ class SolverResult:
         Method-specific extras.
     message : str
         Why the solve stopped, when it stopped before its certificate held.
+
+    The scipy names ``x``, ``fun``, ``success``, ``nit`` (and ``message``) are aliases, so code
+    written for ``scipy.optimize.OptimizeResult`` reads a result as it is.
     """
 
     w: np.ndarray
@@ -91,6 +94,27 @@ class SolverResult:
     @property
     def beta(self) -> np.ndarray:
         return self.w
+
+    # scipy.optimize.OptimizeResult's names for the same fields (``message`` is shared)
+    @property
+    def x(self) -> np.ndarray:
+        """The solution, as ``OptimizeResult.x`` (the same array as ``w``)."""
+        return self.w
+
+    @property
+    def fun(self) -> float:
+        """The objective at ``x``, as ``OptimizeResult.fun``."""
+        return self.objective
+
+    @property
+    def success(self) -> bool:
+        """Whether the certificate holds, as ``OptimizeResult.success`` (``converged``)."""
+        return self.converged
+
+    @property
+    def nit(self) -> int:
+        """Iterations, as ``OptimizeResult.nit``."""
+        return self.iterations
 
     @property
     def converged(self) -> bool:

@@ -558,3 +558,26 @@ def test_readme_example_runs_on_a_subset(monkeypatch, capsys):
     assert second.startswith("RankerCV: C_=") and "test AUC 0." in second
     aucs = [float(line.split("test AUC ")[1].split(",")[0]) for line in (first, second)]
     assert all(a > 0.8 for a in aucs)  # spam is well ranked even from 350 training e-mails
+
+
+def test_a_ranker_convergence_warning_is_also_scikit_learns():
+    """``warnings.filterwarnings("ignore", category=sklearn.exceptions.ConvergenceWarning)``, as
+    grid-search users write it, reaches the rankers' warning; so does the solvers' class."""
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.rankers import ConvergenceWarning, InfinitePushRanker
+    from infpush_cvx.solvers import ConvergenceWarning as SolverConvergenceWarning
+
+    assert issubclass(ConvergenceWarning, SklearnConvergenceWarning)
+    assert issubclass(ConvergenceWarning, SolverConvergenceWarning)
+    data = planted_bipartite(30, 30, 5, seed=0)
+    X, y = np.vstack([data.Xp, data.Xn]), np.r_[np.ones(30), np.zeros(30)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=SklearnConvergenceWarning)
+        InfinitePushRanker(C=10, method="paper", solver="native").fit(X, y)
+    assert not caught

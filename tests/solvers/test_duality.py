@@ -62,3 +62,13 @@ def test_infeasibility_is_reported():
     alpha = np.full((2, 2), 1.0)  # sum_j max_i alpha_ij = 2 > C/m = 0.5
     assert duality.dual_infeasibility(data, alpha, lam) == pytest.approx(3.0)
     assert duality.dual_infeasibility(data, -alpha, lam, loss="ranksvm") > 0
+
+
+def test_solver_result_reads_as_a_scipy_optimize_result():
+    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.solvers import infinite_push
+
+    data = planted_bipartite(20, 20, 5, seed=0)
+    res = infinite_push(data.Xp, data.Xn, 0.1)
+    assert res.x is res.w and res.fun == res.objective and res.nit == res.iterations
+    assert res.success is True and res.message == ""
