@@ -245,6 +245,7 @@ def dataset_provenance(instance: str) -> dict | None:
 def solve(problem: cp.Problem, solver: str, options: dict | None = None) -> cp.Problem:
     """Solve with ``solver`` and ``options`` (defaults: the solver's comparison options)."""
     spec = cvxpy_solvers.spec(solver)
+    cvxpy_solvers.silence_highs_banner()
     problem.solve(solver=spec.name, **(spec.options if options is None else options))
     return problem
 

@@ -108,6 +108,9 @@ class RestrictedDual:
     def __init__(self, op: PairOperator, lam: float, radius: float, options: dict):
         import highspy
 
+        from ..cvxpy_solvers import silence_highs_banner
+
+        silence_highs_banner()  # the first Highs() of a process prints it before any option
         self.op, self.lam, self.radius = op, lam, radius
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
