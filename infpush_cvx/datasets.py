@@ -3,21 +3,23 @@
 The data are never stored in this repository. A loader looks for the file in, in order:
 
 1. the ``data_dir`` argument,
-2. for the UCI sets, the directory named by the environment variable ``INFPUSH_CVX_DATA``, then
-   ``../shared/data/uci`` relative to the repository root (the project's shared data folder),
+2. for the UCI sets, the directory named by the environment variable ``INFPUSH_CVX_DATA``, else
+   a ``shared/data/uci`` folder beside the repository (a sibling of the repository's own folder),
    when it exists;
-3. for the LIBSVM sets, the directory named by ``INFPUSH_CVX_LIBSVM_DATA``, then the folder
-   ``libsvm/`` beside the UCI folder above, then ``../shared/data/libsvm``, when they exist.
+3. for the LIBSVM sets, the directory named by ``INFPUSH_CVX_LIBSVM_DATA``, else the folder
+   ``libsvm/`` beside the UCI folder above, else a ``shared/data/libsvm`` folder beside the
+   repository, when they exist.
 
 Every file is checked against the SHA-256 sum embedded below before it is parsed. With
 ``download=True`` (off by default) a missing file is fetched from its home (the UCI repository,
 the LIBSVM data collection) with urllib into the data directory and checked the same way;
 offline, that fails with a clear message.
 
-Labels follow Agarwal (SDM 2011, section 6): Ionosphere ``g`` ("good") is positive (225 of 351),
-spam is positive (1813 of 4601); ``y`` is int {0, 1}. Ionosphere's second column is zero for every
-instance and is dropped (33 features). Features are returned raw; scale them to [0, 1] with
-:class:`MinMaxScaler01` fitted on the training split only.
+Labels follow [Agarwal2011], section 6 (docs/references.md; docs/mathematics.md, section 7.1):
+Ionosphere ``g`` ("good") is positive (225 of 351), spam is positive (1813 of 4601); ``y`` is int
+{0, 1}. Ionosphere's second column is zero for every instance and is dropped (33 features).
+Features are returned raw; scale them to [0, 1] with :class:`MinMaxScaler01` fitted on the
+training split only.
 
 a8a (LIBSVM binary collection, from the UCI Adult census data) is read by :func:`load_libsvm`
 into a sparse CSR matrix: 22,696 rows, 123 binary features, ``+1`` (5,506 rows) is positive.
@@ -80,9 +82,11 @@ def _default_shared_dir(collection: str = "uci") -> Path:
 def data_dir(path=None, *, collection: str = "uci") -> Path | None:
     """The folder a loader of ``collection`` ("uci" or "libsvm") reads from.
 
-    ``uci``: ``path``, else ``$INFPUSH_CVX_DATA``, else the shared folder ``../shared/data/uci``.
+    ``uci``: ``path``, else ``$INFPUSH_CVX_DATA``, else a ``shared/data/uci`` folder beside the
+    repository (when it exists).
     ``libsvm``: ``path``, else ``$INFPUSH_CVX_LIBSVM_DATA``, else the folder ``libsvm/`` beside the
-    UCI folder (when it exists), else ``../shared/data/libsvm`` (when it exists).
+    UCI folder (when it exists), else a ``shared/data/libsvm`` folder beside the repository (when
+    it exists).
 
     Returns None when none of these is given or exists.
     """

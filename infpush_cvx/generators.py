@@ -1,6 +1,7 @@
 """Instance generators, every one driven by an explicit seed.
 
-- :func:`normalized_data_matrix` and :func:`infinite_push_0`: the seed script's data, bit for bit.
+- :func:`normalized_data_matrix` and :func:`infinite_push_0`: the data of the original script
+  ([OriginalScript], docs/references.md; docs/mathematics.md, section 1.4), bit for bit.
 - :func:`planted_bipartite`: informative Infinite Push / RankSVM instances, provably non-degenerate.
 - :func:`degenerate_bipartite`: instances with ``w* = 0`` by construction.
 - :func:`rank2plan_pairs`: weighted-pair data shaped like learning-to-rank-for-planning data.
@@ -32,21 +33,21 @@ def _check_density(density) -> float:
 
 
 def normalized_data_matrix(m: int, n: int, mu: float, random_state: np.random.RandomState):
-    """The seed's ``normalized_data_matrix(m, n, mu)``: an m x n matrix with unit-norm columns.
+    """The original script's ``normalized_data_matrix(m, n, mu)``: m x n with unit-norm columns.
 
     ``mu == 1``: Gaussian ``randn(m, n)``, each column divided by its l2 norm. ``mu < 1``: a
     ``scipy.sparse.rand`` matrix of density ``mu`` with Gaussian nonzeros, columns normalised (the
-    seed's sparse branch, which fails there for a missing ``import scipy.sparse as sps``). Columns
-    with no nonzero are left zero rather than divided by zero.
+    original script's sparse branch, which fails there for a missing ``import scipy.sparse as
+    sps``). Columns with no nonzero are left zero rather than divided by zero.
 
     ``random_state`` is a legacy ``np.random.RandomState``: ``RandomState(0)`` draws exactly what
-    the seed's ``np.random.seed(0)`` followed by global-generator calls draws, without touching
-    NumPy's global state.
+    the original script's ``np.random.seed(0)`` followed by global-generator calls draws, without
+    touching NumPy's global state.
     """
     m, n = _check_size(m, "m"), _check_size(n, "n")
     if not isinstance(random_state, np.random.RandomState):
         raise TypeError("random_state must be a numpy.random.RandomState (the legacy generator "
-                        f"the seed script uses), got {type(random_state).__name__}")
+                        f"the original script uses), got {type(random_state).__name__}")
     if mu == 1:
         A = random_state.randn(m, n)
         A /= np.sqrt(np.sum(A ** 2, 0))
@@ -61,18 +62,18 @@ def normalized_data_matrix(m: int, n: int, mu: float, random_state: np.random.Ra
 
 
 def infinite_push_0() -> tuple[BipartiteData, float]:
-    """The seed instance ``infinite_push_0``: m=100, n=200, d=20 and its ``lam_s = 1``.
+    """The original script's instance ``infinite_push_0``: m=100, n=200, d=20, ``lam_s = 1``.
 
     ``np.random.seed(0)``; ``Xp = normalized_data_matrix(100, 20, 1)``; then
-    ``Xn = normalized_data_matrix(200, 20, 1)``. Degenerate: its optimal value is exactly 100
-    (``w* = 0``) in seed scaling.
+    ``Xn = normalized_data_matrix(200, 20, 1)``. Degenerate: in seed scaling its optimal value is
+    exactly 100, at ``w* = 0`` ([OriginalScript]; docs/mathematics.md, section 1.4).
     """
     return normalized_bipartite(100, 200, 20, seed=0), 1.0
 
 
 def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) -> BipartiteData:
-    """Positives and negatives from the seed's ``normalized_data_matrix`` (dense, or sparse when
-    ``mu < 1``) drawn in that order from ``RandomState(seed)``; ``infinite_push_0`` is
+    """Positives and negatives from the original script's ``normalized_data_matrix`` (dense, or
+    sparse when ``mu < 1``) drawn in that order from ``RandomState(seed)``; ``infinite_push_0`` is
     ``normalized_bipartite(100, 200, 20, seed=0)``. Both classes share one distribution, so such
     instances are usually degenerate (check with :mod:`infpush_cvx.degeneracy`).
     """
@@ -106,8 +107,8 @@ def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
 
     Positives are shifted along a unit vector ``u`` until ``u . mean(Xp) = max_j u . x_j^- +
     margin``. The hyperplane ``u . x = max_j u . x_j^- + margin / 2`` then separates the mean
-    positive from the convex hull of the negatives, so ``w* != 0`` (formulations.md, "degenerate
-    instances") for every lambda. Individual positives still overlap the negatives, so the
+    positive from the convex hull of the negatives, so ``w* != 0`` (docs/mathematics.md,
+    section 1.7) for every lambda. Individual positives still overlap the negatives, so the
     instance is not trivially separable.
 
     With ``density < 1`` both classes are sparse Gaussian matrices and ``u`` is supported on

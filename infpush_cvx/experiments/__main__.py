@@ -14,7 +14,8 @@ import sys
 from ..cli import nonnegative_int, positive_int, run_reporting_errors
 
 PROG = "python -m infpush_cvx.experiments"
-DATA_HELP = "folder with the UCI files (default: $INFPUSH_CVX_DATA, else ../shared/data/uci)"
+DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
+             "folder beside the repository)")
 
 
 def build_parser() -> argparse.ArgumentParser:

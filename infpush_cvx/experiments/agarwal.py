@@ -1,6 +1,6 @@
-"""The experiments of Agarwal, "The Infinite Push", SDM 2011, section 6 (linear kernels).
+"""The experiments of [Agarwal2011] ("The Infinite Push", SDM 2011), section 6 (linear kernels).
 
-Protocol (formulations.md section 7):
+Protocol (docs/mathematics.md, section 7.1; keys as in docs/references.md):
 
 - Ionosphere: 2/3 of the data for training, stratified (train and test keep the class
   proportions); Spambase: 5% for training, a plain random split; 10 splits each.
@@ -9,7 +9,7 @@ Protocol (formulations.md section 7):
   best mean average precision; the model is then refitted on the whole training split.
 - Test measures: AUC, positives at the top, average precision, DCG (:mod:`infpush_cvx.metrics`),
   plus the number of features used.
-- Methods: RankSVM, Infinite Push (l2) and sparse Infinite Push (l1, Rakotomamonjy 2012; not in
+- Methods: RankSVM, Infinite Push (l2) and sparse Infinite Push (l1, [Rakotomamonjy2012]; not in
   Agarwal's tables).
 
 Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split (and each CV
@@ -19,9 +19,10 @@ test feature ranges but is what a pre-scaled copy of the data gives; on Spambase
 few test negatives get extreme scores), so it is offered to compare with the paper, which does
 not say how it scaled.
 
-One difference from the paper: the paper ran 1000 iterations of gradient projection with a step
-``eta_0`` chosen by cross-validation; here every model is solved to optimality (so there is no
-``eta_0``), by the rankers' backend (:mod:`infpush_cvx.rankers`).
+One difference from the paper (docs/mathematics.md, section 7.3 lists them all): the paper ran
+1000 iterations of gradient projection with a step ``eta_0`` chosen by cross-validation; here
+every model is solved to optimality (so there is no ``eta_0``), by the rankers' backend
+(:mod:`infpush_cvx.rankers`).
 Splits run in parallel processes (``n_jobs``); every split draws from its own seed.
 """
 
@@ -42,7 +43,8 @@ PAPER_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: dataset -> (training fraction, stratified?)
 PROTOCOLS = {"ionosphere": (2.0 / 3.0, True), "spambase": (0.05, False)}
 
-#: Agarwal (2011), Tables 2 and 3, linear kernels, means over 10 splits (formulations.md sec. 7).
+#: [Agarwal2011], Tables 2 and 3, linear kernels, means over 10 splits (docs/mathematics.md,
+#: section 7.2).
 _PAPER_ROWS = [
     ("ionosphere", "ranksvm", 0.9271, 12.1, 0.9330, 16.6200),
     ("ionosphere", "infinite_push", 0.9237, 14.7, 0.9328, 16.6336),

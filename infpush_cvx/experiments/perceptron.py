@@ -1,4 +1,5 @@
-"""Perceptron@K experiments (seed 003): prec@k and cumulative label queries per mini-batch.
+"""Perceptron@K experiments ([Modi2017]; docs/mathematics.md, section 6.5): prec@k and cumulative
+label queries per mini-batch.
 
 One row per (stream, k, kernel, scheme, batch) in a tidy DataFrame; plots are views of it.
 Schemes: ``full`` (Algorithm 1 reading every label: the baseline of the query counts),
@@ -41,7 +42,7 @@ def perceptron_experiment(streams, *, ks=(50, 300), schemes=DEFAULT_SCHEMES,
                           rate: float = 5.0, gamma="scale", n_components: int = 300):
     """Run Perceptron@K on every ``{name: (X, y)}`` stream for every k, kernel and scheme.
 
-    All runs on one stream share the seed, hence the same mini-batch split. Returns a tidy
+    All runs on one stream share ``seed``, hence the same mini-batch split. Returns a tidy
     DataFrame with columns stream, k, kernel, scheme, batch, batch_size, prec_at_k, mistakes,
     queries, cumulative_queries.
     """

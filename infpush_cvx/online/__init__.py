@@ -1,5 +1,7 @@
-"""Online learning for prec@k: Perceptron@K and its active variant (seed 003; Kar, Narasimhan &
-Jain 2015).
+"""Online learning for prec@k: Perceptron@K ([Kar2015]) and its active variant ([Modi2017]).
+
+The keys are those of docs/references.md; the algorithms are written out in docs/mathematics.md,
+section 6.
 
 - :mod:`.perceptron_at_k`: Algorithm 1 and the active Algorithm 2, run over mini-batches.
 - :mod:`.sampling`: the label-query schemes of the active variant.

@@ -1,8 +1,9 @@
-"""Random Fourier features (Rahimi & Recht 2007): an explicit map for the RBF kernel.
+"""Random Fourier features ([Rahimi2007]): an explicit map for the RBF kernel.
 
 ``z(x) = sqrt(2/D) cos(W x + b)`` with rows of ``W ~ N(0, 2 gamma I)`` and ``b ~ U[0, 2 pi)``
 gives ``E[z(x).z(y)] = exp(-gamma ||x - y||^2)``. A linear Perceptron@K on ``z(x)`` is the
-"kernelised" Perceptron@K of seed 003 without storing support points.
+"kernelised" Perceptron@K of [Modi2017] (docs/mathematics.md, section 6.4) without storing
+support points.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Perceptron@K (Kar, Narasimhan & Jain 2015) and its active variant (seed 003, Algorithms 1-2).
+"""Perceptron@K ([Kar2015]) and its active variant ([Modi2017], Algorithms 1 and 2).
+
+The keys are those of docs/references.md; docs/mathematics.md, sections 6.2 and 6.3, writes the
+algorithms out.
 
 The stream is split at random into about ``ln N`` mini-batches of about ``N / ln N`` points; w = 0.
 For each batch B with scores ``s = B w``:

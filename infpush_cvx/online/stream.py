@@ -1,4 +1,6 @@
-"""Streams for Perceptron@K: the random mini-batch split of seed 003 and a generated stream."""
+"""Streams for Perceptron@K: the random mini-batch split of [Modi2017] (docs/mathematics.md,
+section 6.2) and a generated stream.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ def _positive_int(value, name):
 
 
 def minibatch_indices(N: int, *, n_batches: int | None = None, seed: int) -> list[np.ndarray]:
-    """Split ``range(N)`` at random into mini-batches (seed 003, Algorithms 1 and 2).
+    """Split ``range(N)`` at random into mini-batches ([Modi2017], Algorithms 1 and 2;
+    docs/mathematics.md, sections 6.2 and 6.3).
 
     Default: ``round(ln N)`` batches of about ``N / ln N`` points each. ``seed`` drives the
     permutation.
