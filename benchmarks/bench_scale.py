@@ -62,9 +62,10 @@ a8a and no m = 1e5; CVXPY only on the smallest instances (the a8a subset, plante
 one lambda for Spambase; scale factors 1e-9, 1, 1e9; default timeout 15 s. Targets set
 for another size than the quick one are shown but not judged (``met`` empty).
 
-Data: ``datasets.load_a8a`` (LIBSVM folder: ``$INFPUSH_CVX_LIBSVM_DATA``, ``libsvm/`` beside
-the UCI folder, ``../shared/data/libsvm``) and ``datasets.load_spambase`` (``$INFPUSH_CVX_DATA``
-or ``../shared/data/uci``); a missing data set skips its cases with a printed note.
+Data: ``datasets.load_a8a`` (LIBSVM folder: ``$INFPUSH_CVX_LIBSVM_DATA``, else ``libsvm/`` beside
+the UCI folder, else a ``shared/data/libsvm`` folder beside the repository) and
+``datasets.load_spambase`` (``$INFPUSH_CVX_DATA``, else a ``shared/data/uci`` folder beside the
+repository); a missing data set skips its cases with a printed note.
 
 Usage::
 

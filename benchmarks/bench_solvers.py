@@ -20,7 +20,8 @@ a tiny warm-up solve there (imports, numba caches), so its peak memory is its ow
 
 Cases: planted instances (``generators.planted_bipartite``, seed 0, paper lambda 1e-2) and UCI
 Spambase (all 4601 rows, spam positive, 57 features min-max scaled to [0, 1], paper scaling with
-C = 1/lambda in {0.1, 1, 10, 100, 1000}; file from ``$INFPUSH_CVX_DATA`` or ../shared/data/uci).
+C = 1/lambda in {0.1, 1, 10, 100, 1000}; file from ``$INFPUSH_CVX_DATA``, else a
+``shared/data/uci`` folder beside the repository).
 
 Usage::
 

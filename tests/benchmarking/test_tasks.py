@@ -24,7 +24,7 @@ def test_native_methods_follow_the_solver_modules():
         [f"rank2plan.{m}" for m in R2P_METHODS if m != "cvxpy"]
     # the direct form is the same optimisation problem: project solvers run once, on compact
     assert native_methods(get("ip_l2_planted_s_paper_direct")) == []
-    # duals have no project solver; the seed problem (direct form) neither
+    # duals have no project solver; the original script's problem (direct form) neither
     assert native_methods(get("ip_dual_planted_s_paper")) == []
     assert native_methods(get("infinite_push_0")) == []
 

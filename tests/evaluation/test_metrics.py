@@ -5,7 +5,7 @@ import pytest
 
 from infpush_cvx import metrics as M
 
-# Agarwal (2011), Table 1 / formulations.md section 5: m = 4 positives, n = 6 negatives.
+# [Agarwal2011], Table 1; docs/mathematics.md, section 5.3: m = 4 positives, n = 6 negatives.
 F1_POS = [9.7, 7.3, 5.2, 4.0]
 F1_NEG = [8.7, 6.3, 3.9, 2.7, 1.1, 0.8]
 F2_POS = [9.5, 8.1, 7.2, 1.5]
@@ -40,7 +40,7 @@ def test_table1_rank_based_measures_by_hand():
 
 
 def _brute(y, s):
-    """O(N^2) definitions straight from formulations.md section 5."""
+    """O(N^2) definitions straight from docs/mathematics.md, sections 5.1 and 5.2 (tie rules)."""
     pos = y == 1
     sp, sn = s[pos], s[~pos]
     auc = np.mean((sp[:, None] > sn[None, :]) + 0.5 * (sp[:, None] == sn[None, :]))
@@ -71,7 +71,7 @@ def test_against_brute_force_with_ties(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_rank_formulas_without_ties(seed):
-    # formulations.md section 5 verbatim, with distinct scores
+    # docs/mathematics.md, section 5.1 verbatim, with distinct scores
     rng = np.random.default_rng(50 + seed)
     y = rng.integers(0, 2, 30)
     y[:2] = [0, 1]

@@ -1,4 +1,5 @@
-"""The CVXPY problem factory: forms, scalings and duals agree as formulations.md says."""
+"""The CVXPY problem factory: forms, scalings and duals agree as docs/mathematics.md says
+(sections 1.3, 1.5, 1.6, 3.2 and 9)."""
 
 import cvxpy as cp
 import numpy as np
@@ -67,7 +68,7 @@ def test_primal_and_dual_values_agree(kind, loss):
     alpha = dual.var_dict["alpha"].value
     w_dual = data.Xp.T @ alpha.sum(axis=1) - data.Xn.T @ alpha.sum(axis=0)
     np.testing.assert_allclose(w_dual, primal.var_dict["w"].value, atol=1e-5)
-    # Seed scaling: same relation with the seed lambda, value N times larger.
+    # Seed scaling: same relation with the seed-scaling lambda, value N times larger.
     lam_s = scaling.from_paper_lambda(lam, "seed", loss=loss, penalty="l2", m=data.m, n=data.n)
     dual_s = infinite_push_dual(data, lam_s, scaling="seed") if loss == "infinite_push" \
         else ranksvm_dual(data, lam_s, scaling="seed")

@@ -1,4 +1,5 @@
-"""Instance generators: the seed reproduced exactly, planted and degenerate families, pairs."""
+"""Instance generators: the original script's data ([OriginalScript], docs/references.md)
+reproduced exactly, planted and degenerate families, pairs."""
 
 import json
 import os

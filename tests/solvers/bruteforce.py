@@ -2,7 +2,8 @@
 
 The package never forms the pair differences ``z_ij = x_i^+ - x_j^-``; these helpers do, so the
 solver tests can check certificates independently of ``infpush_cvx.solvers.duality``
-(formulations.md sections 1 to 3, paper scaling).
+(docs/mathematics.md, sections 1.2, 2.1 and 3.1 for the primals in paper scaling, section 9 for
+the duals).
 """
 
 import numpy as np

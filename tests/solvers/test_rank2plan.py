@@ -1,7 +1,8 @@
 """Rank2Plan weighted-pair LP solvers against independent CVXPY solves (Clarabel, HiGHS).
 
-The reference LP below is written from seed 002 eq. (1) directly (split beta = beta+ - beta-,
-explicit slacks xi, dense pair differences), independently of infpush_cvx.formulations.
+The reference LP below is written from [Rank2PlanNote], eq. 1 (docs/mathematics.md, section 4.1)
+directly (split beta = beta+ - beta-, explicit slacks xi, dense pair differences), independently
+of infpush_cvx.formulations.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
 
 
 def reference_lp(data: PairData, lam: float, solver: str = "CLARABEL") -> float:
-    """Optimal value of seed 002 eq. (1), written out in its split form."""
+    """Optimal value of [Rank2PlanNote], eq. 1, written out in its split form."""
     X = data.X.toarray() if sp.issparse(data.X) else data.X
     D = X[data.j] - X[data.i]
     p = data.n_features
@@ -188,7 +189,8 @@ def test_smoothed_within_its_bounds():
     ref = reference_lp(data, lam)
     res = rank2plan_lp(data, lam=lam, method="smoothed", max_iter=4000)
     info = res.info
-    # Lemma 1 (seed 002): H^tau <= H^0 <= H^tau + n tau / 2 at the returned beta.
+    # [Rank2PlanNote], Lemma 1 (docs/mathematics.md, section 4.3; n = the number of pairs):
+    # H^tau <= H^0 <= H^tau + n tau / 2 at the returned beta.
     assert info["smoothed_objective"] <= res.objective + 1e-12
     assert res.objective <= info["smoothed_objective"] + info["smoothing_bound"] + 1e-12
     # The certificate brackets the optimum: lower_bound <= P* <= P(beta) = lower_bound + gap * P.
