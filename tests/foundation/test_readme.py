@@ -1,6 +1,7 @@
 """The README's Python examples run as written."""
 
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,4 +16,5 @@ def test_readme_has_examples():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index, capsys):
-    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+    # a block inside a list item is indented with it
+    exec(compile(textwrap.dedent(BLOCKS[index]), f"README.md python block {index}", "exec"), {})
