@@ -4,6 +4,8 @@ Prints the result table and writes the tidy per-run table to ``--out`` (CSV) whe
 output location is checked before the experiment runs, the file is written atomically (a killed
 run leaves the previous file), and errors are one line with the exit codes of ``infpush-cvx``
 (2 bad arguments or unreadable data, 3 unexpected failure; ``--traceback`` for the full one).
+A tqdm progress bar on stderr counts the fits (agarwal) or runs (perceptron); ``--no-progress``,
+before or after the experiment's name, turns it off.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from ..cli import nonnegative_int, positive_int, run_reporting_errors
 
 PROG = "python -m infpush_cvx.experiments"
+NO_PROGRESS_HELP = "no progress bar on stderr"
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
              "folder beside the repository)")
 
@@ -22,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG)
     p.add_argument("--traceback", action="store_true",
                    help="print the full traceback of an unexpected failure")
+    p.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
     sub = p.add_subparsers(dest="which", required=True)
     a = sub.add_parser("agarwal", help="Agarwal (SDM 2011) section 6 protocol")
     a.add_argument("--datasets", nargs="+", default=["ionosphere", "spambase"],
@@ -42,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", choices=["train", "all"], default="train",
                    help="fit the [0, 1] scaler on the training split (default) or on all data")
     a.add_argument("--out", default=None, help="CSV file for the tidy per-run table")
+    _add_no_progress(a)
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
     q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
                    help="values of K (default 50 300)")
@@ -50,7 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--data-dir", default=None,
                    help=DATA_HELP)
     q.add_argument("--out", default=None, help="CSV file for the tidy per-batch table")
+    _add_no_progress(q)
     return p
+
+
+def _add_no_progress(sub: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand that is not given the flag leaves the main parser's value alone
+    sub.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
+                     help=NO_PROGRESS_HELP)
 
 
 def _run(args) -> int:
@@ -66,14 +78,15 @@ def _run(args) -> int:
         res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
                                  n_folds=args.n_folds, methods=tuple(args.methods),
                                  n_jobs=args.n_jobs, seed=args.seed, data_dir=args.data_dir,
-                                 scale=args.scale)
+                                 scale=args.scale, progress=not args.no_progress)
         print(compare_with_paper(res).round(4).to_string())
     else:
         from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,
                                  summarise)
         streams = {"spambase": spambase_stream(args.data_dir),
                    "generated": generated_stream(seed=args.seed)}
-        res = perceptron_experiment(streams, ks=tuple(args.ks), seed=args.seed)
+        res = perceptron_experiment(streams, ks=tuple(args.ks), seed=args.seed,
+                                    progress=not args.no_progress)
         print(summarise(res).round(4).to_string())
     if args.out:
         with atomic_open(args.out, "w", newline="") as fh:

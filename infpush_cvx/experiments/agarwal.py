@@ -23,19 +23,21 @@ One difference from the paper (docs/mathematics.md, section 7.3 lists them all):
 1000 iterations of gradient projection with a step ``eta_0`` chosen by cross-validation; here
 every model is solved to optimality (so there is no ``eta_0``), by the rankers' backend
 (:mod:`infpush_cvx.rankers`).
-Splits run in parallel processes (``n_jobs``); every split draws from its own seed.
+Splits run in parallel processes (``n_jobs``); every split draws from its own seed. A full run
+takes minutes, so :func:`agarwal_experiment` shows a tqdm progress bar on stderr (``progress``).
 """
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
 from .. import metrics
 from ..datasets import MinMaxScaler01, load
 from ..rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
+from ._plotting import series_style
 
 METHODS = {"ranksvm": RankSVMRanker, "infinite_push": InfinitePushRanker,
            "sparse_infinite_push": SparseInfinitePushRanker}
@@ -133,8 +135,12 @@ def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, scale: str = "train", **
 
 
 def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
-              return_scores=False, ranker_kw=None, scale="train"):
-    """Fit every method on one split (with CV for C) and measure it on the test part."""
+              return_scores=False, ranker_kw=None, scale="train", on_fit=None):
+    """Fit every method on one split (with CV for C) and measure it on the test part.
+
+    ``on_fit``, when given, is called with the method's name after each method is measured (the
+    progress bars count fits through it).
+    """
     ranker_kw = ranker_kw or {}
     rows, scores = [], {}
     sc = _fit_scaler(X[train], scale)
@@ -154,19 +160,28 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
                      "n_test": int(test.size), "status": model.status_,
                      "backend": model.backend_, "scale": scale, "time_s": elapsed})
         scores[name] = s
+        if on_fit is not None:
+            on_fit(name)
     return (rows, y[test], scores) if return_scores else rows
 
 
-def _run_split_star(args):
+def _run_split_star(args, on_fit=None):
     dataset, split, X, y, train, test, kw = args
-    return run_split(dataset, split, X, y, train, test, return_scores=True, **kw)
+    return run_split(dataset, split, X, y, train, test, return_scores=True, on_fit=on_fit, **kw)
+
+
+def _progress_bar(total: int, desc: str, progress: bool):
+    """A tqdm bar on stderr (tqdm's default stream), or a silent one when ``progress`` is false."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="fit", disable=not progress)
 
 
 def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 10,
                        Cs=PAPER_CS, n_folds: int = 5,
                        methods=("ranksvm", "infinite_push", "sparse_infinite_push"),
                        seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None,
-                       return_scores: bool = False, scale: str = "train"):
+                       return_scores: bool = False, scale: str = "train",
+                       progress: bool = True):
     """Run the protocol; a tidy DataFrame, one row per (dataset, split, method).
 
     Columns: dataset, split, method, C (chosen by CV), auc, pos_at_top, ap, dcg,
@@ -175,6 +190,10 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
     ``{(dataset, split): (y_test, {method: test scores})}`` (for ROC curves). ``scale``: "train"
     (the [0, 1] map fitted on training parts only) or "all" (fitted once on the whole data set;
     see the module docstring).
+
+    ``progress``: a tqdm bar on stderr counting the (split, method) fits, each with its
+    cross-validation; with ``n_jobs > 1`` it advances a whole split at a time. ``False`` writes
+    nothing to stderr.
     """
     import pandas as pd
     if scale not in ("train", "all"):
@@ -195,11 +214,20 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
             kw = dict(methods=methods, Cs=Cs, n_folds=n_folds, seed=seed + 1000 * k + i + 1,
                       ranker_kw=ranker_kw, scale=scale)
             tasks.append((ds, i, X, y, tr, te, kw))
-    if n_jobs == 1:
-        results = [_run_split_star(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=n_jobs) as ex:
-            results = list(ex.map(_run_split_star, tasks))
+    with _progress_bar(len(tasks) * len(methods), "agarwal", progress) as bar:
+        if n_jobs == 1:
+            results = []
+            for t in tasks:
+                bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
+                results.append(_run_split_star(t, on_fit=lambda _: bar.update()))
+        else:
+            with ProcessPoolExecutor(max_workers=n_jobs) as ex:
+                futures = [ex.submit(_run_split_star, t) for t in tasks]
+                # a callback cannot cross the process boundary: count whole splits as they end
+                for done in as_completed(futures):
+                    if done.exception() is None:
+                        bar.update(len(methods))
+                results = [f.result() for f in futures]
     table = pd.DataFrame([row for rows, _, _ in results for row in rows])
     if not return_scores:
         return table
@@ -209,7 +237,6 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
 
 def compare_with_paper(results):
     """Mean (and std) over splits per dataset and method, beside the paper's numbers."""
-    import pandas as pd
     measures = ["auc", "pos_at_top", "ap", "dcg"]
     g = results.groupby(["dataset", "method"])
     ours = g[measures + ["n_features_used"]].mean()
@@ -225,35 +252,74 @@ def compare_with_paper(results):
 
 def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAPER_CS,
                       n_folds: int = 5, methods=("ranksvm", "infinite_push"), seed: int = 0,
-                      data_dir=None, ranker_kw=None):
-    """Test labels and scores of every method on one split (for ROC curves)."""
+                      data_dir=None, ranker_kw=None, progress: bool = True):
+    """Test labels and scores of every method on one split (for ROC curves).
+
+    ``progress``: a tqdm bar on stderr counting the methods fitted (``False``: silent).
+    """
     X, y = load(dataset, data_dir)
     frac, strat = PROTOCOLS[dataset]
     k = 0 if dataset == "ionosphere" else 1
     tr, te = splits(y, train_fraction=frac, stratified=strat, n_splits=max(n_splits, split + 1),
                     seed=seed + 1000 * k)[split]
-    _, y_test, scores = run_split(dataset, split, X, y, tr, te, methods=methods, Cs=Cs,
-                                  n_folds=n_folds, seed=seed + 1000 * k + split + 1,
-                                  return_scores=True, ranker_kw=ranker_kw)
+    with _progress_bar(len(methods), f"{dataset} split {split}", progress) as bar:
+        _, y_test, scores = run_split(dataset, split, X, y, tr, te, methods=methods, Cs=Cs,
+                                      n_folds=n_folds, seed=seed + 1000 * k + split + 1,
+                                      return_scores=True, ranker_kw=ranker_kw,
+                                      on_fit=lambda _: bar.update())
     return y_test, scores
 
 
+#: names of the methods in figure legends
+METHOD_LABELS = {"ranksvm": "RankSVM", "infinite_push": "Infinite Push (l2)",
+                 "sparse_infinite_push": "sparse Infinite Push (l1)"}
+
+
 def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
-    """ROC curves, full and zoomed on the top of the list (FPR <= zoom_fpr); a matplotlib Figure."""
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for name, s in scores.items():
+    """ROC curves of every method, whole (left) and zoomed on the top of the list (right).
+
+    ``scores`` maps a method name to its test scores. The right panel shows FPR <= ``zoom_fpr``,
+    the part of the curve where the Infinite Push differs from RankSVM; its extent is outlined on
+    the left panel. Each method has its own colour, line style and marker, the same on both
+    panels, and one legend below the panels gives its AUC and its positives at the top (ranked
+    above every negative). Returns a :class:`matplotlib.figure.Figure`, built without pyplot: no
+    backend is selected or changed (in a notebook, show it with ``display(fig)``).
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    if not 0 < zoom_fpr <= 1:
+        raise ValueError(f"zoom_fpr must be in (0, 1], got {zoom_fpr!r}")
+    y_test = np.asarray(y_test)
+    n_neg = int(np.count_nonzero(y_test == 0))
+    prefix = f"{title}: " if title else ""
+    fig = Figure(figsize=(11, 4.9), layout="constrained")
+    full, zoom = fig.subplots(1, 2)
+    top_tpr = 0.0
+    for k, (name, s) in enumerate(scores.items()):
         fpr, tpr, _ = metrics.roc_curve_points(y_test, s)
-        label = f"{name} (AUC {metrics.auc(y_test, s):.3f})"
-        for ax in axes:
-            ax.plot(fpr, tpr, drawstyle="default", label=label)
-    axes[0].plot([0, 1], [0, 1], color="grey", lw=0.5)
-    axes[0].set_title(f"{title} ROC")
-    axes[1].set_xlim(0, zoom_fpr)
-    axes[1].set_title(f"{title} ROC, top of the list (FPR <= {zoom_fpr})")
-    for ax in axes:
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
-    axes[1].legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+        label = (f"{METHOD_LABELS.get(name, name)}: AUC {metrics.auc(y_test, s):.3f}, "
+                 f"{metrics.positives_at_top(y_test, s)} positives at the top")
+        style = series_style(k)
+        full.plot(fpr, tpr, lw=1.6, markevery=0.1, ms=5, label=label, **style)
+        # the zoomed curve stops at the first point past the zoom, so its markers stay in view
+        end = int(np.searchsorted(fpr, zoom_fpr, side="right")) + 1
+        zoom.plot(fpr[:end], tpr[:end], lw=1.6, markevery=0.1, ms=5, **style)
+        top_tpr = max(top_tpr, float(tpr[fpr <= zoom_fpr].max()))
+    full.plot([0, 1], [0, 1], color="0.6", lw=0.8, label="random order (AUC 0.5)",
+              gid="reference")
+    full.add_patch(Rectangle((0, 0), zoom_fpr, 1, fill=False, ec="0.3", ls=":", lw=1))
+    full.set_xlim(0, 1)
+    full.set_ylim(0, 1.01)
+    full.set_title(f"{prefix}ROC curve\n({y_test.size} test items; dotted: the zoomed part)",
+                   fontsize=10)
+    zoom.set_xlim(0, zoom_fpr)
+    zoom.set_ylim(0, max(0.05, min(1.01, 1.08 * top_tpr)))
+    zoom.set_title(f"{prefix}top of the list, FPR <= {zoom_fpr:g}\n"
+                   f"(the first {int(zoom_fpr * n_neg)} of {n_neg} test negatives)", fontsize=10)
+    for ax in (full, zoom):
+        ax.set_xlabel("false positive rate (fraction of negatives ranked above)")
+        ax.set_ylabel("true positive rate (fraction of positives)")
+        ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig

@@ -1,4 +1,4 @@
-"""Experiments: split protocol, CV selection, result tables, plots (tiny sizes)."""
+"""Experiments: split protocol, CV selection, result tables, progress bars, plots (tiny sizes)."""
 
 from pathlib import Path
 
@@ -7,6 +7,7 @@ import pytest
 
 from infpush_cvx import metrics
 from infpush_cvx.experiments import agarwal as A
+from infpush_cvx.experiments import __main__ as cli
 from infpush_cvx.experiments import perceptron as P
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "uci"
@@ -47,10 +48,12 @@ def test_paper_table_matches_formulations_section_7():
 
 
 @needs_data
-def test_agarwal_experiment_tiny_run():
+def test_agarwal_experiment_tiny_run(capfd):
     res, scores = A.agarwal_experiment(("ionosphere",), n_splits=1, Cs=(1.0, 100.0), n_folds=2,
                                        methods=("ranksvm", "sparse_infinite_push"), seed=0,
-                                       ranker_kw={"solver": "cvxpy"}, return_scores=True)
+                                       ranker_kw={"solver": "cvxpy"}, return_scores=True,
+                                       progress=False)
+    assert capfd.readouterr().err == ""  # progress=False: no bar, nothing else either
     y_test, sc = scores[("ionosphere", 0)]
     assert y_test.size == 117 and set(sc) == {"ranksvm", "sparse_infinite_push"}
     assert res["auc"].iloc[0] == pytest.approx(metrics.auc(y_test, sc["ranksvm"]))
@@ -81,11 +84,11 @@ def test_scale_all_uses_the_whole_data_range():
 
 
 def test_perceptron_experiment_table_and_plot():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
+    pytest.importorskip("matplotlib")
     streams = {"gen": P.generated_stream(3000, 5, positive_fraction=0.1, seed=0)}
     res = P.perceptron_experiment(streams, ks=(20,), schemes=("sequential", "uniform"),
-                                  kernels=("linear", "rbf"), n_components=40, seed=0)
+                                  kernels=("linear", "rbf"), n_components=40, seed=0,
+                                  progress=False)
     assert set(res["scheme"]) == {"sequential", "uniform"}
     n_batches = round(np.log(3000))
     assert len(res) == 2 * 2 * n_batches
@@ -94,16 +97,165 @@ def test_perceptron_experiment_table_and_plot():
     fig = P.plot_perceptron_experiment(res, stream="gen")
     assert len(fig.axes) == 4
     again = P.perceptron_experiment(streams, ks=(20,), schemes=("uniform",), kernels=("linear",),
-                                    seed=0)
+                                    seed=0, progress=False)
     sub = res[(res.scheme == "uniform") & (res.kernel == "linear")].reset_index(drop=True)
     np.testing.assert_array_equal(again["queries"], sub["queries"])
 
 
 def test_roc_plot_has_full_and_zoomed_panels():
-    mpl = pytest.importorskip("matplotlib")
-    mpl.use("Agg")
+    pytest.importorskip("matplotlib")
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 100)
     fig = A.plot_roc_curves(y, {"a": rng.normal(size=100) + y, "b": rng.normal(size=100)},
                             zoom_fpr=0.2)
     assert fig.axes[1].get_xlim() == (0, 0.2)
+
+
+# -- progress bars ---------------------------------------------------------------------------
+
+def _stream():
+    return {"gen": P.generated_stream(2000, 4, positive_fraction=0.1, seed=0)}
+
+
+def test_perceptron_progress_false_writes_nothing_to_stderr(capfd):
+    P.perceptron_experiment(_stream(), ks=(10,), schemes=("sequential", "uniform"),
+                            kernels=("linear",), seed=0, progress=False)
+    assert capfd.readouterr().err == ""
+
+
+def test_perceptron_progress_counts_runs_on_stderr(capsys):
+    P.perceptron_experiment(_stream(), ks=(10, 20), schemes=("sequential", "uniform"),
+                            kernels=("linear",), seed=0, progress=True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "perceptron" in err and "4/4" in err  # 2 ks x 1 kernel x 2 schemes
+
+
+@pytest.fixture
+def fake_split(monkeypatch):
+    """agarwal_experiment on synthetic data with a split runner that fits nothing."""
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(20, int), np.zeros(10, int)]
+    monkeypatch.setattr(A, "load", lambda name, data_dir=None: (rng.random((30, 3)), y))
+
+    def run_split(dataset, split, X, y, train, test, *, methods, on_fit=None, **kw):
+        rows = []
+        for name in methods:
+            rows.append({"dataset": dataset, "split": split, "method": name})
+            if on_fit is not None:
+                on_fit(name)
+        return rows, y[test], {name: np.zeros(test.size) for name in methods}
+
+    monkeypatch.setattr(A, "run_split", run_split)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_agarwal_progress_counts_split_method_fits(fake_split, capsys, n_jobs):
+    res = A.agarwal_experiment(("ionosphere",), n_splits=3, methods=("ranksvm", "infinite_push"),
+                               n_jobs=n_jobs, progress=True)
+    assert len(res) == 6
+    err = capsys.readouterr().err
+    assert "agarwal" in err and "6/6" in err  # 3 splits x 2 methods, in processes too
+
+
+def test_agarwal_progress_false_writes_nothing_to_stderr(fake_split, capfd):
+    A.agarwal_experiment(("ionosphere",), n_splits=2, methods=("ranksvm",), progress=False)
+    assert capfd.readouterr().err == ""
+
+
+def test_sample_run_scores_progress(fake_split, capsys):
+    A.sample_run_scores("ionosphere", methods=("ranksvm", "infinite_push"), progress=True)
+    assert "2/2" in capsys.readouterr().err
+    A.sample_run_scores("ionosphere", methods=("ranksvm",), progress=False)
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv", [["perceptron"], ["perceptron", "--no-progress"],
+                                  ["--no-progress", "perceptron"],
+                                  ["agarwal", "--no-progress"], ["agarwal"]])
+def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
+    import pandas as pd
+    seen = {}
+
+    def fake_experiment(*args, progress, **kw):
+        seen["progress"] = progress
+        return pd.DataFrame({"a": [1]})
+
+    monkeypatch.setattr(P, "spambase_stream", lambda *a, **k: None)
+    monkeypatch.setattr(P, "generated_stream", lambda *a, **k: None)
+    monkeypatch.setattr(P, "perceptron_experiment", fake_experiment)
+    monkeypatch.setattr(P, "summarise", lambda res: res)
+    monkeypatch.setattr(A, "agarwal_experiment", fake_experiment)
+    monkeypatch.setattr(A, "compare_with_paper", lambda res: res)
+    assert cli.main(argv) == 0
+    assert seen["progress"] is ("--no-progress" not in argv)
+
+
+def test_cli_help_lists_no_progress(capsys):
+    for which in ("agarwal", "perceptron"):
+        with pytest.raises(SystemExit):
+            cli.main([which, "--help"])
+        assert "--no-progress" in capsys.readouterr().out
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+def _line_styles(ax):
+    """(colour, line style) of every data line of ``ax``; reference lines (gid "reference":
+    the ROC diagonal, the stream size) left out."""
+    from matplotlib.colors import to_hex
+    return [(to_hex(line.get_color()), line.get_linestyle()) for line in ax.get_lines()
+            if line.get_gid() != "reference"]
+
+
+def _assert_readable_legends(fig):
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert legends
+    for legend in legends:
+        assert all(t.get_fontsize() >= 8 for t in legend.get_texts())
+
+
+def test_roc_plot_styles_labels_and_legend():
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200)
+    scores = {m: rng.normal(size=200) + y for m in ("ranksvm", "infinite_push",
+                                                   "sparse_infinite_push", "other")}
+    fig = A.plot_roc_curves(y, scores, zoom_fpr=0.1, title="t")
+    assert isinstance(fig, Figure)
+    full, zoom = fig.axes
+    for ax in (full, zoom):
+        styles = _line_styles(ax)
+        assert len(styles) == 4 and len(set(styles)) == 4          # colour and line style
+        assert len({c for c, _ in styles}) == 4 and len({ls for _, ls in styles}) == 4
+        assert "false positive rate" in ax.get_xlabel()
+        assert "true positive rate" in ax.get_ylabel()
+    assert _line_styles(full) == _line_styles(zoom)                # same method, same style
+    assert zoom.get_xlim() == (0, 0.1)
+    _assert_readable_legends(fig)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(lab.startswith("RankSVM: AUC") for lab in labels)
+    assert any(lab.startswith("other: AUC") for lab in labels)
+    with pytest.raises(ValueError, match="zoom_fpr"):
+        A.plot_roc_curves(y, scores, zoom_fpr=0)
+
+
+def test_perceptron_plot_styles_log_queries_and_labels():
+    pytest.importorskip("matplotlib")
+    res = P.perceptron_experiment(_stream(), ks=(10, 20), kernels=("linear",), seed=0,
+                                  progress=False)
+    fig = P.plot_perceptron_experiment(res, stream="gen")
+    axes = np.array(fig.axes).reshape(2, 2)
+    schemes = len(P.DEFAULT_SCHEMES)
+    for left, right in axes:
+        assert len(set(_line_styles(left))) == schemes
+        assert _line_styles(left) == _line_styles(right) == _line_styles(axes[0, 0])
+        assert left.get_yscale() == "linear" and right.get_yscale() == "log"
+        assert "prec@" in left.get_ylabel() and "fraction" in left.get_ylabel()
+        assert "queried" in right.get_ylabel() and "count" in right.get_ylabel()
+    assert all("mini-batch" in ax.get_xlabel() for ax in axes[-1])
+    _assert_readable_legends(fig)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(P.DEFAULT_SCHEMES)
+    with pytest.raises(ValueError, match="no results for stream"):
+        P.plot_perceptron_experiment(res, stream="missing")
