@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._logging import log_every, log_iteration
 from ..objectives import bipartite_objective
 from . import duality
 
@@ -73,6 +74,7 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
     best_q, best = np.inf, alpha
     hist = {"objective": [], "gap": [], "time": [], "Q": []}
     status, message, t = "max_iter", "", 0
+    every = log_every(max_iter, check_every)
     for t in range(1, max_iter + 1):
         if deadline.expired():
             status, message, t = "time_limit", deadline.message(), t - 1
@@ -91,6 +93,9 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
             hist["gap"].append(gap)
             hist["time"].append(deadline.elapsed())
             hist["Q"].append(best_q)
+            if t % every == 0 or t == max_iter or gap <= tol:
+                log_iteration("paper", t, p, gap, hist["time"][-1], Q=best_q,
+                              step=eta0 / np.sqrt(t))
             if gap <= tol:
                 status = "optimal"
                 break
@@ -115,6 +120,7 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     q_prev = duality.dual_Q(data.Xp, data.Xn, x)
     hist = {"objective": [], "gap": [], "time": []}
     status, message, it = "max_iter", "", 0
+    every = log_every(max_iter, check_every)
     for it in range(1, max_iter + 1):
         if deadline.expired():
             status, message, it = "time_limit", deadline.message(), it - 1
@@ -139,6 +145,8 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
             hist["objective"].append(p)
             hist["gap"].append(gap)
             hist["time"].append(deadline.elapsed())
+            if it % every == 0 or it == max_iter or gap <= tol:
+                log_iteration("fista", it, p, gap, hist["time"][-1], Q=q)
             if gap <= tol:
                 status = "optimal"
                 break

@@ -37,6 +37,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from .._logging import log_iteration
 from .._validation import check_choice, check_int, check_options
 from ._deadline import Deadline
 from ._rank2plan_ops import PairOperator
@@ -300,6 +301,9 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         history["n_pairs_explicit"].append(int(lp.pairs.size))
         history["n_pairs_linear"].append(int(L.sum()))
         history["lp_time"].append(t_lp)
+        log_iteration("ccg", it, cert["primal"], cert["gap"], time.perf_counter() - t0,
+                      features=int(lp.features.size), explicit_pairs=int(lp.pairs.size),
+                      linear_pairs=int(L.sum()), lp_time=t_lp)
         if cert["gap"] <= tol:  # for lam = 0: raw gap and dual infeasibility both <= tol
             status = "optimal"
             break

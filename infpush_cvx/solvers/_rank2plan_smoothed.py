@@ -23,6 +23,7 @@ import time
 import numba as nb
 import numpy as np
 
+from .._logging import log_every, log_iteration, progress_enabled
 from .._validation import check_int, check_options, check_scalar
 from ._deadline import Deadline
 from ._rank2plan_ops import PairOperator
@@ -107,6 +108,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     status = "stalled"
     sg = op.s * op.g
     v = np.empty(op.N)
+    every = log_every(max_iter)
     for tau_k in taus:
         step = 4.0 * tau_k / sigma
         y, beta_prev, theta = beta.copy(), beta.copy(), 1.0
@@ -133,6 +135,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                 history["tau"].append(float(tau_k))
                 history["smoothed_objective"].append(h + pen)
                 history["objective"].append(op.objective(beta, lam))
+            if it_total % every == 0 and progress_enabled():  # no gap: certified at the end
+                log_iteration("smoothed", it_total, op.objective(beta, lam), None,
+                              time.perf_counter() - t0, tau=float(tau_k))
             if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
                     or it_total >= max_iter or deadline.expired():
                 break

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._logging import log_iteration
 from ._ramp_sums import RampSums
 from .implicit_dual import best_multiple, dense_from_columns, dual_value, expand_column
 from .duality import relative_gap
@@ -126,6 +127,7 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         history["gap"].append(gap)
         history["time"].append(time.perf_counter() - t_start)
         history["mu"].append(mu)
+        log_iteration("smoothing_newton", it, best_p[0], gap, history["time"][-1], mu=mu)
         if gap <= tol:
             status = "optimal"
             break

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._logging import log_iteration
 from ..data import BipartiteData
 from ..objectives import negative_hinge_sums, penalty_value
 from ..reductions import collapse_duplicates
@@ -711,6 +712,9 @@ def _record(history, t_start, objective, gap, n_cols, n_band, used, kappa):
     history["band_pairs"].append(int(n_band))
     history["step_solver"].append(used)
     history["prox"].append(float(kappa))
+    log_iteration("working_set", len(history["objective"]), objective, gap, history["time"][-1],
+                  negatives=int(n_cols), band_pairs=int(n_band), step=history["step"][-1],
+                  solver=used, prox=float(kappa))
 
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 
+from .._logging import log_progress, logs_progress
 from .._validation import (check_bool, check_choice, check_scalar, check_time_limit,
                            check_unused_options)
 from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
@@ -42,9 +43,10 @@ def _projector(lam, m):
     return project
 
 
+@logs_progress
 def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_set", tol=1e-6,
                   max_iter=None, warm_start=None, *, wp=None, wn=None, eta0=None, rho=None,
-                  time_limit=None, detect_degenerate=True, options=None):
+                  time_limit=None, detect_degenerate=True, options=None, verbose=False):
     """Minimise the Infinite Push objective; returns a :class:`~.result.SolverResult`.
 
     Parameters
@@ -69,6 +71,13 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
     detect_degenerate : bool; ``working_set`` first decides whether ``w* = 0`` (scale-invariant
         test, :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
     options : a :class:`infpush_cvx.solvers.WorkingSetOptions` for ``working_set``.
+    verbose : bool (default False). True prints the progress to stderr (through the logger
+        ``infpush_cvx.solvers`` at INFO; an application's own logging configuration, when it
+        shows INFO records, is used instead): a header, one line per iteration (per round for
+        ``working_set``, at most about 50 lines for the first-order methods and ADMM) with the
+        objective in paper scaling, the certified relative gap, the seconds and the method's
+        own figures, and a summary. False prints nothing; the same lines are DEBUG records
+        (:mod:`infpush_cvx._logging`). Anything but a bool is refused with a TypeError.
 
     An option the chosen method does not use (``eta0``, ``rho``, ``options``) is refused with a
     TypeError rather than ignored. Data and lambda whose problem cannot be represented in float64
@@ -94,6 +103,9 @@ def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_se
         require_unweighted(data, method)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     common = dict(loss="infinite_push", penalty=penalty, scaling=scaling, tol=tol)
+    log_progress(f"infinite_push {method} ({penalty} penalty): {data.m} positives, {data.n} "
+                 f"negatives, {data.d} features, lambda {lam_p:.4g} in paper scaling, tol {tol:g}, "
+                 f"max_iter {max_iter}")
 
     if method == "working_set":
         return _certified_solve(data, lam_p, lam, method=method, penalty=penalty, tol=tol,

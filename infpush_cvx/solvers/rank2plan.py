@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from .._logging import log_progress, logs_progress
 from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
                            check_unused_options, check_vector)
 from ..data import PairData
@@ -63,10 +64,12 @@ def rank2plan_lambda_max(X, i=None, j=None, gap=None, weight=None) -> float:
     return scaling.reduced_cost(PairOperator(scaling.data(data)).lambda_max())
 
 
+@logs_progress
 def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=None, *,
                  method: str = "ccg", tol: float | None = None, max_iter: int | None = None,
                  beta0=None, tau=None, solver: str | None = None, form: str | None = None,
-                 time_limit: float | None = None, **options) -> SolverResult:
+                 time_limit: float | None = None, verbose: bool = False,
+                 **options) -> SolverResult:
     """Fit the Rank2Plan weighted-pair LP.
 
     Parameters
@@ -98,6 +101,14 @@ def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=N
         Wall-clock seconds from the call (None or ``inf``: no limit), shared by every stage and
         handed to HiGHS and to the CVXPY solver; a run that reaches it reports status
         "time_limit". With "cvxpy", a solver that cannot take a time limit is refused.
+    verbose : bool, default False
+        True prints the progress to stderr (through the logger ``infpush_cvx.solvers`` at INFO,
+        or the application's own logging configuration when it shows INFO records): a header,
+        one line per restricted LP for "ccg" (features, explicit and linearised pairs, seconds
+        in HiGHS), at most about 50 lines for "smoothed" (tau; its gap is certified at the end
+        only), and a summary. Iteration objectives are those of the LP scaled to unit size (the
+        header gives the factor to the caller's units). For "cvxpy", ``verbose=True`` is passed
+        to ``Problem.solve`` (CVXPY's and the solver's own output). False prints nothing.
     **options
         Method-specific options: "ccg" takes ``n_pairs_init``, ``n_features_init``,
         ``max_features_add``, ``max_pairs_add``, ``lp_algorithm``, ``highs_options`` (see
@@ -146,11 +157,18 @@ def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=N
     unit = scaling.data(data)
     lam_unit = scaling.lam(lam)
     op = PairOperator(unit)
+    factor = scaling.objective(1.0)  # unit-LP objective -> the caller's units
+    log_progress(f"rank2plan_lp {method}: {data.n_states} states, {data.n_features} features, "
+                 f"{data.n_pairs} pairs, lambda {lam:.4g}, tol "
+                 f"{'default' if tol is None else format(tol, 'g')}"
+                 + ("" if factor == 1.0 else f"; the objectives of the iterations are those of "
+                                             f"the LP scaled to unit size, times {factor:g} in "
+                                             f"the caller's units"))
     if lam_unit >= op.lambda_max():
         res = _zero_solution(op, lam_unit, method)
     elif method == "cvxpy":
         res = _solve_cvxpy(unit, lam_unit, solver=solver, form=form or "compact", tol=tol,
-                           deadline=deadline, **options)
+                           deadline=deadline, verbose=verbose, **options)
     else:
         tol = 1e-6 if tol is None else tol
         beta_unit = None if beta0 is None else scaling.beta_in(beta0)
@@ -184,6 +202,8 @@ def _solve_ccg(op, lam, *, beta0, tau, tol, max_iter, deadline, options) -> Solv
     pi0 = None
     warm = None
     if beta0 is None:
+        log_progress(f"rank2plan_lp ccg: warm start by the smoothed method (at most "
+                     f"{_CCG_WARM_ITER} steps)")
         warm = solve_smoothed(op, lam, tau=tau, tol=tol, max_iter=_CCG_WARM_ITER,
                               deadline=deadline, record_every=0)
         if warm.status == "optimal":
@@ -298,13 +318,13 @@ def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
 
 
 def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol=None,
-                 deadline: Deadline, **solve_options) -> SolverResult:
+                 deadline: Deadline, verbose: bool = False, **solve_options) -> SolverResult:
     """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp`.
 
     CVXPY's status is the certificate here (no full-LP gap is computed for this method): its
     "optimal" is "optimal", "user_limit" (or any status once the deadline has passed) is
     "time_limit", "optimal_inaccurate" is "stalled", anything else (a SolverError included)
-    "failed"."""
+    "failed". ``verbose`` is CVXPY's (its own and the solver's output)."""
     import cvxpy as cp
 
     from ..formulations import rank2plan_lp as build  # imported late: CVXPY is slow to import
@@ -315,7 +335,7 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol
     prob.param_dict["lam"].value = lam
     message = ""
     try:
-        prob.solve(solver=solver, **options)
+        prob.solve(solver=solver, verbose=verbose, **options)
     except cp.error.SolverError as exc:
         message = f"CVXPY: {exc}"
     elapsed = time.perf_counter() - t0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
@@ -29,12 +30,17 @@ METHODS = ("smoothing_newton", "working_set", "fista", "paper")
 _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
 
 
+@logs_progress
 def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, max_iter=None,
-             warm_start=None, *, wp=None, wn=None, eta0=None, time_limit=None, options=None):
+             warm_start=None, *, wp=None, wn=None, eta0=None, time_limit=None, options=None,
+             verbose=False):
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
     Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only;
     ``eta0`` is used by ``"paper"``, ``options`` by ``"working_set"``, and refused otherwise).
+    ``verbose=True`` prints a header, one line per iteration (with mu and the step size for
+    ``"smoothing_newton"``; at most about 50 lines for ``"fista"`` and ``"paper"``) and a
+    summary to stderr, as for the Infinite Push; False (the default) prints nothing.
     With sample weights ``wp``, ``wn`` (``working_set`` only) the loss is
     ``(1/(M N)) sum_ij wp_i wn_j h_ij``, ``M = sum wp``, ``N = sum wn``.
     """
@@ -51,6 +57,8 @@ def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, 
         require_unweighted(data, method)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     common = dict(loss="ranksvm", penalty="l2", scaling=scaling, tol=tol)
+    log_progress(f"rank_svm {method}: {data.m} positives, {data.n} negatives, {data.d} features, "
+                 f"lambda {lam_p:.4g} in paper scaling, tol {tol:g}, max_iter {max_iter}")
     if method in ("working_set", "smoothing_newton"):
         w0 = warm_weights(data, warm_start)
         solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
@@ -95,6 +103,9 @@ def _finish_by_working_set(newton: dict, data, lam_p: float, tol: float, deadlin
     the same way, finishes in a few rounds. The better certified result is returned, with both
     stages in its message and iteration count.
     """
+    log_progress(f"rank_svm smoothing_newton: stopped ({newton['status']}, gap "
+                 f"{newton['gap']:.2e} after {newton['iterations']} steps); the working set "
+                 f"continues from its best point")
     rescue = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
                                 max_iter=_DEFAULT_MAX_ITER["working_set"], w0=newton["w"],
                                 time_limit=deadline.for_solver())

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._logging import log_every, log_iteration
 from .._validation import check_scalar
 from ..objectives import bipartite_objective
 from ..prox import prox_infinite_push_loss
@@ -88,6 +89,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     hist = {"objective": [], "gap": [], "time": [], "rho": []}
     status, message = "max_iter", ""
     best = (np.inf, w.copy(), None)
+    every = log_every(max_iter, check_every)
     chol = None
     it = 0
     if not np.all(np.isfinite(G)):
@@ -129,6 +131,8 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             hist["gap"].append(gap)
             hist["time"].append(deadline.elapsed())
             hist["rho"].append(rho)
+            if it % every == 0 or it == max_iter or gap <= tol:
+                log_iteration("admm", it, best[0], gap, hist["time"][-1], rho=rho)
             if gap <= tol:
                 status = "optimal"
                 break

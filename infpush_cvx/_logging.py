@@ -1,0 +1,205 @@
+"""Progress logging of the solvers and rankers: quiet by default, ``verbose=True`` on request.
+
+The solvers log their progress to the logger ``infpush_cvx.solvers``: a header line, one line per
+iteration or round (iteration, objective, certified relative gap, seconds, and the method's own
+figures) and a summary line (status, objective, gap, iterations, seconds, message).
+
+- ``verbose=False`` (the default): those lines are DEBUG records. Nothing is printed, and an
+  application sees them only if it configures logging at DEBUG
+  (``logging.basicConfig(level=logging.DEBUG)``).
+- ``verbose=True``: they are INFO records, and :func:`verbose_logging` makes them visible for the
+  duration of the solve: it lowers the logger's level to INFO if needed and, when no handler of
+  the application would show an INFO record (logging not configured, as in a plain script or a
+  notebook), attaches a handler writing to ``sys.stderr`` that it removes afterwards, on an
+  exception too. An application that has configured logging keeps its own handlers and format.
+
+The level of the progress lines is held in a context variable set by :func:`verbose_logging`, so
+the iteration loops log through :func:`log_iteration` without a ``verbose`` argument of their own.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+import logging
+import math
+import sys
+import threading
+from contextlib import contextmanager
+
+from ._validation import check_bool
+
+#: The logger of every solver's progress lines.
+solver_log = logging.getLogger("infpush_cvx.solvers")
+
+#: At most about this many iteration lines per solve for the methods that take thousands of
+#: cheap steps (FISTA, the papers' gradient projection, ADMM, the smoothed Rank2Plan method).
+MAX_LINES = 50
+
+# DEBUG unless a verbose solve is running in this thread (or task)
+_progress_level = contextvars.ContextVar("infpush_cvx_progress_level", default=logging.DEBUG)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (pytest and notebooks replace it)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler.__init__ sets it; the property above wins
+        pass
+
+
+class _Attachment:
+    """What :func:`verbose_logging` changed on one logger, and how many solves use it."""
+
+    def __init__(self, handler, saved_level):
+        self.users = 1
+        self.handler = handler
+        self.saved_level = saved_level
+
+
+_lock = threading.Lock()
+_attached: dict[str, _Attachment] = {}
+
+
+def _shows(logger: logging.Logger, level: int) -> bool:
+    """Whether a handler on ``logger`` or an ancestor it propagates to would emit a record of
+    ``level`` (logging's last-resort handler, WARNING only, and NullHandlers do not count)."""
+    current = logger
+    while current is not None:
+        for handler in current.handlers:
+            if not isinstance(handler, logging.NullHandler) and handler.level <= level:
+                return True
+        if not current.propagate:
+            return False
+        current = current.parent
+    return False
+
+
+def _attach(logger: logging.Logger) -> None:
+    with _lock:
+        attachment = _attached.get(logger.name)
+        if attachment is not None:  # a verbose solve already running (nested or in a thread)
+            attachment.users += 1
+            return
+        saved_level = None
+        if logger.getEffectiveLevel() > logging.INFO:
+            saved_level = logger.level
+            logger.setLevel(logging.INFO)
+        handler = None
+        if not _shows(logger, logging.INFO):
+            handler = _StderrHandler()
+            handler.setLevel(logging.INFO)
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            logger.addHandler(handler)
+        _attached[logger.name] = _Attachment(handler, saved_level)
+
+
+def _detach(logger: logging.Logger) -> None:
+    with _lock:
+        attachment = _attached[logger.name]
+        attachment.users -= 1
+        if attachment.users:
+            return
+        del _attached[logger.name]
+        if attachment.handler is not None:
+            logger.removeHandler(attachment.handler)
+        if attachment.saved_level is not None:
+            logger.setLevel(attachment.saved_level)
+
+
+@contextmanager
+def verbose_logging(logger: logging.Logger, verbose: bool):
+    """Within this block, progress lines are INFO records that reach the user (``verbose``
+    True) or DEBUG records left to the application's logging configuration (False).
+
+    With ``verbose`` True, ``logger``'s level is lowered to INFO if it is above, and a handler
+    writing to stderr is attached when no handler would show INFO records; both are undone on
+    leaving the block, also on an exception. Nested and concurrent verbose blocks on one logger
+    share one handler, removed when the last of them ends.
+    """
+    token = _progress_level.set(logging.INFO if verbose else logging.DEBUG)
+    try:
+        if not verbose:
+            yield
+            return
+        _attach(logger)
+        try:
+            yield
+        finally:
+            _detach(logger)
+    finally:
+        _progress_level.reset(token)
+
+
+def progress_enabled(logger: logging.Logger = solver_log) -> bool:
+    """Whether a progress line would be logged now (to skip computing figures only logged)."""
+    return logger.isEnabledFor(_progress_level.get())
+
+
+def log_progress(message: str, logger: logging.Logger = solver_log) -> None:
+    """Log one progress line at the current level (INFO in a verbose solve, else DEBUG)."""
+    level = _progress_level.get()
+    if logger.isEnabledFor(level):
+        logger.log(level, message)
+
+
+def _figure(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _gap(gap) -> str:
+    return "-" if gap is None else f"{gap:.2e}"
+
+
+def log_iteration(method: str, iteration: int, objective: float, gap, seconds: float,
+                  **figures) -> None:
+    """One iteration line: ``method``, iteration, objective, certified relative gap (None: not
+    computed at this iteration), seconds since the start, then ``figures`` as ``name value``."""
+    level = _progress_level.get()
+    if not solver_log.isEnabledFor(level):
+        return
+    parts = [f"{method} {iteration:5d}", f"objective {objective:.10g}", f"gap {_gap(gap)}",
+             f"time {seconds:.3f}s"]
+    parts += [f"{name} {_figure(value)}" for name, value in figures.items()]
+    solver_log.log(level, "  ".join(parts))
+
+
+def log_every(max_iter: int, check_every: int = 1, lines: int = MAX_LINES) -> int:
+    """Iterations between two logged lines: a multiple of ``check_every`` (the iterations at
+    which the method computes its gap) such that at most about ``lines`` lines are logged."""
+    checks = max(1, math.ceil(max_iter / (lines * check_every)))
+    return checks * check_every
+
+
+def log_summary(name: str, result) -> None:
+    """The final line of a solve: status, objective, gap, iterations, seconds, message."""
+    message = f": {result.message}" if result.message else ""
+    log_progress(f"{name} {result.method}: status {result.status}, objective "
+                 f"{result.objective:.10g}, gap {_gap(result.gap)}, iterations "
+                 f"{result.iterations}, time {result.time:.3f}s{message}")
+
+
+def logs_progress(func):
+    """Decorate a solver entry point with a keyword-only ``verbose=False`` parameter: validate
+    ``verbose`` (a TypeError for anything but a bool), run the solve within
+    :func:`verbose_logging` on :data:`solver_log`, and log the summary of its result."""
+    parameter = inspect.signature(func).parameters.get("verbose")
+    if parameter is None or parameter.kind is not inspect.Parameter.KEYWORD_ONLY \
+            or parameter.default is not False:
+        raise TypeError(f"{func.__name__} must take a keyword-only verbose=False")
+
+    @functools.wraps(func)
+    def entry_point(*args, **kwargs):
+        verbose = check_bool(kwargs.get("verbose", False), "verbose")
+        with verbose_logging(solver_log, verbose):
+            result = func(*args, **kwargs)
+            log_summary(func.__name__, result)
+        return result
+    return entry_point
