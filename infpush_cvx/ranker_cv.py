@@ -10,11 +10,14 @@ it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's
 
 from __future__ import annotations
 
+import logging
 import numbers
 
 import numpy as np
 
+from ._logging import log_progress, verbose_logging
 from ._sklearn_compat import BaseEstimator, ClassifierMixin, NotFittedError
+from ._validation import check_bool
 from .labels import binary_labels
 from .rankers import (InfinitePushRanker, _BipartiteRanker, _read_labels, _sample_weights,
                       _validated_X)
@@ -24,6 +27,8 @@ __all__ = ["RankerCV", "DEFAULT_C_RANGE"]
 #: An int ``Cs = k`` means k values log-spaced over this range: the grid of the papers'
 #: experiments, C in {0.1, 1, 10, 100, 1000} (docs/mathematics.md, "Model selection").
 DEFAULT_C_RANGE = (0.1, 1000.0)
+
+_log = logging.getLogger(__name__)
 
 
 class RankerCV(ClassifierMixin, BaseEstimator):
@@ -45,6 +50,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         ``classes_[1]``: a scorer name with a ``pos_label`` naming ``classes_[0]`` is refused
         (ValueError), since it would rank the wrong class; a callable gets the fitted ranker
         as it is.
+    verbose : bool, default False. True prints the progress to stderr (through the logger
+        ``infpush_cvx.ranker_cv`` at INFO): one line per fold and C (held-out score, status,
+        iterations), the C chosen, and the progress of every solve (it sets the ranker's
+        ``verbose``). False leaves the ranker's own ``verbose`` as it is.
 
     Attributes
     ----------
@@ -67,11 +76,12 @@ class RankerCV(ClassifierMixin, BaseEstimator):
     inside every fold, without the warm-started path.
     """
 
-    def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None):
+    def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None, verbose=False):
         self.ranker = ranker
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
+        self.verbose = verbose
 
     # ---- validation -------------------------------------------------------------------------
     def _base_ranker(self) -> _BipartiteRanker:
@@ -116,7 +126,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
             raise ImportError("RankerCV needs scikit-learn: pip install 'infpush_cvx[sklearn]'") \
                 from None
         Cs = self._grid()
+        verbose = check_bool(self.verbose, "verbose")
         base = clone(self._base_ranker()).set_params(C=float(Cs[0]))
+        if verbose:
+            base.set_params(verbose=True)
         base._check_params()
         X_array = _validated_X(self, X, reset=True)
         labels = _read_labels(y, X_array.shape[0], type(self).__name__,
@@ -138,21 +151,25 @@ class RankerCV(ClassifierMixin, BaseEstimator):
 
         self.scores_ = np.empty((len(folds), Cs.size))
         self.n_iter_path_ = np.full((len(folds), Cs.size), np.nan)
-        for k, (train, test) in enumerate(folds):
-            fold_ranker = clone(base)
-            training = fold_ranker._training_set(
-                X_array[train], y_array[train], None if weights is None else weights[train],
-                classes=labels.classes)
-            path = fold_ranker._solve_path(training, list(Cs))
-            for j, (C, solve) in enumerate(zip(Cs, path)):
-                fold_ranker._warn_if_unreliable(training, C, solve, stacklevel=3,
-                                                zero_model=False)
-                fitted = clone(base).set_params(C=float(C))
-                fitted._set_fitted(training, float(C), solve)
-                fitted.n_features_in_ = X_array.shape[1]
-                self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test])
-                if solve.n_iter is not None:
-                    self.n_iter_path_[k, j] = solve.n_iter
+        with verbose_logging(_log, verbose):
+            for k, (train, test) in enumerate(folds):
+                fold_ranker = clone(base)
+                training = fold_ranker._training_set(
+                    X_array[train], y_array[train],
+                    None if weights is None else weights[train], classes=labels.classes)
+                path = fold_ranker._solve_path(training, list(Cs))
+                for j, (C, solve) in enumerate(zip(Cs, path)):
+                    fold_ranker._warn_if_unreliable(training, C, solve, stacklevel=3,
+                                                    zero_model=False)
+                    fitted = clone(base).set_params(C=float(C))
+                    fitted._set_fitted(training, float(C), solve)
+                    fitted.n_features_in_ = X_array.shape[1]
+                    self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test])
+                    if solve.n_iter is not None:
+                        self.n_iter_path_[k, j] = solve.n_iter
+                    log_progress(f"RankerCV fold {k + 1}/{len(folds)}, C={C:.4g}: held-out "
+                                 f"score {self.scores_[k, j]:.6g}, status {solve.status}, "
+                                 f"iterations {solve.n_iter}", _log)
 
         mean = self.scores_.mean(axis=0)
         if np.all(np.isnan(mean)):
@@ -161,8 +178,11 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         self.Cs_ = Cs
         self.C_ = float(Cs[best])
         self.best_score_ = float(mean[best])
-        self.best_estimator_ = clone(base).set_params(C=self.C_).fit(
-            X, y, sample_weight=sample_weight)
+        with verbose_logging(_log, verbose):
+            log_progress(f"RankerCV: C={self.C_:.4g} chosen (mean held-out score "
+                         f"{self.best_score_:.6g}); refitting on all the data", _log)
+            self.best_estimator_ = clone(base).set_params(C=self.C_).fit(
+                X, y, sample_weight=sample_weight)
         for name in ("coef_", "classes_", "n_iter_", "dual_gap_"):
             setattr(self, name, getattr(self.best_estimator_, name))
         return self

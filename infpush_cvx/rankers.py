@@ -42,6 +42,10 @@ cross-validation along a warm-started path.
 Every hyper-parameter is validated in ``fit`` (as in scikit-learn), by name and type: a wrong
 value raises ValueError or TypeError naming it and, for names, listing the valid choices.
 
+Fits are quiet by default; ``verbose=True`` prints the solver's progress to stderr (the native
+solvers log through the logger ``infpush_cvx.solvers``, see :mod:`infpush_cvx._logging`; the
+CVXPY backend passes ``verbose=True`` to ``Problem.solve``).
+
 Fits are checked after the solve. One that ends without its optimality certificate (a native
 status other than ``"optimal"``/``"degenerate_optimal"``, a CVXPY status other than
 ``"optimal"``) warns with :class:`~infpush_cvx.solvers.result.ConvergenceWarning`; a model that
@@ -98,7 +102,7 @@ import scipy.sparse as sp
 
 from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
                               SklearnConvergenceWarning, check_features)
-from ._validation import check_choice, check_matrix, check_scalar
+from ._validation import check_bool, check_choice, check_matrix, check_scalar
 from .data import BipartiteData
 from .labels import binary_labels
 from .metrics import average_precision
@@ -307,7 +311,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _auto_prefers_cvxpy = False
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, cvxpy_solver="CLARABEL",
-                 sparsity_tol=1e-6, pos_label=None):
+                 sparsity_tol=1e-6, pos_label=None, verbose=False):
         self.C = C
         self.solver = solver
         self.method = method
@@ -315,6 +319,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         self.cvxpy_solver = cvxpy_solver
         self.sparsity_tol = sparsity_tol
         self.pos_label = pos_label
+        self.verbose = verbose
 
     # ---- validation -------------------------------------------------------------------------
     def _check_params(self):
@@ -326,6 +331,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         check_scalar(self.tol, "tol", positive=True)
         _check_cvxpy_solver(self.cvxpy_solver)
         check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
+        check_bool(self.verbose, "verbose")
         return C
 
     def _native_methods(self) -> tuple:
@@ -462,7 +468,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     def _solve_native_path(self, data, Cs):
         """Native solves in increasing C, each warm-started from the previous one."""
         mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
-        kwargs = {"tol": self.tol}
+        kwargs = {"tol": self.tol, "verbose": self.verbose}
         if self.method is not None:
             kwargs["method"] = self.method
         if data.weighted:
@@ -510,7 +516,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             # with the other installed conic solvers, in order
             for solver in [first] + [s for s in _FALLBACK if s != first]:
                 try:
-                    prob.solve(solver=solver, warm_start=True)
+                    prob.solve(solver=solver, warm_start=True, verbose=self.verbose)
                     break
                 except cp.error.SolverError:
                     continue
@@ -596,6 +602,10 @@ class InfinitePushRanker(_BipartiteRanker):
     sparsity_tol : ``|w_k| > sparsity_tol`` counts as a used feature (``n_features_used_``);
         for the l1 ranker smaller weights are set to exactly 0.
     pos_label : the positive class; None: the greater of the two labels.
+    verbose : bool, default False. True prints the solver's progress to stderr during ``fit``:
+        the native solver's lines (a header, one line per iteration, a summary; see
+        :func:`infpush_cvx.solvers.infinite_push`), or CVXPY's and its solver's own output
+        (``Problem.solve(verbose=True)``). False prints nothing.
 
     Attributes: ``coef_``, ``status_``, ``backend_``, ``classes_`` (the two labels, sorted),
     ``n_features_used_``, ``n_features_in_``, ``feature_names_in_`` (fitted on string column
