@@ -17,7 +17,7 @@ from infpush_cvx.generators import (degenerate_bipartite, infinite_push_0, norma
 
 
 def test_infinite_push_0_reproduces_the_seed_script_bit_for_bit():
-    # The seed's own lines, run against NumPy's legacy global generator.
+    # The original script's own lines, run against NumPy's legacy global generator.
     state = np.random.get_state()
     try:
         np.random.seed(0)

@@ -29,8 +29,9 @@ def brute_primal(data, w, lam, loss="infinite_push", penalty="l2"):
 
 
 def brute_dual(data, alpha, lam, loss="infinite_push", penalty="l2", rtol=1e-9):
-    """Paper-scaling dual value; asserts that alpha is dual feasible (Agarwal 2011, eqs. 3.9,
-    4.18; the l1 LP dual). An implicit dual point (the certified methods') is materialised."""
+    """Paper-scaling dual value; asserts that alpha is dual feasible ([Agarwal2011], eqs. 3.9 and
+    4.20; the l1 LP dual of docs/mathematics.md, section 2.3). An implicit dual point (the
+    certified methods') is materialised."""
     alpha = alpha.to_dense() if hasattr(alpha, "to_dense") else np.asarray(alpha)
     C = 1.0 / lam
     wa = np.einsum("ij,ijd->d", alpha, pairs(data))
