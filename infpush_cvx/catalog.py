@@ -7,7 +7,7 @@ installed wheel alike). Another catalog file is used when the environment variab
 its ``path``.
 
 >>> from infpush_cvx import catalog
->>> for p in catalog.problems(["infinite_push_0"]):        # the seed's problem dictionaries
+>>> for p in catalog.problems(["infinite_push_0"]):        # the original script's dictionaries
 ...     p["problem"].solve(); print(p["problemID"], p["opt_val"])
 
 Instances are generated from their declared generator, parameters and seed (once per process),
@@ -416,7 +416,7 @@ def get(problem_id: str) -> ProblemSpec:
 
 
 def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:
-    """Yield the seed's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
+    """Yield the original script's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
 
     ``opt_val`` is the stored reference value (None when none is stored yet).
     """
