@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import time
 
+from numpy.typing import ArrayLike
+
 from .._logging import log_progress, logs_progress
 from .._validation import (check_bool, check_choice, check_scalar, check_time_limit,
                            check_unused_options)
@@ -30,6 +32,8 @@ from . import _dual_gradient, _working_set
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
                       require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
+from ._working_set import WorkingSetOptions
+from .result import SolverResult
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
 _DEFAULT_MAX_ITER = {"working_set": 200, "fista": 20000, "paper": 1000, "admm": 5000}
@@ -44,9 +48,14 @@ def _projector(lam, m):
 
 
 @logs_progress
-def infinite_push(Xp, Xn, lam, penalty="l2", scaling="paper", method="working_set", tol=1e-6,
-                  max_iter=None, warm_start=None, *, wp=None, wn=None, eta0=None, rho=None,
-                  time_limit=None, detect_degenerate=True, options=None, verbose=False):
+def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
+                  scaling: str = "paper", method: str = "working_set", tol: float = 1e-6,
+                  max_iter: int | None = None, warm_start: SolverResult | ArrayLike | None = None,
+                  *, wp: ArrayLike | None = None, wn: ArrayLike | None = None,
+                  eta0: float | None = None, rho: float | None = None,
+                  time_limit: float | None = None, detect_degenerate: bool = True,
+                  options: WorkingSetOptions | None = None,
+                  verbose: bool = False) -> SolverResult:
     """Minimise the Infinite Push objective; returns a :class:`~.result.SolverResult`.
 
     Parameters

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._logging import log_progress, logs_progress
 from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
@@ -53,7 +54,9 @@ def _as_pairdata(X, i, j, gap, weight) -> PairData:
     return PairData(X, i, j, gap, weight)
 
 
-def rank2plan_lambda_max(X, i=None, j=None, gap=None, weight=None) -> float:
+def rank2plan_lambda_max(X: ArrayLike | PairData, i: ArrayLike | None = None,
+                         j: ArrayLike | None = None, gap: ArrayLike | None = None,
+                         weight: ArrayLike | None = None) -> float:
     """``||D^T (s * 1[g > 0])||_inf``: for any lam at or above this value beta = 0 is optimal.
 
     Useful to pick lam as a fraction of it (a smaller fraction gives a denser beta). Computed on
@@ -65,9 +68,12 @@ def rank2plan_lambda_max(X, i=None, j=None, gap=None, weight=None) -> float:
 
 
 @logs_progress
-def rank2plan_lp(X, i=None, j=None, lam: float | None = None, gap=None, weight=None, *,
+def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
+                 j: ArrayLike | None = None, lam: float | None = None,
+                 gap: ArrayLike | None = None, weight: ArrayLike | None = None, *,
                  method: str = "ccg", tol: float | None = None, max_iter: int | None = None,
-                 beta0=None, tau=None, solver: str | None = None, form: str | None = None,
+                 beta0: ArrayLike | None = None, tau: float | None = None,
+                 solver: str | None = None, form: str | None = None,
                  time_limit: float | None = None, verbose: bool = False,
                  **options) -> SolverResult:
     """Fit the Rank2Plan weighted-pair LP.

@@ -18,6 +18,7 @@ stopped by the full duality gap: :mod:`._working_set`),
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
@@ -25,15 +26,20 @@ from . import _dual_gradient, _ranksvm_newton, _working_set, duality
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
                       require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
+from ._working_set import WorkingSetOptions
+from .result import SolverResult
 
 METHODS = ("smoothing_newton", "working_set", "fista", "paper")
 _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
 
 
 @logs_progress
-def rank_svm(Xp, Xn, lam, scaling="paper", method="smoothing_newton", tol=1e-6, max_iter=None,
-             warm_start=None, *, wp=None, wn=None, eta0=None, time_limit=None, options=None,
-             verbose=False):
+def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
+             method: str = "smoothing_newton", tol: float = 1e-6, max_iter: int | None = None,
+             warm_start: SolverResult | ArrayLike | None = None, *,
+             wp: ArrayLike | None = None, wn: ArrayLike | None = None,
+             eta0: float | None = None, time_limit: float | None = None,
+             options: WorkingSetOptions | None = None, verbose: bool = False) -> SolverResult:
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
     Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only;
