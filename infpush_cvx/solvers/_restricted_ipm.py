@@ -362,9 +362,11 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         if deadline is not None and time.perf_counter() > deadline:
             status = "time_limit"
             break
-        if (best[0] <= 100 * tol_almost and it - last_progress >= 5) or it - last_progress >= 10:
-            # the round-off floor of the Newton solves (or, far from it, an ill-conditioned
-            # reduced system that no longer makes progress: the caller falls back): stop
+        if (best[0] <= 100 * tol_almost and it - last_progress >= 5) or (
+                best[0] <= 1e-2 and it - last_progress >= 10):
+            # the round-off floor of the Newton solves, or, above it but past the start (where
+            # the error of an infeasible start sits near 1 for a dozen iterations), an
+            # ill-conditioned reduced system that no longer makes progress: the caller falls back
             status = "stalled"
             break
         fac = prob.factor(s, z)
