@@ -127,10 +127,11 @@ class ProblemSpec:
         """"paper" or "seed" for the bipartite problems, "" for Rank2Plan (it has one scaling)."""
         return self.options.get("scaling", "")
 
-    def build(self, data: BipartiteData | PairData | None = None) -> cp.Problem:
-        """A fresh cvxpy.Problem (pass ``data`` to skip regenerating the instance)."""
+    def build(self, data: BipartiteData | PairData | None = None) -> CatalogProblem:
+        """A fresh :class:`CatalogProblem` (pass ``data`` to skip regenerating the instance)."""
         data = instance_data(self.instance) if data is None else data
-        return FORMULATIONS[self.formulation](data, self.lam, **self.options)
+        return CatalogProblem(FORMULATIONS[self.formulation](data, self.lam, **self.options),
+                              self)
 
     def definition(self) -> dict:
         """What determines the optimal value besides the instance's data: the formulation, its
@@ -149,6 +150,28 @@ class ProblemSpec:
         text = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"),
                           allow_nan=False)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+class CatalogProblem(cp.Problem):
+    """A catalog problem: a ``cvxpy.Problem`` whose ``solve`` consults the project's solver table
+    first (:func:`infpush_cvx.cvxpy_solvers.check_handles`, the table every entry point uses).
+
+    So ``problem.solve(solver="HIGHS")`` on an l2 problem is a ValueError naming the solver and
+    the problem class, instead of a solve that hangs inside HiGHS's QP path. Everything else is
+    CVXPY's own ``Problem`` (the same objective, constraints, variables and parameters).
+    """
+
+    def __init__(self, problem: cp.Problem, spec: ProblemSpec):
+        super().__init__(problem.objective, problem.constraints)
+        self.problem_id, self.problem_class = spec.id, spec.problem_class
+
+    def solve(self, *args, **kwargs):
+        solver = kwargs.get("solver", args[0] if args and isinstance(args[0], str) else None)
+        if solver is not None:
+            from . import cvxpy_solvers  # imports this module's neighbours; import when used
+            cvxpy_solvers.check_handles(solver, self.problem_class, self.problem_id)
+            cvxpy_solvers.silence_highs_banner()  # quiet by default, as every entry point
+        return super().solve(*args, **kwargs)
 
 
 @dataclass(frozen=True)

@@ -292,3 +292,14 @@ def test_a_closed_pipe_ends_the_command_quietly():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert err == ""
+
+
+def test_a_catalog_problem_refuses_highs_on_a_qp_in_its_own_solve():
+    """``problem.solve(solver="HIGHS")`` on an l2 catalog problem hung (issue 15, item 2); the
+    catalog's problems consult the same solver table as the command line."""
+    problem = catalog.get(QP).build()
+    with pytest.raises(ValueError, match=f"HIGHS.*QP.*{QP}"):
+        problem.solve(solver="HIGHS")
+    lp = catalog.get("ip_l1_planted_s_paper_compact").build()
+    assert lp.solve(solver="HIGHS") == pytest.approx(lp.solve(solver="CLARABEL"), rel=1e-6)
+    assert problem.solve(solver="CLARABEL") > 0 and "w" in problem.var_dict
