@@ -41,7 +41,7 @@ MAX_LINES = 50
 _progress_level = contextvars.ContextVar("infpush_cvx_progress_level", default=logging.DEBUG)
 
 
-class _StderrHandler(logging.StreamHandler):
+class StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (pytest and notebooks replace it)."""
 
     @property
@@ -92,7 +92,7 @@ def _attach(logger: logging.Logger) -> None:
             logger.setLevel(logging.INFO)
         handler = None
         if not _shows(logger, logging.INFO):
-            handler = _StderrHandler()
+            handler = StderrHandler()
             handler.setLevel(logging.INFO)
             handler.setFormatter(logging.Formatter("%(message)s"))
             logger.addHandler(handler)

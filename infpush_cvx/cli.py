@@ -61,6 +61,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from ._logging import StderrHandler
 from .files import MalformedFileError
 
 #: Default time limit of one solve, in seconds: twice the longest solve the catalog needs
@@ -126,28 +127,13 @@ def nonnegative_int(text: str) -> int:
 
 # -- logging: the package logger, to stderr, at the level -v asks for ------------------------
 
-class _StderrHandler(logging.StreamHandler):
-    """Writes to the ``sys.stderr`` of the moment (tests and notebooks replace it)."""
-
-    def __init__(self):
-        super().__init__()
-
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value):  # StreamHandler.__init__ sets it; the property above wins
-        pass
-
-
 def configure_logging(verbosity: int = 0) -> None:
     """Send the package logger (``infpush_cvx``) to stderr: warnings only by default, progress
     with ``verbosity`` 1 (``-v``), debug details with 2 (``-vv``)."""
     logger = logging.getLogger("infpush_cvx")
-    handler = next((h for h in logger.handlers if isinstance(h, _StderrHandler)), None)
+    handler = next((h for h in logger.handlers if isinstance(h, StderrHandler)), None)
     if handler is None:
-        handler = _StderrHandler()
+        handler = StderrHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
     level = logging.WARNING if not verbosity else logging.INFO if verbosity == 1 \
