@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_matrix
+from .files import atomic_open
 from .labels import binary_labels
 
 __all__ = ["load_ionosphere", "load_spambase", "load_a8a", "load_libsvm", "load", "data_dir",
@@ -116,16 +117,13 @@ def _sha256(path: Path) -> str:
 
 
 def _download(url: str, target: Path, timeout: float, how: str = _HOW) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:
+    try:  # the project's one atomic writer: a failed download leaves nothing behind
+        with urllib.request.urlopen(url, timeout=timeout) as resp, \
+                atomic_open(target, "wb") as out:
             out.write(resp.read())
     except (urllib.error.URLError, OSError) as exc:
-        tmp.unlink(missing_ok=True)
         raise OSError(f"could not download {url} to {target} (is this machine offline?): {exc}. "
                       f"{how}") from exc
-    tmp.replace(target)
 
 
 def _locate(name: str, data_dir_arg, download: bool, timeout: float) -> Path:

@@ -51,6 +51,7 @@ from .._logging import log_iteration
 from ..data import BipartiteData
 from ..objectives import negative_hinge_sums, penalty_value
 from ..reductions import collapse_duplicates
+from ._common import largest_row_norm
 from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
 from ._restricted_ipm import RestrictedProblem, solve_restricted
 from .duality import relative_gap
@@ -92,27 +93,13 @@ def _dense_rows(X, idx):
 _LARGEST_LAMBDA = 1e200  # on the rescaled problem (unit largest row norm)
 
 
-def _largest_row_norm(*mats) -> float:
-    """The largest Euclidean row norm over dense or sparse matrices (1 when all are zero),
-    summed in units of the largest entry so that rows near 1e300 do not overflow."""
-    top = max(float(abs(X).max()) if X.size else 0.0 for X in mats)
-    if top == 0.0:
-        return 1.0
-    largest = 0.0
-    for X in mats:
-        Y = X * (1.0 / top)
-        sq = (np.asarray(Y.multiply(Y).sum(axis=1)).ravel() if sp.issparse(Y)
-              else np.einsum("ij,ij->i", Y, Y))
-        largest = max(largest, float(np.sqrt(sq.max(initial=0.0))))
-    return top * largest
-
-
 class _Problem:
     """The rescaled problem: data with unit largest row norm, weights, lambda, the objective."""
 
     def __init__(self, data: BipartiteData, lam: float, loss: str, penalty: str):
         Xp, Xn = data.Xp, data.Xn
-        self.scale = 1.0 / _largest_row_norm(Xp, Xn)
+        largest = largest_row_norm(data)
+        self.scale = 1.0 / largest if largest > 0 else 1.0
         self.Xp = Xp * self.scale
         self.Xn = Xn * self.scale
         self.loss, self.penalty = loss, penalty
