@@ -102,7 +102,7 @@ import scipy.sparse as sp
 
 from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
                               SklearnConvergenceWarning, check_features)
-from ._validation import check_bool, check_choice, check_matrix, check_scalar
+from ._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
 from .data import BipartiteData
 from .labels import binary_labels
 from .metrics import average_precision
@@ -310,12 +310,14 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _native_module = "infinite_push"
     _auto_prefers_cvxpy = False
 
-    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, cvxpy_solver="CLARABEL",
-                 sparsity_tol=1e-6, pos_label=None, verbose=False):
+    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
+                 cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
         self.C = C
         self.solver = solver
         self.method = method
         self.tol = tol
+        self.max_iter = max_iter
+        self.eta0 = eta0
         self.cvxpy_solver = cvxpy_solver
         self.sparsity_tol = sparsity_tol
         self.pos_label = pos_label
@@ -329,6 +331,13 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if self.method is not None:
             _check_name(self.method, "method", self._native_methods())
         check_scalar(self.tol, "tol", positive=True)
+        if self.max_iter is not None:
+            check_int(self.max_iter, "max_iter", minimum=1)
+        if self.eta0 is not None:
+            check_scalar(self.eta0, "eta0", positive=True)
+        if (self.max_iter is not None or self.eta0 is not None) and self._backend() == "cvxpy":
+            raise ValueError("max_iter and eta0 are options of the native solver; "
+                             "got them with the CVXPY backend")
         _check_cvxpy_solver(self.cvxpy_solver)
         check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
         check_bool(self.verbose, "verbose")
@@ -469,8 +478,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """Native solves in increasing C, each warm-started from the previous one."""
         mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
         kwargs = {"tol": self.tol, "verbose": self.verbose}
-        if self.method is not None:
-            kwargs["method"] = self.method
+        for name in ("method", "max_iter", "eta0"):
+            if getattr(self, name) is not None:
+                kwargs[name] = getattr(self, name)
         if data.weighted:
             kwargs["wp"], kwargs["wn"] = data.wp, data.wn
         out = [None] * len(Cs)
@@ -598,6 +608,9 @@ class InfinitePushRanker(_BipartiteRanker):
     solver : "auto" | "native" | "cvxpy" (see the module docstring).
     method : None (the native solver's default, certified) or one of the native solver's
         methods for this ranker; ``tol``: passed to the native solver.
+    max_iter, eta0 : None (the method's defaults) or the native solver's iteration cap and, for
+        ``method="paper"`` (Agarwal's gradient projection), its step scale ``eta_0`` (the
+        paper's protocol: ``max_iter=1000`` and ``eta0`` chosen by cross-validation).
     cvxpy_solver : name of an installed CVXPY solver, for the "cvxpy" backend.
     sparsity_tol : ``|w_k| > sparsity_tol`` counts as a used feature (``n_features_used_``);
         for the l1 ranker smaller weights are set to exactly 0.

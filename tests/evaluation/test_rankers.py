@@ -466,3 +466,20 @@ def test_fit_path_with_sample_weights_matches_individual_fits():
         data = BipartiteData.from_labels(X, y, sample_weight=sw)
         f = lambda v: bipartite_objective(data, v, lam, loss="ranksvm", penalty="l2")
         assert abs(f(w) - f(r.coef_)) <= 2e-6 * abs(f(r.coef_))
+
+
+def test_max_iter_and_eta0_reach_the_papers_gradient_projection():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        short = InfinitePushRanker(C=10.0, method="paper", max_iter=3, eta0=1e-3).fit(X, y)
+        other = InfinitePushRanker(C=10.0, method="paper", max_iter=3, eta0=1e-1).fit(X, y)
+    assert short.n_iter_ == 3 and short.status_ == "max_iter"
+    assert not np.allclose(short.coef_, other.coef_)  # the step scale reached the solver
+    for bad, err in [({"max_iter": 0}, ValueError), ({"max_iter": 2.5}, TypeError),
+                     ({"eta0": -1.0}, ValueError),
+                     ({"eta0": 1e-3, "solver": "cvxpy"}, ValueError)]:
+        with pytest.raises(err, match="max_iter|eta0"):
+            InfinitePushRanker(**bad).fit(X, y)
