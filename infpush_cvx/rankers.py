@@ -6,8 +6,10 @@ regulariser through ``C = 1/lambda``, eq. 3.8; docs/mathematics.md)::
     InfinitePushRanker        (lam/2) ||w||^2 + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     SparseInfinitePushRanker  lam ||w||_1     + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     RankSVMRanker             (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))
+    SVMMAPRanker              (lam/2) ||w||^2 + max_y [1 - AP(y) - w.(Psi(y*) - Psi(y))]
 
-(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012).
+(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012; SVMMAP: Yue et al., SIGIR
+2007, see :class:`SVMMAPRanker`).
 The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: the objective fixes only
 differences of scores, and a ranking is invariant to a shift). ``score(X, y)`` is the average
 precision of :func:`infpush_cvx.metrics.average_precision`. ``predict(X)`` is the positive class
@@ -109,7 +111,7 @@ from .metrics import average_precision
 from .solvers.result import ConvergenceWarning as SolverConvergenceWarning
 
 __all__ = ["ConvergenceWarning", "InfinitePushRanker", "SparseInfinitePushRanker",
-           "RankSVMRanker", "RankerCV", "ZeroModelWarning"]
+           "RankSVMRanker", "SVMMAPRanker", "RankerCV", "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
@@ -655,3 +657,82 @@ class RankSVMRanker(_BipartiteRanker):
 
     _loss = "ranksvm"
     _native_module = "ranksvm"
+
+
+class SVMMAPRanker(_BipartiteRanker):
+    """SVMMAP (Yue, Finley, Radlinski & Joachims, SIGIR 2007): the structural SVM that optimises
+    average precision, ``(1/(2C))||w||^2 + max_y [Delta(y) - w.(Psi(y*) - Psi(y))]`` with
+    ``Delta = 1 - AP`` (:mod:`infpush_cvx.solvers.svmmap`; paper scaling, ``lam = 1/C``).
+
+    Same parameters and attributes as :class:`InfinitePushRanker`, except: the native backend is
+    :func:`infpush_cvx.solvers.svmmap.svmmap` (1-slack cutting planes certified by the duality
+    gap of the cutting-plane QP; ``max_iter`` counts its rounds), warm-started along a path of C
+    from the previous C's cuts; the ``"cvxpy"`` backend enumerates every ranking
+    (:func:`infpush_cvx.formulations.svmmap.svmmap`) and is limited to training sets of at most
+    4 positives and 4 negatives. ``fit`` takes no ``sample_weight`` (average precision with
+    weighted items is not defined here).
+    """
+
+    _loss = "svmmap"
+    _native_module = "svmmap"
+
+    def fit(self, X, y):
+        """Fit on features X (N x d) and binary labels y (see :class:`InfinitePushRanker`)."""
+        return super().fit(X, y)
+
+    def _solve_native_path(self, data, Cs):
+        from .solvers.svmmap import svmmap
+
+        if data.weighted:
+            raise ValueError("SVMMAPRanker does not take sample weights")
+        if getattr(self, "eta0", None) is not None:
+            raise ValueError("eta0 is an option of Agarwal's gradient projection, not of SVMMAP's "
+                             "cutting planes; leave it None")
+        kwargs = {"tol": self.tol, "verbose": self.verbose}
+        for name in ("method", "max_iter"):
+            if getattr(self, name, None) is not None:
+                kwargs[name] = getattr(self, name)
+        out = [None] * len(Cs)
+        prev = None
+        for i in np.argsort(Cs, kind="stable"):
+            with warnings.catch_warnings():
+                # the ranker reports an unconverged solve itself, once, naming C and the caller
+                warnings.simplefilter("ignore", SolverConvergenceWarning)
+                res = svmmap(data.Xp, data.Xn, 1.0 / Cs[i], warm_start=prev, **kwargs)
+            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
+                              status=res.status, n_iter=_iterations(res.iterations),
+                              dual_gap=np.nan if res.gap is None else float(res.gap),
+                              detail=_native_detail(res))
+            prev = res
+        return out
+
+    def _solve_cvxpy(self, data, Cs):
+        import cvxpy as cp
+
+        from .formulations.svmmap import MAX_SIDE, svmmap
+        if data.weighted:
+            raise ValueError("SVMMAPRanker does not take sample weights")
+        if data.m > MAX_SIDE or data.n > MAX_SIDE:
+            raise ValueError(f"SVMMAPRanker(solver='cvxpy') enumerates every ranking and takes at "
+                             f"most {MAX_SIDE} positives and {MAX_SIDE} negatives, got {data.m} "
+                             f"and {data.n}; use solver='native'")
+        prob = svmmap(data, 1.0 / Cs[0])
+        solver = _check_cvxpy_solver(self.cvxpy_solver)
+        out = [None] * len(Cs)
+        for i in np.argsort(Cs, kind="stable"):
+            prob.param_dict["lam"].value = 1.0 / Cs[i]
+            try:
+                prob.solve(solver=solver, verbose=self.verbose)
+            except cp.error.SolverError as exc:
+                raise RuntimeError(f"CVXPY solver {solver} failed for C={Cs[i]}: {exc}") from None
+            stats = prob.solver_stats
+            out[i] = _PathFit(coef=np.asarray(prob.var_dict["w"].value, dtype=np.float64).copy(),
+                              status=prob.status,
+                              n_iter=_iterations(getattr(stats, "num_iters", None)),
+                              dual_gap=np.nan, detail=f"CVXPY solver {solver}")
+        return out
+
+    def _why_zero(self, data, C) -> str:
+        return (f"w = 0 is the SVMMAP optimum only when no direction improves the worst-case "
+                f"average precision loss: C={C!r} may be very small, or the classes "
+                f"indistinguishable by a linear score")
