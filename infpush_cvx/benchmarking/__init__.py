@@ -17,10 +17,10 @@ from .reports import (comparison_table, complete_solvers, format_comparison, per
                       performance_ratios, plot_performance_profile, time_matrix)
 from .runner import (BenchmarkRun, benchmark, load_metadata, load_results, make_tasks,
                      run_benchmark, run_paths, save_results, save_run)
-from .tasks import Task, native_methods, run_task
+from .tasks import CallTask, Task, native_methods, run_task
 
 __all__ = [
-    "BenchmarkRun", "DaskExecutor", "ProcessExecutor", "SerialExecutor", "Task", "benchmark",
+    "BenchmarkRun", "CallTask", "DaskExecutor", "ProcessExecutor", "SerialExecutor", "Task", "benchmark",
     "comparison_table", "complete_solvers", "format_comparison", "load_metadata",
     "load_results", "make_executor", "make_tasks", "native_methods", "performance_profile",
     "performance_ratios", "plot_performance_profile", "run_benchmark", "run_paths", "run_task",

@@ -87,6 +87,53 @@ class Task:
         return f"{self.problem} / {self.solver} #{self.repeat}"
 
 
+@dataclass(frozen=True)
+class CallTask:
+    """A task that calls a function, so that other long runs (the experiments' splits) use the
+    same executors as the benchmarks: worker processes with one BLAS thread, timeouts, Dask.
+
+    ``target`` names the function as ``"package.module:function"``; ``args`` and ``kwargs``
+    (a tuple of ``(name, value)`` pairs, so the task stays hashable) must be picklable. Its row
+    is ``{"task", "status", "result", "error", "time"}``: ``status`` "done" with the function's
+    return value as ``result``, or what went wrong (``"error: <type>"``, ``"timeout"``,
+    ``"worker_died"``) with ``result`` None.
+    """
+
+    target: str
+    args: tuple = ()
+    kwargs: tuple = ()
+    name: str = ""
+    timeout: float | None = None
+    blas_threads: int = 1
+
+    def label(self) -> str:
+        return self.name or self.target
+
+    def call(self):
+        import importlib
+        module, _, function = self.target.partition(":")
+        return getattr(importlib.import_module(module), function)(*self.args, **dict(self.kwargs))
+
+
+def _call_row(task: CallTask, status: str, result=None, error: str = "",
+              elapsed: float | None = None) -> dict:
+    return {"task": task.label(), "status": status, "result": result, "error": error[:2000],
+            "time": elapsed}
+
+
+def _run_call(task: CallTask) -> dict:
+    from threadpoolctl import threadpool_limits
+    start = time.perf_counter()
+    try:
+        with threadpool_limits(limits=task.blas_threads):
+            result = task.call()
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=5)}"
+        return _call_row(task, f"error: {type(exc).__name__}", error=error,
+                         elapsed=time.perf_counter() - start)
+    return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
+
+
 # The project solvers a catalog problem maps to, and their agreement tolerance, live with the
 # main job (infpush_cvx.compare), which runs them too.
 native_methods = _compare.native_methods
@@ -158,12 +205,14 @@ def base_row(task: Task) -> dict:
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
 
 
-def failed_row(task: Task, status: str, error: str = "", elapsed: float | None = None, *,
+def failed_row(task: Task | CallTask, status: str, error: str = "", elapsed: float | None = None, *,
                in_worker: bool = False) -> dict:
     """The row of a task that produced no answer (timeout, crash of a worker, exception).
 
     ``in_worker``: the row is made by the process that ran the task (else by the executor, and
     the ``pid`` and ``host`` of the lost worker are unknown)."""
+    if isinstance(task, CallTask):
+        return _call_row(task, status, error=error, elapsed=elapsed)
     from ..reference import load_reference
     row = base_row(task)
     if not in_worker:
@@ -236,9 +285,11 @@ def solve_task(task: Task) -> dict:
     return _with_threads(row, task)
 
 
-def run_task(task: Task) -> dict:
+def run_task(task: Task | CallTask) -> dict:
     """:func:`solve_task`, with an exception turned into a row whose status is ``"error: ..."``
-    (``"error"`` when the problem itself is unknown)."""
+    (``"error"`` when the problem itself is unknown). A :class:`CallTask` calls its function."""
+    if isinstance(task, CallTask):
+        return _run_call(task)
     start = time.perf_counter()
     try:
         return solve_task(task)

@@ -67,6 +67,8 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
         return keys[pid]
 
     for task in tasks:
+        if not hasattr(task, "problem"):  # a CallTask: nothing of the catalog to warm up
+            continue
         try:
             group, _ = key(task.problem)
         except (ValueError, OSError):  # unknown problem, data set not available: an error row

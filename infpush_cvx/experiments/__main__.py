@@ -34,9 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random stratified train/test splits (default 10, as in the paper)")
     a.add_argument("--n-folds", type=positive_int, default=5,
                    help="cross-validation folds for choosing C (default 5)")
-    a.add_argument("--methods", nargs="+",
-                   default=["ranksvm", "infinite_push", "sparse_infinite_push"],
-                   help="rankers to compare (default: all three)")
+    a.add_argument("--methods", nargs="+", default=None,
+                   help="rankers to compare: ranksvm, infinite_push, sparse_infinite_push, "
+                        "svmmap, toppush, pnorm_push_1, pnorm_push_4, pnorm_push_16, "
+                        "pnorm_push_64 (default: ranksvm infinite_push sparse_infinite_push)")
+    a.add_argument("--protocol", choices=["exact", "paper"], default="exact",
+                   help="exact: every model solved to its certified optimum (default); paper: "
+                        "trained as Agarwal (2011) did (gradient projection with 1000 steps and "
+                        "C, eta_0 chosen by cross-validation; P-Norm Push by 100 boosting rounds)")
+    a.add_argument("--store", default=None,
+                   help="folder keeping every finished split; a rerun with the same settings "
+                        "reuses them (resumes an interrupted run)")
     a.add_argument("--n-jobs", type=positive_int, default=1,
                    help="worker processes across splits (default 1)")
     a.add_argument("--seed", type=nonnegative_int, default=0,
@@ -75,10 +83,12 @@ def _run(args) -> int:
     pd.set_option("display.max_columns", 40)
     if args.which == "agarwal":
         from .agarwal import agarwal_experiment, compare_with_paper
+        methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
         res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
-                                 n_folds=args.n_folds, methods=tuple(args.methods),
+                                 n_folds=args.n_folds, methods=tuple(methods),
                                  n_jobs=args.n_jobs, seed=args.seed, data_dir=args.data_dir,
-                                 scale=args.scale, progress=not args.no_progress)
+                                 scale=args.scale, progress=not args.no_progress,
+                                 protocol=args.protocol, store=args.store)
         print(compare_with_paper(res).round(4).to_string())
     else:
         from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,

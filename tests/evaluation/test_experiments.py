@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import json
+
 import numpy as np
 import pytest
 
@@ -44,7 +46,10 @@ def test_paper_table_matches_formulations_section_7():
     t = A.paper_results()
     assert t.loc[("ionosphere", "infinite_push"), "pos_at_top"] == 14.7
     assert t.loc[("spambase", "ranksvm"), "dcg"] == 189.6650
-    assert t.shape == (4, 4)
+    assert t.loc[("spambase", "svmmap"), "pos_at_top"] == 48.6
+    assert t.loc[("ionosphere", "pnorm_push_16"), "auc"] == 0.9070
+    assert t.shape == (14, 4)  # seven rankers x two data sets
+    assert set(t.index.get_level_values("method")) <= set(A.method_names())
 
 
 @needs_data
@@ -63,8 +68,8 @@ def test_agarwal_experiment_tiny_run(capfd):
     assert ((res["auc"] > 0.6) & (res["ap"] <= 1)).all()
     assert (res["n_features_used"] <= 33).all()
     table = A.compare_with_paper(res)
-    assert table.loc[("ionosphere", "ranksvm"), "paper_auc"] == 0.9271
-    assert np.isnan(table.loc[("ionosphere", "sparse_infinite_push"), "paper_auc"])
+    assert table.loc[("exact", "ionosphere", "ranksvm"), "paper_auc"] == 0.9271
+    assert np.isnan(table.loc[("exact", "ionosphere", "sparse_infinite_push"), "paper_auc"])
 
 
 @needs_data
@@ -135,8 +140,8 @@ def test_perceptron_progress_counts_runs_on_stderr(capsys):
 def fake_split(monkeypatch):
     """agarwal_experiment on synthetic data with a split runner that fits nothing."""
     rng = np.random.default_rng(0)
-    y = np.r_[np.ones(20, int), np.zeros(10, int)]
-    monkeypatch.setattr(A, "load", lambda name, data_dir=None: (rng.random((30, 3)), y))
+    X, y = rng.random((30, 3)), np.r_[np.ones(20, int), np.zeros(10, int)]
+    monkeypatch.setattr(A, "load", lambda name, data_dir=None: (X, y))
 
     def run_split(dataset, split, X, y, train, test, *, methods, on_fit=None, **kw):
         rows = []
@@ -149,13 +154,87 @@ def fake_split(monkeypatch):
     monkeypatch.setattr(A, "run_split", run_split)
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_agarwal_progress_counts_split_method_fits(fake_split, capsys, n_jobs):
+def test_agarwal_progress_counts_split_method_fits(fake_split, capsys):
     res = A.agarwal_experiment(("ionosphere",), n_splits=3, methods=("ranksvm", "infinite_push"),
-                               n_jobs=n_jobs, progress=True)
+                               n_jobs=1, progress=True)
     assert len(res) == 6
     err = capsys.readouterr().err
-    assert "agarwal" in err and "6/6" in err  # 3 splits x 2 methods, in processes too
+    assert "agarwal" in err and "6/6" in err  # 3 splits x 2 methods
+
+
+class _StoredOnly:
+    """A split runner that must not be called: every split comes from the store."""
+
+    def __call__(self, *args, **kwargs):
+        raise AssertionError("a stored split was fitted again")
+
+
+def test_store_keeps_finished_splits_and_a_rerun_reuses_them(fake_split, tmp_path,
+                                                            monkeypatch):
+    kw = dict(n_splits=3, methods=("ranksvm",), progress=False, store=tmp_path,
+              return_scores=True)
+    first, scores = A.agarwal_experiment(("ionosphere",), **kw)
+    files = sorted(tmp_path.glob("ionosphere_exact_split*.json"))
+    assert len(files) == 3
+    monkeypatch.setattr(A, "run_split", _StoredOnly())
+    again, scores_again = A.agarwal_experiment(("ionosphere",), **kw)
+    assert again.equals(first)
+    np.testing.assert_array_equal(scores_again[("ionosphere", 2)][0], scores[("ionosphere", 2)][0])
+    # other settings are other splits: the store is not reused for them
+    with pytest.raises(AssertionError, match="fitted again"):
+        A.agarwal_experiment(("ionosphere",), **{**kw, "seed": 1})
+
+
+def test_store_reruns_an_unreadable_split(fake_split, tmp_path):
+    kw = dict(n_splits=2, methods=("ranksvm",), progress=False, store=tmp_path)
+    A.agarwal_experiment(("ionosphere",), **kw)
+    broken = sorted(tmp_path.glob("*.json"))[0]
+    broken.write_text("{not json")
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        res = A.agarwal_experiment(("ionosphere",), **kw)
+    assert len(res) == 2
+    assert json.loads(broken.read_text())["rows"][0]["method"] == "ranksvm"  # rewritten
+
+
+@needs_data
+def test_splits_run_in_the_benchmark_executors_worker_processes(capsys):
+    kw = dict(n_splits=2, Cs=(1.0,), n_folds=2, methods=("ranksvm",),
+              ranker_kw={"solver": "cvxpy"}, seed=0)
+    serial = A.agarwal_experiment(("ionosphere",), n_jobs=1, progress=False, **kw)
+    parallel = A.agarwal_experiment(("ionosphere",), n_jobs=2, progress=True, **kw)
+    assert "2/2" in capsys.readouterr().err
+    cols = ["split", "method", "C", "auc", "pos_at_top", "ap"]
+    pd_testing = pytest.importorskip("pandas").testing
+    pd_testing.assert_frame_equal(serial[cols], parallel[cols], rtol=1e-6)
+
+
+def test_method_plans_of_the_two_protocols():
+    plan = A.method_plan("infinite_push", "paper")
+    assert plan.params == {"method": "paper", "max_iter": 1000}
+    assert plan.grid == {"C": A.PAPER_CS, "eta0": A.PAPER_ETA0S}
+    assert A.method_plan("infinite_push", "exact").grid == {"C": A.PAPER_CS}
+    boosting = A.method_plan("pnorm_push_16", "paper")
+    assert boosting.params["p"] == 16 and boosting.params["max_iter"] == 100 and not boosting.grid
+    assert A.method_plan("pnorm_push_4", "exact").params == {"p": 4}
+    for bad, match in [(("svm", "exact"), "unknown method"),
+                       (("pnorm_push_x", "exact"), "unknown method"),
+                       (("ranksvm", "fast"), "unknown protocol")]:
+        with pytest.raises(ValueError, match=match):
+            A.method_plan(*bad)
+
+
+def test_select_params_searches_the_whole_grid():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
+    plan = A.MethodPlan("RankSVMRanker", {"method": "paper", "max_iter": 50},
+                        {"C": (1.0, 10.0), "eta0": (1e-3, 1e-1)})
+    chosen, mean_ap = A.select_params(plan, X, y, n_folds=2, seed=0, scale="all")
+    assert mean_ap.shape == (4,)
+    assert set(chosen) == {"C", "eta0"}
+    best = int(np.argmax(mean_ap))
+    assert chosen == dict(zip(("C", "eta0"), [(1.0, 1e-3), (1.0, 1e-1), (10.0, 1e-3),
+                                              (10.0, 1e-1)][best]))
 
 
 def test_agarwal_progress_false_writes_nothing_to_stderr(fake_split, capfd):
