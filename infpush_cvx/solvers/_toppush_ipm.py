@@ -173,7 +173,13 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
                   np.abs(rpA).max(), np.abs(rpC).max(initial=0.0),
                   np.abs(rpB).max(initial=0.0))
         if mu * n_ineq <= 0.1 * tol * scale and res <= 1e-9 * scale:
-            status = "restricted"
+            outside = np.ones(data.n, dtype=bool)
+            outside[J] = False
+            if np.any(t_full[outside] > tau):  # solved on J, not on every negative
+                status = "restricted"
+                break
+        if mu * n_ineq <= 1e-15 * scale:
+            status, message = "stalled", "the interior-point method reached round-off"
             break
         WA, WB, WC = zA / sA, (zB / sB if hinge else np.zeros(m)), zC / sC
         Dxi = p_xi + WA + WB

@@ -25,7 +25,11 @@ and the dual, maximised over ``Omega = {alpha >= 0, beta >= 0, sum alpha = sum b
 
 Weak duality ``D(alpha, beta) <= P(w)`` holds for every feasible pair and every w, so
 ``P(w) - D(alpha, beta)`` bounds ``P(w) - P*``: the certificate, reported as
-:func:`~.result.relative_gap` (tests/solvers/test_toptpush.py checks ``P* = D*`` against CVXPY).
+:func:`~.result.relative_gap` (tests/solvers/test_toppush.py checks ``P* = D*`` against CVXPY).
+
+Method ``"interior_point"`` (the default): Mehrotra's method on the primal QP over a working
+set of negatives, each step certified by this gap on all of them (:mod:`._toppush_ipm`); on
+Spambase at lam = 1 it needs about 20 steps where ``"dual_agd"`` needs 11,000.
 
 Method ``"dual_agd"`` (the paper's algorithm, section 3.2): Nesterov's accelerated projected
 gradient on ``f = -D``, whose gradient is ``(s + alpha / (2c) - 1, -t)`` at
