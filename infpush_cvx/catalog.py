@@ -85,6 +85,7 @@ FORMULATIONS = {
     "infinite_push_dual": formulations.infinite_push_dual,
     "ranksvm_dual": formulations.ranksvm_dual,
     "rank2plan_lp": formulations.rank2plan_lp,
+    "pnorm_push": formulations.pnorm_push,
 }
 
 #: The loss each bipartite formulation's lambda refers to (for scaling conversions).
@@ -117,7 +118,10 @@ class ProblemSpec:
 
     @property
     def problem_class(self) -> str:
-        """"LP" (l1 penalties, Rank2Plan), "QP" (l2 primal, duals) for choosing solvers."""
+        """"LP" (l1 penalties, Rank2Plan), "QP" (l2 primal, duals), "EXP" (the P-Norm Push's
+        exponential cones) for choosing solvers."""
+        if self.formulation == "pnorm_push":
+            return "EXP"
         if self.formulation == "rank2plan_lp" or self.options.get("penalty") == "l1":
             return "LP"
         return "QP"

@@ -458,8 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the comparison set CLARABEL ECOS SCS HIGHS, if installed)")
     p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
                    help="project solver methods, e.g. fista or infinite_push.working_set "
-                        "(default: the certified ones, working_set smoothing_newton fista ccg; "
-                        "give none for no project solver)")
+                        "(default: the certified ones, working_set smoothing_newton fista ccg "
+                        "newton; give none for no project solver)")
     _add_time_limit(p, "each solve")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

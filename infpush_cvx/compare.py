@@ -32,7 +32,7 @@ COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "obj
 #: Project solver methods the main job runs: the certified ones, which must reach the stored
 #: value. The papers' algorithms (``paper``, ``admm``) stop at an iteration budget; they run in
 #: ``infpush-cvx bench``.
-CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg")
+CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg", "newton")
 
 #: Statuses of a successful solve, CVXPY's and the project's.
 SUCCESS = ("optimal", "degenerate_optimal")
@@ -153,6 +153,9 @@ def native_methods(spec) -> list[str]:
     if spec.formulation == "rank2plan_lp":
         from .solvers.rank2plan import METHODS
         return [f"rank2plan.{m}" for m in METHODS if m != "cvxpy"]
+    if spec.formulation == "pnorm_push":
+        from .solvers.pnorm_push import METHODS
+        return [f"pnorm_push.{m}" for m in METHODS if m != "cvxpy"]
     return []
 
 
@@ -161,10 +164,12 @@ def native_names() -> set[str]:
     name (``"fista"``, every module's method of that name) or a module name (``"rank2plan"``,
     all its methods)."""
     from .solvers.infinite_push import METHODS as ip
+    from .solvers.pnorm_push import METHODS as pn
     from .solvers.rank2plan import METHODS as r2p
     from .solvers.ranksvm import METHODS as rs
     labels = {f"infinite_push.{m}" for ms in ip.values() for m in ms}
     labels |= {f"ranksvm.{m}" for m in rs} | {f"rank2plan.{m}" for m in r2p if m != "cvxpy"}
+    labels |= {f"pnorm_push.{m}" for m in pn if m != "cvxpy"}
     return labels | {part for label in labels for part in label.split(".")}
 
 
@@ -234,8 +239,11 @@ def _native_function(module: str):
     if module == "rank2plan":
         from .solvers.rank2plan import rank2plan_lp
         return rank2plan_lp
+    if module == "pnorm_push":
+        from .solvers.pnorm_push import pnorm_push
+        return pnorm_push
     raise ValueError(f"unknown project solver module {module!r}; expected one of "
-                     f"['infinite_push', 'rank2plan', 'ranksvm']")
+                     f"['infinite_push', 'pnorm_push', 'rank2plan', 'ranksvm']")
 
 
 def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
@@ -243,7 +251,7 @@ def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
     """The :class:`~infpush_cvx.solvers.result.SolverResult` of the project solver ``solver``
     (``"<module>.<method>"``) on the catalog problem ``spec`` with instance ``data``."""
     module = solver.partition(".")[0]
-    if module not in ("infinite_push", "ranksvm", "rank2plan"):
+    if module not in ("infinite_push", "ranksvm", "rank2plan", "pnorm_push"):
         raise ValueError(f"unknown project solver {solver!r}")
     function = _native_function(module)
     kwargs = native_options(solver, tol=tol, time_limit=time_limit)
@@ -252,6 +260,8 @@ def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
                         scaling=spec.scaling, **kwargs)
     if module == "ranksvm":
         return function(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, **kwargs)
+    if module == "pnorm_push":
+        return function(data, lam=spec.lam, p=spec.options["p"], **kwargs)
     return function(data, lam=spec.lam, **kwargs)
 
 

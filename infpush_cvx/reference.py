@@ -260,8 +260,9 @@ def compute_reference(problem_id: str) -> dict:
     spec = _catalog.get(problem_id)
     data = _catalog.instance_data(spec.instance)
     problem = spec.build(data)
+    reference_options = cvxpy_solvers.reference_options(spec.problem_class)
     start = time.perf_counter()
-    solve(problem, cvxpy_solvers.REFERENCE_SOLVER, cvxpy_solvers.REFERENCE_OPTIONS)
+    solve(problem, cvxpy_solvers.REFERENCE_SOLVER, copy.deepcopy(reference_options))
     reference_time = time.perf_counter() - start
     if problem.status != cp.OPTIMAL:
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
@@ -291,7 +292,7 @@ def compute_reference(problem_id: str) -> dict:
         "opt_val": value,
         "status": problem.status,
         "solver": cvxpy_solvers.REFERENCE_SOLVER,
-        "solver_options": cvxpy_solvers.REFERENCE_OPTIONS,
+        "solver_options": reference_options,
         "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
         "cross_check": {"solver": checker, "status": check.status, "value": float(check.value),
                         "relative_error": check_err,
@@ -516,6 +517,7 @@ CERTIFIED_SOLVERS = {
     "ranksvm": ("ranksvm", "smoothing_newton"),
     "ranksvm_dual": ("ranksvm", "smoothing_newton"),
     "rank2plan_lp": ("rank2plan", "ccg"),
+    "pnorm_push": ("pnorm_push", "newton"),
 }
 
 
@@ -537,6 +539,9 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     label = f"{module}.{method}"
     if module == "rank2plan":
         result = rank2plan_lp(data, lam=spec.lam, method=method, tol=tol)
+    elif module == "pnorm_push":
+        from .solvers.pnorm_push import pnorm_push
+        result = pnorm_push(data, lam=spec.lam, p=spec.options["p"], method=method, tol=tol)
     elif module == "infinite_push":
         result = infinite_push(data.Xp, data.Xn, spec.lam,
                                penalty=spec.options.get("penalty", "l2"),

@@ -8,7 +8,8 @@ Every function returns a :class:`cvxpy.Problem` whose weight variable is named `
 from ._common import FORMS
 from .duals import infinite_push_dual, primal_value_from_dual, ranksvm_dual
 from .infinite_push import infinite_push, ranksvm
+from .pnorm_push import pnorm_push
 from .rank2plan import rank2plan_lp
 
 __all__ = ["FORMS", "infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual",
-           "primal_value_from_dual", "rank2plan_lp"]
+           "primal_value_from_dual", "rank2plan_lp", "pnorm_push"]

@@ -26,8 +26,8 @@ def needs(*solvers):
 # -- the capability table ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("solver, classes", [
-    ("CLARABEL", ("LP", "QP", "SOCP")), ("ECOS", ("LP", "QP", "SOCP")),
-    ("SCS", ("LP", "QP", "SOCP")), ("OSQP", ("LP", "QP")), ("SCIPY", ("LP",)),
+    ("CLARABEL", ("LP", "QP", "SOCP", "EXP")), ("ECOS", ("LP", "QP", "SOCP", "EXP")),
+    ("SCS", ("LP", "QP", "SOCP", "EXP")), ("OSQP", ("LP", "QP")), ("SCIPY", ("LP",)),
     ("HIGHS", ("LP", "QP")), ("MOSEK", ("LP", "QP", "SOCP")), ("GLPK", ("LP",)),
     ("PIQP", ("LP", "QP")), ("IPOPT", ()),  # an NLP solver: none of the classes
 ])
@@ -58,7 +58,7 @@ def test_a_conic_interface_is_read_from_its_supported_constraints(monkeypatch):
     monkeypatch.setitem(defines.SOLVER_MAP_CONIC, "FAKE_SOC", FakeCones())
     assert cvxpy_solvers.capabilities("FAKE_LP") == ("LP",)
     assert cvxpy_solvers.capabilities("FAKE_QUAD") == ("LP", "QP")
-    assert cvxpy_solvers.capabilities("FAKE_SOC") == ("LP", "QP", "SOCP")
+    assert cvxpy_solvers.capabilities("FAKE_SOC") == ("LP", "QP", "SOCP", "EXP")
 
 
 def test_highs_qp_is_the_explicit_exception():
