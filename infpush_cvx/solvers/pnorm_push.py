@@ -128,6 +128,18 @@ def pnorm_push_dual(data: BipartiteData, sigma, rho, lam: float, p: float) -> fl
     return float(-_kl(sigma, log_b) / p - _kl(rho, log_a) - (v @ v) / (2.0 * lam))
 
 
+def pnorm_push_certificate(data: BipartiteData, w, lam: float, p: float) -> dict:
+    """The certificate at any w: ``objective`` P(w), the dual point ``sigma``, ``rho`` (softmax
+    weights at w), its value ``dual_value`` = P(w) - ``gap_abs`` with ``gap_abs`` =
+    ``||grad P(w)||^2 / (2 lam)``, and ``gap``, the relative gap (module docstring)."""
+    p = check_p(p)
+    w = _weights_vector(data, w)
+    state = _State(data, w, float(lam), p, log_mean_weights(data))
+    return {"objective": float(state.objective), "dual_value": state.objective - state.gap_abs,
+            "gap_abs": state.gap_abs, "gap": float(state.gap), "sigma": state.sigma,
+            "rho": state.rho}
+
+
 def _kl(u: np.ndarray, log_v: np.ndarray) -> float:
     nz = u > 0
     return float(np.sum(u[nz] * (np.log(u[nz]) - log_v[nz])))

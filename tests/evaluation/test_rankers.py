@@ -11,8 +11,8 @@ from infpush_cvx import metrics
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.objectives import bipartite_objective
 from infpush_cvx.solvers.result import ConvergenceWarning
-from infpush_cvx.rankers import (InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker,
-                                 ZeroModelWarning)
+from infpush_cvx.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
+                                 SparseInfinitePushRanker, ZeroModelWarning)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
 LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
@@ -189,7 +189,8 @@ if parametrize_with_checks is not None:
     # against the check's rtol=1e-7).
     @parametrize_with_checks([cls() for cls in RANKERS]
                              + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)]
-                             + [SparseInfinitePushRanker(C=10.0, solver="native")],
+                             + [SparseInfinitePushRanker(C=10.0, solver="native")]
+                             + [PNormPushRanker(), PNormPushRanker(p=16.0)],
                              expected_failed_checks=_expected_failed_checks, xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check):
         check(estimator)

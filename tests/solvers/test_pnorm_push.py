@@ -294,3 +294,30 @@ def test_bad_data_is_refused():
     with pytest.raises(ValueError, match="p must be at least 1"):
         formulations.pnorm_push(BipartiteData(Xp, Xn[:, :3]), 0.1, p=0.9)
     assert METHODS == ("newton", "boosting", "cvxpy")
+
+
+# -- the ranker ------------------------------------------------------------------------------------
+
+def test_ranker_fits_the_solver_problem_with_both_backends():
+    from infpush_cvx.rankers import ConvergenceWarning as RankerWarning
+    from infpush_cvx.rankers import PNormPushRanker
+    pytest.importorskip("sklearn")
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(80) < 0.4).astype(int)
+    X = rng.normal(size=(80, 5))
+    X[:, :3] += 1.2 * y[:, None]
+    native = PNormPushRanker(C=10.0, p=16).fit(X, y)
+    direct = pnorm_push(X[y == 1], X[y == 0], 0.1, p=16)
+    np.testing.assert_allclose(native.coef_, direct.w, rtol=1e-6, atol=1e-8)
+    assert native.status_ == "optimal" and native.dual_gap_ <= 1e-6 and native.backend_ == "native"
+    via_cvxpy = PNormPushRanker(C=10.0, p=16, solver="cvxpy").fit(X, y)
+    np.testing.assert_allclose(via_cvxpy.coef_, native.coef_, rtol=1e-4, atol=1e-5)
+    with pytest.warns(RankerWarning, match="boosting"):
+        boosted = PNormPushRanker(p=4, method="boosting", max_iter=20).fit(X, y)
+    assert boosted.n_iter_ == 20 and boosted.status_ == "max_iter"
+    assert boosted.score(X, y) > 0.6
+    with pytest.raises(ValueError, match="p must be at least 1"):
+        PNormPushRanker(p=0.5).fit(X, y)
+    with pytest.raises(ValueError, match="unknown method"):
+        PNormPushRanker(method="fista").fit(X, y)
