@@ -36,12 +36,13 @@ Methods (``method=``):
   Hessian, ``O((m + n) d^2 + d^3)`` per step, from ``w = 0`` (or a warm start); the objective is
   smooth and ``lam``-strongly convex, so it converges quadratically. Stops when the certified
   relative gap is at most ``tol``.
-- ``"boosting"``: Rudin's P-Norm Push algorithm ([Rudin2009], section 5 "The algorithm"), run as
-  in [Agarwal2011]'s experiments: the weak rankers are the features, 100 rounds (``max_iter``),
-  unregularised. See :func:`_boosting` for exactly what is implemented. ``lam`` does not change
-  its iterates: the result's objective, gap and status are those of the regularised problem at
-  the final w (so it ends with status ``"max_iter"`` and a ConvergenceWarning unless that w
-  happens to be certified), and ``history["loss"]`` holds the unregularised loss it minimises.
+- ``"boosting"``: Rudin's P-Norm Push algorithm ([Rudin2009], its boosting-style algorithm),
+  run as in [Agarwal2011]'s experiments: the weak rankers are the features, 100 rounds
+  (``max_iter``), unregularised. See :func:`_boosting` for exactly what is implemented.
+  ``lam`` does not change its iterates: the result's objective, gap and status are those of the
+  regularised problem at the final w (so it ends with status ``"max_iter"`` and a
+  ConvergenceWarning unless that w happens to be certified), and ``history["loss"]`` holds the
+  unregularised loss it minimises.
 - ``"cvxpy"``: the CVXPY problem of :mod:`infpush_cvx.formulations.pnorm_push`, solved by
   ``solver`` (default Clarabel); its w is certified by the same gap.
 """
@@ -313,7 +314,7 @@ def _newton(data, lam, p, logs, *, tol, max_iter, w0, deadline) -> dict:
         H = _hessian(data, state, lam, p, stacked)
         try:
             direction = -scipy.linalg.solve(H, state.grad, assume_a="pos", check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):  # H >= lam I in exact arithmetic; a defect if it happens
+        except (np.linalg.LinAlgError, ValueError):  # H >= lam I exactly: a defect if it happens
             status, message = "failed", "the Newton system could not be solved"
             break
         slope = float(state.grad @ direction)
@@ -350,7 +351,7 @@ def _newton(data, lam, p, logs, *, tol, max_iter, w0, deadline) -> dict:
 
 
 def _boosting(data, lam, p, logs, *, max_iter, w0, deadline) -> dict:
-    """Rudin's P-Norm Push algorithm ([Rudin2009], section 5), with the features as weak rankers.
+    """Rudin's P-Norm Push algorithm ([Rudin2009]), with the features as weak rankers.
 
     Rudin minimises ``F(lambda) = sum_k (sum_i exp(-(M lambda)_ik))^p`` with
     ``M_ik,j = h_j(x_i^+) - h_j(x_k^-)`` by coordinate descent over the weak rankers h_j. Here
