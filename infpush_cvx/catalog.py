@@ -86,6 +86,7 @@ FORMULATIONS = {
     "ranksvm_dual": formulations.ranksvm_dual,
     "rank2plan_lp": formulations.rank2plan_lp,
     "pnorm_push": formulations.pnorm_push,
+    "toppush": formulations.toppush,
 }
 
 #: The loss each bipartite formulation's lambda refers to (for scaling conversions).

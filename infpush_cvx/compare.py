@@ -32,7 +32,7 @@ COLUMNS = ["problem", "formulation", "scaling", "form", "solver", "status", "obj
 #: Project solver methods the main job runs: the certified ones, which must reach the stored
 #: value. The papers' algorithms (``paper``, ``admm``) stop at an iteration budget; they run in
 #: ``infpush-cvx bench``.
-CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg", "newton")
+CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg", "newton", "interior_point")
 
 #: Statuses of a successful solve, CVXPY's and the project's.
 SUCCESS = ("optimal", "degenerate_optimal")
@@ -156,6 +156,9 @@ def native_methods(spec) -> list[str]:
     if spec.formulation == "pnorm_push":
         from .solvers.pnorm_push import METHODS
         return [f"pnorm_push.{m}" for m in METHODS if m != "cvxpy"]
+    if spec.formulation == "toppush":
+        from .solvers.toppush import METHODS
+        return [f"toppush.{m}" for m in METHODS if m != "cvxpy"]
     return []
 
 
@@ -167,9 +170,11 @@ def native_names() -> set[str]:
     from .solvers.pnorm_push import METHODS as pn
     from .solvers.rank2plan import METHODS as r2p
     from .solvers.ranksvm import METHODS as rs
+    from .solvers.toppush import METHODS as tp
     labels = {f"infinite_push.{m}" for ms in ip.values() for m in ms}
     labels |= {f"ranksvm.{m}" for m in rs} | {f"rank2plan.{m}" for m in r2p if m != "cvxpy"}
     labels |= {f"pnorm_push.{m}" for m in pn if m != "cvxpy"}
+    labels |= {f"toppush.{m}" for m in tp if m != "cvxpy"}
     return labels | {part for label in labels for part in label.split(".")}
 
 
@@ -242,8 +247,11 @@ def _native_function(module: str):
     if module == "pnorm_push":
         from .solvers.pnorm_push import pnorm_push
         return pnorm_push
+    if module == "toppush":
+        from .solvers.toppush import toppush
+        return toppush
     raise ValueError(f"unknown project solver module {module!r}; expected one of "
-                     f"['infinite_push', 'pnorm_push', 'rank2plan', 'ranksvm']")
+                     f"['infinite_push', 'pnorm_push', 'rank2plan', 'ranksvm', 'toppush']")
 
 
 def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
@@ -251,7 +259,7 @@ def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
     """The :class:`~infpush_cvx.solvers.result.SolverResult` of the project solver ``solver``
     (``"<module>.<method>"``) on the catalog problem ``spec`` with instance ``data``."""
     module = solver.partition(".")[0]
-    if module not in ("infinite_push", "ranksvm", "rank2plan", "pnorm_push"):
+    if module not in ("infinite_push", "ranksvm", "rank2plan", "pnorm_push", "toppush"):
         raise ValueError(f"unknown project solver {solver!r}")
     function = _native_function(module)
     kwargs = native_options(solver, tol=tol, time_limit=time_limit)
@@ -262,6 +270,8 @@ def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
         return function(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, **kwargs)
     if module == "pnorm_push":
         return function(data, lam=spec.lam, p=spec.options["p"], **kwargs)
+    if module == "toppush":
+        return function(data, None, spec.lam, loss=spec.options["loss"], **kwargs)
     return function(data, lam=spec.lam, **kwargs)
 
 

@@ -518,6 +518,7 @@ CERTIFIED_SOLVERS = {
     "ranksvm_dual": ("ranksvm", "smoothing_newton"),
     "rank2plan_lp": ("rank2plan", "ccg"),
     "pnorm_push": ("pnorm_push", "newton"),
+    "toppush": ("toppush", "interior_point"),
 }
 
 
@@ -542,6 +543,9 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     elif module == "pnorm_push":
         from .solvers.pnorm_push import pnorm_push
         result = pnorm_push(data, lam=spec.lam, p=spec.options["p"], method=method, tol=tol)
+    elif module == "toppush":
+        from .solvers.toppush import toppush
+        result = toppush(data, None, spec.lam, loss=spec.options["loss"], method=method, tol=tol)
     elif module == "infinite_push":
         result = infinite_push(data.Xp, data.Xn, spec.lam,
                                penalty=spec.options.get("penalty", "l2"),

@@ -10,6 +10,7 @@ from .duals import infinite_push_dual, primal_value_from_dual, ranksvm_dual
 from .infinite_push import infinite_push, ranksvm
 from .pnorm_push import pnorm_push
 from .rank2plan import rank2plan_lp
+from .toppush import toppush
 
 __all__ = ["FORMS", "infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual",
-           "primal_value_from_dual", "rank2plan_lp", "pnorm_push"]
+           "primal_value_from_dual", "rank2plan_lp", "pnorm_push", "toppush"]
