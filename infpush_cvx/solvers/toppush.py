@@ -38,9 +38,9 @@ quadratic only), Lipschitz with ``L = sigma_max([Xp; Xn])^2 / lam + max_i 1/(2 c
 projection onto Omega is :func:`infpush_cvx.prox.equal_sums.project_equal_sums` (a 1-d root
 search, as the paper's). Differences from the authors' code, and why:
 
-- the step is ``1/L`` with L decreased when a step allows it and doubled when the sufficient
-  decrease fails (the code starts at ``L = 1/m`` and only doubles): measured, this halves the
-  iterations on Spambase at lam = 1;
+- the step is ``1/L``, with L doubled when the sufficient decrease fails (as in the code, which
+  starts at ``L = 1/m`` in its scaling and only doubles) and also lowered by 10% after every
+  step, capped by the global bound above;
 - the momentum restarts when ``f`` increases (O'Donoghue & Candes, "Adaptive restart for
   accelerated gradient schemes", 2015);
 - it stops when the certified relative gap, which costs O(m + n) per step from the scores the
