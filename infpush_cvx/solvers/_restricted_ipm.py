@@ -36,9 +36,64 @@ from __future__ import annotations
 
 import time
 
+import numba as nb
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+
+
+# ---- fused elementwise kernels over the constraint rows (a restricted problem of the a8a
+# subsets has 450,000 rows: one pass each instead of four to six NumPy temporaries) ----------
+
+@nb.njit(cache=True, nogil=True)
+def _scaled_rhs(z, s, rp, rc):
+    """``(z / s) rp - rc / s``, the row part of the Newton right-hand side."""
+    out = np.empty_like(z)
+    for i in range(z.size):
+        out[i] = (z[i] * rp[i] - rc[i]) / s[i]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _slack_steps(z, s, Gdx, rp, rc):
+    """The multiplier and slack steps of a Newton direction: ``dz = (z / s)(G dx + r_p) -
+    rc / s`` and ``ds = -(rc + s dz) / z``."""
+    dz = np.empty_like(z)
+    ds = np.empty_like(z)
+    for i in range(z.size):
+        dz[i] = (z[i] * (Gdx[i] + rp[i]) - rc[i]) / s[i]
+        ds[i] = -(rc[i] + s[i] * dz[i]) / z[i]
+    return ds, dz
+
+
+@nb.njit(cache=True, nogil=True)
+def _max_step(v, dv):
+    """The largest ``a <= 1`` with ``v + a dv >= 0`` (the ratio test; v > 0)."""
+    a = 1.0
+    for i in range(v.size):
+        if dv[i] < 0.0:
+            r = -v[i] / dv[i]
+            if r < a:
+                a = r
+    return a
+
+
+@nb.njit(cache=True, nogil=True)
+def _complementarity_after(s, ds, z, dz, a):
+    """``(s + a ds) . (z + a dz)``."""
+    total = 0.0
+    for i in range(s.size):
+        total += (s[i] + a * ds[i]) * (z[i] + a * dz[i])
+    return total
+
+
+@nb.njit(cache=True, nogil=True)
+def _corrector_rhs(s, z, ds, dz, sigma_mu):
+    """``s z + ds dz - sigma mu``, Mehrotra's corrector."""
+    out = np.empty_like(s)
+    for i in range(s.size):
+        out[i] = s[i] * z[i] + ds[i] * dz[i] - sigma_mu
+    return out
 
 
 class RestrictedProblem:
@@ -78,12 +133,33 @@ class RestrictedProblem:
         self._dense = self.nI * self.nJ <= max(20 * self.nb, 250_000)
         if self.Z is not None:
             self._ZT = self.Z.T.tocsr()
+        # every pair of the first g rows of XJ with every row of XI, group by group (the exact
+        # model of a small problem): pair sums are then row and column sums of a g x nI array,
+        # not scattered sums (np.bincount), 3x faster on the a8a subsets
+        g = self.nb // max(self.nI, 1)
+        self._grid = g if (self.Z is None and self.nI > 0 and self.nb == self.nI * g
+                           and g <= self.nJ
+                           and np.array_equal(self.bi, np.tile(np.arange(self.nI), g))
+                           and np.array_equal(self.bj, np.repeat(np.arange(g), self.nI))) else 0
+
+    def _grid_view(self, v):
+        """A pair vector as the g x nI array of its grid (row j: the pairs of negative j)."""
+        return v.reshape(self._grid, self.nI)
+
+    def per_pair(self, x):
+        """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
+        if self._grid:
+            return np.repeat(x[:self._grid], self.nI)
+        return x[self.bj]
 
     # ---- the linear maps of the constraint rows ----------------------------------------------
     def zw(self, w):
         """``pi_b z_b . w`` for every band pair."""
         if self.Z is not None:
             return self.Z @ w
+        if self._grid:
+            diff = (self.XI @ w)[None, :] - (self.XJ[:self._grid] @ w)[:, None]
+            return self.pi * diff.ravel()
         return self.pi * ((self.XI @ w)[self.bi] - (self.XJ @ w)[self.bj])
 
     def zT(self, v):
@@ -91,10 +167,17 @@ class RestrictedProblem:
         if self.Z is not None:
             return self._ZT @ v
         v = self.pi * v
+        if self._grid:
+            V = self._grid_view(v)
+            return self.XI.T @ V.sum(axis=0) - self.XJ[:self._grid].T @ V.sum(axis=1)
         return (self.XI.T @ np.bincount(self.bi, v, self.nI)
                 - self.XJ.T @ np.bincount(self.bj, v, self.nJ))
 
     def group_sum(self, v):
+        if self._grid:
+            out = np.zeros(self.k)
+            out[:self._grid] = self._grid_view(v).sum(axis=1)
+            return out
         return np.bincount(self.bj, v, self.k)
 
     def G(self, w, xi, e, p):
@@ -138,7 +221,7 @@ class RestrictedProblem:
         if self.groups:
             gw -= self.g.T @ z1
             gxi = -z1.sum()
-            ge += z1[self.bj]
+            ge += self.per_pair(z1)
         if self.l1:
             gw += z4 - z5
             gp = -z4 - z5
@@ -184,7 +267,7 @@ class RestrictedProblem:
             V[:, :d] = self.g + Yw
             V[:, d] = 1.0
             S += (V * gamma[:, None]).T @ V
-            fac["sm_b"] = gamma[self.bj] * inv_delta  # Sherman-Morrison weight of pair b
+            fac["sm_b"] = self.per_pair(gamma) * inv_delta  # Sherman-Morrison weight of pair b
         if self.l1:
             D4, D5 = 1.0 / w4, 1.0 / w5
             S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
@@ -203,6 +286,10 @@ class RestrictedProblem:
 
     def _pair_matrix(self, v):
         """The nI x nJ matrix with ``v_b`` at ``(bi[b], bj[b])`` (pairs are distinct)."""
+        if self._grid:
+            M = np.zeros((self.nI, self.nJ))
+            M[:, :self._grid] = self._grid_view(v).T
+            return M
         if self._dense:
             M = np.zeros((self.nI, self.nJ))
             M[self.bi, self.bj] = v
@@ -222,7 +309,7 @@ class RestrictedProblem:
     def _Einv(self, fac, r_e):
         t = r_e * fac["inv_delta"]
         if self.groups:
-            t -= fac["sm_b"] * self.group_sum(t)[self.bj]
+            t -= fac["sm_b"] * self.per_pair(self.group_sum(t))
         return t
 
     def solve(self, fac, rw, rxi, re, rp):
@@ -250,7 +337,7 @@ class RestrictedProblem:
         # e = E^{-1} (r_e - H_ey dy),  (H_ey dy)_b = D2_b z_b.dw - D1_j (g_j.dw + dxi)
         hy = D2 * self.zw(dw)
         if self.groups:
-            hy -= (D1 * (self.g @ dw + dxi))[self.bj]
+            hy -= self.per_pair(D1 * (self.g @ dw + dxi))
         de = self._Einv(fac, re - hy)
         dp = None
         if self.l1:
@@ -373,8 +460,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         def direction(rc):
             # dx from (P + G^T D G) dx = -r_d - G^T (D r_p - rc / s), with iterative refinement
             # on the unreduced operator (the reduced solve loses accuracy as D spreads out)
-            v = (z / s) * rp_ - rc / s
-            gw, gxi, ge, gp = prob.GT(v)
+            gw, gxi, ge, gp = prob.GT(_scaled_rhs(z, s, rp_, rc))
             rhs = [-rdw - gw, -rdxi - gxi, -rde - ge, (-rdp - gp) if prob.l1 else None]
             dx = list(prob.solve(fac, *rhs))
             # refinement is needed near the end only (refining whenever progress stalled saved a
@@ -390,21 +476,16 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
                 dx = [a + b if a is not None else None for a, b in zip(dx, corr)]
             dw, dxi, de, dp = dx
             Gdx = prob.G(dw, dxi, de, dp if prob.l1 else None)
-            dz = (z / s) * (Gdx + rp_) - rc / s
-            ds = -(rc + s * dz) / z
+            ds, dz = _slack_steps(z, s, Gdx, rp_, rc)
             return dw, dxi, de, dp, ds, dz
 
-        def max_step(v, dv):
-            neg = dv < 0
-            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
-
         aff = direction(s * z)
-        a_aff = min(max_step(s, aff[4]), max_step(z, aff[5]))
-        mu_aff = float((s + a_aff * aff[4]) @ (z + a_aff * aff[5])) / nr
+        a_aff = min(_max_step(s, aff[4]), _max_step(z, aff[5]))
+        mu_aff = _complementarity_after(s, aff[4], z, aff[5], a_aff) / nr
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-        step = direction(s * z + aff[4] * aff[5] - sigma * mu)
+        step = direction(_corrector_rhs(s, z, aff[4], aff[5], sigma * mu))
         dw, dxi, de, dp, ds, dz = step
-        alpha = 0.99 * min(max_step(s, ds), max_step(z, dz))
+        alpha = 0.99 * min(_max_step(s, ds), _max_step(z, dz))
         w = w + alpha * dw
         xi = xi + alpha * dxi
         e = e + alpha * de

@@ -163,3 +163,21 @@ def test_l1_model_holding_the_whole_problem_is_solved_exactly(a8a, seed):
     data = BipartiteData(full.Xp[:20], full.Xn[:50])
     res = infinite_push(data.Xp, data.Xn, 1e-3, penalty="l1", scaling="paper", tol=TOL)
     check(data, res, "infinite_push", "l1", lam=1e-3)
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_small_problem_solved_whole_on_the_exact_model(a8a, penalty):
+    """A small Infinite Push whose negatives all tie at the max at the start (a8a: binary
+    features) is solved in one restricted step on the exact model (every pair); l1 goes there
+    after ``exact_after`` rounds (0 here). Same certified optimum as the working set without it."""
+    from infpush_cvx.solvers import WorkingSetOptions
+
+    data = a8a_subset(a8a, 25, 150, seed=1)
+    whole = WorkingSetOptions() if penalty == "l2" else WorkingSetOptions(exact_after=0)
+    res = infinite_push(data.Xp, data.Xn, LAM, penalty=penalty, tol=TOL, options=whole)
+    assert res.iterations == 1
+    check(data, res, "infinite_push", penalty)
+    rounds = infinite_push(data.Xp, data.Xn, LAM, penalty=penalty, tol=TOL,
+                           options=WorkingSetOptions(exact_pairs=0))
+    assert rounds.iterations > 1
+    check(data, rounds, "infinite_push", penalty)

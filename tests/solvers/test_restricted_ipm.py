@@ -107,3 +107,37 @@ def test_stopping_early_is_reported():
     prob, center = random_problem(5, groups=True, l1=True, prox=0.0)
     *_, info = solve_restricted(prob, center=center, max_iter=3)
     assert info["status"] == "max_iter" and info["iterations"] == 3 and info["error"] > 1e-8
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+def test_grid_of_pairs_gives_the_same_operators_and_step_as_scattered_pairs(groups, l1):
+    """Every pair of the first g negatives (the exact model of a small problem) is recognised as a
+    grid and summed by rows and columns; the same pairs in another order go through the general
+    scattered sums. Both must give the same maps and the same step."""
+    rng = np.random.default_rng(11)
+    nI, nJ, d, g = 9, 6, 4, 5
+    XI, XJ = rng.standard_normal((nI, d)), rng.standard_normal((nJ, d))
+    bi, bj = np.tile(np.arange(nI), g), np.repeat(np.arange(g), nI)
+    pi = rng.uniform(0.5, 2.0, bi.size)
+    kw = dict(coef=0.7, groups=groups, kappa=0.0 if l1 else 1.0, l1=l1, q_w=rng.normal(size=d))
+    if groups:
+        kw.update(a=rng.uniform(0, 1, nJ), g=rng.standard_normal((nJ, d)))
+    else:
+        kw.update(c_e=0.05)
+    grid = RestrictedProblem(XI, XJ, bi, bj, pair_weight=pi, **kw)
+    order = rng.permutation(bi.size)
+    scattered = RestrictedProblem(XI, XJ, bi[order], bj[order], pair_weight=pi[order], **kw)
+    assert grid._grid == g and scattered._grid == 0
+    w, v = rng.normal(size=d), rng.normal(size=bi.size)
+    np.testing.assert_allclose(grid.zw(w)[order], scattered.zw(w), rtol=1e-13)
+    np.testing.assert_allclose(grid.zT(v), scattered.zT(v[order]), rtol=1e-12)
+    np.testing.assert_allclose(grid.per_pair(np.arange(nJ + 0.0))[order],
+                               scattered.per_pair(np.arange(nJ + 0.0)))
+    if groups:
+        np.testing.assert_allclose(grid.group_sum(v), scattered.group_sum(v[order]), rtol=1e-12)
+    w1, _, z1, i1 = solve_restricted(grid)
+    w2, _, z2, i2 = solve_restricted(scattered)
+    assert i1["status"] == i2["status"] == "optimal"
+    np.testing.assert_allclose(w1, w2, atol=1e-7)
+    np.testing.assert_allclose(z1[order], z2, atol=1e-7)
