@@ -18,6 +18,18 @@ Weighted data (sample weights p of the positives, q of the negatives, sums M and
 :class:`infpush_cvx.data.BipartiteData`): the sum over positives becomes ``sum_i p_i h_ij``, the
 RankSVM sum over pairs ``sum_ij p_i q_j h_ij``, and m, m n become M, M N. q does not enter the
 Infinite Push (a maximum over negatives). Integer weights give the problem on repeated rows.
+
+Kernels (``kernel="linear" | "rbf" | "poly" | callable`` with scikit-learn ``SVC``'s ``gamma``,
+``degree``, ``coef0``; l2 penalty only): the RKHS problem over ``f = sum_k beta_k K(z_k, .)``,
+``Z = [Xp; Xn]`` (:mod:`infpush_cvx.kernels`)::
+
+    paper:  minimise  (lam/2) beta^T K beta + loss(K beta)
+    seed:   minimise  lam beta^T K beta + loss_sum(K beta)
+
+with ``(s; t) = K beta``. The coefficient variable keeps the project's name ``w``
+(``problem.var_dict["w"]`` holds beta, of length m + n, as Rank2Plan's ``w`` holds its beta),
+so every consumer of ``var_dict["w"]`` reads it; the penalty is ``quad_form(w, psd_wrap(K))``,
+K checked positive semidefinite first.
 """
 
 from __future__ import annotations
@@ -26,13 +38,32 @@ import cvxpy as cp
 
 from .. import scaling as _scaling
 from .._validation import check_choice
+from ..data import BipartiteData
 from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expression, scores
 
 
+def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
+    """The data whose rows score ``K beta`` (rows of K), and the RKHS penalty matrix K."""
+    from ..kernels import kernel_matrix, gram_factor
+    from ..solvers._kernel import training_rows
+
+    if penalty != "l2":
+        raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
+                         f"penalty={penalty!r}")
+    K = kernel_matrix(training_rows(data), None, kernel, gamma, degree, coef0)
+    K = 0.5 * (K + K.T)
+    gram_factor(K)  # refuses a Gram matrix that is not positive semidefinite, naming kernel
+    return BipartiteData(K[:data.m], K[data.m:], data.wp, data.wn), K
+
+
 def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
-                       form: str) -> cp.Problem:
+                       form: str, kernel=None, gamma="scale", degree=3,
+                       coef0=0.0) -> cp.Problem:
     data = as_bipartite(data)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
+    K = None
+    if kernel is not None:
+        data, K = _kernel_scores(data, kernel, gamma, degree, coef0, penalty)
     w = cp.Variable(data.d, name="w")
     lam_p = lam_parameter(lam)
     s, t, constraints = scores(data, w, form)
@@ -48,18 +79,28 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     # Paper scaling averages the loss (over positives, or over pairs); seed scaling sums it.
     N = _scaling.loss_normaliser(loss, data.wp_sum, data.wn_sum)
     loss_term = loss_sum / N if scaling == "paper" else loss_sum
-    objective = lam_p * penalty_expression(w, penalty, scaling) + loss_term
+    if K is None:
+        objective = lam_p * penalty_expression(w, penalty, scaling) + loss_term
+    else:
+        coef = _scaling.paper_penalty_coefficient("l2") if scaling == "paper" else 1.0
+        objective = lam_p * (coef * cp.quad_form(w, cp.psd_wrap(K))) + loss_term
     return cp.Problem(cp.Minimize(objective), constraints)
 
 
 def infinite_push(data, lam, *, penalty: str = "l2", scaling: str = "paper",
-                  form: str = "compact") -> cp.Problem:
-    """The Infinite Push primal, l2 or l1 penalty, in paper or seed scaling, compact or direct."""
+                  form: str = "compact", kernel=None, gamma="scale", degree: int = 3,
+                  coef0: float = 0.0) -> cp.Problem:
+    """The Infinite Push primal, l2 or l1 penalty, in paper or seed scaling, compact or direct;
+    with ``kernel``, the RKHS problem over beta (module docstring)."""
     return _bipartite_problem(data, lam, loss="infinite_push", penalty=penalty,
-                              scaling=scaling, form=form)
+                              scaling=scaling, form=form, kernel=kernel, gamma=gamma,
+                              degree=degree, coef0=coef0)
 
 
-def ranksvm(data, lam, *, scaling: str = "paper", form: str = "compact") -> cp.Problem:
-    """The bipartite RankSVM primal (l2 penalty), in paper or seed scaling."""
+def ranksvm(data, lam, *, scaling: str = "paper", form: str = "compact", kernel=None,
+            gamma="scale", degree: int = 3, coef0: float = 0.0) -> cp.Problem:
+    """The bipartite RankSVM primal (l2 penalty), in paper or seed scaling; with ``kernel``,
+    the RKHS problem over beta (module docstring)."""
     return _bipartite_problem(data, lam, loss="ranksvm", penalty="l2", scaling=scaling,
-                              form=form)
+                              form=form, kernel=kernel, gamma=gamma, degree=degree,
+                              coef0=coef0)

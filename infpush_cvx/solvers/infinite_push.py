@@ -15,6 +15,11 @@ Methods (``method=``):
 - ``"fista"`` (l2): accelerated projected gradient with restart on the dual (eq. 3.9).
 - ``"paper"`` (l2): the paper's gradient projection (Figure 2), ``eta_0 / sqrt(t)`` steps.
 - ``"admm"`` (l1 and l2): Rakotomamonjy's ADMM (:mod:`.sparse_infinite_push`).
+
+Kernels (l2): ``kernel="linear" | "rbf" | "poly" | callable`` with ``gamma``, ``degree``,
+``coef0`` as in scikit-learn's ``SVC`` learns ``f = sum_k beta_k K(z_k, .)`` over the training
+rows ``[Xp; Xn]``: every method above runs on the rows of a factor ``K = L L^T``, which is the
+same problem (:mod:`infpush_cvx.kernels`, :mod:`._kernel`); the result's ``w`` is beta.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
                   eta0: float | None = None, rho: float | None = None,
                   time_limit: float | None = None, detect_degenerate: bool = True,
                   options: WorkingSetOptions | None = None,
+                  kernel=None, gamma="scale", degree: int = 3, coef0: float = 0.0,
+                  nystroem: int | None = None, nystroem_seed: int = 0,
                   verbose: bool = False) -> SolverResult:
     """Minimise the Infinite Push objective; returns a :class:`~.result.SolverResult`.
 
@@ -80,6 +87,17 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
     detect_degenerate : bool; ``working_set`` first decides whether ``w* = 0`` (scale-invariant
         test, :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
     options : a :class:`infpush_cvx.solvers.WorkingSetOptions` for ``working_set``.
+    kernel : None (default: the linear primal over ``w`` in feature space) or ``"linear"``,
+        ``"rbf"``, ``"poly"`` or a callable ``kernel(A, B)`` (l2 penalty only): the RKHS
+        problem ``(lam/2) beta^T K beta + loss(K beta)`` over the training rows ``[Xp; Xn]``.
+        The result's ``w`` (= ``beta``) holds the N = m + n coefficients; ``info`` holds ``v``
+        (weights on the factor rows), ``rank``, the resolved ``gamma`` and ``factor_time``.
+        The certified gap is the RKHS problem's (:mod:`infpush_cvx.kernels`).
+    gamma, degree, coef0 : kernel parameters with scikit-learn ``SVC``'s meaning (``gamma``:
+        ``"scale"``, ``"auto"`` or a number ``>= 0``).
+    nystroem : None (exact factor of the N x N Gram matrix) or a number of landmarks for a
+        Nystroem factor (the RKHS problem restricted to their span), drawn with
+        ``np.random.default_rng(nystroem_seed)``.
     verbose : bool (default False). True prints the progress to stderr (through the logger
         ``infpush_cvx.solvers`` at INFO; an application's own logging configuration, when it
         shows INFO records, is used instead): a header, one line per iteration (per round for
@@ -95,6 +113,20 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
     A solve that stops before its certificate holds returns its best point with the status and a
     ``message`` saying why, and warns with a :class:`~.result.ConvergenceWarning`.
     """
+    if kernel is not None:
+        if penalty != "l2":
+            raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
+                             f"penalty={penalty!r}")
+        from ._kernel import kernel_solve
+        return kernel_solve(infinite_push.__wrapped__, Xp, Xn, lam, kernel=kernel, gamma=gamma,
+                            degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
+                            wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
+                            penalty=penalty, scaling=scaling, method=method, tol=tol,
+                            max_iter=max_iter, eta0=eta0, rho=rho,
+                            detect_degenerate=detect_degenerate, options=options,
+                            verbose=verbose)
+    if nystroem is not None:
+        raise TypeError(f"nystroem={nystroem!r} is used only with a kernel (kernel=...)")
     deadline = Deadline(check_time_limit(time_limit))
     check_choice(penalty, "penalty", tuple(METHODS))
     check_choice(method, "method", METHODS[penalty])

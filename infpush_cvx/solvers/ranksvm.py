@@ -13,6 +13,10 @@ replaced by their linear or zero piece, proximal steps by a structured interior-
 stopped by the full duality gap: :mod:`._working_set`),
 ``"fista"`` (accelerated projected gradient with restart on the dual) and ``"paper"`` (Figure 3:
 ``eta_0 / sqrt(t)`` steps from ``C/(1000 m n)``).
+
+Kernels: ``kernel="linear" | "rbf" | "poly" | callable`` (scikit-learn ``SVC``'s ``gamma``,
+``degree``, ``coef0``) solves the RKHS problem over ``f = sum_k beta_k K(z_k, .)`` by any method
+above on the rows of a factor ``K = L L^T`` (:mod:`infpush_cvx.kernels`, :mod:`._kernel`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
              warm_start: SolverResult | ArrayLike | None = None, *,
              wp: ArrayLike | None = None, wn: ArrayLike | None = None,
              eta0: float | None = None, time_limit: float | None = None,
-             options: WorkingSetOptions | None = None, verbose: bool = False) -> SolverResult:
+             options: WorkingSetOptions | None = None, kernel=None, gamma="scale",
+             degree: int = 3, coef0: float = 0.0, nystroem: int | None = None,
+             nystroem_seed: int = 0, verbose: bool = False) -> SolverResult:
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
     Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only;
@@ -49,7 +55,18 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
     summary to stderr, as for the Infinite Push; False (the default) prints nothing.
     With sample weights ``wp``, ``wn`` (``working_set`` only) the loss is
     ``(1/(M N)) sum_ij wp_i wn_j h_ij``, ``M = sum wp``, ``N = sum wn``.
+    ``kernel``, ``gamma``, ``degree``, ``coef0``, ``nystroem``, ``nystroem_seed``: as for the
+    Infinite Push (the result's ``w`` holds the coefficients beta over ``[Xp; Xn]``).
     """
+    if kernel is not None:
+        from ._kernel import kernel_solve
+        return kernel_solve(rank_svm.__wrapped__, Xp, Xn, lam, kernel=kernel, gamma=gamma,
+                            degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
+                            wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
+                            scaling=scaling, method=method, tol=tol, max_iter=max_iter,
+                            eta0=eta0, options=options, verbose=verbose)
+    if nystroem is not None:
+        raise TypeError(f"nystroem={nystroem!r} is used only with a kernel (kernel=...)")
     deadline = Deadline(check_time_limit(time_limit))
     check_choice(method, "method", METHODS)
     check_unused_options(method, {"eta0": eta0, "options": options},

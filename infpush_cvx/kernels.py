@@ -1,0 +1,240 @@
+"""Kernels for the Infinite Push and RankSVM: Gram matrices, their factors, and the RKHS problem.
+
+The kernel Infinite Push and RankSVM learn ``f = sum_k beta_k K(z_k, .)`` over the training
+points ``Z = [Xp; Xn]`` (positives first). In paper scaling (docs/mathematics.md, sections 1
+and 3; Agarwal, SDM 2011, section 3 gives the kernel form of the Infinite Push)::
+
+    minimise over beta   (lam/2) beta^T K beta + loss(K beta),    K = K(Z, Z)
+
+where ``loss`` is the Infinite Push's ``max_j (1/m) sum_i max(0, 1 - (s_i - t_j))`` or
+RankSVM's pair mean on the scores ``(s; t) = K beta``.
+
+Kernels (scikit-learn's ``SVC`` semantics, so a model tuned there means the same here):
+
+- ``"linear"``: ``<a, b>``;
+- ``"rbf"``: ``exp(-gamma ||a - b||^2)``;
+- ``"poly"``: ``(gamma <a, b> + coef0) ** degree``;
+- a callable ``kernel(A, B)`` returning the ``len(A) x len(B)`` Gram matrix.
+
+``gamma`` is a nonnegative number, ``"scale"`` (``1 / (d * Z.var())``, 1 when the training data
+are constant) or ``"auto"`` (``1 / d``), resolved on the training points.
+
+Exact route (:func:`gram_factor`). With ``K = L L^T`` (``L`` is N x r) the RKHS problem is the
+linear one on the feature rows ``L`` over ``v = L^T beta``, because ``beta^T K beta =
+||L^T beta||^2`` and ``K beta = L (L^T beta)``: the linear solvers run unchanged on
+``Xp' = L[:m]``, ``Xn' = L[m:]``, their certified duality gap is the gap of the RKHS problem
+(same optimal value, and the pair dual depends on the data through ``K`` only), and the
+coefficients are the minimum-norm solution of ``L^T beta = v``. ``L`` comes from the
+eigendecomposition ``K = U diag(e) U^T``: ``L = U_r diag(sqrt(e_r))`` over the eigenvalues above
+``tol * max(e)`` (default ``tol = 1e-12``), so ``beta = U_r diag(1 / sqrt(e_r)) v``.
+
+The rank cut-off. Components of beta in the null space of ``K`` change neither ``beta^T K beta``
+nor ``K beta``, so the RKHS problem restricted to the range of ``K`` is exact, and ``v`` ranges
+over all of ``R^r``. Eigenvalues below ``tol * max(e)`` are round-off of a positive semidefinite
+matrix (their size is that of the eigensolver's backward error, about ``1e-16 N max(e)``); dropping
+them changes ``K`` by at most ``tol * max(e)`` in the spectral norm. A Gram matrix with an
+eigenvalue below ``-PSD_TOL * max(e)`` is not positive semidefinite (a callable that is not a
+kernel, ``poly`` with a negative ``coef0``): the RKHS problem is then not convex, and it is
+refused with a ValueError naming ``kernel``.
+
+Low-rank route (Nystroem; Williams & Seeger 2001). ``c`` landmarks drawn uniformly without
+replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the rows
+``L = K(Z, landmarks) U_r diag(1 / sqrt(e_r))``. This is exactly the RKHS problem with ``f``
+restricted to the span of the landmarks' kernel functions (``beta`` zero off the landmarks): the
+certified gap certifies that restricted problem, whose optimum is an upper bound on the full one.
+Memory ``O(N c)`` instead of ``O(N^2)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_int, check_matrix, check_scalar
+
+__all__ = ["KERNELS", "KernelFactor", "factorise", "gram_factor", "kernel_matrix",
+           "resolve_gamma"]
+
+#: The named kernels (a callable is accepted too).
+KERNELS = ("linear", "rbf", "poly")
+#: Relative eigenvalue cut-off of the factors: smaller eigenvalues are round-off (see above).
+RANK_TOL = 1e-12
+#: A Gram matrix with an eigenvalue below ``-PSD_TOL * max(e)`` is refused as not PSD.
+PSD_TOL = 1e-8
+
+
+def check_kernel(kernel, gamma="scale", degree=3, coef0=0.0):
+    """The validated ``(kernel, gamma, degree, coef0)``; errors name the argument.
+
+    ``kernel``: one of :data:`KERNELS` or a callable (TypeError otherwise, ValueError for an
+    unknown name). ``gamma``: ``"scale"``, ``"auto"`` or a finite number ``>= 0``. ``degree``:
+    an integer ``>= 0``. ``coef0``: a finite number.
+    """
+    if not callable(kernel):
+        if not isinstance(kernel, str):
+            raise TypeError(f"kernel must be one of {list(KERNELS)} or a callable, got "
+                            f"{type(kernel).__name__} {kernel!r}")
+        if kernel not in KERNELS:
+            raise ValueError(f"unknown kernel {kernel!r}; expected one of {list(KERNELS)} or a "
+                             f"callable kernel(A, B)")
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number "
+                             f">= 0")
+    else:
+        gamma = check_scalar(gamma, "gamma", nonnegative=True)
+    degree = check_int(degree, "degree", minimum=0)
+    coef0 = check_scalar(coef0, "coef0")
+    return kernel, gamma, degree, coef0
+
+
+def resolve_gamma(gamma, X) -> float:
+    """``gamma`` as a number for the training points ``X`` (scikit-learn's ``SVC`` rule):
+    ``"scale"`` is ``1 / (d * X.var())`` (1 when ``X.var()`` is 0), ``"auto"`` is ``1 / d``."""
+    X = _dense(X, "X")
+    d = X.shape[1]
+    if gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (d * var) if var != 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / d
+    return check_scalar(gamma, "gamma", nonnegative=True)
+
+
+def _dense(X, name: str) -> np.ndarray:
+    X = check_matrix(X, name)
+    return X.toarray() if sp.issparse(X) else X
+
+
+def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -> np.ndarray:
+    """The Gram matrix ``K[i, j] = kernel(A[i], B[j])`` (``B = A`` when omitted), float64.
+
+    scikit-learn's ``SVC`` kernels and parameters (module docstring); a string ``gamma`` is
+    resolved on ``A`` (the training points when ``A`` is them). A callable must return a finite
+    ``len(A) x len(B)`` array (ValueError naming ``kernel`` otherwise).
+    """
+    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
+    A = _dense(A, "A")
+    same = B is None
+    B = A if same else _dense(B, "B")
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"B has {B.shape[1]} features, A has {A.shape[1]}")
+    if callable(kernel):
+        K = np.asarray(kernel(A, B), dtype=np.float64)
+        if K.shape != (A.shape[0], B.shape[0]):
+            raise ValueError(f"kernel: the callable returned shape {K.shape}, expected "
+                             f"{(A.shape[0], B.shape[0])}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("kernel: the callable returned NaN or infinite entries")
+        return K
+    G = A @ B.T
+    if kernel == "linear":
+        return G
+    g = resolve_gamma(gamma, A)
+    if kernel == "poly":
+        return (g * G + coef0) ** degree
+    # rbf: ||a - b||^2 = ||a||^2 + ||b||^2 - 2 <a, b>, clipped at 0 against cancellation
+    sa = np.einsum("ij,ij->i", A, A)
+    sb = sa if same else np.einsum("ij,ij->i", B, B)
+    D = sa[:, None] + sb[None, :] - 2.0 * G
+    np.maximum(D, 0.0, out=D)
+    if same:
+        np.fill_diagonal(D, 0.0)
+    D *= -g
+    return np.exp(D, out=D)
+
+
+def _eigen(K, tol: float, what: str):
+    """``(U_r, e_r)``: the eigenpairs of the symmetric part of ``K`` above ``tol * max(e)``."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{what} must be a square matrix, got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{what} contains NaN or infinite entries")
+    e, U = np.linalg.eigh(0.5 * (K + K.T))
+    top = float(e[-1]) if e.size else 0.0
+    if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
+        raise ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
+                         f"{e[0]:.3g} against largest {top:.3g}); the RKHS problem would not be "
+                         f"convex. Use a positive semidefinite kernel")
+    keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
+    return U[:, keep], e[keep]
+
+
+def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
+    """``L`` (N x r) with ``K = L L^T`` up to round-off, from the eigendecomposition of ``K``.
+
+    The eigenvalues at most ``tol * max(e)`` are dropped (round-off; see the module docstring:
+    the RKHS problem restricted to the range of ``K`` is exact), so ``r`` is the numerical rank.
+    A zero matrix gives ``r = 0``. ValueError naming ``kernel`` for a matrix that is not PSD.
+    """
+    tol = check_scalar(tol, "tol", nonnegative=True)
+    U, e = _eigen(K, tol, "K")
+    return U * np.sqrt(e)
+
+
+@dataclass(frozen=True)
+class KernelFactor:
+    """Feature rows ``L`` of the training points and the map back to kernel coefficients.
+
+    ``f(x) = sum_k beta_k K(z_k, x)`` with ``beta = coefficients(v)`` gives the scores ``L v``
+    on the training points and the penalty ``||v||^2`` (exactly, for both routes).
+    ``landmarks``: the training rows the Nystroem route used (None for the exact route).
+    """
+
+    L: np.ndarray
+    basis: np.ndarray            # beta = basis @ v on the rows `landmarks` (all rows: exact)
+    landmarks: np.ndarray | None
+    n_rows: int
+    kernel: object
+    gamma: float
+    degree: int
+    coef0: float
+
+    @property
+    def rank(self) -> int:
+        return self.L.shape[1]
+
+    def coefficients(self, v) -> np.ndarray:
+        """The kernel coefficients beta (length N) of the linear weights ``v`` on ``L``: the
+        minimum-norm solution of ``L^T beta = v`` (exact route), zero off the landmarks
+        (Nystroem)."""
+        local = self.basis @ np.asarray(v, dtype=np.float64)
+        if self.landmarks is None:
+            return local
+        beta = np.zeros(self.n_rows)
+        beta[self.landmarks] = local
+        return beta
+
+    def kernel_with(self, A, B) -> np.ndarray:
+        """``K(A, B)`` with this factor's kernel and resolved parameters."""
+        return kernel_matrix(A, B, self.kernel, self.gamma, self.degree, self.coef0)
+
+
+def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
+              nystroem: int | None = None, seed: int = 0,
+              tol: float = RANK_TOL) -> KernelFactor:
+    """The :class:`KernelFactor` of the training points ``Z`` (N x d).
+
+    ``nystroem=None``: the exact route, eigendecomposition of the N x N Gram matrix (O(N^3)
+    time, O(N^2) memory). ``nystroem=c``: ``c`` landmarks (at most N) drawn by
+    ``np.random.default_rng(seed)``; O(N c^2) time, O(N c) memory.
+    """
+    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
+    Z = _dense(Z, "Z")
+    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
+    spec = dict(kernel=kernel, gamma=g, degree=degree, coef0=coef0)
+    N = Z.shape[0]
+    if nystroem is None:
+        U, e = _eigen(kernel_matrix(Z, None, **spec), tol, "K")
+        return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec)
+    c = check_int(nystroem, "nystroem", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
+    U, e = _eigen(kernel_matrix(Z[idx], None, **spec), tol, "K")
+    basis = U / np.sqrt(e)
+    L = kernel_matrix(Z, Z[idx], **spec) @ basis
+    return KernelFactor(L, basis, idx, N, **spec)
+
