@@ -295,6 +295,8 @@ class _TrainingSet(NamedTuple):
     data: BipartiteData
     classes: np.ndarray
     backend: str
+    rows: np.ndarray | None = None      # the row of X behind each row of [Xp; Xn]
+    n_samples: int | None = None        # rows of X
 
 
 class _PathFit(NamedTuple):
@@ -375,7 +377,10 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                              f"certified methods {_WEIGHTED_METHODS[1:]} (or method=None, the "
                              f"default); got method={self.method!r}. Use one of them or "
                              f"solver='cvxpy'.")
-        return _TrainingSet(data, labels.classes, backend)
+        keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
+        rows = np.concatenate([np.flatnonzero(labels.positive & keep),
+                               np.flatnonzero(~labels.positive & keep)])
+        return _TrainingSet(data, labels.classes, backend, rows, X.shape[0])
 
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -419,6 +424,14 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         self.backend_ = training.backend
         self.n_features_used_ = int(np.count_nonzero(np.abs(solve.coef) > self.sparsity_tol))
         self.classes_ = training.classes
+        self._set_kernel_model(training, solve)
+
+    # ---- kernels (InfinitePushRanker, RankSVMRanker: infpush_cvx._kernel_ranker) -------------
+    def _kernel_kwargs(self) -> dict:
+        return {}
+
+    def _set_kernel_model(self, training, solve) -> None:
+        pass
 
     def _solve_path(self, training: _TrainingSet, Cs) -> list:
         """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C."""
@@ -486,6 +499,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 kwargs[name] = getattr(self, name)
         if data.weighted:
             kwargs["wp"], kwargs["wn"] = data.wp, data.wn
+        kwargs.update(self._kernel_kwargs())
         out = [None] * len(Cs)
         prev = None
         for i in np.argsort(Cs, kind="stable"):
@@ -515,9 +529,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         from . import formulations
         if self._loss == "infinite_push":
             prob = formulations.infinite_push(data, 1.0 / Cs[0], penalty=self._penalty,
-                                              scaling="paper", form="compact")
+                                              scaling="paper", form="compact",
+                                              **self._kernel_kwargs())
         else:
-            prob = formulations.ranksvm(data, 1.0 / Cs[0], scaling="paper", form="compact")
+            prob = formulations.ranksvm(data, 1.0 / Cs[0], scaling="paper", form="compact",
+                                        **self._kernel_kwargs())
         lam = prob.param_dict["lam"]
         w = prob.var_dict["w"]
         first = _check_cvxpy_solver(self.cvxpy_solver)
@@ -559,7 +575,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         DataFrame); ValueError otherwise.
         """
         self._check_fitted()
-        return _validated_X(self, X, reset=False) @ self.coef_
+        X = _validated_X(self, X, reset=False)
+        if getattr(self, "kernel", None) is not None:
+            from . import _kernel_ranker
+            return _kernel_ranker.decision_function(self, X)
+        return X @ self.coef_
 
     def predict(self, X):
         """The positive class (``pos_label``, else the greater label) where
@@ -602,12 +622,47 @@ def _iterations(count) -> int | None:
     return None if count is None else int(count)
 
 
-class InfinitePushRanker(_BipartiteRanker):
+class _KernelRanker(_BipartiteRanker):
+    """A bipartite ranker with scikit-learn ``SVC``'s kernel hyper-parameters
+    (:mod:`infpush_cvx._kernel_ranker`)."""
+
+    def __init__(self, C=1.0, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
+                 cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
+        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
+                         eta0=eta0, cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
+                         pos_label=pos_label, verbose=verbose)
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _check_params(self):
+        from . import _kernel_ranker
+        _kernel_ranker.check_params(self)
+        return super()._check_params()
+
+    def _kernel_kwargs(self) -> dict:
+        from . import _kernel_ranker
+        return _kernel_ranker.solver_kwargs(self)
+
+    def _set_kernel_model(self, training, solve) -> None:
+        from . import _kernel_ranker
+        _kernel_ranker.set_fitted(self, training, solve)
+
+
+class InfinitePushRanker(_KernelRanker):
     """Infinite Push, l2 (Agarwal, SDM 2011, eq. 3.6): ``(1/(2C))||w||^2 + max_j mean_i hinge_ij``.
 
     Parameters
     ----------
     C : float > 0, ``1/lambda``.
+    kernel : "linear" (default: the weights ``coef_`` on the features), "rbf", "poly" or a
+        callable ``kernel(A, B)``; ``gamma`` ("scale", "auto" or a number >= 0), ``degree``,
+        ``coef0``: as in scikit-learn's ``SVC``. A kernel fits ``f = sum_k beta_k K(x_k, .)``
+        over the training rows (the RKHS problem, :mod:`infpush_cvx.kernels`), exactly, by the
+        native solvers on the rows of a factor of the Gram matrix (O(N^2) memory, O(N^3) time)
+        or by CVXPY. Not for the l1 ranker.
     solver : "auto" | "native" | "cvxpy" (see the module docstring).
     method : None (the native solver's default, certified) or one of the native solver's
         methods for this ranker; ``tol``: passed to the native solver.
@@ -627,7 +682,10 @@ class InfinitePushRanker(_BipartiteRanker):
     ``n_features_used_``, ``n_features_in_``, ``feature_names_in_`` (fitted on string column
     names only), ``n_iter_`` (the solver's iterations; None when CVXPY's solver reports none),
     ``dual_gap_`` (certified relative duality gap; NaN without a certificate, as with CVXPY),
-    ``C_``.
+    ``C_``; ``dual_coef_`` (one coefficient beta per row of the X given to ``fit``),
+    ``support_`` (the rows with a nonzero one), ``support_vectors_`` and ``gamma_`` (resolved):
+    ``decision_function(X) = K(X, support_vectors_) @ dual_coef_[support_]``. With a kernel other
+    than "linear", ``coef_`` and ``n_features_used_`` are None.
 
     ``fit(X, y, sample_weight=None)``: integer weights are repeated rows. The loss is a maximum
     over the negatives, so the negatives' weights do not change it (only a weight of 0, which
@@ -649,7 +707,7 @@ class SparseInfinitePushRanker(_BipartiteRanker):
     _auto_prefers_cvxpy = True
 
 
-class RankSVMRanker(_BipartiteRanker):
+class RankSVMRanker(_KernelRanker):
     """Bipartite RankSVM (Agarwal, SDM 2011, eq. 4.18): ``(1/(2C))||w||^2 + mean_ij hinge_ij``.
 
     Same parameters and attributes as :class:`InfinitePushRanker`. With ``sample_weight`` both
