@@ -263,6 +263,9 @@ def native_solve(spec, solver: str, data, *, tol: float = 1e-6,
         raise ValueError(f"unknown project solver {solver!r}")
     function = _native_function(module)
     kwargs = native_options(solver, tol=tol, time_limit=time_limit)
+    if module in ("infinite_push", "ranksvm"):
+        from .kernels import kernel_options
+        kwargs.update(kernel_options(spec.options))  # a kernel problem: the RKHS problem
     if module == "infinite_push":
         return function(data.Xp, data.Xn, spec.lam, penalty=spec.options["penalty"],
                         scaling=spec.scaling, **kwargs)

@@ -54,11 +54,13 @@ import scipy.sparse as sp
 
 from ._validation import check_int, check_matrix, check_scalar
 
-__all__ = ["KERNELS", "KernelFactor", "factorise", "gram_factor", "kernel_matrix",
-           "resolve_gamma"]
+__all__ = ["KERNELS", "KERNEL_OPTIONS", "KernelFactor", "factorise", "gram_factor",
+           "kernel_matrix", "kernel_options", "resolve_gamma"]
 
 #: The named kernels (a callable is accepted too).
 KERNELS = ("linear", "rbf", "poly")
+#: The options of the formulations and solvers that define the kernel (catalog options).
+KERNEL_OPTIONS = ("kernel", "gamma", "degree", "coef0")
 #: Relative eigenvalue cut-off of the factors: smaller eigenvalues are round-off (see above).
 RANK_TOL = 1e-12
 #: A Gram matrix with an eigenvalue below ``-PSD_TOL * max(e)`` is refused as not PSD.
@@ -88,6 +90,11 @@ def check_kernel(kernel, gamma="scale", degree=3, coef0=0.0):
     degree = check_int(degree, "degree", minimum=0)
     coef0 = check_scalar(coef0, "coef0")
     return kernel, gamma, degree, coef0
+
+
+def kernel_options(options: dict) -> dict:
+    """The kernel options among a catalog problem's ``options`` (empty for a linear problem)."""
+    return {k: options[k] for k in KERNEL_OPTIONS if k in options}
 
 
 def resolve_gamma(gamma, X) -> float:

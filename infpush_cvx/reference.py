@@ -533,6 +533,7 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     :class:`ReferenceError` when the solver does not certify its answer.
     """
     from .compare import SUCCESS
+    from .kernels import kernel_options
     from .solvers import infinite_push, rank2plan_lp, rank_svm
 
     data = _catalog.instance_data(spec.instance) if data is None else data
@@ -550,10 +551,10 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
         result = infinite_push(data.Xp, data.Xn, spec.lam,
                                penalty=spec.options.get("penalty", "l2"),
                                scaling=spec.options.get("scaling", "paper"), method=method,
-                               tol=tol)
+                               tol=tol, **kernel_options(spec.options))
     else:
         result = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.options.get("scaling", "paper"),
-                          method=method, tol=tol)
+                          method=method, tol=tol, **kernel_options(spec.options))
     if result.status not in SUCCESS:
         raise ReferenceError(f"{spec.id}: the re-solve by {label} ended with status "
                              f"{result.status!r} ({result.message})")

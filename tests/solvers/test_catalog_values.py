@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from infpush_cvx import catalog
 from infpush_cvx import scaling as sc
+from infpush_cvx.kernels import kernel_options
 from infpush_cvx.objectives import rank2plan_objective
 from infpush_cvx.reference import load_reference
 from infpush_cvx.solvers import infinite_push, rank2plan_lp, rank_svm
@@ -81,6 +82,24 @@ def _check_bipartite(spec, data, res, stored, loss, penalty):
     return gap
 
 
+def _kernel_view(data, res, kernel):
+    """A kernel problem as the linear problem it equals: rows L of ``K = L L^T`` (scipy's
+    eigendecomposition of K, not the solver's factor) and the weights ``L^T beta`` of the
+    result, whose objective and pair dual are the RKHS problem's."""
+    from dataclasses import replace
+
+    from scipy.linalg import eigh
+
+    from infpush_cvx.data import BipartiteData
+    from infpush_cvx.kernels import kernel_matrix
+
+    K = kernel_matrix(np.vstack([data.Xp, data.Xn]), None, **kernel)
+    e, U = eigh(K)
+    keep = e > 1e-13 * e[-1]
+    L = U[:, keep] * np.sqrt(e[keep])
+    return BipartiteData(L[:data.m], L[data.m:]), replace(res, w=L.T @ res.w)
+
+
 def _rank2plan_lower_bound(data, pi, lam):
     """Dual value of the Rank2Plan LP at ``pi`` made feasible: ``sum_k g_k pi_k`` with
     ``0 <= pi <= s`` and ``||sum_k pi_k (X_j - X_i)||_inf <= lam`` (shrinking keeps the box)."""
@@ -111,12 +130,15 @@ def test_solver_reproduces_stored_value(problem_id, method):
     else:
         loss = "infinite_push" if spec.formulation == "infinite_push" else "ranksvm"
         penalty = spec.options.get("penalty", "l2")
+        kernel = kernel_options(spec.options)
         if loss == "infinite_push":
             res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=penalty,
-                                scaling=spec.scaling, method=method, tol=TOL)
+                                scaling=spec.scaling, method=method, tol=TOL, **kernel)
         else:
             res = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, method=method,
-                           tol=TOL)
+                           tol=TOL, **kernel)
+        if kernel:
+            data, res = _kernel_view(data, res, kernel)
         gap = _check_bipartite(spec, data, res, stored, loss, penalty)
 
     rel_error = abs(res.objective - stored) / abs(stored)
