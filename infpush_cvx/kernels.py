@@ -2,7 +2,7 @@
 
 The kernel Infinite Push and RankSVM learn ``f = sum_k beta_k K(z_k, .)`` over the training
 points ``Z = [Xp; Xn]`` (positives first). In paper scaling (docs/mathematics.md, sections 1
-and 3; Agarwal, SDM 2011, section 3 gives the kernel form of the Infinite Push)::
+and 3; [Agarwal2011] writes the Infinite Push and its dual with a kernel)::
 
     minimise over beta   (lam/2) beta^T K beta + loss(K beta),    K = K(Z, Z)
 
@@ -37,7 +37,7 @@ eigenvalue below ``-PSD_TOL * max(e)`` is not positive semidefinite (a callable 
 kernel, ``poly`` with a negative ``coef0``): the RKHS problem is then not convex, and it is
 refused with a ValueError naming ``kernel``.
 
-Low-rank route (Nystroem; Williams & Seeger 2001). ``c`` landmarks drawn uniformly without
+Low-rank route (Nystroem, [Williams2001] in docs/references.md). ``c`` landmarks drawn uniformly without
 replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the rows
 ``L = K(Z, landmarks) U_r diag(1 / sqrt(e_r))``. This is exactly the RKHS problem with ``f``
 restricted to the span of the landmarks' kernel functions (``beta`` zero off the landmarks): the

@@ -1,7 +1,8 @@
 """The CVXPY problem factory.
 
 Every function returns a :class:`cvxpy.Problem` whose weight variable is named ``w``
-(``problem.var_dict["w"]``; ``alpha`` for the duals) and whose regularisation is a parameter
+(``problem.var_dict["w"]``; ``alpha`` for the duals; for a kernel problem, ``kernel=...``, it
+holds the coefficients beta over the training rows) and whose regularisation is a parameter
 (``lam``; ``C = 1/lam`` for the duals), so re-solving for another lambda skips recompilation.
 """
 

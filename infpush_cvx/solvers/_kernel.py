@@ -12,9 +12,11 @@ result's ``w`` (and ``beta``) are the coefficients beta over the training rows `
 (Nystroem rows, None for the exact route) and ``info["factor_time"]`` (Gram matrix and its
 factor, seconds; included in ``time``).
 
-The papers' gradient projection in kernel form (Agarwal 2011, Figures 2 and 3) works on the dual
-over pairs with gradient ``dQ/dalpha_ij = f(x_i^+) - f(x_j^-) - 1``, ``f = K beta(alpha)``,
-``beta(alpha) = [alpha 1_n; -alpha^T 1_m]``. On the rows ``L`` the linear method computes
+The papers' gradient projection in kernel form ([Agarwal2011], eqs. 3.12 to 3.14, Figures 2
+and 3) works on the dual over pairs, ``Q(alpha) = 1/2 sum alpha_ij alpha_kl phi_K - sum alpha``
+with ``phi_K`` the kernel of pair differences, i.e. ``Q = 1/2 beta^T K beta - sum(alpha)`` with
+``beta(alpha) = [alpha 1_n; -alpha^T 1_m]`` (eq. 3.14's ``f = sum_ij alpha_ij (K(x_i^+, .) -
+K(x_j^-, .))``), and gradient ``dQ/dalpha_ij = f(x_i^+) - f(x_j^-) - 1``, ``f = K beta(alpha)``. On the rows ``L`` the linear method computes
 ``w(alpha) = L^T beta(alpha)`` and the scores ``L w(alpha) = K beta(alpha)``: the same gradient,
 the same ``Q(alpha) = 1/2 beta^T K beta - sum(alpha)``, the same Lipschitz constant (the largest
 eigenvalue of the pair operator, which depends on ``K`` only), hence the same iterates; so

@@ -55,7 +55,8 @@ class SolverResult:
     Attributes
     ----------
     w : ndarray
-        The weights (``beta`` for Rank2Plan; also available under that name).
+        The weights (``beta`` for Rank2Plan, and the kernel coefficients over the training rows
+        ``[Xp; Xn]`` for a kernel Infinite Push or RankSVM; also available under that name).
     objective : float
         Primal objective recomputed from ``w`` in the requested scaling.
     gap : float or None
