@@ -314,6 +314,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _penalty = "l2"
     _native_module = "infinite_push"
     _auto_prefers_cvxpy = False
+    #: the native methods that take sample weights (None: the default method); None: all
+    _weighted_methods: tuple | None = _WEIGHTED_METHODS
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -372,9 +374,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
         data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
         backend = self._backend()
-        if data.weighted and backend == "native" and self.method not in _WEIGHTED_METHODS:
+        weighted_methods = self._weighted_methods
+        if (data.weighted and backend == "native" and weighted_methods is not None
+                and self.method not in weighted_methods):
             raise ValueError(f"sample_weight is supported by the native solver only with the "
-                             f"certified methods {_WEIGHTED_METHODS[1:]} (or method=None, the "
+                             f"certified methods {weighted_methods[1:]} (or method=None, the "
                              f"default); got method={self.method!r}. Use one of them or "
                              f"solver='cvxpy'.")
         keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
@@ -490,30 +494,37 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 f"badly scaled, or the solve ended early")
 
     # ---- backends ---------------------------------------------------------------------------
-    def _solve_native_path(self, data, Cs):
-        """Native solves in increasing C, each warm-started from the previous one."""
-        mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
+    def _native_options(self, data) -> dict:
+        """The native solver's options common to every C of a path."""
         kwargs = {"tol": self.tol, "verbose": self.verbose}
         for name in ("method", "max_iter", "eta0"):
-            if getattr(self, name) is not None:
+            if getattr(self, name, None) is not None:
                 kwargs[name] = getattr(self, name)
         if data.weighted:
             kwargs["wp"], kwargs["wn"] = data.wp, data.wn
         kwargs.update(self._kernel_kwargs())
+        return kwargs
+
+    def _native_solve(self, data, lam: float, options: dict, warm_start):
+        """One native solve at ``lam`` (paper scaling); returns the solver's result."""
+        mod = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
+        if warm_start is not None:
+            options = {**options, "warm_start": warm_start}
+        if self._loss == "infinite_push":
+            return mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
+                                     scaling="paper", **options)
+        return mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **options)
+
+    def _solve_native_path(self, data, Cs):
+        """Native solves in increasing C, each warm-started from the previous one."""
+        options = self._native_options(data)
         out = [None] * len(Cs)
         prev = None
         for i in np.argsort(Cs, kind="stable"):
-            if prev is not None:
-                kwargs["warm_start"] = prev
-            lam = 1.0 / Cs[i]
             with warnings.catch_warnings():
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
                 warnings.simplefilter("ignore", SolverConvergenceWarning)
-                if self._loss == "infinite_push":
-                    res = mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
-                                            scaling="paper", **kwargs)
-                else:
-                    res = mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **kwargs)
+                res = self._native_solve(data, 1.0 / Cs[i], options, prev)
             out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
                               status=res.status, n_iter=_iterations(res.iterations),
                               dual_gap=np.nan if res.gap is None else float(res.gap),
@@ -521,19 +532,21 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             prev = res
         return out
 
+    def _cvxpy_problem(self, data, lam: float):
+        """The CVXPY problem of this ranker at ``lam`` (a parameter named "lam")."""
+        from . import formulations
+        if self._loss == "infinite_push":
+            return formulations.infinite_push(data, lam, penalty=self._penalty, scaling="paper",
+                                              form="compact", **self._kernel_kwargs())
+        return formulations.ranksvm(data, lam, scaling="paper", form="compact",
+                                    **self._kernel_kwargs())
+
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
         each with ``warm_start=True``; no certified gap (``dual_gap`` NaN)."""
         import cvxpy as cp
 
-        from . import formulations
-        if self._loss == "infinite_push":
-            prob = formulations.infinite_push(data, 1.0 / Cs[0], penalty=self._penalty,
-                                              scaling="paper", form="compact",
-                                              **self._kernel_kwargs())
-        else:
-            prob = formulations.ranksvm(data, 1.0 / Cs[0], scaling="paper", form="compact",
-                                        **self._kernel_kwargs())
+        prob = self._cvxpy_problem(data, 1.0 / Cs[0])
         lam = prob.param_dict["lam"]
         w = prob.var_dict["w"]
         first = _check_cvxpy_solver(self.cvxpy_solver)
@@ -541,20 +554,19 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         for i in np.argsort(Cs, kind="stable"):
             C = Cs[i]
             lam.value = 1.0 / C
-            # an interior-point failure on one C should not end a cross-validation run: retry
-            # with the other installed conic solvers, in order
+            # an interior-point failure on one C should not end a cross-validation run (nor
+            # Clarabel's exponential cones, where ECOS or SCS succeed): the other installed
+            # conic solvers, in order
             for solver in [first] + [s for s in _FALLBACK if s != first]:
                 try:
                     prob.solve(solver=solver, warm_start=True, verbose=self.verbose)
-                    break
                 except cp.error.SolverError:
                     continue
+                if w.value is not None:
+                    break
             else:
                 raise RuntimeError(f"every CVXPY solver failed for C={C} "
                                    f"(tried {first} and {_FALLBACK})")
-            if w.value is None:
-                raise RuntimeError(f"CVXPY solver {solver} returned no solution "
-                                   f"(status {prob.status}) for C={C}")
             stats = prob.solver_stats
             out[i] = _PathFit(coef=np.asarray(w.value, dtype=np.float64).copy(),
                               status=prob.status,
@@ -739,35 +751,19 @@ class SVMMAPRanker(_BipartiteRanker):
         """Fit on features X (N x d) and binary labels y (see :class:`InfinitePushRanker`)."""
         return super().fit(X, y)
 
-    def _solve_native_path(self, data, Cs):
-        from .solvers.svmmap import svmmap
-
+    def _native_options(self, data) -> dict:
         if data.weighted:
             raise ValueError("SVMMAPRanker does not take sample weights")
         if getattr(self, "eta0", None) is not None:
             raise ValueError("eta0 is an option of Agarwal's gradient projection, not of SVMMAP's "
                              "cutting planes; leave it None")
-        kwargs = {"tol": self.tol, "verbose": self.verbose}
-        for name in ("method", "max_iter"):
-            if getattr(self, name, None) is not None:
-                kwargs[name] = getattr(self, name)
-        out = [None] * len(Cs)
-        prev = None
-        for i in np.argsort(Cs, kind="stable"):
-            with warnings.catch_warnings():
-                # the ranker reports an unconverged solve itself, once, naming C and the caller
-                warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = svmmap(data.Xp, data.Xn, 1.0 / Cs[i], warm_start=prev, **kwargs)
-            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status, n_iter=_iterations(res.iterations),
-                              dual_gap=np.nan if res.gap is None else float(res.gap),
-                              detail=_native_detail(res))
-            prev = res
-        return out
+        return super()._native_options(data)
 
-    def _solve_cvxpy(self, data, Cs):
-        import cvxpy as cp
+    def _native_solve(self, data, lam, options, warm_start):
+        from .solvers.svmmap import svmmap
+        return svmmap(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
 
+    def _cvxpy_problem(self, data, lam):
         from .formulations.svmmap import MAX_SIDE, svmmap
         if data.weighted:
             raise ValueError("SVMMAPRanker does not take sample weights")
@@ -775,21 +771,7 @@ class SVMMAPRanker(_BipartiteRanker):
             raise ValueError(f"SVMMAPRanker(solver='cvxpy') enumerates every ranking and takes at "
                              f"most {MAX_SIDE} positives and {MAX_SIDE} negatives, got {data.m} "
                              f"and {data.n}; use solver='native'")
-        prob = svmmap(data, 1.0 / Cs[0])
-        solver = _check_cvxpy_solver(self.cvxpy_solver)
-        out = [None] * len(Cs)
-        for i in np.argsort(Cs, kind="stable"):
-            prob.param_dict["lam"].value = 1.0 / Cs[i]
-            try:
-                prob.solve(solver=solver, verbose=self.verbose)
-            except cp.error.SolverError as exc:
-                raise RuntimeError(f"CVXPY solver {solver} failed for C={Cs[i]}: {exc}") from None
-            stats = prob.solver_stats
-            out[i] = _PathFit(coef=np.asarray(prob.var_dict["w"].value, dtype=np.float64).copy(),
-                              status=prob.status,
-                              n_iter=_iterations(getattr(stats, "num_iters", None)),
-                              dual_gap=np.nan, detail=f"CVXPY solver {solver}")
-        return out
+        return svmmap(data, lam)
 
     def _why_zero(self, data, C) -> str:
         return (f"w = 0 is the SVMMAP optimum only when no direction improves the worst-case "
@@ -810,6 +792,7 @@ class TopPushRanker(_BipartiteRanker):
 
     _loss = "toppush"
     _native_module = "toppush"
+    _weighted_methods = None  # every native method takes sample weights
 
     def __init__(self, C=1.0, *, loss="truncated_quadratic", solver="auto", method=None,
                  tol=1e-6, cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None,
@@ -826,57 +809,19 @@ class TopPushRanker(_BipartiteRanker):
     def _native_methods(self) -> tuple:
         return ("interior_point", "dual_agd")
 
-    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
-        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label,
-                              classes=classes)
-        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
-        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
-        return _TrainingSet(data, labels.classes, self._backend())
+    def _native_options(self, data) -> dict:
+        # a maximum over the negatives: their weights do not enter the loss
+        options = {**super()._native_options(data), "loss": self.loss, "wp": data.wp}
+        options.pop("wn", None)
+        return options
 
-    def _solve_native_path(self, data, Cs):
+    def _native_solve(self, data, lam, options, warm_start):
         from .solvers.toppush import toppush
+        return toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
 
-        kwargs = {"loss": self.loss, "tol": self.tol, "verbose": self.verbose}
-        if self.method is not None:
-            kwargs["method"] = self.method
-        out = [None] * len(Cs)
-        prev = None
-        for i in np.argsort(Cs, kind="stable"):
-            with warnings.catch_warnings():
-                # the ranker reports an unconverged solve itself, once, naming C and the caller
-                warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = toppush(data.Xp, data.Xn, 1.0 / Cs[i], warm_start=prev, wp=data.wp,
-                              **kwargs)
-            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status, n_iter=_iterations(res.iterations),
-                              dual_gap=float(res.gap), detail=_native_detail(res))
-            prev = res
-        return out
-
-    def _solve_cvxpy(self, data, Cs):
-        import cvxpy as cp
-
+    def _cvxpy_problem(self, data, lam):
         from .formulations.toppush import toppush
-        prob = toppush(data, 1.0 / Cs[0], loss=self.loss)
-        solver = _check_cvxpy_solver(self.cvxpy_solver)
-        out = [None] * len(Cs)
-        for i in np.argsort(Cs, kind="stable"):
-            prob.param_dict["lam"].value = 1.0 / Cs[i]
-            for name in [solver] + [s for s in _FALLBACK if s != solver]:
-                try:
-                    prob.solve(solver=name, warm_start=True, verbose=self.verbose)
-                    break
-                except cp.error.SolverError:
-                    continue
-            else:
-                raise RuntimeError(f"every CVXPY solver failed for C={Cs[i]} "
-                                   f"(tried {solver} and {_FALLBACK})")
-            stats = prob.solver_stats
-            out[i] = _PathFit(coef=np.asarray(prob.var_dict["w"].value, dtype=np.float64).copy(),
-                              status=prob.status,
-                              n_iter=_iterations(getattr(stats, "num_iters", None)),
-                              dual_gap=np.nan, detail=f"CVXPY solver {name}")
-        return out
+        return toppush(data, lam, loss=self.loss)
 
     def _why_zero(self, data, C) -> str:
         return (f"w = 0 is the TopPush optimum only when no direction lowers the positives' "
@@ -902,6 +847,7 @@ class PNormPushRanker(_BipartiteRanker):
 
     _loss = "pnorm_push"
     _native_module = "pnorm_push"
+    _weighted_methods = None  # every native method takes sample weights
 
     def __init__(self, C=1.0, *, p=1.0, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -918,62 +864,18 @@ class PNormPushRanker(_BipartiteRanker):
     def _native_methods(self) -> tuple:
         return ("newton", "boosting")
 
-    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
-        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label,
-                              classes=classes)
-        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
-        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
-        return _TrainingSet(data, labels.classes, self._backend())
+    def _native_options(self, data) -> dict:
+        return {**super()._native_options(data), "p": self.p, "wp": data.wp, "wn": data.wn}
 
-    def _solve_native_path(self, data, Cs):
+    def _native_solve(self, data, lam, options, warm_start):
         from .solvers.pnorm_push import pnorm_push
-
-        kwargs = {"p": self.p, "tol": self.tol, "verbose": self.verbose, "wp": data.wp,
-                  "wn": data.wn}
-        for name in ("method", "max_iter"):
-            if getattr(self, name, None) is not None:
-                kwargs[name] = getattr(self, name)
         warm = self.method in (None, "newton")  # Rudin's rounds start from w = 0, as published
-        out = [None] * len(Cs)
-        prev = None
-        for i in np.argsort(Cs, kind="stable"):
-            with warnings.catch_warnings():
-                # the ranker reports an unconverged solve itself, once, naming C and the caller
-                warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = pnorm_push(data.Xp, data.Xn, 1.0 / Cs[i],
-                                 warm_start=prev if warm else None, **kwargs)
-            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status, n_iter=_iterations(res.iterations),
-                              dual_gap=float(res.gap), detail=_native_detail(res))
-            prev = res
-        return out
+        return pnorm_push(data.Xp, data.Xn, lam, warm_start=warm_start if warm else None,
+                          **options)
 
-    def _solve_cvxpy(self, data, Cs):
-        import cvxpy as cp
-
+    def _cvxpy_problem(self, data, lam):
         from .formulations.pnorm_push import pnorm_push
-        prob = pnorm_push(data, 1.0 / Cs[0], p=self.p)
-        solver = _check_cvxpy_solver(self.cvxpy_solver)
-        out = [None] * len(Cs)
-        for i in np.argsort(Cs, kind="stable"):
-            prob.param_dict["lam"].value = 1.0 / Cs[i]
-            # Clarabel's exponential cones can fail where ECOS or SCS succeed: try them in turn
-            for name in [solver] + [s for s in _FALLBACK if s != solver]:
-                try:
-                    prob.solve(solver=name, warm_start=True, verbose=self.verbose)
-                except cp.error.SolverError:
-                    continue
-                if prob.var_dict["w"].value is not None:
-                    break
-            else:
-                raise RuntimeError(f"every CVXPY solver failed for C={Cs[i]} "
-                                   f"(tried {solver} and {_FALLBACK})")
-            stats = prob.solver_stats
-            out[i] = _PathFit(coef=np.asarray(prob.var_dict["w"].value, dtype=np.float64).copy(),
-                              status=prob.status,
-                              n_iter=_iterations(getattr(stats, "num_iters", None)),
-                              dual_gap=np.nan, detail=f"CVXPY solver {name}")
-        return out
+        return pnorm_push(data, lam, p=self.p)
 
     def _why_zero(self, data, C) -> str:
         # the gradient at w = 0 is the weighted mean negative minus the weighted mean positive
