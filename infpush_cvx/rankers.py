@@ -662,6 +662,14 @@ class _KernelRanker(_BipartiteRanker):
         from . import _kernel_ranker
         _kernel_ranker.set_fitted(self, training, solve)
 
+    def _why_zero(self, data, C) -> str:
+        from . import _kernel_ranker
+        if _kernel_ranker.is_linear(self):
+            return super()._why_zero(data, C)
+        # the degeneracy tests read the features, not the kernel's feature space
+        return (f"beta = 0 is optimal for kernel={self.kernel!r} here: C={C!r} may be very "
+                f"small, or the kernel's gamma makes every item alike")
+
 
 class InfinitePushRanker(_KernelRanker):
     """Infinite Push, l2 (Agarwal, SDM 2011, eq. 3.6): ``(1/(2C))||w||^2 + max_j mean_i hinge_ij``.
