@@ -234,14 +234,15 @@ def select_params(plan: MethodPlan, X, y, *, n_folds: int, seed: int, scale: str
     """The grid point of ``plan`` with the best mean validation average precision over
     stratified folds (ties: the first in grid order), as a dict, and the mean AP per point.
 
-    A grid over C alone uses the ranker's warm-started path over C (:func:`select_C`); any other
-    grid fits every point on every fold. An empty grid is chosen without fitting.
+    A grid over C alone of a linear ranker uses its warm-started path over C
+    (:func:`select_C`); any other grid, or a kernel, fits every point on every fold. An empty grid is chosen without fitting.
     """
     kw = {**plan.params, **(ranker_kw or {})}
     cls = plan.ranker_class()
     if not plan.grid:
         return {}, np.zeros(0)
-    if list(plan.grid) == ["C"] and hasattr(cls, "_fit_path"):
+    # (the warm-started path returns the weights on the features: a linear model's only)
+    if list(plan.grid) == ["C"] and kw.get("kernel", "linear") == "linear":
         C, mean = select_C(cls, X, y, list(plan.grid["C"]), n_folds=n_folds, seed=seed,
                            scale=scale, **kw)
         return {"C": C}, mean
@@ -518,7 +519,9 @@ def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAP
 
 #: names of the methods in figure legends
 METHOD_LABELS = {"ranksvm": "RankSVM", "infinite_push": "Infinite Push (l2)",
-                 "sparse_infinite_push": "sparse Infinite Push (l1)"}
+                 "sparse_infinite_push": "sparse Infinite Push (l1)", "svmmap": "SVMMAP",
+                 "toppush": "TopPush", "pnorm_push_1": "P-Norm Push, p = 1 (RankBoost)",
+                 **{f"pnorm_push_{p}": f"P-Norm Push, p = {p}" for p in PNORM_POWERS[1:]}}
 
 
 def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):

@@ -338,3 +338,15 @@ def test_perceptron_plot_styles_log_queries_and_labels():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(P.DEFAULT_SCHEMES)
     with pytest.raises(ValueError, match="no results for stream"):
         P.plot_perceptron_experiment(res, stream="missing")
+
+
+def test_select_params_fits_kernel_rankers_point_by_point():
+    """A kernel ranker's path weights are not feature weights: C is chosen from real fits."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3))
+    y = (np.linalg.norm(X, axis=1) < 1.5).astype(int)  # not linearly rankable
+    plan = A.method_plan("ranksvm", "exact", Cs=(0.1, 10.0))
+    chosen, mean_ap = A.select_params(plan, X, y, n_folds=2, seed=0, scale="all",
+                                      ranker_kw={"kernel": "rbf", "gamma": 1.0})
+    assert chosen["C"] in (0.1, 10.0) and mean_ap.shape == (2,)
+    assert mean_ap.max() > 0.8  # the RBF ranker ranks the inner disc first
