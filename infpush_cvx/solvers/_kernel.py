@@ -10,7 +10,8 @@ result's ``w`` (and ``beta``) are the coefficients beta over the training rows `
 ``info["v"]`` the linear weights on ``L``, ``info["rank"]`` its columns, ``info["kernel"]`` (the name or the callable),
 ``info["gamma"]`` (resolved), ``info["degree"]``, ``info["coef0"]``, ``info["landmarks"]``
 (Nystroem rows, None for the exact route) and ``info["factor_time"]`` (Gram matrix and its
-factor, seconds; included in ``time``).
+factor, seconds; included in ``time``). ``nystroem="adaptive"`` (:func:`adaptive_solve`) solves
+on a growing span and certifies the exact problem with the full Gram matrix.
 
 The papers' gradient projection in kernel form ([Agarwal2011], eqs. 3.12 to 3.14, Figures 2
 and 3) works on the dual over pairs, ``Q(alpha) = 1/2 sum alpha_ij alpha_kl phi_K - sum alpha``
@@ -69,6 +70,15 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     ``rank_svm``) on the factor rows; ``kwargs`` go to it unchanged."""
     t0 = time.perf_counter()
     data = _bipartite(Xp, Xn, wp, wn)
+    if isinstance(nystroem, str):
+        if nystroem != "adaptive":
+            raise ValueError(f"unknown nystroem {nystroem!r}; expected None, a number of "
+                             f"landmarks or 'adaptive'")
+        if warm_start is not None:
+            raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
+                            "rebuilt from the data)")
+        return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma, degree=degree,
+                              coef0=coef0, time_limit=time_limit, t0=t0, **kwargs)
     factor = factorise(training_rows(data), kernel, gamma, degree, coef0, nystroem=nystroem,
                        seed=seed)
     factor_time = time.perf_counter() - t0
@@ -85,3 +95,115 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
                 factor_time=factor_time)
     return dataclasses.replace(res, w=factor.coefficients(v), info=info,
                                time=time.perf_counter() - t0)
+
+
+def _pair_sums(dual, m: int, n: int):
+    """``(alpha 1_n, alpha^T 1_m)`` of a dual point (an implicit one column by column)."""
+    if not hasattr(dual, "column"):
+        alpha = np.asarray(dual)
+        return alpha.sum(axis=1), alpha.sum(axis=0)
+    rows, cols = np.zeros(m), np.zeros(n)
+    for j in range(n):
+        col = dual.column(j)
+        rows += col
+        cols[j] = col.sum()
+    return rows, cols
+
+
+#: Atoms added per round by the adaptive route: rows in the dual's support, at most this many.
+_ATOMS_PER_ROUND = 100
+
+
+def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limit, t0, tol=1e-6,
+                   max_iter=None, **kwargs) -> SolverResult:
+    """The exact RKHS problem certified with the full Gram matrix, solved on a growing span.
+
+    ``f`` is restricted to the span of atoms ``g = sum_l B_lk K(z_l, .)`` (the columns of B):
+    the mean positive's kernel function, the negatives nearest it, and then, every round, the
+    current dual point's function ``K b(alpha)`` with the rows of its support whose coefficient
+    the span lacks. The restricted problem is the linear one on ``L = K B (B^T K B)^{-1/2}`` (its
+    objective is the exact RKHS objective of its ``f``), and its pair dual is feasible for the
+    exact problem, whose dual value ``lam (sum alpha - 1/2 b^T K b)`` uses the full K: the
+    relative gap of the two is a certificate for the exact problem, the stopping test
+    (``tol``). Once every row is an atom this is the exact route. ``info["rounds"]``,
+    ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
+    """
+    from .. import scaling as _scaling
+    from ..kernels import check_kernel, kernel_matrix, resolve_gamma
+
+    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
+    Z = training_rows(data)
+    m, n = data.m, data.n
+    N = m + n
+    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
+    K = kernel_matrix(Z, None, kernel, g, degree, coef0)
+    K = 0.5 * (K + K.T)
+    factor_time = time.perf_counter() - t0
+    loss = "infinite_push" if "penalty" in kwargs else "ranksvm"  # only infinite_push has one
+    scaling = kwargs.get("scaling", "paper")
+    mult = _scaling.objective_multiplier(scaling, loss=loss, m=data.wp_sum, n=data.wn_sum)
+    lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=data.wp_sum,
+                                     n=data.wn_sum)
+    mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
+    near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
+    dense_atoms = [mean_pos]
+    singles = list(near)
+    inner_tol = tol / 10
+    rounds, res, gap, beta = 0, None, np.inf, None
+    while True:
+        rounds += 1
+        B = np.zeros((N, len(dense_atoms) + len(singles)))
+        B[:, :len(dense_atoms)] = np.array(dense_atoms).T
+        B[singles, len(dense_atoms) + np.arange(len(singles))] = 1.0
+        KB = K @ B
+        e, U = np.linalg.eigh(0.5 * (B.T @ KB + KB.T @ B))
+        keep = e > 1e-12 * max(float(e[-1]), 0.0) if e.size and e[-1] > 0 else e > np.inf
+        T = U[:, keep] / np.sqrt(e[keep])
+        L = KB @ T if T.shape[1] else np.zeros((N, 1))
+        remaining = None
+        if time_limit is not None and np.isfinite(time_limit):
+            remaining = max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
+        res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, tol=inner_tol,
+                     max_iter=max_iter, time_limit=remaining, **kwargs)
+        beta = B @ (T @ res.w) if T.shape[1] else np.zeros(N)
+        if res.dual is None:
+            break
+        rows, cols = _pair_sums(res.dual, m, n)
+        b = np.concatenate([rows, -cols])
+        primal = res.objective / mult
+        dual = lam_p * (cols.sum() - 0.5 * b @ (K @ b))
+        gap = (primal - dual) / abs(primal) if primal != 0 else primal - dual
+        if gap <= tol or len(singles) == N or res.status not in ("optimal",
+                                                                  "degenerate_optimal"):
+            break
+        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+            break
+        # new atoms: the dual's function, the negatives of its support, and the positives
+        # whose coefficient departs most from the common one (the mean positive's atom)
+        have = set(singles)
+        dense_atoms.append(b / np.linalg.norm(b))
+        scale = np.abs(b).max()
+        neg = [m + j for j in np.flatnonzero(np.abs(b[m:]) > 1e-12 * scale) if m + j not in have]
+        bp = b[:m]
+        dev = np.abs(bp - np.median(bp))
+        pos = [int(i) for i in np.argsort(-dev, kind="stable")
+               if dev[i] > 1e-3 * np.abs(bp).max() and i not in have]
+        singles += neg[:_ATOMS_PER_ROUND] + pos[:_ATOMS_PER_ROUND]
+        if not neg and not pos and len(dense_atoms) > N:
+            break
+    status = res.status
+    if status in ("optimal", "degenerate_optimal") and not gap <= tol:
+        status = "time_limit" if time_limit is not None and \
+            time.perf_counter() - t0 >= time_limit else "stalled"
+    message = res.message if status == res.status else (
+        f"the certified gap on the exact problem is {gap:.2e} after {rounds} rounds "
+        f"({len(singles)} row atoms)")
+    info = dict(res.info, v=res.w, rank=L.shape[1], kernel=kernel, gamma=g, degree=degree,
+                coef0=coef0, landmarks=None, factor_time=factor_time, rounds=rounds,
+                atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
+    result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
+                                 info=info, time=time.perf_counter() - t0)
+    if not result.converged:
+        from .result import warn_if_not_converged
+        warn_if_not_converged(result)
+    return result

@@ -61,7 +61,7 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
                   time_limit: float | None = None, detect_degenerate: bool = True,
                   options: WorkingSetOptions | None = None,
                   kernel=None, gamma="scale", degree: int = 3, coef0: float = 0.0,
-                  nystroem: int | None = None, nystroem_seed: int = 0,
+                  nystroem: int | str | None = None, nystroem_seed: int = 0,
                   verbose: bool = False) -> SolverResult:
     """Minimise the Infinite Push objective; returns a :class:`~.result.SolverResult`.
 
@@ -95,9 +95,11 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
         The certified gap is the RKHS problem's (:mod:`infpush_cvx.kernels`).
     gamma, degree, coef0 : kernel parameters with scikit-learn ``SVC``'s meaning (``gamma``:
         ``"scale"``, ``"auto"`` or a number ``>= 0``).
-    nystroem : None (exact factor of the N x N Gram matrix) or a number of landmarks for a
+    nystroem : None (exact factor of the N x N Gram matrix), a number of landmarks for a
         Nystroem factor (the RKHS problem restricted to their span), drawn with
-        ``np.random.default_rng(nystroem_seed)``.
+        ``np.random.default_rng(nystroem_seed)``, or ``"adaptive"``: a span grown round by
+        round until the gap on the exact problem, certified with the full Gram matrix, is at
+        most ``tol`` (:func:`._kernel.adaptive_solve`).
     verbose : bool (default False). True prints the progress to stderr (through the logger
         ``infpush_cvx.solvers`` at INFO; an application's own logging configuration, when it
         shows INFO records, is used instead): a header, one line per iteration (per round for

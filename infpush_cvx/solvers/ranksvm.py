@@ -44,7 +44,7 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
              wp: ArrayLike | None = None, wn: ArrayLike | None = None,
              eta0: float | None = None, time_limit: float | None = None,
              options: WorkingSetOptions | None = None, kernel=None, gamma="scale",
-             degree: int = 3, coef0: float = 0.0, nystroem: int | None = None,
+             degree: int = 3, coef0: float = 0.0, nystroem: int | str | None = None,
              nystroem_seed: int = 0, verbose: bool = False) -> SolverResult:
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 

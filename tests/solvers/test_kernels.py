@@ -213,6 +213,25 @@ def test_nystroem_solves_the_problem_restricted_to_the_landmarks():
     assert low.objective >= exact.objective * (1 - TOL)
 
 
+@pytest.mark.parametrize("loss", ["infinite_push", "ranksvm"])
+def test_adaptive_span_is_certified_on_the_exact_problem(loss):
+    """nystroem="adaptive": the reported gap is the exact problem's, recomputed here from beta,
+    the pair dual and the full K."""
+    lam = 0.02
+    K = kernel_matrix(Z, None, "rbf", "scale")
+    solver = infinite_push if loss == "infinite_push" else rank_svm
+    exact = solver(DATA.Xp, DATA.Xn, lam, kernel="rbf")
+    res = solver(DATA.Xp, DATA.Xn, lam, kernel="rbf", nystroem="adaptive", tol=TOL)
+    assert res.status == "optimal" and res.info["rounds"] >= 1
+    primal = rkhs_primal(K, res.w, lam, loss)
+    assert res.objective == pytest.approx(primal, rel=1e-9)
+    gap = (primal - rkhs_dual(K, res.dual, lam, loss)) / primal
+    assert gap <= TOL and gap == pytest.approx(res.gap, abs=1e-9)
+    assert abs(res.objective - exact.objective) <= 2 * TOL * exact.objective
+    with pytest.raises(ValueError, match="nystroem"):
+        solver(DATA.Xp, DATA.Xn, lam, kernel="rbf", nystroem="sometimes")
+
+
 def test_warm_start_from_a_kernel_result():
     first = infinite_push(DATA.Xp, DATA.Xn, 0.1, kernel="rbf", gamma=0.5)
     again = infinite_push(DATA.Xp, DATA.Xn, 0.05, kernel="rbf", gamma=0.5, warm_start=first)
