@@ -43,6 +43,13 @@ replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the ro
 restricted to the span of the landmarks' kernel functions (``beta`` zero off the landmarks): the
 certified gap certifies that restricted problem, whose optimum is an upper bound on the full one.
 Memory ``O(N c)`` instead of ``O(N^2)``.
+
+Adaptive route (``nystroem="adaptive"`` of the solvers, :func:`infpush_cvx.solvers._kernel.
+adaptive_solve`): the span grows round by round from the dual point's own function and the rows
+of its support, and every round the restricted answer is certified on the exact problem with the
+full Gram matrix (the restricted pair dual is feasible for it; its value uses ``K``), until that
+gap is at most ``tol``. Exact like the first route, with restricted problems of the span's size
+instead of the numerical rank of ``K``; O(N^2) memory.
 """
 
 from __future__ import annotations
