@@ -154,7 +154,8 @@ def main(argv=None) -> int:
             f"{r.get('m', '')} x {r.get('n', '')}", str(r.get("status")),
             _fmt(r.get("time_s"), "{:.2f}"), _fmt(r.get("factor_s"), "{:.2f}"),
             str(r.get("rank", "")), str(r.get("iterations", "")), _fmt(r.get("gap"), "{:.1e}"),
-            _fmt(r.get("exact_gap", r.get("gap") if factor == "exact" else None), "{:.1e}"),
+            _fmt(r.get("exact_gap", r.get("gap") if factor in ("exact", "adaptive span")
+                       else None), "{:.1e}"),
             _fmt(r.get("objective"), "{:.10g}"), _fmt(r.get("peak_rss_mib"), "{:.0f}"),
             _fmt(btime, "{:.2f}") + (f" ({base['status']})" if base else ""),
             _fmt(ratio, "{:.1f}x"), _fmt(diff, "{:.1e}"),
