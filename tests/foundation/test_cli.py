@@ -36,8 +36,8 @@ def test_check_without_project_solvers(tmp_path):
 
 
 def test_unknown_project_method_is_a_clear_error(capsys):
-    assert cli.main(["check", "--native", "newton", "--no-progress"]) == 2
-    assert "unknown project solver method 'newton'" in capsys.readouterr().err
+    assert cli.main(["check", "--native", "gauss_seidel", "--no-progress"]) == 2
+    assert "unknown project solver method 'gauss_seidel'" in capsys.readouterr().err
 
 
 def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
