@@ -310,10 +310,10 @@ def _run_split_star(args, on_fit=None):
     return run_split(dataset, split, X, y, train, test, return_scores=True, on_fit=on_fit, **kw)
 
 
-def _run_split_task(args):
-    """One split in an executor's worker: the rows, and the test labels and scores as lists
-    (what the store keeps)."""
-    rows, y_test, scores = _run_split_star(args)
+def _run_split_task(args, on_fit=None):
+    """One split (here or in an executor's worker): the rows, and the test labels and scores as
+    lists (what the store keeps)."""
+    rows, y_test, scores = _run_split_star(args, on_fit=on_fit)
     return {"rows": rows, "y_test": np.asarray(y_test).tolist(),
             "scores": {k: np.asarray(v).tolist() for k, v in scores.items()}}
 
@@ -444,9 +444,7 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
             for j in todo:
                 t = tasks[j]
                 bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
-                rows, y_test, sc = _run_split_star(t, on_fit=lambda _: bar.update())
-                finished(j, {"rows": rows, "y_test": np.asarray(y_test).tolist(),
-                             "scores": {m: np.asarray(v).tolist() for m, v in sc.items()}})
+                finished(j, _run_split_task(t, on_fit=lambda _: bar.update()))
         elif todo:
             from ..benchmarking import CallTask, ProcessExecutor
             ex = executor if executor is not None else ProcessExecutor(n_workers=n_jobs,
