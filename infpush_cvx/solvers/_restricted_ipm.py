@@ -380,7 +380,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     p = np.abs(w) if prob.l1 else None
     s = np.maximum(h - prob.G(w, xi, e, p), 0.0)
     z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
-    half = 0.5 * (z1[prob.bj] if prob.groups else np.full(nb, prob.c_e))
+    half = 0.5 * (prob.per_pair(z1) if prob.groups else np.full(nb, prob.c_e))
     z = np.concatenate([z1, half, half] + ([np.full(2 * d, 0.5)] if prob.l1 else []))
     sz = float(s @ z)
     if sz <= 0:  # the start is on the boundary of every row
