@@ -84,16 +84,25 @@ def _scan_kernel():
     return numba.njit(_scan)
 
 
+def _timed_solve(probe, solver, name, C):
+    """``solver`` on the data set ``name`` at ``lam = 1/C``, timed by ``probe`` after an untimed
+    warm-up on a tiny problem (imports, numba compilation); returns (data, result)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    solver(rng.normal(size=(6, 3)) + 0.5, rng.normal(size=(7, 3)), 1.0)  # warm-up
+    data = _data(name)
+    with probe.measure():
+        res = solver(data, None, 1.0 / C, tol=1e-6)
+    return data, res
+
+
 def measure_svmmap(probe, name, C):
     import numpy as np
 
     from infpush_cvx.solvers.svmmap import most_violated_ranking, svmmap
 
-    rng = np.random.default_rng(0)
-    svmmap(rng.normal(size=(6, 3)) + 0.5, rng.normal(size=(7, 3)), 1.0)  # warm-up
-    data = _data(name)
-    with probe.measure():
-        res = svmmap(data, None, 1.0 / C, tol=1e-6)
+    data, res = _timed_solve(probe, svmmap, name, C)
     s, t = data.Xp @ res.w, data.Xn @ res.w
     scan = _scan_kernel()
     sd, td = np.sort(s)[::-1].copy(), np.sort(t)[::-1].copy()
@@ -123,15 +132,9 @@ def measure_svmmap(probe, name, C):
 
 
 def measure_ranksvm(probe, name, C):
-    import numpy as np
-
     from infpush_cvx.solvers.ranksvm import rank_svm
 
-    rng = np.random.default_rng(0)
-    rank_svm(rng.normal(size=(6, 3)) + 0.5, rng.normal(size=(7, 3)), 1.0)  # warm-up
-    data = _data(name)
-    with probe.measure():
-        res = rank_svm(data, None, 1.0 / C, tol=1e-6)
+    _, res = _timed_solve(probe, rank_svm, name, C)
     return {"ranksvm_status": res.status, "ranksvm_gap": res.gap}
 
 
