@@ -356,8 +356,10 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             module = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
         except ImportError:
             return ()
-        methods = module.METHODS  # Infinite Push: by penalty; RankSVM: one tuple
-        return tuple(methods[self._penalty] if isinstance(methods, dict) else methods)
+        methods = module.METHODS  # Infinite Push: by penalty; the others: one tuple
+        methods = methods[self._penalty] if isinstance(methods, dict) else methods
+        # a solver's "cvxpy" method is the ranker's solver="cvxpy" backend, not a native method
+        return tuple(m for m in methods if m != "cvxpy")
 
     def _backend(self) -> str:
         if self.solver == "auto":
@@ -814,9 +816,6 @@ class TopPushRanker(_BipartiteRanker):
         _check_name(self.loss, "loss", LOSSES)
         return super()._check_params()
 
-    def _native_methods(self) -> tuple:
-        return ("interior_point", "dual_agd")
-
     def _native_options(self, data) -> dict:
         # a maximum over the negatives: their weights do not enter the loss
         options = {**super()._native_options(data), "loss": self.loss, "wp": data.wp}
@@ -868,9 +867,6 @@ class PNormPushRanker(_BipartiteRanker):
         from .formulations.pnorm_push import check_p
         check_p(self.p)
         return super()._check_params()
-
-    def _native_methods(self) -> tuple:
-        return ("newton", "boosting")
 
     def _native_options(self, data) -> dict:
         return {**super()._native_options(data), "p": self.p, "wp": data.wp, "wn": data.wn}
