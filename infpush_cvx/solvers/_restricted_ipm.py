@@ -67,15 +67,24 @@ def _slack_steps(z, s, Gdx, rp, rc):
 
 
 @nb.njit(cache=True, nogil=True)
-def _max_step(v, dv):
-    """The largest ``a <= 1`` with ``v + a dv >= 0`` (the ratio test; v > 0)."""
+def _max_step(s, ds, z, dz):
+    """The largest ``a <= 1`` with ``s + a ds >= 0`` and ``z + a dz >= 0`` (the ratio test;
+    s, z > 0)."""
     a = 1.0
-    for i in range(v.size):
-        if dv[i] < 0.0:
-            r = -v[i] / dv[i]
-            if r < a:
-                a = r
+    for i in range(s.size):
+        if ds[i] < 0.0 and -s[i] > a * ds[i]:
+            a = -s[i] / ds[i]
+        if dz[i] < 0.0 and -z[i] > a * dz[i]:
+            a = -z[i] / dz[i]
     return a
+
+
+@nb.njit(cache=True, nogil=True)
+def _step_in_place(s, ds, z, dz, a):
+    """``s += a ds`` and ``z += a dz``."""
+    for i in range(s.size):
+        s[i] += a * ds[i]
+        z[i] += a * dz[i]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -94,6 +103,125 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
     for i in range(s.size):
         out[i] = s[i] * z[i] + ds[i] * dz[i] - sigma_mu
     return out
+
+
+# ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
+# XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
+# row of the grid, instead of four to ten NumPy passes and temporaries (a8a subsets: 219,000
+# pairs, about 40 ms an iteration before) --------------------------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _grid_pair_rows(sI, sJ, pi, e, out2, out3, rows_e):
+    """The pair and nonnegativity rows of ``G x``: ``-pi_b (s_i - t_j) - e_b`` and ``-e_b``, and the
+    row sums of e (the group sums)."""
+    nI, g = sI.size, rows_e.size
+    for j in range(g):
+        acc = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            out2[b] = -pi[b] * (sI[i] - sJ[j]) - e[b]
+            out3[b] = -e[b]
+            acc += e[b]
+        rows_e[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_transpose(z_group, z2, z3, pi, ge, cols, rows):
+    """``G^T z`` on the pairs: ``ge_b = z_group_j - z2_b - z3_b``, and the column and row sums of
+    ``pi z2`` (for ``sum_b pi_b z2_b z_b = XI^T cols - XJ^T rows``)."""
+    g, nI = rows.size, cols.size
+    cols[:] = 0.0
+    for j in range(g):
+        acc = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            ge[b] = z_group[j] - z2[b] - z3[b]
+            v = pi[b] * z2[b]
+            cols[i] += v
+            acc += v
+        rows[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_sums(v, pi, cols, rows):
+    """Column and row sums of ``pi v`` over the grid."""
+    g, nI = rows.size, cols.size
+    cols[:] = 0.0
+    for j in range(g):
+        acc = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            u = pi[b] * v[b]
+            cols[i] += u
+            acc += u
+        rows[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_scaling(s2, z2, s3, z3, pi, inv_delta, D2, Om, Cm, cols_om, rows_om, sigma, rows_c):
+    """The pair quantities of the reduced system: ``1/delta = 1/(D2 + D3)``, ``D2 = z2 / s2``,
+    the g x nI matrices of ``omega pi^2`` and ``c pi`` (``omega = D2 D3 / delta``,
+    ``c = D2 / delta``), and their row and column sums (``sigma``: those of 1/delta)."""
+    g, nI = Om.shape
+    cols_om[:] = 0.0
+    for j in range(g):
+        s_om = s_inv = s_c = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            w2, w3 = s2[b] / z2[b], s3[b] / z3[b]
+            tot = w2 + w3
+            inv_delta[b] = w2 * w3 / tot
+            D2[b] = z2[b] / s2[b]
+            om = pi[b] * pi[b] / tot
+            c = pi[b] * w3 / tot
+            Om[j, i] = om
+            Cm[j, i] = c
+            cols_om[i] += om
+            s_om += om
+            s_inv += inv_delta[b]
+            s_c += c
+        rows_om[j], sigma[j], rows_c[j] = s_om, s_inv, s_c
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_einv_sums(re, inv_delta, gamma, D2, pi, cols, rows, t_rows):
+    """``t = E^{-1} r_e`` group by group (``t_b = (r_b - gamma_j sum_i r_b / delta_b) / delta_b``,
+    Sherman-Morrison), reduced to its group sums and to the column and row sums of
+    ``pi D2 t``."""
+    g, nI = rows.size, cols.size
+    cols[:] = 0.0
+    for j in range(g):
+        raw = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            raw += re[b] * inv_delta[b]
+        corr = gamma[j] * raw
+        acc = tot = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            t = inv_delta[b] * (re[b] - corr)
+            tot += t
+            u = pi[b] * D2[b] * t
+            cols[i] += u
+            acc += u
+        rows[j], t_rows[j] = acc, tot
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_back_substitute(re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
+    """``de = E^{-1} (r_e - H_ey dy)`` with ``(H_ey dy)_b = D2_b pi_b (s_i - t_j) - h_group_j``."""
+    g, nI = h_group.size, sI.size
+    for j in range(g):
+        raw = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            r = re[b] - D2[b] * pi[b] * (sI[i] - sJ[j]) + h_group[j]
+            de[b] = r
+            raw += r * inv_delta[b]
+        corr = gamma[j] * raw
+        for i in range(nI):
+            b = j * nI + i
+            de[b] = inv_delta[b] * (de[b] - corr)
 
 
 class RestrictedProblem:
@@ -166,10 +294,11 @@ class RestrictedProblem:
         """``sum_b v_b pi_b z_b``."""
         if self.Z is not None:
             return self._ZT @ v
-        v = self.pi * v
         if self._grid:
-            V = self._grid_view(v)
-            return self.XI.T @ V.sum(axis=0) - self.XJ[:self._grid].T @ V.sum(axis=1)
+            cols, rows = np.empty(self.nI), np.empty(self._grid)
+            _grid_sums(v, self.pi, cols, rows)
+            return self.XI.T @ cols - self.XJ[:self._grid].T @ rows
+        v = self.pi * v
         return (self.XI.T @ np.bincount(self.bi, v, self.nI)
                 - self.XJ.T @ np.bincount(self.bj, v, self.nJ))
 
@@ -182,6 +311,8 @@ class RestrictedProblem:
 
     def G(self, w, xi, e, p):
         """Rows ``G x`` (the constraints read ``G x <= h``)."""
+        if self._grid:
+            return self._grid_G(w, xi, e, p)
         zw = self.zw(w)
         out = []
         if self.groups:
@@ -190,6 +321,19 @@ class RestrictedProblem:
         if self.l1:
             out += [w - p, -w - p]
         return np.concatenate(out)
+
+    def _grid_G(self, w, xi, e, p):
+        k, nb, d, g = self.k, self.nb, self.d, self._grid
+        out = np.empty(self.n_rows)
+        rows_e = np.zeros(max(k, g))
+        _grid_pair_rows(self.XI @ w, self.XJ[:g] @ w, self.pi, e, out[k:k + nb],
+                        out[k + nb:k + 2 * nb], rows_e[:g])
+        if self.groups:
+            out[:k] = -(self.g @ w) - xi + rows_e[:k]
+        if self.l1:
+            out[k + 2 * nb:k + 2 * nb + d] = w - p
+            out[k + 2 * nb + d:] = -w - p
+        return out
 
     def h(self):
         out = []
@@ -214,14 +358,22 @@ class RestrictedProblem:
     def GT(self, z):
         """``G^T z`` as (w, xi, e, p) parts."""
         z1, z2, z3, z4, z5 = self.split(z)
-        gw = -self.zT(z2)
         gxi = 0.0
-        ge = -z2 - z3
         gp = None
+        if self._grid:
+            g = self._grid
+            ge, cols, rows = np.empty(self.nb), np.empty(self.nI), np.empty(g)
+            _grid_transpose(z1[:g] if self.groups else np.zeros(g), z2, z3, self.pi, ge, cols,
+                            rows)
+            gw = self.XJ[:g].T @ rows - self.XI.T @ cols
+        else:
+            gw = -self.zT(z2)
+            ge = -z2 - z3
+            if self.groups:
+                ge += self.per_pair(z1)
         if self.groups:
             gw -= self.g.T @ z1
             gxi = -z1.sum()
-            ge += self.per_pair(z1)
         if self.l1:
             gw += z4 - z5
             gp = -z4 - z5
@@ -239,39 +391,28 @@ class RestrictedProblem:
     # ---- the Newton system -------------------------------------------------------------------
     def factor(self, s, z):
         """Assemble and factor the reduced system for the scaling ``D = z / s``."""
-        w1, w2, w3, w4, w5 = self.split(s / z)  # 1/D, per row block
-        inv_delta = 1.0 / (1.0 / w2 + 1.0 / w3)  # 1/(D2 + D3)
-        c = w3 / (w2 + w3)  # D2 / delta
-        omega = 1.0 / (w2 + w3)  # D2 D3 / delta
-        d = self.d
+        d, k, nb = self.d, self.k, self.nb
         S = np.zeros((self.ny, self.ny))
-        # pair part: sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
-        if self.Z is not None:
-            S[:d, :d] = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
+        pairs = slice(k, k + 2 * nb)
+        if self._grid:
+            fac, S[:d, :d], sigma, Yw = self._grid_pair_system(s[pairs], z[pairs])
         else:
-            omega = omega * self.pi ** 2
-            W = self._pair_matrix(omega)
-            XIt, XJt = self.XI.T, self.XJ.T
-            cross = XIt @ (W @ self.XJ)
-            S[:d, :d] = (XIt @ (np.bincount(self.bi, omega, self.nI)[:, None] * self.XI)
-                         + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
-                         - cross - cross.T)
+            fac, S[:d, :d], sigma, Yw = self._scattered_pair_system(s[pairs], z[pairs])
         S[np.arange(d), np.arange(d)] += self.kappa
-        fac = {"inv_delta": inv_delta}
         if self.groups:
-            sigma = self.group_sum(inv_delta)
+            w1 = s[:k] / z[:k]
             gamma = 1.0 / (w1 + sigma)
-            # y_j = sum_{b in B_j} c_b z^_b  (w part; the xi coordinate of z^ is 0)
-            Yw = self._group_pair_sum(c)
-            V = np.empty((self.k, self.ny))
+            fac["D1"] = 1.0 / w1
+            V = np.empty((k, self.ny))
             V[:, :d] = self.g + Yw
             V[:, d] = 1.0
             S += (V * gamma[:, None]).T @ V
-            fac["sm_b"] = self.per_pair(gamma) * inv_delta  # Sherman-Morrison weight of pair b
+            fac["gamma"] = gamma
         if self.l1:
-            D4, D5 = 1.0 / w4, 1.0 / w5
+            w4, w5 = s[k + 2 * nb:k + 2 * nb + d] / z[k + 2 * nb:k + 2 * nb + d], \
+                s[k + 2 * nb + d:] / z[k + 2 * nb + d:]
             S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
-            fac.update(D4=D4, D5=D5)
+            fac.update(D4=1.0 / w4, D5=1.0 / w5)
         S = 0.5 * (S + S.T)
         reg = 1e-13 * max(1.0, float(np.abs(np.diag(S)).max()))
         S[np.diag_indices_from(S)] += reg
@@ -280,16 +421,54 @@ class RestrictedProblem:
         except np.linalg.LinAlgError:
             fac["chol"] = None
             fac["S"] = S
-        fac["D2"] = 1.0 / w2
-        fac["D1"] = 1.0 / w1 if self.groups else None
         return fac
+
+    def _scattered_pair_system(self, s23, z23):
+        """The pair part of the reduced system: ``1/delta``, ``D2``, ``sum_b omega_b z_b z_b^T``,
+        and per group ``sigma_j`` and ``sum_{b in B_j} c_b z_b`` (None without groups)."""
+        nb = self.nb
+        w2, w3 = s23[:nb] / z23[:nb], s23[nb:] / z23[nb:]
+        inv_delta = 1.0 / (1.0 / w2 + 1.0 / w3)  # 1/(D2 + D3)
+        omega = 1.0 / (w2 + w3)  # D2 D3 / delta
+        # sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
+        if self.Z is not None:
+            S = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
+        else:
+            omega = omega * self.pi ** 2
+            W = self._pair_matrix(omega)
+            XIt, XJt = self.XI.T, self.XJ.T
+            cross = XIt @ (W @ self.XJ)
+            S = (XIt @ (np.bincount(self.bi, omega, self.nI)[:, None] * self.XI)
+                 + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
+                 - cross - cross.T)
+        fac = {"inv_delta": inv_delta, "D2": 1.0 / w2}
+        if not self.groups:
+            return fac, S, None, None
+        # c_b = D2 / delta
+        return fac, S, self.group_sum(inv_delta), self._group_pair_sum(w3 / (w2 + w3))
+
+    def _grid_pair_system(self, s23, z23):
+        """:meth:`_scattered_pair_system` on the grid, in one pass over the pairs and BLAS."""
+        g, nI, nb, d = self._grid, self.nI, self.nb, self.d
+        XJg = self.XJ[:g]
+        inv_delta, D2 = np.empty(nb), np.empty(nb)
+        Om, Cm = np.empty((g, nI)), np.empty((g, nI))
+        cols_om, rows_om, rows_c = np.empty(nI), np.empty(g), np.empty(g)
+        sigma = np.zeros(max(self.k, g))
+        _grid_scaling(s23[:nb], z23[:nb], s23[nb:], z23[nb:], self.pi, inv_delta, D2, Om, Cm,
+                      cols_om, rows_om, sigma[:g], rows_c)
+        cross = (XJg.T @ Om) @ self.XI
+        S = (self.XI.T @ (cols_om[:, None] * self.XI) + XJg.T @ (rows_om[:, None] * XJg)
+             - cross - cross.T)
+        fac = {"inv_delta": inv_delta, "D2": D2}
+        if not self.groups:
+            return fac, S, None, None
+        Yw = np.zeros((self.k, d))
+        Yw[:g] = Cm @ self.XI - rows_c[:, None] * XJg
+        return fac, S, sigma[:self.k], Yw
 
     def _pair_matrix(self, v):
         """The nI x nJ matrix with ``v_b`` at ``(bi[b], bj[b])`` (pairs are distinct)."""
-        if self._grid:
-            M = np.zeros((self.nI, self.nJ))
-            M[:, :self._grid] = self._grid_view(v).T
-            return M
         if self._dense:
             M = np.zeros((self.nI, self.nJ))
             M[self.bi, self.bj] = v
@@ -307,10 +486,15 @@ class RestrictedProblem:
                 - np.bincount(self.bj, c, self.k)[:, None] * self.XJ)
 
     def _Einv(self, fac, r_e):
+        """``E^{-1} r_e``: per pair ``r_e / delta``, less per group its Sherman-Morrison term
+        ``gamma_j / delta_b sum_{b' in B_j} r_e / delta``."""
         t = r_e * fac["inv_delta"]
         if self.groups:
-            t -= fac["sm_b"] * self.per_pair(self.group_sum(t))
+            t -= fac["inv_delta"] * self.per_pair(fac["gamma"] * self.group_sum(t))
         return t
+
+    def _grid_gamma(self, fac):
+        return fac["gamma"][:self._grid] if self.groups else np.zeros(self._grid)
 
     def solve(self, fac, rw, rxi, re, rp):
         """Solve ``(P + G^T D G) dx = r`` for dx = (w, xi, e, p)."""
@@ -320,12 +504,22 @@ class RestrictedProblem:
             D4, D5 = fac["D4"], fac["D5"]
             rw = rw - (D5 - D4) * rp / (D4 + D5)
         # y-equation: S dy = r_y - H_ye E^{-1} r_e
-        t = self._Einv(fac, re)
         ry = np.empty(self.ny)
-        ry[:d] = rw - self.zT(t * D2)
+        if self._grid:
+            g, XJg = self._grid, self.XJ[:self._grid]
+            cols, rows, t_groups = np.empty(self.nI), np.empty(g), np.zeros(max(self.k, g))
+            _grid_einv_sums(re, fac["inv_delta"], self._grid_gamma(fac), D2, self.pi, cols, rows,
+                            t_groups[:g])
+            ry[:d] = rw - (self.XI.T @ cols - XJg.T @ rows)
+            t_groups = t_groups[:self.k]
+        else:
+            t = self._Einv(fac, re)
+            ry[:d] = rw - self.zT(t * D2)
+            if self.groups:
+                t_groups = self.group_sum(t)
         if self.groups:
             D1 = fac["D1"]
-            tg = D1 * self.group_sum(t)
+            tg = D1 * t_groups
             ry[:d] += self.g.T @ tg
             ry[d] = rxi + tg.sum()
         if fac["chol"] is not None:
@@ -335,10 +529,17 @@ class RestrictedProblem:
         dw = dy[:d]
         dxi = dy[d] if self.groups else 0.0
         # e = E^{-1} (r_e - H_ey dy),  (H_ey dy)_b = D2_b z_b.dw - D1_j (g_j.dw + dxi)
-        hy = D2 * self.zw(dw)
-        if self.groups:
-            hy -= self.per_pair(D1 * (self.g @ dw + dxi))
-        de = self._Einv(fac, re - hy)
+        h_groups = D1 * (self.g @ dw + dxi) if self.groups else None
+        if self._grid:
+            de = np.empty(self.nb)
+            _grid_back_substitute(re, self.XI @ dw, XJg @ dw,
+                                  h_groups[:g] if self.groups else np.zeros(g),
+                                  fac["inv_delta"], self._grid_gamma(fac), D2, self.pi, de)
+        else:
+            hy = D2 * self.zw(dw)
+            if self.groups:
+                hy -= self.per_pair(h_groups)
+            de = self._Einv(fac, re - hy)
         dp = None
         if self.l1:
             dp = (rp - (D5 - D4) * dw) / (D4 + D5)
@@ -480,19 +681,18 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             return dw, dxi, de, dp, ds, dz
 
         aff = direction(s * z)
-        a_aff = min(_max_step(s, aff[4]), _max_step(z, aff[5]))
+        a_aff = _max_step(s, aff[4], z, aff[5])
         mu_aff = _complementarity_after(s, aff[4], z, aff[5], a_aff) / nr
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
         step = direction(_corrector_rhs(s, z, aff[4], aff[5], sigma * mu))
         dw, dxi, de, dp, ds, dz = step
-        alpha = 0.99 * min(_max_step(s, ds), _max_step(z, dz))
+        alpha = 0.99 * _max_step(s, ds, z, dz)
         w = w + alpha * dw
         xi = xi + alpha * dxi
-        e = e + alpha * de
+        e += alpha * de
         if prob.l1:
             p = p + alpha * dp
-        s = s + alpha * ds
-        z = z + alpha * dz
+        _step_in_place(s, ds, z, dz, alpha)  # (best keeps copies of w and z)
         if not (np.all(np.isfinite(w)) and np.isfinite(mu)):
             status = "failed"
             break
