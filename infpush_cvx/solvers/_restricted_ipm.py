@@ -108,7 +108,8 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
 # ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
 # XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
 # row of the grid, instead of four to ten NumPy passes and temporaries (a8a subsets: 219,000
-# pairs, about 40 ms an iteration before) --------------------------------------------------------
+# pairs, about 40 ms an iteration before). The loops look alike on purpose: each fuses its own
+# arithmetic into the one pass ----------------------------------------------------------------
 
 @nb.njit(cache=True, nogil=True)
 def _grid_pair_rows(sI, sJ, pi, e, out2, out3, rows_e):
@@ -126,23 +127,6 @@ def _grid_pair_rows(sI, sJ, pi, e, out2, out3, rows_e):
 
 
 @nb.njit(cache=True, nogil=True)
-def _grid_transpose(z_group, z2, z3, pi, ge, cols, rows):
-    """``G^T z`` on the pairs: ``ge_b = z_group_j - z2_b - z3_b``, and the column and row sums of
-    ``pi z2`` (for ``sum_b pi_b z2_b z_b = XI^T cols - XJ^T rows``)."""
-    g, nI = rows.size, cols.size
-    cols[:] = 0.0
-    for j in range(g):
-        acc = 0.0
-        for i in range(nI):
-            b = j * nI + i
-            ge[b] = z_group[j] - z2[b] - z3[b]
-            v = pi[b] * z2[b]
-            cols[i] += v
-            acc += v
-        rows[j] = acc
-
-
-@nb.njit(cache=True, nogil=True)
 def _grid_sums(v, pi, cols, rows):
     """Column and row sums of ``pi v`` over the grid."""
     g, nI = rows.size, cols.size
@@ -155,6 +139,18 @@ def _grid_sums(v, pi, cols, rows):
             cols[i] += u
             acc += u
         rows[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_transpose(z_group, z2, z3, pi, ge, cols, rows):
+    """``G^T z`` on the pairs: ``ge_b = z_group_j - z2_b - z3_b``, and the column and row sums of
+    ``pi z2`` (for ``sum_b pi_b z2_b z_b = XI^T cols - XJ^T rows``)."""
+    g, nI = rows.size, cols.size
+    for j in range(g):
+        for i in range(nI):
+            b = j * nI + i
+            ge[b] = z_group[j] - z2[b] - z3[b]
+    _grid_sums(z2, pi, cols, rows)
 
 
 @nb.njit(cache=True, nogil=True)
