@@ -548,7 +548,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
     complementarity gap are all <= ``tol``. When progress stalls at the round-off floor (once the
-    error is below ``100 tol_almost``, no 20% decrease in 5 iterations) or ``max_iter`` is
+    error is below ``100 tol_almost``, no 20% decrease in 5 iterations; or, once it was below
+    ``tol_almost``, an error 10 times the best one) or ``max_iter`` is
     reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
     <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
     ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
@@ -645,6 +646,11 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             break
         if deadline is not None and time.perf_counter() > deadline:
             status = "time_limit"
+            break
+        if best[0] <= tol_almost and err > 10.0 * best[0]:
+            # past the round-off floor the dual residual grows as mu -> 0 (the a8a subsets: from
+            # 2e-7 to 6e-4 in five iterations): the best iterate will not be improved upon
+            status = "stalled"
             break
         if best[0] <= 100 * tol_almost and it - last_progress >= 5:
             # the round-off floor of the Newton solves: stop (slow progress above it is left to
