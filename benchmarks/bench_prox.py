@@ -9,15 +9,15 @@ shared: quote ratios). Also the first-call time of the numba kernels in a fresh 
     python benchmarks/bench_prox.py            # full: 100x100, 1000x1000, 300x3000
     python benchmarks/bench_prox.py --quick    # < 1 minute: axis 0, sort only at factor 0.1
 
-The last column gives the newton method's counting passes over V (the semismooth Newton
-iterations of ``infpush_cvx.prox._l1inf_ssn``; "fallback" if it gave up).
+The last column gives the ssn method's counting passes over V (the semismooth Newton
+iterations), read from ``project_l1inf(..., return_info=True).passes``; "fallback" if the kernel
+gave up and the sort method answered.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -28,9 +28,7 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 
 import numpy as np  # noqa: E402
 
-from infpush_cvx.prox import l1inf_norm, project_l1inf  # noqa: E402
-from infpush_cvx.prox import _l1inf_ssn  # noqa: E402
-from infpush_cvx.prox._l1inf_newton import _SIGN_MASK  # noqa: E402
+from infpush_cvx.prox import METHODS, l1inf_norm, project_l1inf  # noqa: E402
 
 FACTORS = (0.001, 0.01, 0.1, 0.5)
 
@@ -45,13 +43,9 @@ def median_time(fn, repeats: int) -> float:
 
 
 def ssn_passes(V, radius, axis, nonneg) -> str:
-    """Counting passes of the default kernel on a C-ordered V (groups are rows for axis=1)."""
-    itype, mask = _SIGN_MASK[V.dtype]
-    rows = axis == 1
-    mu, info = np.empty(V.shape[0] if rows else V.shape[1]), np.zeros(3)
-    status = _l1inf_ssn.project_ssn(V, V.view(itype), mask, rows, nonneg, radius, mu,
-                                    np.empty((0, 0)), info)
-    return str(int(info[0])) if status == _l1inf_ssn.SOLVED else "fallback"
+    """Counting passes of the default kernel, as ``return_info`` reports them."""
+    _, info = project_l1inf(V, radius, axis=axis, nonneg=nonneg, method="ssn", return_info=True)
+    return "fallback" if info.fallback else str(info.passes)
 
 
 def compile_times() -> tuple[float, float]:
@@ -98,17 +92,17 @@ def main(argv=None) -> None:
                 norm = l1inf_norm(base, axis)
                 for factor in FACTORS:
                     r = factor * norm
-                    for method in ("newton", "sort"):
+                    for method in METHODS:
                         big = shape[0] * shape[1] > 1e5
                         if method == "sort" and (args.quick or nonneg) and factor != 0.1:
                             continue
                         project_l1inf(V, r, axis=axis, nonneg=nonneg, method=method)
-                        reps = repeats if method == "newton" else (3 if big else repeats)
+                        reps = repeats if method == "ssn" else (3 if big else repeats)
                         t = median_time(lambda: project_l1inf(V, r, axis=axis, nonneg=nonneg,
                                                               method=method), reps)
                         c = median_time(lambda: np.copyto(D, V), 11)
                         extra = ""
-                        if method == "newton":
+                        if method == "ssn":
                             extra = ssn_passes(V, r, axis, nonneg)
                         print(f"| {shape[0]}x{shape[1]} | {axis} | {nonneg} | {factor} | "
                               f"{method} | {t * 1e3:.3f} | {t / c:.1f} | {extra} |", flush=True)

@@ -1,7 +1,9 @@
 """Group caps of the l1,inf projection by sorting (Quattoni, Carreras, Collins & Darrell, ICML 2009).
 
 The reference method: clear, O(N log N), written with NumPy. Input: a float64 array ``A >= 0``
-whose columns are the groups, with ``sum_g max_i A_ig > radius > 0``. Output: the caps ``mu``.
+whose columns are the groups, with ``sum_g max_i A_ig > radius > 0``. Output: the caps ``mu``
+and the shared threshold ``theta``. The semismooth Newton kernel (:mod:`._l1inf_ssn`) falls back
+to this method when it gives up.
 
 With each column sorted decreasingly, ``a_1 >= ... >= a_m``, and ``S_k = a_1 + ... + a_k``, the cap
 of group g as a function of the shared threshold theta (the l1 mass removed from every group that
@@ -21,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def caps_sort(A: np.ndarray, radius: float) -> np.ndarray:
-    """Caps ``mu_g`` (float64, one per column of ``A``) of the l1,inf projection of radius ``radius``."""
+def caps_sort(A: np.ndarray, radius: float) -> tuple[np.ndarray, float]:
+    """Caps ``mu_g`` (float64, one per column of ``A``) of the l1,inf projection of radius
+    ``radius``, and the threshold theta they share."""
     m, n = A.shape
     desc = -np.sort(-A, axis=0)                 # each column sorted decreasingly
     S = np.cumsum(desc, axis=0)                  # S[k-1, g] = S_k of group g
@@ -48,7 +51,8 @@ def caps_sort(A: np.ndarray, radius: float) -> np.ndarray:
     lo = ev_theta[e - 1] if e > 0 else 0.0
     theta = min(max((A_before[e] - radius) / B_before[e], lo), ev_theta[e])
 
-    return match_radius(_refine(S, breaks, theta, radius), desc[0], radius)
+    mu, theta = _refine(S, breaks, theta, radius)
+    return match_radius(mu, desc[0], radius), theta
 
 
 def match_radius(mu: np.ndarray, group_max: np.ndarray, radius: float) -> np.ndarray:
@@ -69,8 +73,9 @@ def match_radius(mu: np.ndarray, group_max: np.ndarray, radius: float) -> np.nda
     return mu
 
 
-def _refine(S: np.ndarray, breaks: np.ndarray, theta: float, radius: float) -> np.ndarray:
-    """Recompute theta exactly from the active pieces at ``theta``, then the caps.
+def _refine(S: np.ndarray, breaks: np.ndarray, theta: float,
+            radius: float) -> tuple[np.ndarray, float]:
+    """Recompute theta exactly from the active pieces at ``theta``, then the caps: (caps, theta).
 
     The running sums of the sweep accumulate rounding error; the active piece of every group
     (its k, or "dropped") is all that theta determines, and it fixes theta by one linear solve:
@@ -85,4 +90,4 @@ def _refine(S: np.ndarray, breaks: np.ndarray, theta: float, radius: float) -> n
     if denom > 0:
         theta = (np.sum(Sk * inv) - radius) / denom
     mu = np.where(active, (Sk - theta) / np.maximum(kk, 1), 0.0)
-    return np.maximum(mu, 0.0)
+    return np.maximum(mu, 0.0), float(theta)

@@ -41,13 +41,16 @@ the cost is about (passes + 2) reads of V: a statistics pass (maxima, sums, NaN/
 counting passes, the output. Measured: 2-10 counting passes on Gaussian matrices from 100 x 100
 to 3000 x 3000 (most at radius factor 0.5), at most 10 on ties, sparse, sorted, heavy-tailed,
 geometric and differently scaled groups. The count is not bounded a priori by a small number,
-so after MAX_PASSES passes the kernel gives up and the caller falls back to
-:mod:`._l1inf_newton`'s candidate-window search (never seen on those inputs).
+so after MAX_PASSES passes the kernel gives up (NO_CONVERGENCE) and the caller falls back to the
+exact sort method of :mod:`._l1inf_sort` with a ``RuntimeWarning`` (never seen on those inputs).
 
 The last linearized solve gives theta and the caps, rescaled once to sum to the radius
 (``match_radius``, as the sort method does). Entries are assumed in ``[2**-900, 2**900]`` for
 the largest magnitude (sums cannot overflow, entries near the cap are normal numbers); the
 caller rescales otherwise. Compiled with numba (``cache=True``), single-threaded.
+
+This module holds every numba kernel of the l1,inf projection: the statistics pass, the minorant
+root that starts the iteration, the counting passes, the linearized solve and the output pass.
 """
 
 from __future__ import annotations
@@ -57,14 +60,19 @@ import math
 import numba as nb
 import numpy as np
 
-# the statistics pass (max, sum, NaN/inf flag), the minorant root, the output pass and the
-# rescaling bounds are the window search's
-from ._l1inf_newton import _BIG, _ROWS, _TINY, _lower_bound_root, _stats_cols, apply_caps
-from ._l1inf_newton import max_sum_rows
-
-# Give up (the caller falls back to the candidate-window search) after this many counting
-# passes; 2-10 were measured (module docstring): a guard against pathological slow climbs.
+_EPS = np.finfo(np.float64).eps
+# Give up (the caller falls back to the sort method) after this many counting passes; 2-10
+# were measured (module docstring): a guard against pathological slow climbs.
 MAX_PASSES = 60
+# Outside [2**-900, 2**900] sums of a group could overflow or entries be subnormal: rescale.
+_BIG = 2.0 ** 900
+_TINY = 2.0 ** -900
+# Rows per block when the groups are the columns of a C-ordered matrix (per-column state is
+# kept in registers over a block).
+_ROWS = 8
+# X viewed as integers of its width, and the mask that clears their sign bit (max_sum_rows).
+SIGN_MASK = {np.dtype(np.float64): (np.int64, np.int64(0x7FFFFFFFFFFFFFFF)),
+             np.dtype(np.float32): (np.int32, np.int32(0x7FFFFFFF))}
 
 # Status codes of project_ssn.
 SOLVED = 0          # caps in mu, projection in out (if out is not empty)
@@ -72,6 +80,124 @@ INSIDE = 1          # V already lies in the ball
 NOT_FINITE = 2      # V holds NaN or inf
 RESCALE = 3         # magnitudes outside [2**-900, 2**900]: info[2] = exponent to scale by 2**-e
 NO_CONVERGENCE = 4  # gave up after MAX_PASSES passes
+
+
+@nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _row_max_sum(X, Xi, sign_mask, g, nonneg):
+    """(bits of the max, sum) of the magnitudes in row g of X.
+
+    The max is taken on the bit patterns ``Xi`` (X viewed as integers): for nonnegative
+    floats their order is the integer order, and an integer max vectorizes where a float max
+    does not. The sum is NaN when the row holds NaN or inf (``x - x``).
+    """
+    m = X.shape[1]
+    mb = Xi[g, 0] & 0
+    sm = 0.0
+    bad = 0.0
+    for i in range(m):
+        x = X[g, i]
+        b = Xi[g, i]
+        if nonneg:
+            a = float(x if x > 0 else 0.0)
+            b = b if b > 0 else 0                 # negative floats have the sign bit set
+        else:
+            a = float(abs(x))
+            b = b & sign_mask
+        mb = b if b > mb else mb
+        sm += a
+        bad += x - x
+    return mb, sm + bad
+
+
+@nb.njit(cache=True, nogil=True)
+def max_sum_rows(X, Xi, sign_mask, nonneg, Mb, S):
+    """The statistics pass when the groups are the rows of X: max (bits Mb, see
+    :func:`_row_max_sum`) and sum S (NaN flags NaN/inf) of the magnitudes of every row."""
+    for g in range(X.shape[0]):
+        Mb[g], S[g] = _row_max_sum(X, Xi, sign_mask, g, nonneg)
+
+
+@nb.njit(cache=True, nogil=True)
+def _max_sum_cols_block(X, nonneg, M, S, i0, R):
+    """Rows ``i0 .. i0+R-1`` into the state of :func:`max_sum_cols` (R a constant at the call
+    sites, so that the row loop unrolls and the column loop vectorizes)."""
+    n = X.shape[1]
+    for g in range(n):
+        mx = M[g]
+        sm = S[g]
+        for r in range(R):
+            x = X[i0 + r, g]
+            a = float((x if x > 0 else 0.0) if nonneg else abs(x))
+            mx = a if a > mx else mx
+            sm += a + (x - x)
+        M[g] = mx
+        S[g] = sm
+
+
+@nb.njit(cache=True, nogil=True)
+def max_sum_cols(X, nonneg, M, S):
+    """The statistics pass when the groups are the columns of X: max M and sum S (NaN flags
+    NaN/inf) of every column, reading X row by row (the per-column state vectorizes across
+    columns), _ROWS rows at a time so that the state is loaded and stored once per block."""
+    m = X.shape[0]
+    M[:] = 0.0
+    S[:] = 0.0
+    mb = m - m % _ROWS
+    for i0 in range(0, mb, _ROWS):
+        _max_sum_cols_block(X, nonneg, M, S, i0, _ROWS)
+    for i0 in range(mb, m):
+        _max_sum_cols_block(X, nonneg, M, S, i0, 1)
+
+
+@nb.njit(cache=True, nogil=True)
+def _lower_bound_root(M, S, m, radius):
+    """Root of the convex minorant ``L(theta) = sum_g max(M_g - theta, (S_g - theta) / m, 0)``
+    of ``R(theta)`` (groups of m entries, maxima M, sums S).
+
+    L <= R, so its root is a lower bound of the root of R. Newton from theta = 0 (convex,
+    decreasing, piecewise linear) climbs monotonically to it in finitely many steps.
+    """
+    n = M.shape[0]
+    theta = 0.0
+    for _ in range(100):
+        L = 0.0
+        B = 0.0
+        for g in range(n):
+            c1 = M[g] - theta
+            c2 = (S[g] - theta) / m
+            if c1 >= c2 and c1 > 0.0:
+                L += c1
+                B += 1.0
+            elif c2 > c1 and c2 > 0.0:
+                L += c2
+                B += 1.0 / m
+        if L <= radius * (1.0 + 4 * _EPS) or B == 0.0:
+            break
+        step = (L - radius) / B
+        if step <= theta * _EPS:
+            break
+        theta += step
+    return theta
+
+
+@nb.njit(cache=True, nogil=True)
+def apply_caps(X, mu, groups_are_rows, nonneg, out):
+    """The output pass: ``out = sign(x) min(|x|, mu_g)`` (or ``min(max(x, 0), mu_g)``) for
+    C-ordered X."""
+    rows, cols = X.shape
+    if groups_are_rows:
+        for i in range(rows):
+            c = mu[i]
+            lo = 0.0 if nonneg else -c
+            for j in range(cols):
+                out[i, j] = min(max(X[i, j], lo), c)
+    else:
+        lo = np.empty(cols, mu.dtype)
+        for j in range(cols):
+            lo[j] = 0.0 if nonneg else -mu[j]
+        for i in range(rows):
+            for j in range(cols):
+                out[i, j] = min(max(X[i, j], lo[j]), mu[j])
 
 
 @nb.njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -202,8 +328,8 @@ def _match_radius(mu, M, radius):
 
 @nb.njit(cache=True, nogil=True)
 def _apply(X, mu, groups_are_rows, nonneg, out):
-    """:func:`._l1inf_newton.apply_caps` with the caps rounded toward zero in X's dtype (so
-    that float32 results stay inside the ball)."""
+    """:func:`apply_caps` with the caps rounded toward zero in X's dtype (so that float32
+    results stay inside the ball)."""
     cap = np.empty(mu.shape[0], X.dtype)
     for g in range(mu.shape[0]):
         cap[g] = mu[g]
@@ -233,8 +359,7 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
         for g in range(n):
             M[g] = Mv[g]
     else:
-        no_probes = np.empty((0, n), np.float64)
-        _stats_cols(X, nonneg, no_probes, M, S, np.empty((0, n), np.int64), no_probes)
+        max_sum_cols(X, nonneg, M, S)
     info[0] = 0.0
     info[1] = 0.0
     info[2] = 0.0
@@ -255,7 +380,7 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
         return INSIDE
 
     # Start from the minorant's caps (lower bounds of the caps at its root theta_L).
-    theta = _lower_bound_root(M, S, np.full(n, m, np.int64), radius)
+    theta = _lower_bound_root(M, S, m, radius)
     nu = np.empty(n, np.float64)
     for g in range(n):
         v = max(M[g] - theta, (S[g] - theta) / m, 0.0)
@@ -299,3 +424,10 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
     if out.size > 0:
         _apply(X, mu, groups_are_rows, nonneg, out)
     return SOLVED
+
+
+def project(X, groups_are_rows, nonneg, radius, mu, out, info):
+    """:func:`project_ssn` on a C-contiguous float32/float64 X: builds the integer view of X and
+    its sign mask (the one place that does), same arguments otherwise, returns the status."""
+    itype, mask = SIGN_MASK[X.dtype]
+    return project_ssn(X, X.view(itype), mask, groups_are_rows, nonneg, radius, mu, out, info)

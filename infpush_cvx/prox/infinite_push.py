@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import check_float_array, check_scalar
-from .l1inf import project_l1inf
+from .l1inf import _resolve_method, project_l1inf
 
 
 def infinite_push_loss(A) -> float:
@@ -26,8 +26,10 @@ def infinite_push_loss(A) -> float:
     return float(np.maximum(A, 0).astype(np.float64).sum(axis=0).max() / A.shape[0])
 
 
-def prox_infinite_push_loss(V, tau, method="sort"):
-    """``argmin_A tau l(A) + ||A - V||^2 / 2 = V - P_{tau K}(V)`` with l the Infinite Push loss."""
+def prox_infinite_push_loss(V, tau, method="ssn"):
+    """``argmin_A tau l(A) + ||A - V||^2 / 2 = V - P_{tau K}(V)`` with l the Infinite Push loss;
+    ``method`` is that of :func:`.project_l1inf`."""
+    method = _resolve_method(method)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     if V.size == 0:

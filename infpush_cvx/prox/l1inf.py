@@ -9,21 +9,77 @@ alpha, m x n, has groups = negatives j = columns, max over positives i).
 Projection onto ``{P : ||P||_{1,inf} <= r}`` (Quattoni et al., ICML 2009): the solution caps
 every group, ``P_ig = sign(v_ig) min(|v_ig|, mu_g)``, where the caps ``mu_g >= 0`` sum to r and
 share one threshold ``theta = sum_i max(|v_ig| - mu_g, 0)`` over the groups with ``mu_g > 0``
-(groups with ``sum_i |v_ig| <= theta`` get ``mu_g = 0``). Only the caps depend on the method.
+(groups with ``sum_i |v_ig| <= theta`` get ``mu_g = 0``). Only the caps depend on the method:
+
+- ``method="ssn"`` (the default): a semismooth Newton iteration on all caps at once (Chu et al.,
+  ICML 2020), :mod:`._l1inf_ssn`; if it gives up, the sort method with a ``RuntimeWarning``.
+- ``method="sort"``: Quattoni et al. (ICML 2009), sorting every group, :mod:`._l1inf_sort`.
+
+``project_l1inf(..., return_info=True)`` also returns an :class:`L1InfInfo`: the caps, theta,
+the method that computed them and the number of counting passes over V.
 """
 
 from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
 from . import _l1inf_ssn as _ssn
-from ._l1inf_newton import _SIGN_MASK, apply_caps, caps_newton
 from ._l1inf_sort import caps_sort
 from ._pow2 import scaled_radius
 from .l1ball import project_l1ball
 
-METHODS = ("newton", "sort")
+METHODS = ("ssn", "sort")
+# Old method names, accepted with a DeprecationWarning for one release: old -> new.
+DEPRECATED_METHODS = {"newton": "ssn"}
+
+
+def _resolve_method(method):
+    """``method`` checked against METHODS; a deprecated name is mapped to its new name with a
+    DeprecationWarning pointing at the caller of the public function.
+
+    Transitional: the solvers (``infpush_cvx.solvers.*``, changed separately) still pass
+    ``"newton"``; they get the new name without a warning until they drop the argument.
+    """
+    new = DEPRECATED_METHODS.get(method) if isinstance(method, str) else None
+    if new is None:
+        check_choice(method, "method", METHODS)
+        return method
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    if not caller.startswith("infpush_cvx.solvers."):
+        warnings.warn(f"method={method!r} is deprecated and will be removed in the next "
+                      f"release; use method={new!r} (the same computation)", DeprecationWarning,
+                      stacklevel=3)
+    return new
+
+
+@dataclass(frozen=True)
+class L1InfInfo:
+    """How :func:`project_l1inf` computed its projection ``P = sign(V) min(|V|, caps)``.
+
+    - ``caps``: the group caps ``mu_g`` (float64, one per group; the group maxima of ``|V|``,
+      or of ``max(V, 0)``, when V lies in the ball, zeros when the radius is 0). The projection
+      applies them rounded toward zero in V's dtype.
+    - ``theta``: the threshold the caps share, ``sum_i max(|v_ig| - mu_g, 0) = theta`` for every
+      group with a positive cap (0 when V lies in the ball; the largest group sum when the
+      radius is 0).
+    - ``method``: the method that computed the caps, ``"ssn"`` or ``"sort"``.
+    - ``passes``: counting passes over V made by the semismooth Newton kernel (its statistics
+      pass and output pass not counted; 0 when it did not iterate).
+    - ``fallback``: True when the kernel gave up after ``MAX_PASSES`` passes and the sort method
+      computed the caps (a ``RuntimeWarning`` was issued).
+    """
+
+    caps: np.ndarray
+    theta: float
+    method: str
+    passes: int = 0
+    fallback: bool = False
 
 
 def l1inf_norm(V, axis=0) -> float:
@@ -49,6 +105,12 @@ def _groups_as_columns(V: np.ndarray, axis: int) -> np.ndarray:
     return V if axis == 0 else V.T
 
 
+def _magnitudes(V: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
+    """``|V|`` (or ``max(V, 0)``) with the groups as columns."""
+    G = _groups_as_columns(V, axis)
+    return np.maximum(G, 0) if nonneg else np.abs(G)
+
+
 def _caps_in_dtype(mu: np.ndarray, dtype) -> np.ndarray:
     """Caps rounded toward zero in ``dtype``, so that float32 results stay inside the ball."""
     mu_t = mu.astype(dtype)
@@ -69,96 +131,119 @@ def _apply_caps(V: np.ndarray, mu: np.ndarray, axis: int, nonneg: bool) -> np.nd
     return np.clip(V, lower, cap)
 
 
-def project_l1inf(V, radius, axis=0, nonneg=False, method="newton"):
+def project_l1inf(V, radius, axis=0, nonneg=False, method="ssn", return_info=False):
     """Euclidean projection of V onto ``{P : ||P||_{1,inf} <= radius}`` (groups along ``axis``).
 
     With ``nonneg=True`` the set is intersected with ``{P >= 0}``; the result equals the plain
     projection of ``max(V, 0)``. This is the feasible set of the Infinite Push dual (Agarwal,
     SDM 2011, eq. 3.9: alpha >= 0, sum_j max_i alpha_ij <= C/m) with ``axis=0``.
 
-    ``method="newton"`` (default): sort-free semismooth Newton iteration on all group caps at
-    once, one vectorized counting pass over V per step (see :mod:`._l1inf_ssn`), with the
-    bracketed Newton/secant search of :mod:`._l1inf_newton` as its fallback; numba-compiled,
-    single-threaded.
+    ``method="ssn"`` (default): sort-free semismooth Newton iteration on all group caps at
+    once (Chu et al., ICML 2020), one vectorized counting pass over V per step (see
+    :mod:`._l1inf_ssn`); numba-compiled, single-threaded. If it gives up after
+    ``MAX_PASSES`` passes (never seen on tested inputs), the caps come from the sort method
+    and a ``RuntimeWarning`` says so.
     ``method="sort"``: Quattoni et al. (ICML 2009), sorting every group, O(N log N); the clear
-    reference.
+    reference. The old name ``"newton"`` still means ``"ssn"`` for one release, with a
+    ``DeprecationWarning``.
 
-    Returns a new array with V's dtype (float32 or float64; other numbers become float64).
-    Entries are rescaled by a power of two internally, so magnitudes up to the float range are
-    handled without overflow.
+    Returns a new array with V's dtype (float32 or float64; other numbers become float64), and
+    with ``return_info=True`` the pair ``(P, info)``, ``info`` an :class:`L1InfInfo` (caps,
+    theta, method, counting passes, fallback). Entries are rescaled by a power of two
+    internally, so magnitudes up to the float range are handled without overflow.
     """
-    # The newton method detects NaN/inf in the pass it makes over V anyway.
-    V = check_float_array(V, "V", ndim=2, check_finite=(method != "newton"))
+    method = _resolve_method(method)
+    # The ssn method detects NaN/inf in the pass it makes over V anyway.
+    V = check_float_array(V, "V", ndim=2, check_finite=(method != "ssn"))
     radius = check_radius(radius)
     axis = check_axis(axis)
     if not isinstance(nonneg, (bool, np.bool_)):
         raise TypeError(f"nonneg must be a bool, got {type(nonneg).__name__}")
-    check_choice(method, "method", METHODS)
+    nonneg = bool(nonneg)
+    passes, fallback = 0, False
     if V.size == 0:
-        return V.copy()
-    if radius == 0:
+        P, mu, theta = V.copy(), np.zeros(V.shape[1 - axis]), 0.0
+    elif radius == 0:
         if not np.isfinite(V).all():
             raise ValueError("V contains NaN or infinite entries")
-        return np.zeros_like(V)
-    if method == "newton":
-        return _project_newton(V, radius, axis, bool(nonneg))
-    G = _groups_as_columns(V, axis)
-    Gp = np.maximum(G, 0) if nonneg else np.abs(G)
+        P, mu, theta = np.zeros_like(V), None, None
+    elif method == "ssn":
+        P, mu, theta, passes, fallback = _project_ssn(V, radius, axis, nonneg)
+    else:
+        P, mu, theta = _project_sort(V, radius, axis, nonneg)
+    if not return_info:
+        return P
+    if theta is None:                 # radius 0: every cap is 0 from the largest group sum on
+        mu = np.zeros(V.shape[1 - axis])
+        theta = float(_magnitudes(V, axis, nonneg).astype(np.float64).sum(axis=0).max())
+    elif mu is None:                  # V lies in the ball: the caps are the group maxima
+        mu = _magnitudes(V, axis, nonneg).max(axis=0).astype(np.float64)
+    method = "sort" if fallback else method
+    return P, L1InfInfo(caps=mu, theta=theta, method=method, passes=passes, fallback=fallback)
+
+
+def _project_sort(V, radius, axis, nonneg):
+    """The sort method: (projection, caps or None when V lies in the ball, theta), for
+    nonempty finite V and ``radius > 0``.
+
+    The magnitudes are scaled by ``2**-e`` (exact; largest entry in [0.5, 1)) for
+    :func:`._l1inf_sort.caps_sort`, and the caps and theta scaled back.
+    """
+    Gp = _magnitudes(V, axis, nonneg)
     vmax = float(Gp.max())
-    if radius == 0 or vmax == 0:
-        return np.zeros_like(V)
-    e = int(np.frexp(vmax)[1])                 # scale by 2**-e: exact, largest entry in [0.5, 1)
+    if vmax == 0:
+        return np.zeros_like(V), None, 0.0
+    e = int(np.frexp(vmax)[1])
     A = np.ldexp(Gp.astype(np.float64), -e)
     r = scaled_radius(radius, e)
     if A.max(axis=0).sum() <= r:
-        return np.maximum(V, 0) if nonneg else V.copy()
-    mu = np.ldexp(caps_sort(A, r), e)
-    return _apply_caps(V, mu, axis, bool(nonneg))
+        return (np.maximum(V, 0) if nonneg else V.copy()), None, 0.0
+    mu, theta = caps_sort(A, r)
+    return _apply_caps(V, np.ldexp(mu, e), axis, nonneg), np.ldexp(mu, e), math.ldexp(theta, e)
 
 
-def _project_newton(V, radius, axis, nonneg):
-    """The default method: :func:`._l1inf_ssn.project_ssn` computes the caps and writes the
-    projection in one call, reading V in place (no copy, no transpose).
+def _project_ssn(V, radius, axis, nonneg):
+    """The default method: (projection, caps or None when V lies in the ball, theta, passes,
+    fallback), for nonempty V and ``radius > 0``.
 
-    The kernels take a C-ordered matrix: an F-ordered V is passed as its transpose (a view).
-    Magnitudes outside ``[2**-900, 2**900]`` are solved on a copy rescaled by a power of two
-    (exact); if the iteration gives up (MAX_PASSES), the caps come from
-    :func:`._l1inf_newton.caps_newton`.
+    :func:`._l1inf_ssn.project` computes the caps and writes the projection in one call, reading
+    V in place (no copy, no transpose). The kernels take a C-ordered matrix: an F-ordered V is
+    passed as its transpose (a view). Magnitudes outside ``[2**-900, 2**900]`` are solved on a
+    copy rescaled by a power of two (exact). If the iteration gives up (NO_CONVERGENCE after
+    MAX_PASSES passes), the sort method computes the projection, with a RuntimeWarning.
     """
     if not V.flags.c_contiguous and not V.flags.f_contiguous:
         V = np.ascontiguousarray(V)
     transposed = not V.flags.c_contiguous
     X = V.T if transposed else V
     groups_are_rows = (axis == 0) == transposed
-    itype, mask = _SIGN_MASK[X.dtype]
     out = np.empty_like(V)
     Xout = out.T if transposed else out
     mu = np.empty(X.shape[0] if groups_are_rows else X.shape[1])
     info = np.zeros(3)
-    status = _ssn.project_ssn(X, X.view(itype), mask, groups_are_rows, nonneg, radius, mu,
-                              Xout, info)
+    status = _ssn.project(X, groups_are_rows, nonneg, radius, mu, Xout, info)
     if status == _ssn.SOLVED:
-        return out
+        return out, mu, float(info[1]), int(info[0]), False
     if status == _ssn.NOT_FINITE:
         raise ValueError("V contains NaN or infinite entries")
     if status == _ssn.RESCALE:
         # Solve on a copy scaled by 2**-e (exact; largest magnitude in [0.5, 1)), apply the
-        # caps scaled back to V itself.
+        # caps scaled back to V itself. With nonneg the copy is of max(X, 0): e comes from the
+        # largest positive entry, and a negative entry scaled by 2**-e could overflow.
         e = int(info[2])
-        Y = np.ldexp(X.astype(np.float64), -e)
-        status = _ssn.project_ssn(Y, Y.view(np.int64), _SIGN_MASK[Y.dtype][1],
-                                  groups_are_rows, nonneg, scaled_radius(radius, e), mu,
-                                  np.empty((0, 0)), info)
+        Y = np.ldexp((np.maximum(X, 0) if nonneg else X).astype(np.float64), -e)
+        status = _ssn.project(Y, groups_are_rows, nonneg, scaled_radius(radius, e), mu,
+                              np.empty((0, 0)), info)
         if status == _ssn.SOLVED:
             mu = np.ldexp(mu, e)
+            _ssn.apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg, Xout)
+            return out, mu, math.ldexp(info[1], e), int(info[0]), False
     if status == _ssn.INSIDE:
-        return np.maximum(V, 0) if nonneg else V.copy()
-    if status != _ssn.SOLVED:                 # NO_CONVERGENCE: the candidate-window search
-        mu = caps_newton(X, groups_are_rows, nonneg, radius)
-        if mu is None:
-            return np.maximum(V, 0) if nonneg else V.copy()
-    apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg, Xout)
-    return out
+        return (np.maximum(V, 0) if nonneg else V.copy()), None, 0.0, int(info[0]), False
+    warnings.warn(f"project_l1inf: the semismooth Newton kernel did not converge in "
+                  f"{_ssn.MAX_PASSES} passes; the projection was computed by the exact sort "
+                  f"method instead", RuntimeWarning, stacklevel=3)
+    return _project_sort(V, radius, axis, nonneg) + (int(info[0]), True)
 
 
 def project_linf1(V, radius, axis=0):
@@ -173,12 +258,14 @@ def project_linf1(V, radius, axis=0):
     return out
 
 
-def prox_linf1(V, tau, axis=0, method="sort"):
+def prox_linf1(V, tau, axis=0, method="ssn"):
     """Prox of ``tau ||.||_{inf,1}`` (``tau max_g sum_i |v_ig|``), groups along ``axis``.
 
     A norm's prox is the identity minus the projection onto the dual-norm ball (Moreau):
-    ``prox_{tau ||.||_{inf,1}}(V) = V - P_{||.||_{1,inf} <= tau}(V)``.
+    ``prox_{tau ||.||_{inf,1}}(V) = V - P_{||.||_{1,inf} <= tau}(V)``; ``method`` is that of
+    :func:`project_l1inf`.
     """
+    method = _resolve_method(method)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     return V - project_l1inf(V, tau, axis=axis, method=method)

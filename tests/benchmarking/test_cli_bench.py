@@ -76,7 +76,7 @@ def test_prox_timing_table(tmp_path, capsys):
     assert cli.main(["prox", "--sizes", "20", "--factors", "0.1", "--repeats", "2",
                      "--out", str(csv)]) == 0
     df = pd.read_csv(csv)
-    assert set(df["method"]) == {"newton", "sort"}
+    assert set(df["method"]) == {"ssn", "sort"}
     assert (df["max_abs_diff"] < 1e-10).all() and (df["ratio_to_floor"] > 0).all()
 
 

@@ -65,3 +65,60 @@ def test_bad_method_axis_nonneg():
         project_l1inf(np.ones((2, 2)), 1.0, axis=2)
     with pytest.raises(TypeError, match="nonneg"):
         project_l1inf(np.ones((2, 2)), 1.0, nonneg="yes")
+
+
+def test_old_method_name_is_a_deprecated_alias():
+    from infpush_cvx.prox import (DEPRECATED_METHODS, prox_infinite_push_loss, prox_linf1)
+    assert DEPRECATED_METHODS == {"newton": "ssn"}
+    V = np.random.default_rng(8).standard_normal((7, 9))
+    with pytest.warns(DeprecationWarning, match="'ssn'"):
+        P = project_l1inf(V, 1.0, method="newton")
+    np.testing.assert_array_equal(P, project_l1inf(V, 1.0, method="ssn"))
+    for prox in (prox_linf1, prox_infinite_push_loss):
+        with pytest.warns(DeprecationWarning, match="newton"):
+            P = prox(V, 0.5, method="newton")
+        np.testing.assert_array_equal(P, prox(V, 0.5, method="ssn"))
+
+
+def test_every_prox_defaults_to_the_fast_kernel():
+    import inspect
+
+    from infpush_cvx.prox import prox_infinite_push_loss, prox_linf1
+    for fn in (project_l1inf, prox_linf1, prox_infinite_push_loss):
+        assert inspect.signature(fn).parameters["method"].default == "ssn"
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("nonneg", [False, True])
+def test_return_info_certifies_the_projection(method, axis, nonneg):
+    # P = sign(V) min(|V|, caps); T_g(caps_g) = theta on the groups with a positive cap.
+    V = np.random.default_rng(9).standard_normal((12, 10))
+    A = (np.maximum(V, 0) if nonneg else np.abs(V))
+    G = A if axis == 0 else A.T
+    r = 0.3 * G.max(axis=0).sum()
+    P, info = project_l1inf(V, r, axis=axis, nonneg=nonneg, method=method, return_info=True)
+    np.testing.assert_array_equal(P, project_l1inf(V, r, axis=axis, nonneg=nonneg,
+                                                   method=method))
+    assert info.method == method and not info.fallback
+    assert (info.passes >= 1) if method == "ssn" else (info.passes == 0)
+    cap = info.caps[None, :] if axis == 0 else info.caps[:, None]
+    np.testing.assert_array_equal(P, np.clip(V, 0 if nonneg else -cap, cap))
+    pos = info.caps > 0
+    T = np.maximum(G - info.caps, 0).sum(axis=0)
+    np.testing.assert_allclose(T[pos], info.theta, rtol=1e-12)
+    assert np.all(G.sum(axis=0)[~pos] <= info.theta * (1 + 1e-12))
+    assert np.isclose(info.caps.sum(), r, rtol=1e-13)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_return_info_special_cases(method):
+    V = np.array([[1.0, -2.0], [3.0, 0.5]])
+    _, info = project_l1inf(V, 5.0, method=method, return_info=True)     # inside the ball
+    np.testing.assert_array_equal(info.caps, [3.0, 2.0])
+    assert info.theta == 0.0 and info.passes == 0 and info.method == method
+    _, info = project_l1inf(V, 0.0, method=method, return_info=True)     # radius 0
+    np.testing.assert_array_equal(info.caps, [0.0, 0.0])
+    assert info.theta == 4.0                                             # the largest group sum
+    P, info = project_l1inf(np.zeros((0, 3)), 1.0, method=method, return_info=True)
+    assert P.shape == (0, 3) and info.caps.shape == (3,) and info.theta == 0.0
