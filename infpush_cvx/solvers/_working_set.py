@@ -536,10 +536,11 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     new_negatives = opt.new_negatives
     if ip:
         inW = np.zeros(n, dtype=bool)
+        # only the top negatives at the start, even when (a small starting w: ties) nearly all of
+        # them are near the max: a LIBSVM-like set of 1,500 x 48,000 x 300 has 1,272 working
+        # negatives at its optimum, and starting with all 48,000 made each step factor a
+        # 48,000-group system (the 120 s limit at gap 0.09, against 11 s from the top 100)
         inW[np.argsort(-H, kind="stable")[:min(n, new_negatives)]] = True
-        if penalty == "l2":  # and every negative near the max (measured: fewer rounds for l2;
-            # for l1 the bands of so many negatives grow too large)
-            inW |= H >= H.max() - 1e-3 * max(H.max(), 1.0)
     all_cols = np.arange(n)
     empty = np.zeros(0, np.intp)
     band = (empty, empty)
