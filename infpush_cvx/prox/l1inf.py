@@ -22,7 +22,6 @@ the method that computed them and the number of counting passes over V.
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from dataclasses import dataclass
 
@@ -41,20 +40,14 @@ DEPRECATED_METHODS = {"newton": "ssn"}
 
 def _resolve_method(method):
     """``method`` checked against METHODS; a deprecated name is mapped to its new name with a
-    DeprecationWarning pointing at the caller of the public function.
-
-    Transitional: the solvers (``infpush_cvx.solvers.*``, changed separately) still pass
-    ``"newton"``; they get the new name without a warning until they drop the argument.
-    """
+    DeprecationWarning pointing at the caller of the public function."""
     new = DEPRECATED_METHODS.get(method) if isinstance(method, str) else None
     if new is None:
         check_choice(method, "method", METHODS)
         return method
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    if not caller.startswith("infpush_cvx.solvers."):
-        warnings.warn(f"method={method!r} is deprecated and will be removed in the next "
-                      f"release; use method={new!r} (the same computation)", DeprecationWarning,
-                      stacklevel=3)
+    warnings.warn(f"method={method!r} is deprecated and will be removed in the next "
+                  f"release; use method={new!r} (the same computation)", DeprecationWarning,
+                  stacklevel=3)
     return new
 
 

@@ -48,7 +48,7 @@ def _projector(lam, m):
     radius = 1.0 / (lam * m)  # C/m
 
     def project(V):
-        return project_l1inf(V, radius, axis=0, nonneg=True, method="newton")
+        return project_l1inf(V, radius, axis=0, nonneg=True)
     return project
 
 

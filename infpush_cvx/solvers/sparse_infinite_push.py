@@ -114,7 +114,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
         s, t = np.asarray(Xp @ w).ravel(), np.asarray(Xn @ w).ravel()
         Zw = s[:, None] - t[None, :]
         a_old = a
-        a = prox_infinite_push_loss(1.0 - Zw - U, 1.0 / rho, method="newton")
+        a = prox_infinite_push_loss(1.0 - Zw - U, 1.0 / rho)
         resid = a + Zw - 1.0
         U += resid
         if it % check_every == 0 or it == max_iter:

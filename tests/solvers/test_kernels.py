@@ -188,7 +188,7 @@ def test_paper_method_on_the_factor_is_the_kernel_gradient_projection():
             best, best_q = alpha, q
         grad = f[:M, None] - f[None, M:] - 1.0
         alpha = project_l1inf(alpha - eta0 / np.sqrt(t) * grad, C / M, axis=0, nonneg=True,
-                              method="newton")
+                              method="ssn")
     b = np.concatenate([alpha.sum(axis=1), -alpha.sum(axis=0)])
     if 0.5 * b @ K @ b - alpha.sum() < best_q:
         best = alpha
