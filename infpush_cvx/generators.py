@@ -4,6 +4,8 @@
   ([OriginalScript], docs/references.md; docs/mathematics.md, section 1.4), bit for bit.
 - :func:`planted_bipartite`: informative Infinite Push / RankSVM instances, provably non-degenerate.
 - :func:`degenerate_bipartite`: instances with ``w* = 0`` by construction.
+- :func:`binary_bipartite`: sparse binary features shaped like the LIBSVM sets (a8a, w8a),
+  provably non-degenerate, at any size.
 - :func:`rank2plan_pairs`: weighted-pair data shaped like learning-to-rank-for-planning data.
 - :func:`real_subset`: a random subset of a real data set (a8a, Spambase, Ionosphere).
 """
@@ -19,9 +21,10 @@ from ._validation import check_scalar
 from .data import BipartiteData, PairData
 
 
-def _check_size(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+def _check_size(value, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
     return int(value)
 
 
@@ -153,6 +156,52 @@ def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 
         Xp = Xp + shift
     else:
         Xp = sp.csr_matrix(Xp + sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(shift))
+    return BipartiteData(Xp, Xn)
+
+
+_BINARY_CHUNK = 8192  # rows drawn at a time (a dense rows x d uniform block each)
+
+
+def binary_bipartite(m: int, n: int, d: int, *, seed: int, row_nnz: float = 12.0,
+                     informative: int = 30, exclusive: int = 10) -> BipartiteData:
+    """Sparse binary features shaped like the LIBSVM sets (a8a, w8a), provably non-degenerate.
+
+    Feature ``f`` is on with probability ``q_f`` proportional to ``(1 + f)^-0.8`` (a power law,
+    as one-hot encoded attributes and word indicators have), scaled to about ``row_nnz``
+    nonzeros a row and clipped to [1e-4, 0.9]. Positives have ``3 q_f`` on ``informative``
+    random features, and probability 0.2 on ``exclusive`` further features that negatives never
+    have. Every negative then lies in the face ``sum_{f in E} x_f = 0`` of the cube while the mean
+    positive has ``sum_{f in E} x_f > 0`` (one positive is given the first exclusive feature if
+    the draw gave it to none), so a hyperplane separates the mean positive from the negatives'
+    hull and ``w* != 0`` for every lambda (docs/mathematics.md, section 1.7), unlike a8a itself.
+    Rows are drawn in blocks of 8,192, so memory stays linear in the nonzeros.
+    """
+    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
+    row_nnz = check_scalar(row_nnz, "row_nnz", positive=True)
+    informative = _check_size(informative, "informative", minimum=0)
+    exclusive = _check_size(exclusive, "exclusive")
+    if informative + exclusive > d:
+        raise ValueError(f"informative + exclusive must be at most d = {d}, got "
+                         f"{informative} + {exclusive}")
+    rng = np.random.default_rng(seed)
+    q = (1.0 + np.arange(d)) ** -0.8
+    q = np.clip(q * row_nnz / q.sum(), 1e-4, 0.9)
+    chosen = rng.permutation(d)[:informative + exclusive]
+    lifted, only_pos = chosen[:informative], chosen[informative:]
+    q_pos, q_neg = q.copy(), q.copy()
+    q_pos[lifted] = np.minimum(3.0 * q[lifted], 0.95)
+    q_pos[only_pos], q_neg[only_pos] = 0.2, 0.0
+
+    def draw(rows, probs):
+        blocks = [sp.csr_matrix((rng.random((min(_BINARY_CHUNK, rows - r), d)) < probs)
+                                .astype(float)) for r in range(0, rows, _BINARY_CHUNK)]
+        return sp.vstack(blocks, format="csr")
+
+    Xp, Xn = draw(m, q_pos), draw(n, q_neg)
+    if Xp[:, only_pos].nnz == 0:
+        Xp = Xp.tolil()
+        Xp[0, only_pos[0]] = 1.0
+        Xp = Xp.tocsr()
     return BipartiteData(Xp, Xn)
 
 

@@ -12,8 +12,9 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.degeneracy import check_degeneracy, is_degenerate, separating_direction
-from infpush_cvx.generators import (degenerate_bipartite, infinite_push_0, normalized_bipartite,
-                                    normalized_data_matrix, planted_bipartite, rank2plan_pairs)
+from infpush_cvx.generators import (binary_bipartite, degenerate_bipartite, infinite_push_0,
+                                    normalized_bipartite, normalized_data_matrix,
+                                    planted_bipartite, rank2plan_pairs)
 
 
 def test_infinite_push_0_reproduces_the_seed_script_bit_for_bit():
@@ -144,3 +145,29 @@ def test_catalog_instances_do_not_depend_on_the_cpu_blas_kernel():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert json.loads(out.stdout) == here
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_binary_instances_are_libsvm_like_non_degenerate_and_reproducible(seed):
+    data = binary_bipartite(40, 300, 60, seed=seed, row_nnz=6.0, informative=8, exclusive=4)
+    assert data.is_sparse and data.m == 40 and data.n == 300 and data.d == 60
+    for X in (data.Xp, data.Xn):
+        assert np.all(X.data == 1.0)
+    assert 3 < data.Xn.nnz / data.n < 9, "about row_nnz nonzeros a row"
+    # the exclusive features: on for some positive, never for a negative
+    only_pos = np.flatnonzero((np.asarray(data.Xn.sum(axis=0)).ravel() == 0)
+                              & (np.asarray(data.Xp.sum(axis=0)).ravel() > 0))
+    assert only_pos.size >= 1
+    report = check_degeneracy(data)
+    assert not report.degenerate
+    assert binary_bipartite(40, 300, 60, seed=seed, row_nnz=6.0, informative=8,
+                            exclusive=4).fingerprint() == data.fingerprint()
+
+
+def test_binary_instances_refuse_bad_sizes():
+    with pytest.raises(ValueError, match="informative"):
+        binary_bipartite(5, 5, 10, seed=0, informative=8, exclusive=4)
+    with pytest.raises(ValueError, match="exclusive"):
+        binary_bipartite(5, 5, 10, seed=0, exclusive=0)
+    with pytest.raises(ValueError, match="informative"):
+        binary_bipartite(5, 5, 10, seed=0, informative=-1)
