@@ -142,15 +142,13 @@ def _grid_sums(v, pi, cols, rows):
 
 
 @nb.njit(cache=True, nogil=True)
-def _grid_transpose(z_group, z2, z3, pi, ge, cols, rows):
-    """``G^T z`` on the pairs: ``ge_b = z_group_j - z2_b - z3_b``, and the column and row sums of
-    ``pi z2`` (for ``sum_b pi_b z2_b z_b = XI^T cols - XJ^T rows``)."""
-    g, nI = rows.size, cols.size
+def _grid_pair_part(z_group, z2, z3, ge):
+    """The e block of ``G^T z`` on the grid: ``ge_b = z_group_j - z2_b - z3_b``."""
+    g, nI = z_group.size, ge.size // max(z_group.size, 1)
     for j in range(g):
         for i in range(nI):
             b = j * nI + i
             ge[b] = z_group[j] - z2[b] - z3[b]
-    _grid_sums(z2, pi, cols, rows)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -293,10 +291,15 @@ class RestrictedProblem:
         if self._grid:
             cols, rows = np.empty(self.nI), np.empty(self._grid)
             _grid_sums(v, self.pi, cols, rows)
-            return self.XI.T @ cols - self.XJ[:self._grid].T @ rows
+            return self._grid_vector_sum(cols, rows)
         v = self.pi * v
         return (self.XI.T @ np.bincount(self.bi, v, self.nI)
                 - self.XJ.T @ np.bincount(self.bj, v, self.nJ))
+
+    def _grid_vector_sum(self, cols, rows):
+        """``sum_b u_b z_b`` on the grid from the column sums (per row of XI) and the row sums
+        (per row of XJ) of u."""
+        return self.XI.T @ cols - self.XJ[:self._grid].T @ rows
 
     def group_sum(self, v):
         if self._grid:
@@ -356,14 +359,11 @@ class RestrictedProblem:
         z1, z2, z3, z4, z5 = self.split(z)
         gxi = 0.0
         gp = None
+        gw = -self.zT(z2)
         if self._grid:
-            g = self._grid
-            ge, cols, rows = np.empty(self.nb), np.empty(self.nI), np.empty(g)
-            _grid_transpose(z1[:g] if self.groups else np.zeros(g), z2, z3, self.pi, ge, cols,
-                            rows)
-            gw = self.XJ[:g].T @ rows - self.XI.T @ cols
+            ge = np.empty(self.nb)
+            _grid_pair_part(z1[:self._grid] if self.groups else np.zeros(self._grid), z2, z3, ge)
         else:
-            gw = -self.zT(z2)
             ge = -z2 - z3
             if self.groups:
                 ge += self.per_pair(z1)
@@ -506,7 +506,7 @@ class RestrictedProblem:
             cols, rows, t_groups = np.empty(self.nI), np.empty(g), np.zeros(max(self.k, g))
             _grid_einv_sums(re, fac["inv_delta"], self._grid_gamma(fac), D2, self.pi, cols, rows,
                             t_groups[:g])
-            ry[:d] = rw - (self.XI.T @ cols - XJg.T @ rows)
+            ry[:d] = rw - self._grid_vector_sum(cols, rows)
             t_groups = t_groups[:self.k]
         else:
             t = self._Einv(fac, re)
