@@ -341,7 +341,7 @@ def _split_multipliers(rp, z_ub):
     return mu, z_ub[k:k + nb]
 
 
-def _solve_clarabel(rp: RestrictedProblem, time_limit):
+def _solve_clarabel(rp: RestrictedProblem, deadline):
     import clarabel
 
     P, c, A_ub, b_ub = _conic_data(rp)
@@ -351,8 +351,8 @@ def _solve_clarabel(rp: RestrictedProblem, time_limit):
     settings.verbose = False
     settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
-    if time_limit is not None:
-        settings.time_limit = max(float(time_limit), 1e-3)
+    if deadline is not None:  # the time left once the data are built
+        settings.time_limit = _left(deadline)
     sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         raise RestrictedStepFailed(f"Clarabel: {sol.status}")
@@ -360,7 +360,7 @@ def _solve_clarabel(rp: RestrictedProblem, time_limit):
     return np.asarray(sol.x)[:rp.d].copy(), mu, nu
 
 
-def _solve_highs(rp: RestrictedProblem, time_limit):
+def _solve_highs(rp: RestrictedProblem, deadline):
     """A plain l1 step (an LP) by HiGHS through scipy.optimize.linprog."""
     from scipy.optimize import linprog
 
@@ -368,8 +368,8 @@ def _solve_highs(rp: RestrictedProblem, time_limit):
     d = rp.d
     bounds = [(None, None)] * A_ub.shape[1]
     options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    if time_limit is not None:
-        options["time_limit"] = max(float(time_limit), 1e-3)
+    if deadline is not None:  # the time left once the data are built
+        options["time_limit"] = _left(deadline)
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
     if res.status != 0:
         raise RestrictedStepFailed(f"HiGHS: {res.message}")
@@ -400,12 +400,12 @@ def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None, accept_in
     if rp.d <= _IPM_MAX_D:
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
     if rp.nb <= _CLARABEL_MAX_BAND:
-        attempts.append(("clarabel", lambda: _solve_clarabel(rp, _left(deadline))))
+        attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
     else:
         errors.append(f"clarabel: not tried, {rp.nb} band pairs (its factorisations would take "
                       f"minutes)")
     if rp.l1 and rp.kappa == 0:
-        highs = ("highs", lambda: _solve_highs(rp, _left(deadline)))
+        highs = ("highs", lambda: _solve_highs(rp, deadline))
         if simplex_first:
             attempts.insert(0, highs)
         else:
