@@ -1,11 +1,13 @@
 """The ``infpush-cvx`` command line.
 
-    infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--solvers S ...|all]
-                      [--time-limit SECONDS] [--out results/comparison.csv] [-v]
-        The main job: solve the catalog with the comparison solvers (CLARABEL, ECOS, SCS,
-        HIGHS; any installed CVXPY solver by name, or "all"), compare with the stored values,
-        print and save the table; exit 1 on any disagreement. The catalog's "core" tier by
-        default; the "real" tier (subsets of real data sets) is large for CVXPY.
+    infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--cvxpy S ...|all]
+                      [--native M ...] [--tol T] [--time-limit SECONDS]
+                      [--out results/comparison.csv] [-v]
+        The main job: the benchmark runner on the serial executor, with the comparison solvers
+        (CLARABEL, ECOS, SCS, HIGHS; any installed CVXPY solver by name, or "all") and the
+        project's certified methods; prints the agreement table, saves the results table
+        (the bench table's columns) and exits 1 on any disagreement. The catalog's "core" tier
+        by default; the "real" tier (subsets of real data sets) is large for CVXPY.
     infpush-cvx reference verify | regenerate | migrate [--only ID ...] [--tier T]
                       [--no-resolve] [--accept-changes]
         verify: each stored value's record is valid, its instance and problem definition
@@ -38,6 +40,11 @@ Every solve has a time limit (--time-limit, default 1200 s), given to the solver
 time-limit option; a solver without one (ECOS, CVXOPT, PIQP, ...) runs in a worker process
 killed at the limit in ``solve`` and ``bench`` (in ``check``, ECOS is bounded by its iteration
 cap only). Project solvers check their limit between iterations.
+
+The same option means the same thing in every command: --problems (IDs containing the text),
+--tier, --cvxpy (CVXPY solvers), --native (project solver methods), --tol (target gap of the
+project solvers), --time-limit, --out, -v. Old spellings still work for one release, with a
+warning: check --solvers (now --cvxpy), --timeout (now --time-limit).
 
 Output is quiet by default (no solver banners); -v (-vv) logs progress (debug) to stderr.
 
@@ -144,7 +151,7 @@ def configure_logging(verbosity: int = 0) -> None:
 
 def _quiet_start(args) -> None:
     """Start of a solving command: its log level, and no HiGHS banner in its output."""
-    from .cvxpy_solvers import silence_highs_banner
+    from .catalog.cvxpy_solvers import silence_highs_banner
     configure_logging(getattr(args, "verbose", 0))
     silence_highs_banner()
 
@@ -166,17 +173,17 @@ def _save_csv(df, path) -> None:
 
 
 def _cmd_check(args) -> int:
-    from . import compare, cvxpy_solvers
+    from . import compare
+    from .catalog import cvxpy_solvers, registry
     from .files import check_writable
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
-    solvers = cvxpy_solvers.resolve(args.solvers)
-    native = compare.CHECK_METHODS if args.native is None else \
-        compare.check_native_names(args.native)
+    solvers = cvxpy_solvers.resolve(args.cvxpy)
+    native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
     out = check_writable(args.out, name="--out")
     with _working("check"):
         df = compare.run(ids, solvers, native, progress=not args.no_progress,
-                         time_limit=args.time_limit)
+                         time_limit=args.time_limit, tol=args.tol)
         print(compare.format_table(df))
         _save_csv(df, out)
     bad = df[~df["agrees"]]
@@ -191,7 +198,8 @@ def _cmd_check(args) -> int:
 def _cmd_reference(args) -> int:
     """Exit 1 when a stored value disagrees (verify failures, refused replacements), 2 on bad
     arguments (an unknown problem ID, before any work)."""
-    from . import catalog, datasets, reference
+    from . import catalog, datasets
+    from .catalog import reference
     ids = args.only or catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
@@ -263,11 +271,11 @@ def _cmd_generate(args) -> int:
 def _resolve_solver(problem_id: str, solver: str):
     """A Task kind for a solver name given on the command line; ValueError when the solver does
     not apply to the problem (the table of ``check`` and ``bench``)."""
-    from . import catalog, cvxpy_solvers
-    from .benchmarking.tasks import native_methods
+    from . import catalog
+    from .catalog import cvxpy_solvers, registry
     spec = catalog.get(problem_id)  # unknown problems are an error here, not a row
     if "." in solver:
-        methods = native_methods(spec)
+        methods = registry.methods(spec)
         if solver not in methods:
             raise ValueError(f"project solver {solver!r} does not solve {problem_id!r}; "
                              f"available: {methods or 'none (dual or direct-form problem)'}")
@@ -280,8 +288,8 @@ def _solve_within_time_limit(task) -> dict:
     solver enforces the limit itself (project solvers, CVXPY solvers with a time-limit option,
     ``cvxpy_solvers.TIME_LIMIT_OPTIONS``); otherwise (ECOS, CVXOPT, PIQP, ...) in a worker
     process killed at the limit, whose row then says "timeout"."""
-    from . import cvxpy_solvers
     from .benchmarking.executors import ProcessExecutor
+    from .catalog import cvxpy_solvers
     from .benchmarking.tasks import solve_task
     if task.kind == "cvxpy" and not cvxpy_solvers.spec(task.solver).has_time_limit:
         logging.getLogger(__name__).info(
@@ -424,12 +432,43 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
 
 
+def _deprecated(new: str):
+    """An argparse action for an old spelling of option ``new``: stores as ``new`` does and
+    says on stderr that the spelling is deprecated (kept for one release)."""
+    class Deprecated(argparse._StoreAction):
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"{parser.prog}: warning: {option_string} is deprecated and will be removed; "
+                  f"use {new}", file=sys.stderr)
+            super().__call__(parser, namespace, values, option_string)
+    return Deprecated
+
+
 def _add_time_limit(p, what: str) -> None:
-    p.add_argument("--time-limit", "--timeout", dest="time_limit", type=positive_float,
+    p.add_argument("--time-limit", dest="time_limit", type=positive_float,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
                         f"(default {DEFAULT_TIME_LIMIT:g}; for solvers without one, such as "
                         f"ECOS, see the top --help)")
+    p.add_argument("--timeout", dest="time_limit", type=positive_float, help=argparse.SUPPRESS,
+                   action=_deprecated("--time-limit"))
+
+
+def _add_selection(p, native_default: str) -> None:
+    """The options that select problems and solvers, the same in ``check`` and ``bench``."""
+    p.add_argument("--problems", help="only problems whose ID contains this text")
+    p.add_argument("--tier", default="core", metavar="TIER",
+                   help="catalog tier: core (default), real (subsets of real data sets, large "
+                        "for CVXPY) or all")
+    p.add_argument("--cvxpy", nargs="*", metavar="SOLVER",
+                   help="CVXPY solvers, any installed one (OSQP, SCIPY, ...), or all (default: "
+                        "the comparison set CLARABEL ECOS SCS HIGHS, if installed; give none "
+                        "for no CVXPY solver)")
+    p.add_argument("--native", nargs="*", metavar="METHOD",
+                   help=f"project solver methods, labels or modules, e.g. fista, "
+                        f"infinite_push.working_set, rank2plan (default: {native_default}; give "
+                        f"none for no project solver)")
+    p.add_argument("--tol", type=positive_float, default=1e-6,
+                   help="target gap of project solvers (default 1e-6)")
 
 
 def _add_verbose(p) -> None:
@@ -449,17 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
                                      "with the stored optimal values (the main job)")
-    p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier: core (default), real (subsets of real data sets, large "
-                        "for CVXPY) or all")
-    p.add_argument("--solvers", nargs="+",
-                   help="CVXPY solver names, any installed one (OSQP, SCIPY, ...), or all "
-                        "(default: the comparison set CLARABEL ECOS SCS HIGHS, if installed)")
-    p.add_argument("--native", nargs="*", metavar="METHOD", default=None,
-                   help="project solver methods, e.g. fista or infinite_push.working_set "
-                        "(default: the certified ones, working_set smoothing_newton fista ccg "
-                        "newton; give none for no project solver)")
+    _add_selection(p, "the certified ones, working_set smoothing_newton fista ccg newton "
+                      "interior_point")
+    p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
+                   action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
     p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -507,20 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
-    p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier: core (default), real (subsets of real data sets, large "
-                        "for CVXPY) or all")
-    p.add_argument("--cvxpy", nargs="*", metavar="SOLVER",
-                   help="CVXPY solvers, any installed one, or all (default: the comparison set "
-                        "CLARABEL ECOS SCS HIGHS; give none for no CVXPY solver)")
-    p.add_argument("--native", nargs="*", metavar="METHOD",
-                   help="project solver methods or modules, e.g. infinite_push.fista rank2plan "
-                        "(default: all that apply; give none for no project solver)")
+    _add_selection(p, "all that apply")
     p.add_argument("--repeats", type=positive_int, default=1,
                    help="runs of every task (default 1)")
-    p.add_argument("--tol", type=positive_float, default=1e-6,
-                   help="target gap of project solvers")
     _add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")

@@ -351,15 +351,14 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         return C
 
     def _native_methods(self) -> tuple:
-        """The native solver's methods for this ranker (none when it cannot be imported)."""
+        """The native solver's methods for this ranker (the catalog registry's, without the
+        "cvxpy" method: that is the ranker's solver="cvxpy" backend); none when the solver
+        module cannot be imported."""
+        from .catalog.registry import module_methods
         try:
-            module = importlib.import_module(f"infpush_cvx.solvers.{self._native_module}")
+            return module_methods(self._native_module, self._penalty)
         except ImportError:
             return ()
-        methods = module.METHODS  # Infinite Push: by penalty; the others: one tuple
-        methods = methods[self._penalty] if isinstance(methods, dict) else methods
-        # a solver's "cvxpy" method is the ranker's solver="cvxpy" backend, not a native method
-        return tuple(m for m in methods if m != "cvxpy")
 
     def _backend(self) -> str:
         if self.solver == "auto":

@@ -60,7 +60,7 @@ class SerialExecutor:
 
 
 #: Modules a worker imports before it reports ready, so no task's clock includes them.
-_WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.compare",
+_WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.benchmarking.tasks",
                  "infpush_cvx.solvers.infinite_push", "infpush_cvx.solvers.ranksvm",
                  "infpush_cvx.solvers.rank2plan")
 
@@ -72,7 +72,7 @@ def _worker_main(conn, env, jobs=(), blas_threads=1):
     import importlib
     for name in _WARM_IMPORTS:
         importlib.import_module(name)
-    from infpush_cvx.cvxpy_solvers import silence_highs_banner
+    from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
     silence_highs_banner()
     info = warm_up(jobs, blas_threads=blas_threads) if jobs else None
     conn.send(("ready", info))

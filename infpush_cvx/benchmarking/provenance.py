@@ -117,7 +117,7 @@ def platform_info() -> dict:
 
 
 def _solver_records(tasks) -> dict:
-    from .. import compare, cvxpy_solvers
+    from ..catalog import cvxpy_solvers, registry
     out = {}
     for task in tasks:
         key = f"{task.solver} (tol={task.tol:g}, timeout={task.timeout})" \
@@ -132,11 +132,11 @@ def _solver_records(tasks) -> dict:
             record["cvxpy_settings"] = dict(cvxpy_solvers.CVXPY_SETTINGS)
         else:
             record = {"solver": task.solver,
-                      "options": compare.native_options(task.solver, tol=task.tol,
-                                                        time_limit=task.timeout),
-                      "rtol": compare.native_rtol(task.tol)}
+                      "options": registry.options(task.solver, tol=task.tol,
+                                                  time_limit=task.timeout),
+                      "rtol": registry.rtol(task.tol)}
             try:
-                record["defaults"] = compare.native_defaults(task.solver)
+                record["defaults"] = registry.defaults(task.solver)
             except ValueError:
                 record["defaults"] = None
         out[key] = {"kind": task.kind, "blas_threads": task.blas_threads, **record}
@@ -145,7 +145,7 @@ def _solver_records(tasks) -> dict:
 
 def _problem_records(problems) -> tuple[dict, dict]:
     from .. import catalog
-    from ..reference import load_reference
+    from ..catalog.reference import load_reference
     from .instances import instance_parameters
     problem_records, instance_records = {}, {}
     for pid in problems:

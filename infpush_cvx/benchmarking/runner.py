@@ -14,9 +14,10 @@ overwriting one):
 
 Solvers are the CVXPY comparison solvers (``cvxpy_solvers.comparison_set()``, or any installed
 one by name) on the problem classes they handle, and every method of the project's solvers that
-maps to the problem (:func:`.tasks.native_methods`). Each row records status, objective,
-relative error against the stored value, certificate (gap), primal residual, compile/setup/solve
-times, iterations, the instance's parameters, the solver's options and library versions.
+maps to the problem (:func:`infpush_cvx.catalog.registry.methods`). Each row records status,
+objective, relative error against the stored value, certificate (gap), primal residual,
+compile/setup/solve times, iterations, the instance's parameters, the solver's options and
+library versions.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import catalog, cvxpy_solvers
+from .. import catalog
 from .._validation import check_scalar
-from ..compare import check_native_names, selects
+from ..catalog import cvxpy_solvers, registry
 from ..files import atomic_open, atomic_path
 from .executors import make_executor
-from .tasks import COLUMNS, Task, native_methods, versions
+from .tasks import COLUMNS, Task, versions
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +66,18 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
     tol = check_scalar(tol, "tol", positive=True)
     if timeout is not None:
         timeout = check_scalar(timeout, "timeout", positive=True)
-    cvx = [cvxpy_solvers.spec(s) for s in cvxpy_solvers.resolve(cvxpy)]
+    cvx = cvxpy_solvers.resolve(cvxpy)
     if native is not None:
-        native = check_native_names(native)
+        native = registry.check_names(native)
     tasks = []
     for r in range(repeats):
         for pid in problems:
             spec = catalog.get(pid)
-            for s in cvx:
-                if s.handles(spec.problem_class):
-                    tasks.append(Task(pid, "cvxpy", s.name, r, tol, timeout, blas_threads))
-            available = native_methods(spec)
-            chosen = available if native is None else [m for m in available if selects(native, m)]
+            tasks.extend(Task(pid, "cvxpy", s.name, r, tol, timeout, blas_threads)
+                         for s in registry.cvxpy_solvers_for(spec, cvx))
             tasks.extend(Task(pid, "native", m, r, tol, timeout, blas_threads, curves)
-                         for m in chosen)
+                         for m in registry.methods(spec)
+                         if native is None or registry.selects(native, m))
     if not tasks:
         raise ValueError("no solver applies to the selected problems")
     return tasks

@@ -1,35 +1,32 @@
-"""One benchmark task (catalog problem x solver x repeat) and the row it produces.
+"""One benchmark task (catalog problem x solver x repeat) and the row it produces: the one row
+builder of the package (``infpush-cvx check``, ``bench`` and ``solve`` all make their rows here).
 
-A task is either a CVXPY solve, run through the main job :func:`infpush_cvx.compare.solve_row`,
-or one method of the project's own solvers (``infpush_cvx.solvers``). Only primal formulations
-map to project solvers:
-
-============== ======================================================= =========================
-formulation    project solver                                          methods
-============== ======================================================= =========================
-infinite_push  ``solvers.infinite_push.infinite_push(Xp, Xn, lam, ...)`` ``METHODS[penalty]``
-ranksvm        ``solvers.ranksvm.rank_svm(Xp, Xn, lam, ...)``           ``METHODS``
-rank2plan_lp   ``solvers.rank2plan.rank2plan_lp(data, lam=lam, ...)``   ``METHODS`` minus "cvxpy"
-============== ======================================================= =========================
-
-The ``form`` option (compact or direct) only changes the CVXPY model, so project solvers run on
-the compact (or form-less) problems only, never twice on the same optimisation problem. CVXPY
-solvers run on the problem classes they handle only (``cvxpy_solvers.check_handles``).
+A task is either a CVXPY solve (``kind`` "cvxpy") or one method of the project's own solvers
+(``kind`` "native", named ``"<module>.<method>"``). Which project solver takes which catalog
+problem, and which problem classes a CVXPY solver is run on, is the catalog's registry
+(:mod:`infpush_cvx.catalog.registry`, :func:`infpush_cvx.catalog.cvxpy_solvers.check_handles`).
 
 A task's ``timeout`` is also the solver's own time limit: CVXPY solvers get it under their
 time-limit option (``cvxpy_solvers.TIME_LIMIT_OPTIONS``; ECOS has none), project solvers as their
 soft ``time_limit``.
 
-Besides the answer and its times, a row records the instance (``generator``, ``seed``,
-``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every option the solver was
-called with (``solver_options``, JSON), and for CVXPY solves the primal residual of the solution
-(``primal_residual``: the largest constraint violation, computed by CVXPY from the solution) and
-the solver's own report of it (``solver_primal_residual``, when its interface passes one on).
-With ``Task.curves``, a project solver's row also carries its per-iteration history under
-``"curve"`` (rows of :func:`.curves.curve_rows`), which the runner moves to a table of its own.
+A row (``COLUMNS``, then ``version_<pkg>``) records the problem, the answer (``status``,
+``objective``, the stored value ``reference``, ``rel_error``, the tolerance ``rtol`` and whether
+they ``agree``; the certified ``gap`` of a project solver), the times (``compile_time``: CVXPY's
+compilation; ``setup_time``: the rest of the task's time besides compilation and the solver's own
+``solve_time``: building the CVXPY model, solver setup, unpacking the solution, or a project
+solver's work outside its own clock; ``time``: the whole task), the instance
+(``generator``, ``seed``, ``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every
+option the solver was called with (``solver_options``, JSON), and for CVXPY solves the primal
+residual of the solution (``primal_residual``: the largest constraint violation, computed by CVXPY
+from the solution) and the solver's own report of it (``solver_primal_residual``, when its
+interface passes one on). With ``Task.curves``, a project solver's row also carries its
+per-iteration history under ``"curve"`` (rows of :func:`.curves.curve_rows`), which the runner
+moves to a table of its own.
 
-:func:`run_task` never raises: an exception becomes a row whose ``status`` says so.
-:func:`solve_task` is the same solve with exceptions left to the caller (the ``solve`` command).
+:func:`run_task` never raises: an exception becomes a row whose ``status`` says so
+(:func:`failed_row`, also the row of a timeout or a lost worker). :func:`solve_task` is the same
+solve with exceptions left to the caller (the ``solve`` command).
 """
 
 from __future__ import annotations
@@ -37,15 +34,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import socket
 import time
 import traceback
 import warnings
 from dataclasses import asdict, dataclass
-from importlib import metadata
 
-from .. import compare as _compare
+from ..catalog import cvxpy_solvers, registry
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +57,14 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "primal_residual", "solver_primal_residual", "solver_options", "run_id"]
 
 #: Statuses that count as a successful solve, CVXPY's and the project's.
-SUCCESS = _compare.SUCCESS
+SUCCESS = registry.SUCCESS
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
+
+#: The project solvers of a catalog problem and their agreement tolerance (the registry's).
+native_methods = registry.methods
+native_rtol = registry.rtol
 
 
 @dataclass(frozen=True)
@@ -134,12 +133,6 @@ def _run_call(task: CallTask) -> dict:
     return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
 
 
-# The project solvers a catalog problem maps to, and their agreement tolerance, live with the
-# main job (infpush_cvx.compare), which runs them too.
-native_methods = _compare.native_methods
-native_rtol = _compare.native_rtol
-
-
 @dataclass
 class _Timer:
     start: float = 0.0
@@ -152,21 +145,10 @@ class _Timer:
         self.elapsed = time.perf_counter() - self.start
 
 
-_VERSIONS: dict | None = None
-
-
 def versions() -> dict:
     """``{"version_<pkg>": version}`` of Python and every package in VERSION_PACKAGES."""
-    global _VERSIONS
-    if _VERSIONS is None:
-        out = {"version_python": platform.python_version()}
-        for pkg in VERSION_PACKAGES:
-            try:
-                out[f"version_{pkg}"] = metadata.version(pkg)
-            except metadata.PackageNotFoundError:
-                out[f"version_{pkg}"] = None
-        _VERSIONS = out
-    return dict(_VERSIONS)
+    from ..catalog.reference import versions as package_versions
+    return {f"version_{k}": v for k, v in package_versions(VERSION_PACKAGES).items()}
 
 
 def task_options(task: Task) -> dict:
@@ -174,10 +156,9 @@ def task_options(task: Task) -> dict:
     of ``Problem.solve`` (CVXPY settings, the solver's options and time limit); for a project
     solver, ``method``, ``tol`` and ``time_limit``."""
     if task.kind == "cvxpy":
-        from .. import cvxpy_solvers
         return {"solver": task.solver,
                 **cvxpy_solvers.spec(task.solver).solve_options(task.timeout)}
-    return _compare.native_options(task.solver, tol=task.tol, time_limit=task.timeout)
+    return registry.options(task.solver, tol=task.tol, time_limit=task.timeout)
 
 
 def _options_text(task: Task) -> str | None:
@@ -188,18 +169,21 @@ def _options_text(task: Task) -> str | None:
 
 
 def base_row(task: Task) -> dict:
-    """The row fields known before solving (problem and instance description, the solver's
-    options, task, machine)."""
+    """The row fields known before solving (problem and instance description, stored value,
+    the solver's options, task, machine)."""
     from .. import catalog
+    from ..catalog.reference import load_reference
     from .instances import instance_parameters
     spec = catalog.get(task.problem)
     instance = instance_parameters(spec.instance)
+    ref = load_reference(task.problem)
     return {"problem": task.problem, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
                                         else "l1"),
             "scaling": spec.scaling, "form": spec.options.get("form", ""),
             "problem_class": spec.problem_class, "lam": spec.lam, "kind": task.kind,
             "solver": task.solver, "repeat": task.repeat, "timeout": task.timeout,
+            "reference": None if ref is None else ref["opt_val"],
             "generator": instance["generator"], "seed": instance["seed"], "tier": spec.tier,
             "solver_options": _options_text(task),
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
@@ -213,51 +197,120 @@ def failed_row(task: Task | CallTask, status: str, error: str = "", elapsed: flo
     the ``pid`` and ``host`` of the lost worker are unknown)."""
     if isinstance(task, CallTask):
         return _call_row(task, status, error=error, elapsed=elapsed)
-    from ..reference import load_reference
     row = base_row(task)
     if not in_worker:
         row.update(pid=None, host=None)
-    ref = load_reference(task.problem)
-    row.update(status=status, converged=False, objective=None,
-               reference=None if ref is None else ref["opt_val"], rel_error=float("inf"),
+    row.update(status=status, converged=False, objective=None, rel_error=float("inf"),
                agrees=False, error=error[:500], time=elapsed)
     return row
 
 
-def _run_cvxpy(task: Task) -> dict:
+def solve_cvxpy(problem, solver_spec, time_limit: float | None = None):
+    """``(status, value)`` of ``problem`` solved by the CVXPY solver of ``solver_spec`` with its
+    comparison options and ``time_limit``; a ``SolverError`` is the status
+    ``"solver_error: <first line>"`` with value None. HiGHS's banner is kept quiet."""
+    import cvxpy as cp
+    cvxpy_solvers.silence_highs_banner()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # cvxpy's bound propagation (inf*0)
+            # "Solution may be inaccurate": the status (optimal_inaccurate) says so in the row
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+            problem.solve(solver=solver_spec.name, **solver_spec.solve_options(time_limit))
+        return problem.status, problem.value
+    except cp.error.SolverError as exc:
+        return f"solver_error: {str(exc).splitlines()[0][:80]}", None
+
+
+def primal_residual(problem) -> float | None:
+    """The largest violation of any constraint of a solved ``problem`` by its solution
+    (``max`` over constraints of ``constraint.violation()``), None when there is no solution."""
+    import numpy as np
+    worst = 0.0
+    for constraint in problem.constraints:
+        try:
+            violation = constraint.violation()
+        except (ValueError, TypeError):  # no value: the solve returned no solution
+            return None
+        if violation is None:
+            return None
+        violation = np.asarray(violation, dtype=float)
+        if violation.size:
+            worst = max(worst, float(np.max(violation)))
+    return worst
+
+
+#: Where CVXPY interfaces leave a solver's own primal residual in ``solver_stats.extra_stats``.
+_REPORTED_RESIDUALS = (("info", "res_pri"),               # SCS
+                       ("info", "pres"),                  # ECOS
+                       ("info", "prim_res"),              # OSQP
+                       ("max_primal_infeasibility",))     # HiGHS
+
+
+def solver_primal_residual(stats) -> float | None:
+    """The primal residual the solver itself reported, for the interfaces that pass one on
+    (SCS, ECOS, OSQP, HiGHS); None otherwise (Clarabel keeps it to itself)."""
+    extra = getattr(stats, "extra_stats", None)
+    for path in _REPORTED_RESIDUALS:
+        value = extra
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+            if value is None:
+                break
+        if value is not None:
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                continue
+    return None
+
+
+def _answer(status: str, objective, reference, rtol: float, success) -> dict:
+    """The answer's fields: relative error against the stored value and whether they agree."""
+    rel = None if reference is None or objective is None else \
+        cvxpy_solvers.relative_error(objective, reference)
+    return {"status": status, "converged": status in success,
+            "objective": None if objective is None else float(objective), "rel_error": rel,
+            "rtol": rtol, "agrees": bool(status in success and rel is not None and rel <= rtol)}
+
+
+def _run_cvxpy(task: Task, spec, data, reference) -> dict:
+    """A CVXPY solve; the solver must be run on the problem's class (ValueError otherwise)."""
+    solver_spec = cvxpy_solvers.check_handles(task.solver, spec.problem_class, task.problem)
     with _Timer() as t:
-        row = _compare.solve_row(task.problem, task.solver, time_limit=task.timeout)
-    compile_time = row["compile_time"] or 0.0
-    solve_time = row["solve_time"] or 0.0
-    # Setup: everything that is neither CVXPY's compilation nor the solver's own solve time
-    # (building the CVXPY model, solver setup, unpacking the solution).
-    return {"status": row["status"], "converged": row["status"] == "optimal",
-            "objective": row["objective"], "reference": row["reference"],
-            "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": bool(row["agrees"]),
-            "gap": None, "iterations": row["iterations"], "compile_time": row["compile_time"],
-            "setup_time": max(t.elapsed - compile_time - solve_time, 0.0),
-            "solve_time": row["solve_time"], "time": t.elapsed,
-            "primal_residual": row["primal_residual"],
-            "solver_primal_residual": row["solver_primal_residual"]}
+        problem = spec.build(data)
+        status, value = solve_cvxpy(problem, solver_spec, task.timeout)
+    compile_time = getattr(problem, "compilation_time", None)
+    stats = problem.solver_stats
+    solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \
+        else (t.elapsed - compile_time if compile_time else t.elapsed)
+    return {**_answer(status, value, reference, solver_spec.rtol, ("optimal",)),
+            "gap": None, "iterations": getattr(stats, "num_iters", None),
+            "compile_time": compile_time,
+            "setup_time": max(t.elapsed - (compile_time or 0.0) - solve_time, 0.0),
+            "solve_time": solve_time, "time": t.elapsed,
+            "primal_residual": primal_residual(problem),
+            "solver_primal_residual": solver_primal_residual(stats)}
 
 
-def _run_native(task: Task) -> dict:
-    # A solve that stops uncertified warns (ConvergenceWarning); its row's status says so, and
-    # the warning goes to the log (-vv) instead of the benchmark's output.
+def _run_native(task: Task, spec, data, reference) -> dict:
+    """A project solve. One that stops uncertified warns (ConvergenceWarning); its row's status
+    says so, and the warning goes to the log (-vv) instead of the output."""
+    if task.solver not in registry.methods(spec):
+        raise ValueError(f"project solver {task.solver!r} does not solve {task.problem!r}; "
+                         f"available: {registry.methods(spec) or 'none'}")
     with warnings.catch_warnings(record=True) as caught, _Timer() as t:
         warnings.simplefilter("always")
-        row = _compare.native_row(task.problem, task.solver, tol=task.tol,
-                                  time_limit=task.timeout, history=task.curves)
+        res = registry.solve(spec, task.solver, data, tol=task.tol, time_limit=task.timeout)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {"status": row["status"], "converged": row["status"] in SUCCESS,
-           "objective": row["objective"], "reference": row["reference"],
-           "rel_error": row["rel_error"], "rtol": row["rtol"], "agrees": row["agrees"],
-           "gap": row["gap"], "iterations": row["iterations"], "compile_time": None,
-           "setup_time": row["setup_time"], "solve_time": row["solve_time"], "time": t.elapsed}
+    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS),
+           "gap": res.gap, "iterations": res.iterations, "compile_time": None,
+           "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,
+           "time": t.elapsed}
     if task.curves:
         from .curves import curve_rows
-        out["curve"] = curve_rows(row.get("history"))
+        out["curve"] = curve_rows(res.history)
     return out
 
 
@@ -268,19 +321,19 @@ def solve_task(task: Task) -> dict:
     from different executors are comparable.
     """
     from threadpoolctl import threadpool_limits
+
+    from .. import catalog
+    from .instances import instance_shape
     row = base_row(task)
+    run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
+    if run is None:
+        raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
     with threadpool_limits(limits=task.blas_threads):
         # Generate the instance (cached per process) before any clock starts, so the first
         # task of a process is not charged for it.
-        from .. import catalog
-        from .instances import instance_shape
-        row.update(instance_shape(catalog.instance_data(row["instance"])))
-        if task.kind == "cvxpy":
-            row.update(_run_cvxpy(task))
-        elif task.kind == "native":
-            row.update(_run_native(task))
-        else:
-            raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
+        data = catalog.instance_data(row["instance"])
+        row.update(instance_shape(data))
+        row.update(run(task, catalog.get(task.problem), data, row["reference"]))
     row["error"] = ""
     return _with_threads(row, task)
 

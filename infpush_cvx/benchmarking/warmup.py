@@ -94,13 +94,15 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
 
 
 def _solve(job: WarmupJob, time_limit: float) -> None:
-    from .. import catalog, compare, cvxpy_solvers
+    from .. import catalog
+    from ..catalog import cvxpy_solvers, registry
+    from .tasks import solve_cvxpy
     spec = catalog.get(job.problem)
     data = catalog.instance_data(spec.instance)
     if job.kind == "cvxpy":
-        compare.solve_cvxpy(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
+        solve_cvxpy(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
     elif job.kind == "native":
-        compare.native_solve(spec, job.solver, data, time_limit=time_limit)
+        registry.solve(spec, job.solver, data, time_limit=time_limit)
     else:
         raise ValueError(f"unknown task kind {job.kind!r}")
 
@@ -117,7 +119,7 @@ def warm_up(jobs, *, blas_threads: int = 1, time_limits: dict | None = None) -> 
     (``threadpoolctl.threadpool_info()`` under the tasks' limit)."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ..cvxpy_solvers import silence_highs_banner
+    from ..catalog.cvxpy_solvers import silence_highs_banner
     silence_highs_banner()
     time_limits = {**WARMUP_TIME_LIMITS, **(time_limits or {})}
     start = time.perf_counter()

@@ -3,6 +3,7 @@ own description of its interfaces (with HiGHS's QP path as the one explicit exce
 solver's time limit is set under its own option name or enforced from outside, and HiGHS keeps
 its banner to itself."""
 
+import json
 import subprocess
 import sys
 
@@ -10,8 +11,10 @@ import cvxpy as cp
 import pytest
 from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
 
-from infpush_cvx import catalog, cli, compare, cvxpy_solvers
+from infpush_cvx import catalog, cli
 from infpush_cvx.benchmarking import make_tasks
+from infpush_cvx.benchmarking.tasks import Task, primal_residual, solve_task
+from infpush_cvx.catalog import cvxpy_solvers
 
 QP = "ip_l2_planted_s_paper_compact"
 LP = "rank2plan_pairs_dense_compact"
@@ -179,7 +182,7 @@ def test_make_tasks_with_all_solvers_follows_the_table():
 @needs("SCIPY")
 def test_check_compares_an_extra_solver(tmp_path, capsys):
     out = tmp_path / "c.csv"
-    assert cli.main(["check", "--problems", LP, "--solvers", "SCIPY", "--native",
+    assert cli.main(["check", "--problems", LP, "--cvxpy", "SCIPY", "--native",
                      "--no-progress", "--out", str(out)]) == 0
     assert "SCIPY" in capsys.readouterr().out
 
@@ -189,24 +192,24 @@ def test_check_compares_an_extra_solver(tmp_path, capsys):
 @pytest.mark.parametrize("solver, reports", [("CLARABEL", False), ("HIGHS", True),
                                              ("ECOS", True), ("SCS", True)])
 def test_rows_carry_primal_residuals(solver, reports):
-    row = compare.solve_row(LP, solver)
+    row = solve_task(Task(LP, "cvxpy", solver))
     assert row["agrees"]
     assert 0 <= row["primal_residual"] < 1e-6
     assert (row["solver_primal_residual"] is not None) == reports
-    assert row["solver_options"]["verbose"] is False
+    assert json.loads(row["solver_options"])["verbose"] is False
 
 
 def test_primal_residual_without_a_solution_is_none():
     problem = catalog.get(LP).build()
-    assert compare.primal_residual(problem) is None
+    assert primal_residual(problem) is None
 
 
 # -- quiet by default --------------------------------------------------------------------------
 
 @needs("HIGHS")
 def test_no_highs_banner_from_a_solve():
-    code = ("from infpush_cvx import compare; "
-            f"print(compare.solve_row({LP!r}, 'HIGHS')['status'])")
+    code = ("from infpush_cvx.benchmarking.tasks import Task, solve_task; "
+            f"print(solve_task(Task({LP!r}, 'cvxpy', 'HIGHS'))['status'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr

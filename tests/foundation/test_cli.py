@@ -9,7 +9,7 @@ from infpush_cvx import cli, reference
 
 def test_check_saves_table_and_exits_zero(tmp_path, capsys):
     out = tmp_path / "cmp.csv"
-    rc = cli.main(["check", "--problems", "planted_s_paper_compact", "--solvers", "CLARABEL",
+    rc = cli.main(["check", "--problems", "planted_s_paper_compact", "--cvxpy", "CLARABEL",
                    "ECOS", "--no-progress", "--out", str(out)])
     assert rc == 0
     df = pd.read_csv(out)
@@ -27,10 +27,10 @@ def test_check_saves_table_and_exits_zero(tmp_path, capsys):
 
 def test_check_without_project_solvers(tmp_path):
     out = tmp_path / "cmp.csv"
-    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--solvers", "HIGHS",
+    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--cvxpy", "HIGHS",
                      "--native", "--no-progress", "--out", str(out)]) == 0
     assert set(pd.read_csv(out)["solver"]) == {"HIGHS"}
-    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--solvers", "HIGHS",
+    assert cli.main(["check", "--problems", "rank2plan_pairs_dense", "--cvxpy", "HIGHS",
                      "--native", "ccg", "--no-progress", "--out", str(out)]) == 0
     assert set(pd.read_csv(out)["solver"]) == {"HIGHS", "rank2plan.ccg"}
 
@@ -46,7 +46,7 @@ def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
     record["opt_val"] *= 1.01
     (tmp_path / f"{pid}.json").write_text(json.dumps(record))
     monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
-    rc = cli.main(["check", "--problems", pid, "--solvers", "CLARABEL", "--no-progress",
+    rc = cli.main(["check", "--problems", pid, "--cvxpy", "CLARABEL", "--no-progress",
                    "--out", str(tmp_path / "x.csv")])
     assert rc == 1
     assert "DISAGREEMENTS" in capsys.readouterr().err
@@ -59,7 +59,7 @@ def test_errors_are_one_clear_line(capsys):
 
 
 def test_unknown_solver_is_a_clear_error(capsys):
-    assert cli.main(["check", "--solvers", "NOPE", "--no-progress"]) == 2
+    assert cli.main(["check", "--cvxpy", "NOPE", "--no-progress"]) == 2
     assert "unknown solver 'NOPE'" in capsys.readouterr().err
 
 

@@ -5,12 +5,14 @@ import json
 import cvxpy as cp
 import pytest
 
-from infpush_cvx import catalog, compare, cvxpy_solvers, reference, scaling
+from infpush_cvx import catalog, scaling
+from infpush_cvx.benchmarking.tasks import Task, solve_task
+from infpush_cvx.catalog import cvxpy_solvers, reference, registry
 from infpush_cvx.formulations import primal_value_from_dual
 
 IDS = catalog.problem_ids()
-JOBS = [pytest.param(pid, s, id=f"{pid}-{s}") for pid in IDS for s in cvxpy_solvers.installed()
-        if catalog.get(pid).problem_class in cvxpy_solvers.SOLVERS[s].classes]
+JOBS = [pytest.param(pid, s.name, id=f"{pid}-{s.name}") for pid in IDS
+        for s in registry.cvxpy_solvers_for(catalog.get(pid), cvxpy_solvers.comparison_set())]
 
 
 def test_every_problem_has_a_complete_stored_record():
@@ -32,9 +34,10 @@ def test_regenerated_instance_matches_stored_fingerprint(pid):
 
 @pytest.mark.parametrize("pid, solver", JOBS)
 def test_solver_reproduces_stored_value(pid, solver):
-    row = compare.solve_row(pid, solver)
+    row = solve_task(Task(pid, "cvxpy", solver))
     assert row["status"] == cp.OPTIMAL, row
-    assert row["rel_error"] <= cvxpy_solvers.SOLVERS[solver].rtol, row
+    assert row["rel_error"] <= row["rtol"] == cvxpy_solvers.SOLVERS[solver].rtol, row
+    assert row["agrees"] and row["reference"] == reference.load_reference(pid)["opt_val"], row
 
 
 def _value(pid):

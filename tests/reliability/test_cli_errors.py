@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 
 from infpush_cvx import benchmarking, catalog, cli, compare
+from infpush_cvx.benchmarking.tasks import Task, solve_task
+from infpush_cvx.catalog import registry
 
 QP = "ip_l2_planted_s_paper_compact"     # 20 x 30 x 5, the smallest l2 problem
 LP = "rank2plan_pairs_dense_compact"
@@ -38,7 +40,7 @@ def no_solving(monkeypatch):
         raise AssertionError("a solve started before the arguments were checked")
     monkeypatch.setattr(cp.Problem, "solve", refuse)
     monkeypatch.setattr(compare, "run", refuse)
-    monkeypatch.setattr(compare, "native_row", refuse)
+    monkeypatch.setattr(registry, "solve", refuse)
     monkeypatch.setattr(benchmarking, "run_benchmark", refuse)
     monkeypatch.setattr(benchmarking, "benchmark", refuse)
 
@@ -53,7 +55,7 @@ def test_solve_refuses_highs_on_a_qp_before_solving(no_solving, capsys):
 
 def test_the_library_refuses_highs_on_a_qp(no_solving):
     with pytest.raises(ValueError, match="HIGHS.*QP"):
-        compare.solve_row(QP, "HIGHS")
+        solve_task(Task(QP, "cvxpy", "HIGHS"))
 
 
 @pytest.fixture
@@ -80,7 +82,7 @@ def test_solve_passes_its_time_limit_to_the_solver(solver, option, problem, solv
 
 
 def test_check_passes_its_time_limit_to_the_solver(solve_options, tmp_path, capsys):
-    assert cli.main(["check", "--problems", QP, "--solvers", "CLARABEL", "--native",
+    assert cli.main(["check", "--problems", QP, "--cvxpy", "CLARABEL", "--native",
                      "--no-progress", "--time-limit", "9", "--out", str(tmp_path / "c.csv")]) == 0
     assert solve_options[-1]["time_limit"] == 9.0
 
@@ -102,7 +104,7 @@ def _a_file_where_a_folder_should_be(tmp_path):
 
 def test_check_refuses_an_unwritable_out_before_solving(no_solving, tmp_path, capsys):
     out = _a_file_where_a_folder_should_be(tmp_path) / "cmp.csv"
-    code, _, err = run_cli(["check", "--problems", QP, "--solvers", "CLARABEL",
+    code, _, err = run_cli(["check", "--problems", QP, "--cvxpy", "CLARABEL",
                             "--no-progress", "--out", str(out)], capsys)
     assert code == 2
     assert_one_line(err, "--out", str(out))
@@ -249,7 +251,7 @@ def test_the_full_traceback_on_request(how, monkeypatch, capsys):
 
 def test_a_failure_inside_a_solve_is_an_internal_error_not_a_table(monkeypatch, capsys):
     # a ValueError raised while solving is not the user's fault: exit 3, not 2 or 1
-    _break(monkeypatch, compare, "native_row", ValueError("boom"))
+    _break(monkeypatch, registry, "solve", ValueError("boom"))
     code, out, err = run_cli(["solve", "ranksvm_planted_s_seed_compact", "--solver",
                               "ranksvm.working_set"], capsys)
     assert code == 3
@@ -267,6 +269,20 @@ def test_check_disagreement_still_exits_1(tmp_path, monkeypatch, capsys):
     assert code == 1 and "DISAGREEMENTS" in err
 
 
+def test_old_option_spellings_still_work_with_a_warning(monkeypatch, tmp_path, capsys):
+    seen = {}
+
+    def fake_run(ids, solvers, native, **kwargs):
+        seen.update(solvers=solvers, **kwargs)
+        return pd.DataFrame(columns=compare.COLUMNS)
+    monkeypatch.setattr(compare, "run", fake_run)
+    code, _, err = run_cli(["check", "--problems", QP, "--solvers", "ECOS", "--timeout", "7",
+                            "--no-progress", "--out", str(tmp_path / "c.csv")], capsys)
+    assert code == 0 and seen["solvers"] == ["ECOS"] and seen["time_limit"] == 7.0
+    assert "--solvers is deprecated" in err and "use --cvxpy" in err, err
+    assert "--timeout is deprecated" in err and "use --time-limit" in err
+
+
 def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, monkeypatch,
                                                                    capsys):
     """A truncated reference file read while ``check`` works is bad input (exit 2, its path),
@@ -275,7 +291,7 @@ def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, mon
 
     (tmp_path / f"{QP}.json").write_text('{"problem_id": "trunc')
     monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
-    code, out, err = run_cli(["check", "--problems", QP, "--solvers", "CLARABEL"], capsys)
+    code, out, err = run_cli(["check", "--problems", QP, "--cvxpy", "CLARABEL"], capsys)
     assert code == 2
     assert_one_line(err.strip().splitlines()[-1], str(tmp_path / f"{QP}.json"))  # after tqdm
 

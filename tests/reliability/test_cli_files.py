@@ -138,7 +138,7 @@ def assert_intact(before):
 def test_check_out(tmp_path):
     out = tmp_path / "cmp.csv"
     before = previous_files(out)
-    kill_during_write(tmp_path, "to_csv", ["check", "--problems", LP, "--solvers", "HIGHS",
+    kill_during_write(tmp_path, "to_csv", ["check", "--problems", LP, "--cvxpy", "HIGHS",
                                            "--native", "--no-progress", "--out", str(out)])
     assert_intact(before)
 

@@ -48,7 +48,7 @@ def edited_catalog(tmp_path, monkeypatch):
         assert text.count(old) == 1, old
         path = tmp_path / "catalog.toml"
         path.write_text(text.replace(old, new))
-        monkeypatch.setattr(catalog, "DEFAULT_CATALOG", path)
+        monkeypatch.setattr(catalog.specs, "DEFAULT_CATALOG", path)  # where load_catalog reads it
         catalog.load_catalog.cache_clear()
         return path
 

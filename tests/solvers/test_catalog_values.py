@@ -14,13 +14,11 @@ import scipy.sparse as sp
 
 from infpush_cvx import catalog
 from infpush_cvx import scaling as sc
+from infpush_cvx.catalog import registry
+from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.kernels import kernel_options
 from infpush_cvx.objectives import rank2plan_objective
-from infpush_cvx.reference import load_reference
 from infpush_cvx.solvers import infinite_push, rank2plan_lp, rank_svm
-from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
-from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
-from infpush_cvx.solvers.ranksvm import METHODS as RANKSVM_METHODS
 
 from bruteforce import brute_dual, brute_primal  # tests/solvers/bruteforce.py, via conftest.py
 
@@ -28,27 +26,26 @@ TOL = 1e-6
 # The stored values are accurate to about 1e-9 relative (Clarabel, cross-checked).
 STORED_RTOL = 1e-8
 EARLY_STOPS = ("max_iter", "time_limit", "stalled")
-CERTIFIED = ("optimal", "degenerate_optimal")
+CERTIFIED = registry.SUCCESS
+#: The formulations whose certificates are recomputed here by brute force (the P-Norm Push and
+#: TopPush have tests of their own).
+BRUTE_FORCE = ("infinite_push", "ranksvm", "rank2plan_lp")
 
 
 def _cases():
-    """(problem id, method) for every catalog primal problem a project solver handles.
-
-    The solvers ignore the CVXPY ``form``, so each problem is taken in one form (compact, or
-    the only one it has)."""
+    """(problem id, method) for every catalog primal problem a project solver handles (the
+    registry's methods; Rank2Plan's "cvxpy" method too), in one form each (compact, or the only
+    one it has, as ``infinite_push_0``'s direct form): the solvers ignore the CVXPY ``form``."""
     cases = []
     for pid in catalog.problem_ids():
         spec = catalog.get(pid)
-        if pid.endswith("_direct") and pid[:-len("direct")] + "compact" in catalog.problem_ids():
+        compact = pid[:-len("direct")] + "compact"
+        if spec.formulation not in BRUTE_FORCE or (
+                pid.endswith("_direct") and compact in catalog.problem_ids()):
             continue
-        if spec.formulation == "infinite_push":
-            methods = IP_METHODS[spec.options["penalty"]]
-        elif spec.formulation == "ranksvm":
-            methods = RANKSVM_METHODS
-        elif spec.formulation == "rank2plan_lp":
-            methods = R2P_METHODS
-        else:
-            continue
+        methods = list(registry.module_methods(registry.MODULES[spec.formulation],
+                                               spec.options.get("penalty", "l2")))
+        methods += ["cvxpy"] if spec.formulation == "rank2plan_lp" else []
         cases += [pytest.param(pid, method, id=f"{pid}-{method}") for method in methods]
     return cases
 
@@ -161,10 +158,8 @@ def _real_cases():
     cases = []
     for pid in catalog.problem_ids(tier="real"):
         spec = catalog.get(pid)
-        if spec.formulation == "ranksvm":
-            methods = [m for m in RANKSVM_METHODS if m in ("smoothing_newton", "working_set")]
-        else:
-            methods = ["working_set"]
+        methods = [m for m in ("smoothing_newton", "working_set")
+                   if f"{registry.MODULES[spec.formulation]}.{m}" in registry.methods(spec)]
         cases += [pytest.param(pid, m, id=f"{pid}-{m}") for m in methods]
     return cases
 

@@ -6,12 +6,8 @@ installed wheel alike). Another catalog file is used when the environment variab
 ``INFPUSH_CVX_CATALOG`` names it (read once, at import) or when :func:`load_catalog` is given
 its ``path``.
 
->>> from infpush_cvx import catalog
->>> for p in catalog.problems(["infinite_push_0"]):        # the original script's dictionaries
-...     p["problem"].solve(); print(p["problemID"], p["opt_val"])
-
 Instances are generated from their declared generator, parameters and seed (once per process),
-and problems are built by the problem factory. ``opt_val`` is the stored reference value.
+and problems are built by the problem factory.
 
 Tiers: every instance and problem belongs to a tier, ``"core"`` unless the catalog says otherwise
 (``tier = "real"`` on an instance; a problem inherits its instance's tier unless it, or its
@@ -32,17 +28,16 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cvxpy as cp
 
-from . import formulations, generators
-from . import scaling as _scaling
-from ._validation import check_scalar
-from .data import BipartiteData, PairData
-from .files import MalformedFileError
+from .. import formulations, generators
+from .. import scaling as _scaling
+from .._validation import check_scalar
+from ..data import BipartiteData, PairData
+from ..files import MalformedFileError
 
 
 def package_data(*parts: str) -> Path:
@@ -54,7 +49,7 @@ def package_data(*parts: str) -> Path:
     on the file system (not imported from a zip archive); the path is returned whether or not
     the file exists.
     """
-    return Path(os.fspath(importlib.resources.files(__package__).joinpath(*parts)))
+    return Path(os.fspath(importlib.resources.files("infpush_cvx").joinpath(*parts)))
 
 
 #: Environment variable naming a catalog file to use instead of the packaged one.
@@ -173,7 +168,7 @@ class CatalogProblem(cp.Problem):
     def solve(self, *args, **kwargs):
         solver = kwargs.get("solver", args[0] if args and isinstance(args[0], str) else None)
         if solver is not None:
-            from . import cvxpy_solvers  # imports this module's neighbours; import when used
+            from . import cvxpy_solvers  # imports CVXPY's solver table; import when used
             cvxpy_solvers.check_handles(solver, self.problem_class, self.problem_id)
             cvxpy_solvers.silence_highs_banner()  # quiet by default, as every entry point
         return super().solve(*args, **kwargs)
@@ -441,17 +436,3 @@ def get(problem_id: str) -> ProblemSpec:
     if problem_id not in problems:
         raise ValueError(f"unknown problem {problem_id!r}; see infpush_cvx.catalog.problem_ids()")
     return problems[problem_id]
-
-
-def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:
-    """Yield the original script's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
-
-    ``opt_val`` is the stored reference value (None when none is stored yet).
-    """
-    from .reference import load_reference
-
-    for pid in (problem_ids() if ids is None else ids):
-        spec = get(pid)
-        ref = load_reference(pid)
-        yield {"problemID": pid, "problem": spec.build(),
-               "opt_val": None if ref is None else ref["opt_val"]}

@@ -1,0 +1,596 @@
+"""Stored optimal values (``<reference folder>/<problemID>.json``) and their provenance.
+
+The reference folder ships inside the package (``infpush_cvx/reference_values/``, found with
+:mod:`importlib.resources`); the environment variable ``INFPUSH_CVX_REFERENCE_DIR`` (read once,
+at import) or a function's ``directory`` argument names another one.
+
+Each file records the optimal value of one catalog problem, how it was obtained (solver, options,
+status, tolerance, library versions, date), the cross-check by a second solver, the instance
+fingerprint and whether the instance is degenerate, and the fingerprint of the problem's
+definition (``spec_fingerprint``: formulation, options, lambda; see
+:meth:`infpush_cvx.catalog.ProblemSpec.fingerprint`). Records written since the catalog has tiers
+also hold the problem's ``tier``, the wall-clock ``times`` of the two CVXPY solves (compilation
+included; the machine's architecture and CPU count beside them), and for instances drawn from a
+real data set its ``dataset``: name, file, SHA-256 of the original file and the subset drawn.
+
+Reading a record (:func:`load_reference`) checks it: a JSON object holding every required key
+with its type, finite numbers, and the record of the problem its file is named after. Any fault
+is a ValueError naming the file.
+
+Verification (``infpush-cvx reference verify``, :func:`verify`) checks everything a stored value
+depends on: the instance regenerates to its fingerprint, the catalog's definition of the problem
+has the stored definition fingerprint, and a re-solve by the project's certified solvers agrees
+with the value.
+
+Regeneration is explicit (``infpush-cvx reference regenerate``). It never overwrites silently:
+a stored value that moved beyond tolerance (NaN counts as moved), a changed instance or problem
+definition, or a record that cannot be read is an error unless ``accept_changes=True`` is passed;
+an agreeing record leaves the file untouched. Records stored before definition fingerprints
+existed get one from :func:`migrate`, value untouched. Files are written atomically (temporary
+file + rename), never with NaN or infinity.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import functools
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from pathlib import Path
+
+import cvxpy as cp
+
+from ..data import BipartiteData, PairData
+from ..files import MalformedFileError, write_text_atomic
+from . import cvxpy_solvers, registry
+from . import specs as _catalog
+
+#: Environment variable naming a reference folder to use instead of the packaged one.
+REFERENCE_DIR_ENV_VAR = "INFPUSH_CVX_REFERENCE_DIR"
+#: The reference values shipped with the package.
+PACKAGED_REFERENCE_DIR = _catalog.package_data("reference_values")
+#: The folder read and written when no ``directory`` is given: ``$INFPUSH_CVX_REFERENCE_DIR``
+#: when set (at import), else the packaged one.
+REFERENCE_DIR = Path(os.environ.get(REFERENCE_DIR_ENV_VAR) or PACKAGED_REFERENCE_DIR)
+
+#: Relative change of a stored value that regeneration refuses without accept_changes.
+STORED_RTOL = 1e-6
+
+#: Cross-check options that replace a solver's comparison options on one catalog tier.
+#: Real tier (60,000 to 900,000 pairs):
+#: - HiGHS's default method (dual simplex) ran over 20 minutes without finishing on the l1
+#:   Infinite Push LP of a Spambase 400 x 600 subset (240,000 pair rows; measured while it was in
+#:   the catalog); its interior-point method (IPX, then crossover) solved it in 9 minutes, to
+#:   6e-13 of Clarabel's value, and the a8a 150 x 1500 LPs in 5 to 13 minutes.
+#: - ECOS 2.0.14 at its comparison tolerances (1e-8) stopped with "optimal_inaccurate" on 9 of
+#:   the 10 a8a 150 x 1500 QPs (its values within 1.7e-8 of Clarabel's); at 1e-7 it reports
+#:   "optimal" on all but two RankSVM QPs (see TIER_CROSS_CHECK_STATUSES).
+TIER_CROSS_CHECK_OPTIONS = {
+    ("real", "HIGHS"): {"highs_options": {"solver": "ipm"}},
+    ("real", "ECOS"): {"abstol": 1e-7, "reltol": 1e-7, "feastol": 1e-7, "max_iters": 500},
+}
+
+#: Cross-check statuses accepted on a tier (default: "optimal" only). ECOS still stops with
+#: "optimal_inaccurate" at 1e-7 on two a8a RankSVM QPs (150 x 1500 seed 2 and 300 x 3000, values
+#: within 1.1e-11 of Clarabel's): on the real tier that status passes when the value agrees
+#: within CROSS_CHECK_RTOL, and the record's cross_check states it.
+TIER_CROSS_CHECK_STATUSES = {"real": (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)}
+
+
+def cross_check_options(tier: str, solver: str) -> dict:
+    """The options of the cross-check by ``solver`` on a problem of ``tier``."""
+    options = TIER_CROSS_CHECK_OPTIONS.get((tier, solver), cvxpy_solvers.SOLVERS[solver].options)
+    return copy.deepcopy(options)
+
+
+class ReferenceError(RuntimeError):
+    """A stored value or fingerprint disagrees with a fresh computation."""
+
+
+#: The keys every record holds, with their kinds (see ``_check_value``). Records may hold more:
+#: ``spec_fingerprint``, ``tier``, ``times`` and ``dataset`` (``OPTIONAL_KEYS``), and anything
+#: a later version adds.
+REQUIRED_KEYS = {
+    "problem_id": "string", "opt_val": "number", "status": "string", "solver": "string",
+    "solver_options": "object", "tolerance": "number", "cross_check": "object",
+    "instance": "string", "instance_fingerprint": "sha256", "degenerate": "flag",
+    "formulation": "object", "versions": "object", "date": "string",
+}
+OPTIONAL_KEYS = {"spec_fingerprint": "sha256", "tier": "string", "times": "object",
+                 "dataset": "object"}
+#: The keys of a record's ``formulation``: the stored definition, shown when it changed.
+FORMULATION_KEYS = {"name": "string", "options": "object", "lam": "number"}
+
+
+def _check_value(value, kind: str, name: str) -> None:
+    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (a finite
+    int or float, never a bool), "object", "flag" (true, false or null) or "sha256" (64
+    lower-case hexadecimal digits)."""
+    if kind in ("string", "sha256") and not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
+        raise ValueError(f"{name} must be 64 hexadecimal digits (a SHA-256), got {value!r}")
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if kind == "object" and not isinstance(value, dict):
+        raise ValueError(f"{name} must be an object, got {type(value).__name__}")
+    if kind == "flag" and value is not None and not isinstance(value, bool):
+        raise ValueError(f"{name} must be true, false or null, got {type(value).__name__}")
+
+
+def _check_finite(value, name: str) -> None:
+    """ValueError naming the first NaN or infinity anywhere inside ``value`` (JSON reads them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{name}.{key}")
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            _check_finite(item, f"{name}[{k}]")
+
+
+def _check_record(record, where: str) -> dict:
+    """``record`` after checking its keys and their kinds; ValueError starting with ``where``."""
+    try:
+        if not isinstance(record, dict):
+            raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+        for key, kind in REQUIRED_KEYS.items():
+            if key not in record:
+                raise ValueError(f"missing key {key!r}")
+            _check_value(record[key], kind, key)
+        for key, kind in OPTIONAL_KEYS.items():
+            if key in record:
+                _check_value(record[key], kind, key)
+        for key, kind in FORMULATION_KEYS.items():
+            if key not in record["formulation"]:
+                raise ValueError(f"missing key 'formulation.{key}'")
+            _check_value(record["formulation"][key], kind, f"formulation.{key}")
+        for key, value in record.items():
+            _check_finite(value, key)
+    except ValueError as exc:
+        raise MalformedFileError(f"{where}: {exc}") from None
+    return record
+
+
+def _write_record(path: Path, record: dict) -> None:
+    """Write a record atomically; NaN and infinity are refused, never written."""
+    write_text_atomic(path, json.dumps(record, indent=2, allow_nan=False) + "\n")
+
+
+#: The libraries that produce and check reference values (their versions are in each record).
+VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highspy")
+
+
+def versions(packages=VERSION_PACKAGES) -> dict:
+    """``{"python": version, <package>: version or None}`` for every name in ``packages``
+    (default: the libraries that produce and check reference values); read once per process."""
+    return dict(_versions(tuple(packages)))
+
+
+@functools.lru_cache(maxsize=None)
+def _versions(packages: tuple) -> tuple:
+    out = [("python", platform.python_version())]
+    for pkg in packages:
+        try:
+            out.append((pkg, metadata.version(pkg)))
+        except metadata.PackageNotFoundError:
+            out.append((pkg, None))
+    return tuple(out)
+
+
+def reference_path(problem_id: str, directory: str | os.PathLike | None = None) -> Path:
+    """The file of ``problem_id``'s record in ``directory`` (default :data:`REFERENCE_DIR`)."""
+    return Path(directory or REFERENCE_DIR) / f"{problem_id}.json"
+
+
+def _in_source_checkout() -> bool:
+    """Whether the package is imported from a source checkout (the project folder, installed
+    editable or not at all) rather than installed from a wheel: the folder above the package
+    holds ``pyproject.toml``."""
+    return (PACKAGED_REFERENCE_DIR.parent.parent / "pyproject.toml").is_file()
+
+
+def writable_directory(directory: str | os.PathLike | None = None) -> Path:
+    """The reference folder that :func:`regenerate` and :func:`migrate` write to: ``directory``,
+    else :data:`REFERENCE_DIR`.
+
+    ValueError when that is the reference folder inside an installed package (a wheel install):
+    records written there would be lost or mixed with another version on the next install. In a
+    source checkout the packaged folder is the project's own and is written to.
+    """
+    target = Path(directory or REFERENCE_DIR)
+    if target.resolve() == PACKAGED_REFERENCE_DIR.resolve() and not _in_source_checkout():
+        raise ValueError(
+            f"directory: refusing to write reference values into the installed package "
+            f"({target}); pass directory=... or set {REFERENCE_DIR_ENV_VAR} to a folder of your "
+            f"own (copy the stored values there first to keep them)")
+    return target
+
+
+def load_reference(problem_id: str, directory: str | os.PathLike | None = None) -> dict | None:
+    """The stored record of a problem, checked, or None when there is none.
+
+    ValueError naming the file when it is not a valid record of ``problem_id``: not JSON (a
+    truncated file), a missing key, a value of the wrong type, NaN or infinity anywhere, or the
+    record of another problem.
+    """
+    path = reference_path(problem_id, directory)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError, or bytes that are not text
+        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
+    _check_record(record, str(path))
+    if record["problem_id"] != problem_id:
+        raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
+                         f"not {problem_id!r}")
+    return record
+
+
+def dataset_provenance(instance: str) -> dict | None:
+    """Name, file, SHA-256 and subset parameters of the real data set behind a catalog instance
+    (None for generated instances)."""
+    spec = _catalog.load_catalog().instances[instance]
+    if spec.generator != "real_subset":
+        return None
+    from ..datasets import DATASETS
+    name = spec.params["dataset"]
+    fname, digest, _ = DATASETS[name]
+    return {"name": name, "file": fname, "sha256": digest, "generator": spec.generator,
+            "params": dict(spec.params)}
+
+
+def solve(problem: cp.Problem, solver: str, options: dict | None = None) -> cp.Problem:
+    """Solve with ``solver`` and ``options`` (defaults: the solver's comparison options)."""
+    spec = cvxpy_solvers.spec(solver)
+    cvxpy_solvers.silence_highs_banner()
+    problem.solve(solver=spec.name, **(spec.options if options is None else options))
+    return problem
+
+
+def compute_reference(problem_id: str) -> dict:
+    """Solve a catalog problem to high accuracy, cross-check it and return its record.
+
+    Raises :class:`ReferenceError` when the solve is not optimal or the cross-check disagrees
+    beyond ``CROSS_CHECK_RTOL`` or ends with a status its tier does not accept
+    (``TIER_CROSS_CHECK_STATUSES``; "optimal" only, unless stated there).
+    """
+    spec = _catalog.get(problem_id)
+    data = _catalog.instance_data(spec.instance)
+    problem = spec.build(data)
+    reference_options = cvxpy_solvers.reference_options(spec.problem_class)
+    start = time.perf_counter()
+    solve(problem, cvxpy_solvers.REFERENCE_SOLVER, copy.deepcopy(reference_options))
+    reference_time = time.perf_counter() - start
+    if problem.status != cp.OPTIMAL:
+        raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
+                             f"ended with status {problem.status!r}")
+    value = float(problem.value)
+    if not math.isfinite(value):
+        raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
+                             f"reported {problem.status!r} with the value {value!r}")
+    checker = cvxpy_solvers.CROSS_CHECK[spec.problem_class]
+    check_options = cross_check_options(spec.tier, checker)
+    start = time.perf_counter()
+    check = solve(spec.build(data), checker, copy.deepcopy(check_options))
+    check_time = time.perf_counter() - start
+    check_err = cvxpy_solvers.relative_error(check.value, value)
+    accepted = TIER_CROSS_CHECK_STATUSES.get(spec.tier, (cp.OPTIMAL,))
+    # written "not <=" so that a NaN error is a disagreement
+    if check.status not in accepted or not check_err <= cvxpy_solvers.CROSS_CHECK_RTOL:
+        raise ReferenceError(
+            f"{problem_id}: cross-check by {checker} disagrees (status {check.status!r}, "
+            f"value {check.value!r} vs {value!r}, relative error {check_err:.2e})")
+    degenerate = None
+    if isinstance(data, BipartiteData):
+        from ..degeneracy import is_degenerate
+        degenerate = bool(is_degenerate(data))
+    record = {
+        "problem_id": problem_id,
+        "opt_val": value,
+        "status": problem.status,
+        "solver": cvxpy_solvers.REFERENCE_SOLVER,
+        "solver_options": reference_options,
+        "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
+        "cross_check": {"solver": checker, "status": check.status, "value": float(check.value),
+                        "relative_error": check_err,
+                        "options": check_options},
+        "instance": spec.instance,
+        "instance_fingerprint": data.fingerprint(),
+        "spec_fingerprint": spec.fingerprint(),
+        "degenerate": degenerate,
+        "formulation": {"name": spec.formulation, "options": spec.options, "lam": spec.lam},
+        "versions": versions(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "tier": spec.tier,
+        "times": {"reference_solve": round(reference_time, 3),
+                  "cross_check_solve": round(check_time, 3),
+                  "machine": platform.machine(), "cpu_count": os.cpu_count()},
+    }
+    source = dataset_provenance(spec.instance)
+    if source is not None:
+        record["dataset"] = source
+    return record
+
+
+def _stored_definition(record: dict) -> dict:
+    """The definition a record describes, in the form of ``ProblemSpec.definition()``."""
+    stored = record["formulation"]
+    return {"formulation": stored["name"], "options": stored["options"], "lam": stored["lam"]}
+
+
+def _definition_changes(before: dict, after: dict) -> list[str]:
+    """What differs between two problem definitions: ``["options.scaling 'seed' -> 'paper'",
+    "lam 1.0 -> 0.1"]``, formulation first, lambda last."""
+    def shown(options, key):
+        return repr(options[key]) if key in options else "unset"
+
+    changes = []
+    if before["formulation"] != after["formulation"]:
+        changes.append(f"formulation {before['formulation']!r} -> {after['formulation']!r}")
+    old, new = before["options"], after["options"]
+    for key in [*new, *(k for k in old if k not in new)]:
+        if old.get(key, None) != new.get(key, None) or (key in old) != (key in new):
+            changes.append(f"options.{key} {shown(old, key)} -> {shown(new, key)}")
+    if before["lam"] != after["lam"]:
+        changes.append(f"lam {before['lam']!r} -> {after['lam']!r}")
+    return changes
+
+
+def _definition_change(record: dict, spec) -> str | None:
+    """Why ``record`` was not stored for the catalog's definition of ``spec``, or None.
+
+    The stored definition fingerprint decides; a record stored before they existed is judged by
+    the definition it describes (its ``formulation``). The record's ``formulation`` names what
+    changed."""
+    changes = _definition_changes(_stored_definition(record), spec.definition())
+    stored_fingerprint = record.get("spec_fingerprint")
+    if stored_fingerprint == spec.fingerprint() or (stored_fingerprint is None and not changes):
+        return None
+    detail = "; ".join(changes) or (f"definition fingerprint {stored_fingerprint[:16]}..., "
+                                    f"now {spec.fingerprint()[:16]}...")
+    return f"problem definition changed since the value was stored ({detail})"
+
+
+def _with_spec_fingerprint(record: dict, fingerprint: str) -> dict:
+    """``record`` with ``spec_fingerprint`` added after ``instance_fingerprint``."""
+    out = {}
+    for key, value in record.items():
+        if key != "spec_fingerprint":
+            out[key] = value
+        if key == "instance_fingerprint":
+            out["spec_fingerprint"] = fingerprint
+    return out
+
+
+def _differences(old: dict, fresh: dict, spec) -> list[str]:
+    """What differs between a stored record and a freshly computed one of ``spec``."""
+    changes = []
+    if old["instance_fingerprint"] != fresh["instance_fingerprint"]:
+        changes.append("instance fingerprint changed")
+    definition = _definition_change(old, spec)
+    if definition is not None:
+        changes.append(definition)
+    err = cvxpy_solvers.relative_error(fresh["opt_val"], old["opt_val"])
+    if not err <= STORED_RTOL:  # "not <=": a NaN is a change
+        changes.append(f"value {old['opt_val']!r} -> {fresh['opt_val']!r} "
+                       f"(relative change {err:.1e})")
+    return changes
+
+
+def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False,
+               directory: str | os.PathLike | None = None,
+               progress: Callable[[list[str]], Iterable[str]] | None = None,
+               tier: str = _catalog.DEFAULT_TIER) -> dict[str, str]:
+    """Compute reference values and store the new ones; returns ``{id: action}``.
+
+    ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
+    Records are read from and written to ``directory`` (default :data:`REFERENCE_DIR`); writing
+    into an installed package's own folder is refused before any solve
+    (:func:`writable_directory`). ``progress`` wraps the list of IDs (a progress bar).
+
+    Actions: ``"written"`` (no value was stored), ``"unchanged"`` (the stored record agrees:
+    value within ``STORED_RTOL``, same instance and definition; the file is left as it was),
+    ``"fingerprinted"`` (it agrees and was stored before definition fingerprints: the
+    fingerprint is added, the stored value kept), ``"replaced: <what changed>"`` (it differs,
+    and ``accept_changes`` was given).
+
+    A stored record differs when its value moved beyond ``STORED_RTOL`` (NaN included), its
+    instance or problem definition changed, or it cannot be read (:func:`load_reference`).
+    Without ``accept_changes`` a difference raises :class:`ReferenceError` with one line per
+    differing problem, after the others were processed; those files are left as they were.
+    A fresh record that is not valid (a NaN value) raises :class:`ReferenceError` at once.
+    """
+    directory = writable_directory(directory)
+    ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
+    actions, refused = {}, []
+    for pid in (ids if progress is None else progress(ids)):
+        spec = _catalog.get(pid)
+        try:
+            record = _check_record(compute_reference(pid), f"{pid}: fresh record")
+        except ValueError as exc:
+            raise ReferenceError(str(exc)) from None
+        path = reference_path(pid, directory)
+        try:
+            old = load_reference(pid, directory)
+        except ValueError as exc:
+            old, changes = None, [f"stored record not readable: {exc}"]
+        else:
+            if old is None:
+                _write_record(path, record)
+                actions[pid] = "written"
+                continue
+            changes = _differences(old, record, spec)
+        if not changes:
+            if "spec_fingerprint" in old:
+                actions[pid] = "unchanged"
+            else:
+                _write_record(path, _with_spec_fingerprint(old, record["spec_fingerprint"]))
+                actions[pid] = "fingerprinted"
+        elif accept_changes:
+            _write_record(path, record)
+            actions[pid] = "replaced: " + "; ".join(changes)
+        else:
+            refused.append(f"{pid}: {'; '.join(changes)}; not replaced (rerun with "
+                           f"--accept-changes to replace {path})")
+            actions[pid] = "refused"
+    if refused:
+        raise ReferenceError("stored reference values differ:\n  " + "\n  ".join(refused))
+    return actions
+
+
+def migrate(ids: Iterable[str] | None = None, *, directory: str | os.PathLike | None = None,
+            tier: str = _catalog.DEFAULT_TIER) -> dict[str, str]:
+    """Add the definition fingerprint to records stored before they had one; returns
+    ``{id: action}``. Nothing is solved, and the value and every other field are kept as stored.
+
+    ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
+    A record is fingerprinted only when its instance regenerates to the stored instance
+    fingerprint and the definition it describes (``formulation``) is the catalog's; otherwise
+    its value may belong to another problem, and only :func:`regenerate` may replace it.
+
+    Actions: ``"fingerprinted"``, ``"unchanged"`` (it has one already; :func:`verify` checks
+    it), ``"missing"`` (no record stored). Refusals raise :class:`ReferenceError` with one line
+    per refused problem, after the others were processed; their files are left as they were.
+    Records are read from and written to ``directory`` as in :func:`regenerate`.
+    """
+    directory = writable_directory(directory)
+    ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
+    actions, refused = {}, []
+    for pid in ids:
+        spec = _catalog.get(pid)
+        record = load_reference(pid, directory)
+        if record is None or "spec_fingerprint" in record:
+            actions[pid] = "missing" if record is None else "unchanged"
+            continue
+        problems = []
+        fingerprint = _catalog.instance_data(spec.instance).fingerprint()
+        if fingerprint != record["instance_fingerprint"]:
+            problems.append(f"instance {spec.instance!r} regenerated with fingerprint "
+                            f"{fingerprint[:16]}..., stored "
+                            f"{record['instance_fingerprint'][:16]}...")
+        definition = _definition_change(record, spec)
+        if definition is not None:
+            problems.append(definition)
+        if problems:
+            refused.append(f"{pid}: {'; '.join(problems)}; not fingerprinted (its value must be "
+                           f"recomputed: infpush-cvx reference regenerate --only {pid} "
+                           f"--accept-changes)")
+            actions[pid] = "refused"
+            continue
+        _write_record(reference_path(pid, directory),
+                      _with_spec_fingerprint(record, spec.fingerprint()))
+        actions[pid] = "fingerprinted"
+    if refused:
+        raise ReferenceError("stored records not fingerprinted:\n  " + "\n  ".join(refused))
+    return actions
+
+
+def check_fingerprint(problem_id: str, data: BipartiteData | PairData | None = None) -> None:
+    """Raise :class:`ReferenceError` when the regenerated instance differs from the stored one."""
+    record = load_reference(problem_id)
+    if record is None:
+        raise ReferenceError(f"{problem_id}: no stored reference value "
+                             f"(run `infpush-cvx reference regenerate`)")
+    spec = _catalog.get(problem_id)
+    data = _catalog.instance_data(spec.instance) if data is None else data
+    fp = data.fingerprint()
+    if fp != record["instance_fingerprint"]:
+        raise ReferenceError(f"{problem_id}: instance {spec.instance!r} regenerated with "
+                             f"fingerprint {fp[:16]}..., stored "
+                             f"{record['instance_fingerprint'][:16]}...")
+
+
+#: Target relative duality gap of the re-solve by :func:`verify`.
+RESOLVE_TOL = 1e-6
+#: Agreement of a re-solve with a stored value: twice the target gap, as for the certified
+#: solvers everywhere (``registry.rtol``, tests/solvers/test_catalog_values.py).
+RESOLVE_RTOL = registry.rtol(RESOLVE_TOL)
+
+
+def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData | None = None, *,
+                    tol: float = RESOLVE_TOL) -> tuple[str, float]:
+    """The optimal value of a catalog problem by the project's own certified solver
+    (:func:`.registry.certified_label`), independent of CVXPY; returns ``(solver label, value)``.
+
+    The solver stops when its relative duality gap is at most ``tol``, so the value is within
+    about ``tol`` of the optimum. A dual problem's value is the primal's converted
+    (:func:`infpush_cvx.formulations.duals.primal_value_from_dual` is linear in the dual value).
+    :class:`ReferenceError` when the solver does not certify its answer.
+    """
+    data = _catalog.instance_data(spec.instance) if data is None else data
+    label = registry.certified_label(spec)
+    result = registry.solve(spec, label, data, tol=tol)
+    if result.status not in registry.SUCCESS:
+        raise ReferenceError(f"{spec.id}: the re-solve by {label} ended with status "
+                             f"{result.status!r} ({result.message})")
+    value = float(result.objective)
+    if spec.formulation.endswith("_dual"):
+        from ..formulations.duals import primal_value_from_dual
+        loss = spec.formulation[:-len("_dual")]
+        value /= primal_value_from_dual(1.0, spec.lam, loss=loss,
+                                        scaling=spec.options.get("scaling", "paper"),
+                                        m=data.wp_sum, n=data.wn_sum)
+    return label, value
+
+
+def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
+           resolve: bool = True, directory: str | os.PathLike | None = None) -> None:
+    """Check everything the stored value of a problem depends on; :class:`ReferenceError` saying
+    which check failed.
+
+    1. A valid record is stored (an unreadable one is reported naming its file).
+    2. The instance regenerates to the stored instance fingerprint (``data``: the instance,
+       to skip regenerating it).
+    3. The catalog's definition of the problem has the stored definition fingerprint; the
+       message names what changed (``lam 0.01 -> 0.02``). A record without one fails: run
+       ``infpush-cvx reference migrate``.
+    4. With ``resolve``, :func:`certified_value` agrees with the stored value within
+       ``RESOLVE_RTOL``. It runs when 2 and 3 pass (otherwise the value is known to be stale).
+
+    A real data set that is not available raises FileNotFoundError (the caller may skip).
+    """
+    spec = _catalog.get(problem_id)
+    try:
+        record = load_reference(problem_id, directory)
+    except ValueError as exc:
+        raise ReferenceError(str(exc)) from None
+    if record is None:
+        raise ReferenceError(f"{problem_id}: no stored reference value (run `infpush-cvx "
+                             f"reference regenerate --only {problem_id}`)")
+    data = _catalog.instance_data(spec.instance) if data is None else data
+    failures = []
+    fingerprint = data.fingerprint()
+    if fingerprint != record["instance_fingerprint"]:
+        failures.append(f"instance {spec.instance!r} regenerated with fingerprint "
+                        f"{fingerprint[:16]}..., stored {record['instance_fingerprint'][:16]}...")
+    if "spec_fingerprint" not in record:
+        failures.append(f"no problem-definition fingerprint stored (the record predates them): "
+                        f"run `infpush-cvx reference migrate --only {problem_id}` (adds it, "
+                        f"value untouched, when the record's definition is the catalog's) or "
+                        f"`infpush-cvx reference regenerate --only {problem_id}`")
+    else:
+        definition = _definition_change(record, spec)
+        if definition is not None:
+            failures.append(definition)
+    if resolve and not failures:
+        label, value = certified_value(spec, data)
+        err = cvxpy_solvers.relative_error(value, record["opt_val"])
+        if not err <= RESOLVE_RTOL:  # "not <=": a NaN is a disagreement
+            failures.append(f"stored value {record['opt_val']!r} disagrees with a re-solve by "
+                            f"{label}: {value!r} (relative error {err:.1e} > {RESOLVE_RTOL:g})")
+    if failures:
+        raise ReferenceError(f"{problem_id}: " + "; ".join(failures))
