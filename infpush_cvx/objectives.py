@@ -51,13 +51,13 @@ def negative_hinge_sums(s: np.ndarray, t: np.ndarray, wp=None) -> np.ndarray:
 
 
 def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
-    """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1)."""
+    """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
+    scaling's ``||w||^2`` or ``||w||_1`` times :func:`~infpush_cvx.scaling.paper_penalty_coefficient`
+    in paper scaling."""
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
-    if penalty == "l1":
-        return float(np.abs(w).sum())
-    sq = float(w @ w)
-    return 0.5 * sq if scaling == "paper" else sq
+    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    return c * float(np.abs(w).sum() if penalty == "l1" else w @ w)
 
 
 def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infinite_push",

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._logging import log_every, log_iteration, progress_enabled
 from .._validation import check_int, check_options, check_scalar
+from ..prox.elementwise import soft_threshold
 from ._deadline import Deadline
 from ._rank2plan_ops import PairOperator
 from .result import SolverResult
@@ -54,10 +55,6 @@ def _pair_gradient_weights(r, i, j, s, sg, tau, v):
         u = -0.5 * (1.0 + w) * s[k]
         v[j[k]] += u
         v[i[k]] -= u
-
-
-def soft_threshold(v: np.ndarray, t: float) -> np.ndarray:
-    return np.sign(v) * np.maximum(np.abs(v) - t, 0.0)
 
 
 def default_tau_schedule(op: PairOperator, n_tau: int = 6, factor: float = 0.3) -> np.ndarray:

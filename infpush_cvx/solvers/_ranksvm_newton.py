@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from .._logging import log_iteration
 from ._ramp_sums import RampSums
 from .implicit_dual import best_multiple, dense_from_columns, dual_value, expand_column
-from .duality import relative_gap
+from .duality import dual_bound, relative_gap
 
 
 class RampDual:
@@ -111,7 +111,7 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
             best_p = (Pw, w.copy())
         g_pairs = (np.asarray(Xp.T @ (p * ramp.row)).ravel()
                    - np.asarray(Xn.T @ (q * ramp.col)).ravel())  # sum p q a z
-        coef = 1.0 / (lam * W)
+        coef = dual_bound(lam, prob.M, prob.N, "ranksvm")  # C/(M N)
         w_alpha, total = coef * g_pairs, coef * float(q @ ramp.col)
         factor = best_multiple(w_alpha, total)
         D = dual_value(factor * w_alpha, factor * total, lam, "l2")

@@ -54,7 +54,7 @@ from ..reductions import collapse_duplicates
 from ._common import largest_row_norm
 from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
 from ._restricted_ipm import RestrictedProblem, solve_restricted
-from .duality import relative_gap
+from .duality import dual_bound, relative_gap
 from .implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
 
 
@@ -124,8 +124,7 @@ class _Problem:
         self.q = np.asarray(data.neg_weights, float)
         self.M, self.N = float(self.p.sum()), float(self.q.sum())
         self.m, self.n, self.d = data.m, data.n, data.d
-        C = 1.0 / self.lam
-        self.coef = C / self.M if loss == "infinite_push" else C / (self.M * self.N)
+        self.coef = dual_bound(self.lam, self.M, self.N, loss)  # C/M or C/(M N)
 
     def scores(self, w):
         return np.asarray(self.Xp @ w).ravel(), np.asarray(self.Xn @ w).ravel()

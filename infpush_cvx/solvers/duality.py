@@ -50,24 +50,30 @@ def dual_Q(Xp, Xn, alpha: np.ndarray) -> float:
     return float(0.5 * (w @ w) - alpha.sum())
 
 
+def pair_gram(Xp, Xn) -> np.ndarray:
+    """``Z^T Z = sum_ij (x_i^+ - x_j^-)(x_i^+ - x_j^-)^T`` (d x d) without the pairs:
+    ``n Xp^T Xp + m Xn^T Xn - a b^T - b a^T`` with ``a = Xp^T 1_m``, ``b = Xn^T 1_n``."""
+    m, n = Xp.shape[0], Xn.shape[0]
+    a = np.asarray(Xp.sum(axis=0)).ravel()
+    b = np.asarray(Xn.sum(axis=0)).ravel()
+    XpX, XnX = Xp.T @ Xp, Xn.T @ Xn
+    G = (n * (XpX.toarray() if hasattr(XpX, "toarray") else np.asarray(XpX))
+         + m * (XnX.toarray() if hasattr(XnX, "toarray") else np.asarray(XnX))
+         - np.outer(a, b) - np.outer(b, a))
+    return 0.5 * (G + G.T)
+
+
 def lipschitz_constant(Xp, Xn) -> float:
     """``L = lambda_max(Z^T Z)``, the Lipschitz constant of grad Q, from a d x d matrix.
 
-    ``Z^T Z = n Xp^T Xp + m Xn^T Xn - a b^T - b a^T`` with ``a = Xp^T 1_m``, ``b = Xn^T 1_n``,
-    computed on the data divided by its largest absolute entry u and multiplied back by u^2:
-    ``inf`` when L overflows float64, 0 when it underflows (or every pair difference is 0).
+    :func:`pair_gram` computed on the data divided by its largest absolute entry u and multiplied
+    back by u^2: ``inf`` when L overflows float64, 0 when it underflows (or every pair difference
+    is 0).
     """
-    m, n = Xp.shape[0], Xn.shape[0]
     u = max(float(abs(Xp).max()), float(abs(Xn).max()))
     if u == 0:
         return 0.0
-    Xp, Xn = Xp / u, Xn / u
-    a = np.asarray(Xp.sum(axis=0)).ravel()
-    b = np.asarray(Xn.sum(axis=0)).ravel()
-    G = n * np.asarray((Xp.T @ Xp).todense() if hasattr(Xp, "todense") else Xp.T @ Xp) \
-        + m * np.asarray((Xn.T @ Xn).todense() if hasattr(Xn, "todense") else Xn.T @ Xn) \
-        - np.outer(a, b) - np.outer(b, a)
-    G = 0.5 * (G + G.T)
+    G = pair_gram(Xp / u, Xn / u)
     top = float(scipy.linalg.eigvalsh(G, subset_by_index=[G.shape[0] - 1, G.shape[0] - 1])[0])
     with np.errstate(over="ignore", under="ignore"):
         return float(max(top, 0.0) * np.float64(u) * np.float64(u))

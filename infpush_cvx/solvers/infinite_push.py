@@ -33,7 +33,7 @@ from .._validation import (check_bool, check_choice, check_scalar, check_time_li
                            check_unused_options)
 from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
 from ..prox import project_l1inf
-from . import _dual_gradient, _working_set
+from . import _dual_gradient, _working_set, duality
 from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
                       require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
@@ -44,8 +44,8 @@ METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set"
 _DEFAULT_MAX_ITER = {"working_set": 200, "fista": 20000, "paper": 1000, "admm": 5000}
 
 
-def _projector(lam, m):
-    radius = 1.0 / (lam * m)  # C/m
+def _projector(lam, m, n):
+    radius = duality.dual_bound(lam, m, n, "infinite_push")  # C/m
 
     def project(V):
         return project_l1inf(V, radius, axis=0, nonneg=True)
@@ -163,12 +163,12 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
                    alpha0=alpha0, deadline=deadline)
         info = {"rho": out["rho"]}
     elif method == "fista":
-        out = _dual_gradient.fista(data, lam_p, _projector(lam_p, data.m), loss="infinite_push",
+        out = _dual_gradient.fista(data, lam_p, _projector(lam_p, data.m, data.n), loss="infinite_push",
                                    max_iter=max_iter, tol=tol, alpha0=alpha0, deadline=deadline)
         info = {"lipschitz": out["lipschitz"]}
     else:
         out = _dual_gradient.paper_gradient_projection(
-            data, lam_p, _projector(lam_p, data.m), loss="infinite_push", eta0=eta0,
+            data, lam_p, _projector(lam_p, data.m, data.n), loss="infinite_push", eta0=eta0,
             max_iter=max_iter, tol=tol, alpha0=alpha0, deadline=deadline)
         info = {"eta0": out["eta0"]}
     return finish(data, lam_p, lam, w=out["w"], alpha=out["alpha"], status=out["status"],

@@ -57,21 +57,6 @@ def _lasso_cd(G, b, t, w, max_sweeps, tol):
     return w
 
 
-def _gram(Xp, Xn):
-    m, n = Xp.shape[0], Xn.shape[0]
-    a = np.asarray(Xp.sum(axis=0)).ravel()
-    b = np.asarray(Xn.sum(axis=0)).ravel()
-    XpX = Xp.T @ Xp
-    XnX = Xn.T @ Xn
-    G = n * (XpX.toarray() if hasattr(XpX, "toarray") else XpX) \
-        + m * (XnX.toarray() if hasattr(XnX, "toarray") else XnX) - np.outer(a, b) - np.outer(b, a)
-    return 0.5 * (G + G.T)
-
-
-def _ZT(Xp, Xn, R):
-    return np.asarray(Xp.T @ R.sum(axis=1) - Xn.T @ R.sum(axis=0)).ravel()
-
-
 def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
          check_every=10):
     """Rakotomamonjy's ADMM in paper scaling; returns a dict (w, alpha, status, ...).
@@ -82,7 +67,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     """
     Xp, Xn, m, n, d = data.Xp, data.Xn, data.m, data.n, data.d
     rho = 1.0 if rho is None else check_scalar(rho, "rho", positive=True)
-    G = _gram(Xp, Xn)
+    G = duality.pair_gram(Xp, Xn)
     w = np.zeros(d)
     a = np.ones((m, n))
     U = np.zeros((m, n)) if alpha0 is None else -lam * alpha0 / rho
@@ -100,7 +85,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             status, message, it = "time_limit", deadline.message(), it - 1
             break
         R = 1.0 - a - U
-        rhs = rho * _ZT(Xp, Xn, R)
+        rhs = rho * duality.w_of_alpha(Xp, Xn, R)
         if penalty == "l2":
             if chol is None:
                 chol = np.linalg.cholesky(lam * np.eye(d) + rho * G)
@@ -140,7 +125,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             # Residual balancing: keep primal and dual residuals within a factor 10; rarely, and
             # only early on, since changing rho too often stalls ADMM.
             r_norm = np.linalg.norm(resid)
-            s_norm = rho * np.linalg.norm(_ZT(Xp, Xn, a - a_old))
+            s_norm = rho * np.linalg.norm(duality.w_of_alpha(Xp, Xn, a - a_old))
             if r_norm > 10 * s_norm:
                 rho, U, chol = 2 * rho, U / 2, None
             elif s_norm > 10 * r_norm:
