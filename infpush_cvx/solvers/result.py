@@ -48,6 +48,22 @@ def status_for_gap(status: str, gap, tol: float) -> str:
     return status
 
 
+#: The history columns every result has, whatever its method.
+HISTORY_KEYS = ("iteration", "objective", "gap", "time")
+
+
+def complete_history(history: dict) -> dict:
+    """A copy of ``history`` with every key of :data:`HISTORY_KEYS`: ``iteration`` numbered from
+    1 and missing ``objective``, ``gap`` or ``time`` records as NaN, as long as the longest
+    record (a method records its own extras besides them)."""
+    out = {key: list(value) for key, value in (history or {}).items()}
+    length = max((len(value) for value in out.values()), default=0)
+    out.setdefault("iteration", list(range(1, length + 1)))
+    for key in HISTORY_KEYS[1:]:
+        out.setdefault(key, [float("nan")] * length)
+    return {**{key: out.pop(key) for key in HISTORY_KEYS}, **out}
+
+
 @dataclass
 class SolverResult:
     """Outcome of a solve.
@@ -68,7 +84,9 @@ class SolverResult:
     time : float
         Wall-clock seconds.
     history : dict of lists
-        Per-iteration records (at least ``"objective"``); ``history_frame()`` gives a DataFrame.
+        Per-iteration records, always with ``"iteration"``, ``"objective"``, ``"gap"`` and
+        ``"time"`` (:data:`HISTORY_KEYS`; NaN where a method records no value) plus the method's
+        own keys; ``history_frame()`` gives a DataFrame.
     dual : ndarray or None
         The dual variable, for warm starts.
     info : dict
@@ -91,6 +109,11 @@ class SolverResult:
     dual: np.ndarray | None = None
     info: dict = field(default_factory=dict)
     message: str = ""
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {list(STATUSES)}, got {self.status!r}")
+        self.history = complete_history(self.history)
 
     @property
     def beta(self) -> np.ndarray:

@@ -175,7 +175,7 @@ def test_cvxpy_method_refuses_a_time_limit_its_solver_cannot_honour():
 @pytest.mark.parametrize("method", ["fista", "paper", "admm"])
 def test_first_order_methods_count_their_setup_against_the_time_limit(method, monkeypatch):
     """The Lipschitz constant / Gram matrix before the loop is part of the solve's time."""
-    from infpush_cvx.solvers import duality, sparse_infinite_push
+    from infpush_cvx.solvers import duality
 
     def slow(f):
         def wrapped(*args, **kwargs):
@@ -184,7 +184,7 @@ def test_first_order_methods_count_their_setup_against_the_time_limit(method, mo
         return wrapped
 
     monkeypatch.setattr(duality, "lipschitz_constant", slow(duality.lipschitz_constant))
-    monkeypatch.setattr(sparse_infinite_push, "_gram", slow(sparse_infinite_push._gram))
+    monkeypatch.setattr(duality, "pair_gram", slow(duality.pair_gram))
     Xp, Xn = bipartite(m=40, n=50, d=5)
     with pytest.warns(ConvergenceWarning, match="time_limit"):
         res = infinite_push(Xp, Xn, 1e-4, method=method, time_limit=0.2, max_iter=10**6)
