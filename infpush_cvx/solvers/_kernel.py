@@ -4,20 +4,32 @@ The RKHS problem (paper scaling, :mod:`infpush_cvx.kernels`)::
 
     minimise over beta   (lam/2) beta^T K beta + loss(K beta),   K = K(Z, Z),  Z = [Xp; Xn]
 
-is the linear problem on the feature rows ``L`` of ``K = L L^T`` over ``v = L^T beta``; the
-linear solver's certified gap is the RKHS problem's (same optimal value, same pair dual). The
-result's ``w`` (and ``beta``) are the coefficients beta over the training rows ``[Xp; Xn]``;
-``info["v"]`` the linear weights on ``L``, ``info["rank"]`` its columns, ``info["kernel"]`` (the name or the callable),
+is the linear problem on the feature rows ``L`` of ``K = L L^T`` over ``v = L^T beta``. The exact
+route factorises K by pivoted Cholesky (default) or eigendecomposition
+(:func:`infpush_cvx.kernels.factorise`) and runs the linear solver on ``L``.
+:func:`._kernel_span.span_step` states a working-set restricted step on the span of its own
+rows (a few hundred to 1,200 coordinates on Spambase instead of the rank, 4,146), the form in
+which the working set needs it to be fast on a factor's rows. The exact route then recomputes the
+objective and the gap on the exact problem with the full Gram matrix
+(:func:`exact_certificate`), so the certificate never rests on the factor: a solve certified
+on the factor but not on K (a factor residual too large for ``tol``; the Cholesky route's is
+about 1e-11 of ``max(diag K)``) is reported as "stalled". The result's ``w`` (and ``beta``) are
+the coefficients beta over the training rows ``[Xp; Xn]``; ``info["v"]`` the linear weights on
+``L``, ``info["rank"]`` its columns, ``info["kernel"]`` (the name or the callable),
 ``info["gamma"]`` (resolved), ``info["degree"]``, ``info["coef0"]``, ``info["landmarks"]``
-(Nystroem rows, None for the exact route) and ``info["factor_time"]`` (Gram matrix and its
-factor, seconds; included in ``time``). ``nystroem="adaptive"`` (:func:`adaptive_solve`) solves
-on a growing span and certifies the exact problem with the full Gram matrix.
+(Nystroem rows, None for the exact route), ``info["factor"]`` (``"cholesky"``, ``"eigh"`` or
+``"nystroem"``), ``info["factor_residual"]`` (``||K - L L^T||_2`` or a bound on it; None for
+Nystroem), ``info["factor_gap"]`` (the linear solver's own gap, exact routes) and
+``info["factor_time"]`` (Gram matrix and its factor, seconds; included in ``time``).
+``nystroem="adaptive"`` (:func:`adaptive_solve`) solves on a growing span and certifies the
+exact problem with the full Gram matrix.
 
 The papers' gradient projection in kernel form ([Agarwal2011], eqs. 3.12 to 3.14, Figures 2
 and 3) works on the dual over pairs, ``Q(alpha) = 1/2 sum alpha_ij alpha_kl phi_K - sum alpha``
 with ``phi_K`` the kernel of pair differences, i.e. ``Q = 1/2 beta^T K beta - sum(alpha)`` with
 ``beta(alpha) = [alpha 1_n; -alpha^T 1_m]`` (eq. 3.14's ``f = sum_ij alpha_ij (K(x_i^+, .) -
-K(x_j^-, .))``), and gradient ``dQ/dalpha_ij = f(x_i^+) - f(x_j^-) - 1``, ``f = K beta(alpha)``. On the rows ``L`` the linear method computes
+K(x_j^-, .))``), and gradient ``dQ/dalpha_ij = f(x_i^+) - f(x_j^-) - 1``, ``f = K beta(alpha)``.
+On the rows ``L`` the linear method computes
 ``w(alpha) = L^T beta(alpha)`` and the scores ``L w(alpha) = K beta(alpha)``: the same gradient,
 the same ``Q(alpha) = 1/2 beta^T K beta - sum(alpha)``, the same Lipschitz constant (the largest
 eigenvalue of the pair operator, which depends on ``K`` only), hence the same iterates; so
@@ -35,7 +47,7 @@ import scipy.sparse as sp
 
 from ..data import BipartiteData
 from ..kernels import factorise
-from .result import SolverResult
+from .result import SolverResult, relative_gap, warn_if_not_converged
 
 
 def _bipartite(Xp, Xn, wp, wn) -> BipartiteData:
@@ -65,9 +77,13 @@ def _warm_start(warm_start):
 
 
 def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem, seed,
-                 wp, wn, warm_start, time_limit, **kwargs) -> SolverResult:
+                 wp, wn, warm_start, time_limit, factor_method="cholesky",
+                 **kwargs) -> SolverResult:
     """Solve the RKHS problem with the linear solver ``linear`` (``infinite_push`` or
-    ``rank_svm``) on the factor rows; ``kwargs`` go to it unchanged."""
+    ``rank_svm``) on the factor rows; ``kwargs`` go to it unchanged. ``factor_method``: the
+    exact route's factor (:data:`infpush_cvx.kernels.FACTOR_METHODS`). The exact routes report
+    the objective and gap of the exact problem, recomputed with the Gram matrix
+    (:func:`exact_certificate`; ``info["factor_gap"]`` is the linear solver's own)."""
     t0 = time.perf_counter()
     data = _bipartite(Xp, Xn, wp, wn)
     if isinstance(nystroem, str):
@@ -80,7 +96,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
         return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma, degree=degree,
                               coef0=coef0, time_limit=time_limit, t0=t0, **kwargs)
     factor = factorise(training_rows(data), kernel, gamma, degree, coef0, nystroem=nystroem,
-                       seed=seed)
+                       seed=seed, method=factor_method)
     factor_time = time.perf_counter() - t0
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
@@ -90,11 +106,63 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, warm_start=_warm_start(warm_start),
                  time_limit=time_limit, **kwargs)
     v = res.w if factor.rank else np.zeros(0)
+    beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
                 degree=factor.degree, coef0=factor.coef0, landmarks=factor.landmarks,
-                factor_time=factor_time)
-    return dataclasses.replace(res, w=factor.coefficients(v), info=info,
-                               time=time.perf_counter() - t0)
+                factor_time=factor_time, factor=factor.method,
+                factor_residual=factor.residual if factor.gram is not None else None)
+    res = dataclasses.replace(res, w=beta, info=info)
+    if factor.gram is not None and res.dual is not None:
+        res = _certified_on_gram(res, factor.gram, data, lam, kwargs)
+    return dataclasses.replace(res, time=time.perf_counter() - t0)
+
+
+def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
+    """``(objective, dual value, relative gap)`` of the coefficients ``beta`` and a pair dual
+    point on the exact RKHS problem with the Gram matrix ``K``, the values in ``scaling``.
+
+    Paper scaling: the primal ``lam/2 beta^T K beta + loss(K beta)`` (the weighted hinge sums of
+    :func:`infpush_cvx.objectives.negative_hinge_sums`), and the dual value ``lam (sum alpha -
+    1/2 b^T K b)`` with ``b = [alpha 1_n; -alpha^T 1_m]`` ([Agarwal2011], eq. 3.9 with ``w(alpha)
+    = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor). Neither uses a factor: the
+    gap is the exact problem's.
+    """
+    from .. import scaling as _scaling
+    from ..objectives import negative_hinge_sums
+
+    m, n = data.m, data.n
+    M, Nw = data.wp_sum, data.wn_sum
+    mult = _scaling.objective_multiplier(scaling, loss=loss, m=M, n=Nw)
+    lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=M, n=Nw)
+    f = K @ beta
+    H = negative_hinge_sums(f[:m], f[m:], np.asarray(data.pos_weights, float))
+    value = float(H.max()) / M if loss == "infinite_push" else \
+        float(np.asarray(data.neg_weights, float) @ H) / (M * Nw)
+    primal = 0.5 * lam_p * float(beta @ f) + value
+    rows, cols = _pair_sums(dual, m, n)
+    b = np.concatenate([rows, -cols])
+    lower = lam_p * (float(cols.sum()) - 0.5 * float(b @ (K @ b)))
+    return mult * primal, mult * lower, relative_gap(primal, lower)
+
+
+def _certified_on_gram(res: SolverResult, K, data, lam, kwargs) -> SolverResult:
+    """``res`` (beta in ``w``) with its objective and gap recomputed on the exact problem
+    (:func:`exact_certificate`); a certificate that holds on the factor but not on K (a factor
+    residual too large for ``tol``) becomes status "stalled", with a message and a warning."""
+    loss = "infinite_push" if "penalty" in kwargs else "ranksvm"  # only infinite_push has one
+    objective, _, gap = exact_certificate(K, res.w, res.dual, data, lam, loss=loss,
+                                          scaling=kwargs.get("scaling", "paper"))
+    info = dict(res.info, factor_gap=res.gap)
+    out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
+    tol = kwargs.get("tol", 1e-6)
+    if res.converged and not gap <= tol:
+        out = dataclasses.replace(
+            out, status="stalled",
+            message=f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} on "
+                    f"the exact problem (factor residual {info['factor_residual']:.2e}); "
+                    f"a smaller factor tolerance is needed")
+        warn_if_not_converged(out)
+    return out
 
 
 def _pair_sums(dual, m: int, n: int):
@@ -128,7 +196,6 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     (``tol``). Once every row is an atom this is the exact route. ``info["rounds"]``,
     ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
     """
-    from .. import scaling as _scaling
     from ..kernels import check_kernel, kernel_matrix, resolve_gamma
 
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
@@ -141,9 +208,6 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     factor_time = time.perf_counter() - t0
     loss = "infinite_push" if "penalty" in kwargs else "ranksvm"  # only infinite_push has one
     scaling = kwargs.get("scaling", "paper")
-    mult = _scaling.objective_multiplier(scaling, loss=loss, m=data.wp_sum, n=data.wn_sum)
-    lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=data.wp_sum,
-                                     n=data.wn_sum)
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
     near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
     dense_atoms = [mean_pos]
@@ -168,11 +232,9 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
         beta = B @ (T @ res.w) if T.shape[1] else np.zeros(N)
         if res.dual is None:
             break
+        _, _, gap = exact_certificate(K, beta, res.dual, data, lam, loss=loss, scaling=scaling)
         rows, cols = _pair_sums(res.dual, m, n)
         b = np.concatenate([rows, -cols])
-        primal = res.objective / mult
-        dual = lam_p * (cols.sum() - 0.5 * b @ (K @ b))
-        gap = (primal - dual) / abs(primal) if primal != 0 else primal - dual
         if gap <= tol or len(singles) == N or res.status not in ("optimal",
                                                                   "degenerate_optimal"):
             break
@@ -204,6 +266,5 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
                                  info=info, time=time.perf_counter() - t0)
     if not result.converged:
-        from .result import warn_if_not_converged
         warn_if_not_converged(result)
     return result

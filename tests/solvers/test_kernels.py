@@ -6,16 +6,19 @@ pair dual evaluated from beta and alpha with K (never through the factor), and t
 gradient projection (Agarwal 2011, Figure 2) written out in kernel form.
 """
 
+import dataclasses
 import warnings
 
 import cvxpy as cp
 import numpy as np
 import pytest
 
-from infpush_cvx import formulations
+from infpush_cvx import catalog, formulations
 from infpush_cvx.generators import planted_bipartite
-from infpush_cvx.kernels import factorise, gram_factor, kernel_matrix, resolve_gamma
+from infpush_cvx.kernels import (factorise, gram_factor, kernel_matrix, kernel_options,
+                                 pivoted_cholesky, resolve_gamma)
 from infpush_cvx.prox import project_l1inf
+from infpush_cvx.reference import load_reference
 from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker, ZeroModelWarning
 from infpush_cvx.solvers import infinite_push, rank_svm
 
@@ -102,16 +105,92 @@ def test_gram_factor_is_exact_and_finds_the_rank():
 
 
 def test_factor_coefficients_reproduce_scores_and_norm():
-    """beta = coefficients(v): K beta = L v and beta^T K beta = ||v||^2 (exact and Nystroem)."""
+    """beta = coefficients(v): K beta = L v and beta^T K beta = ||v||^2 (pivoted Cholesky,
+    eigendecomposition and Nystroem)."""
     K = kernel_matrix(Z, None, "rbf", 0.5)
     v = np.random.default_rng(1).normal(size=(M + N))
-    for fac in (factorise(Z, "rbf", 0.5), factorise(Z, "rbf", 0.5, nystroem=12, seed=3)):
+    for fac in (factorise(Z, "rbf", 0.5), factorise(Z, "rbf", 0.5, method="eigh"),
+                factorise(Z, "rbf", 0.5, nystroem=12, seed=3)):
         vv = v[:fac.rank]
         beta = fac.coefficients(vv)
         np.testing.assert_allclose(K @ beta, fac.L @ vv, atol=1e-8 * np.abs(K @ beta).max())
         assert beta @ K @ beta == pytest.approx(vv @ vv, rel=1e-8)
         if fac.landmarks is not None:
             assert np.all(beta[np.setdiff1d(np.arange(M + N), fac.landmarks)] == 0)
+
+
+def test_pivoted_cholesky_factor_and_its_residual():
+    """K = L L^T up to the Schur complement of the pivots, whose norm is the reported residual;
+    the pivots' rows of L are lower triangular; refusals of matrices that are not PSD."""
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(40, 3))
+    for K in (kernel_matrix(A, None, "rbf", 0.3), kernel_matrix(A, None, "poly", 0.5, degree=2,
+                                                                   coef0=1.0)):
+        L, C, piv, residual = pivoted_cholesky(K)
+        exact = np.linalg.norm(K - L @ L.T, 2)
+        assert exact <= residual + 1e-13 * np.abs(K).max() * K.shape[0]
+        assert residual <= 1e-10 * np.abs(np.diag(K)).max() * K.shape[0]
+        np.testing.assert_array_equal(C, L[piv])
+        assert np.all(np.triu(C, 1) == 0)
+        # K - L L^T vanishes on the pivots' rows (so K beta = L v exactly for beta on them)
+        np.testing.assert_allclose((K - L @ L.T)[piv], 0.0, atol=1e-12 * np.abs(K).max())
+    assert pivoted_cholesky(kernel_matrix(A, None, "poly", 0.5, degree=2, coef0=1.0))[0].shape \
+        == (40, 10)  # (the degree-2 polynomial features of 3 variables: 10)
+    assert pivoted_cholesky(np.zeros((3, 3)))[0].shape == (3, 0)
+    for bad in (np.diag([1.0, -1.0]), np.array([[1.0, 2.0], [2.0, 1.0]]),
+                np.ones((2, 2)) - np.eye(2)):
+        with pytest.raises(ValueError, match="kernel.*not positive semidefinite"):
+            pivoted_cholesky(bad)
+    with pytest.raises(ValueError, match="method"):
+        factorise(A, "rbf", method="qr")
+
+
+def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
+    """The exact routes recompute the certificate with K: a solve certified on a coarse factor
+    (residual 1e-2) is not certified on the exact problem, and says so."""
+    from infpush_cvx.solvers._kernel import _certified_on_gram, exact_certificate
+    from infpush_cvx.solvers.result import ConvergenceWarning
+
+    lam = 0.05
+    K = kernel_matrix(Z, None, "rbf", 0.05)  # (a wide kernel: fast eigenvalue decay)
+    coarse = factorise(Z, "rbf", 0.05, tol=1e-2)
+    assert coarse.rank < factorise(Z, "rbf", 0.05).rank and coarse.residual > 1e-3
+    res = infinite_push(coarse.L[:M], coarse.L[M:], lam)
+    assert res.status == "optimal"
+    res = dataclasses.replace(res, w=coarse.coefficients(res.w),
+                              info=dict(res.info, factor_residual=coarse.residual))
+    with pytest.warns(ConvergenceWarning, match="exact problem"):
+        out = _certified_on_gram(res, K, DATA, lam, {"penalty": "l2", "tol": TOL})
+    assert out.status == "stalled" and out.gap > TOL and out.info["factor_gap"] <= TOL
+    assert out.objective == pytest.approx(rkhs_primal(K, out.w, lam, "infinite_push"), rel=1e-9)
+    objective, lower, gap = exact_certificate(K, out.w, out.dual, DATA, lam,
+                                              loss="infinite_push", scaling="paper")
+    assert lower == pytest.approx(rkhs_dual(K, out.dual, lam, "infinite_push"), rel=1e-9)
+    assert gap == out.gap and lower <= cvxpy_rkhs(K, lam, "infinite_push") * (1 + 1e-7)
+
+
+@pytest.mark.parametrize("problem_id", [pid for pid in catalog.problem_ids()
+                                        if "_kernel_" in pid])
+def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
+    """The pivoted Cholesky route (default) and the eigendecomposition route, on the catalog's
+    kernel problems: certified on the exact problem, at the stored CVXPY value."""
+    from infpush_cvx.solvers._kernel import kernel_solve
+
+    spec = catalog.get(problem_id)
+    data = catalog.instance_data(spec.instance)
+    stored = load_reference(problem_id)["opt_val"]
+    ip = spec.formulation == "infinite_push"
+    linear = (infinite_push if ip else rank_svm).__wrapped__
+    extra = {"penalty": "l2", "detect_degenerate": True, "rho": None} if ip else {}
+    for method in ("cholesky", "eigh"):
+        res = kernel_solve(linear, data.Xp, data.Xn, spec.lam, nystroem=None, seed=0, wp=None,
+                           wn=None, warm_start=None, time_limit=None, factor_method=method,
+                           scaling=spec.scaling, method="working_set", tol=TOL,
+                           max_iter=None, eta0=None, options=None, verbose=False,
+                           **kernel_options(spec.options), **extra)
+        assert res.status == "optimal" and res.info["factor"] == method, (problem_id, method)
+        assert res.gap <= TOL and res.info["factor_residual"] <= 1e-8
+        assert res.objective == pytest.approx(stored, rel=2 * TOL), (problem_id, method)
 
 
 # ---- the RKHS problem: formulation, factorised solve, certificate ----------------------------

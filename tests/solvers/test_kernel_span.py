@@ -1,0 +1,124 @@
+"""A restricted step solved on the span of its data (infpush_cvx.solvers._kernel_span).
+
+Independent check: the structured interior point (solve_restricted) on the original problem in
+all d coordinates; the reduced problem must give the same weights and the same multipliers.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from infpush_cvx.solvers._kernel_span import span_step
+from infpush_cvx.solvers._restricted_ipm import RestrictedProblem, solve_restricted
+
+
+def _problem(d=80, rank=None, groups=True, l1=False, seed=0, Z=False):
+    """A restricted problem of a planted-like instance embedded in R^d: 9 band positives, 5
+    working negatives (the last one the zero row of the loss >= 0 group), 20 band pairs; with
+    ``rank``, every data row lies in one random subspace of that dimension."""
+    rng = np.random.default_rng(seed)
+    nI, nJ, nb = 9, 5, 20
+    basis = np.linalg.qr(rng.normal(size=(d, rank or d)))[0]
+    rows = lambda k, shift: (rng.normal(size=(k, basis.shape[1])) + shift) @ basis.T  # noqa: E731
+    XI, XJ = rows(nI, 0.5), rows(nJ, -0.5)
+    XJ[-1] = 0.0
+    pairs = rng.choice(nI * (nJ - 1), size=nb, replace=False)
+    bi, bj = pairs % nI, pairs // nI
+    order = np.lexsort((bi, bj))
+    bi, bj = bi[order], bj[order]
+    g = rows(nJ, 0.0)
+    g[-1] = 0.0
+    centre = 0.1 * rows(1, 0.0)[0]
+    kw = dict(coef=2.0, groups=groups, c_e=0.0 if groups else 0.3, q_w=-0.5 * centre,
+              kappa=1.5, l1=l1, pair_weight=rng.uniform(0.5, 2.0, nb))
+    if groups:
+        kw.update(a=rng.uniform(0.0, 3.0, nJ), g=g)
+    if Z:
+        kw["Z"] = sp.csr_matrix((XI[bi] - XJ[bj]) * kw["pair_weight"][:, None])
+    return RestrictedProblem(XI, XJ, bi, bj, **kw), centre
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("rank", [None, 6])
+def test_reduced_step_is_the_same_problem(groups, rank):
+    rp, centre = _problem(rank=rank, groups=groups)
+    span = span_step(rp)
+    assert span is not None
+    # the span: 9 rows of XI and the 4 rows of XJ the pairs use (never the zero row), kept
+    # whole, then the 4 nonzero g rows and q_w, only for their parts outside those rows' span
+    # (none when every row lies in one 6-dimensional space)
+    assert span.problem.d == 9 + 4 + ((4 if groups else 0) + 1 if rank is None else 0)
+    w, mu, nu, info = solve_restricted(rp, center=centre)
+    u, mu_r, nu_r, info_r = solve_restricted(span.problem, center=span.to_span(centre))
+    assert info["status"] == info_r["status"] == "optimal"
+    w_r = span.from_span(u)
+    assert w_r.shape == w.shape
+    np.testing.assert_allclose(w_r, w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(nu_r, nu, atol=1e-6 * max(np.abs(nu).max(), 1.0))
+    if groups:
+        np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+    # the same objective: every pair score and group piece of the reduced weights
+    np.testing.assert_allclose(span.problem.zw(u), rp.zw(w_r), atol=1e-10)
+    if groups:
+        np.testing.assert_allclose(span.problem.g @ u, rp.g @ w_r, atol=1e-10)
+    assert span.problem.q_w @ u == pytest.approx(rp.q_w @ w_r, abs=1e-12)
+
+
+def test_span_maps_are_an_orthonormal_basis():
+    rp, _ = _problem(rank=6)
+    span = span_step(rp)
+    rng = np.random.default_rng(3)
+    u = rng.normal(size=span.problem.d)
+    w = span.from_span(u)
+    assert np.linalg.norm(w) == pytest.approx(np.linalg.norm(u), rel=1e-12)
+    np.testing.assert_allclose(span.to_span(w), u, atol=1e-12)
+    # a data row's coordinates are its inner products with the basis
+    np.testing.assert_allclose(span.to_span(rp.XI[2]), span.problem.XI[2], atol=1e-12)
+
+
+def test_problems_that_are_not_reduced():
+    assert span_step(_problem(l1=True)[0]) is None  # ||Q u||_1 != ||u||_1
+    assert span_step(_problem(Z=True)[0]) is None  # explicit sparse pair vectors
+    assert span_step(_problem(d=20)[0]) is None  # 19 rows: more than 3/4 of R^20
+    assert span_step(_problem(d=20, rank=6)[0]) is None  # (decided before the QR)
+    assert span_step(_problem(d=30, rank=6)[0]).problem.d == 13
+
+
+def test_maps_leave_their_arguments_alone():
+    rp, centre = _problem(rank=6)
+    span = span_step(rp)
+    kept = centre.copy()
+    u = span.to_span(centre)
+    u_kept = u.copy()
+    span.from_span(u)
+    np.testing.assert_array_equal(centre, kept)
+    np.testing.assert_array_equal(u, u_kept)
+
+
+def test_a_kernel_working_set_step_in_its_span():
+    """A restricted problem as the working set builds it on kernel factor rows (Gram matrix of
+    rank 100 = d; 10 working negatives, the band of pairs near the margin): the same solution
+    in far fewer coordinates."""
+    from infpush_cvx.data import BipartiteData
+    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.kernels import factorise
+    from infpush_cvx.solvers._working_set import _initial_w, _Model, _Problem
+
+    data = planted_bipartite(40, 60, 5, margin=0.3, seed=2)
+    L = factorise(np.vstack([data.Xp, data.Xn]), "rbf", 0.5).L
+    prob = _Problem(BipartiteData(L[:40], L[40:]), 0.01, "infinite_push", "l2")
+    w_c = 3.0 * _initial_w(prob)
+    s_c, t_c = prob.scores(w_c)
+    cols = np.sort(np.argsort(-t_c)[:10])
+    near = np.abs(s_c[:, None] - 1.0 - t_c[None, cols]) < 0.5
+    bi, jj = np.nonzero(near)
+    order = np.lexsort((bi, jj))
+    rp = _Model(prob, s_c, t_c, cols, bi[order], cols[jj[order]]).restricted(0.5, w_c)
+    span = span_step(rp)
+    assert rp.d == 100 and span is not None and span.problem.d < 0.6 * rp.d
+    w, mu, nu, info = solve_restricted(rp, center=w_c)
+    u, mu_r, nu_r, info_r = solve_restricted(span.problem, center=span.to_span(w_c))
+    assert info["status"] == info_r["status"] == "optimal"
+    np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+    np.testing.assert_allclose(nu_r, nu, atol=1e-6 * rp.coef)
