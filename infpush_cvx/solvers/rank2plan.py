@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 
 from .._logging import log_progress, logs_progress
 from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
-                           check_unused_options, check_vector)
+                           check_unused_options, check_vector, renamed_argument)
 from ..data import PairData
 from ..objectives import rank2plan_objective
 from ._deadline import Deadline
@@ -72,10 +72,10 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
                  j: ArrayLike | None = None, lam: float | None = None,
                  gap: ArrayLike | None = None, weight: ArrayLike | None = None, *,
                  method: str = "ccg", tol: float | None = None, max_iter: int | None = None,
-                 beta0: ArrayLike | None = None, tau: float | None = None,
+                 warm_start: SolverResult | ArrayLike | None = None, tau: float | None = None,
                  solver: str | None = None, form: str | None = None,
                  time_limit: float | None = None, verbose: bool = False,
-                 **options) -> SolverResult:
+                 beta0: ArrayLike | None = None, **options) -> SolverResult:
     """Fit the Rank2Plan weighted-pair LP.
 
     Parameters
@@ -95,8 +95,9 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
         other solvers refuse it.
     max_iter : int, optional
         Restricted LPs for "ccg" (default 100), gradient steps for "smoothed" (default 2000).
-    beta0 : array, optional
-        Warm start ("ccg" skips its smoothed warm start when given; "smoothed" starts there).
+    warm_start : SolverResult or array, optional
+        A previous result or a weight vector beta ("ccg" skips its smoothed warm start when
+        given; "smoothed" starts there). ``beta0`` is its deprecated name (one release).
     tau : float or decreasing sequence, optional
         Smoothing parameters for "smoothed" and for the warm start of "ccg" (default:
         :func:`default_tau_schedule`).
@@ -141,9 +142,10 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
         raise TypeError("lam is required (the l1 penalty weight, >= 0)")
     lam = check_scalar(lam, "lam", nonnegative=True)
     check_choice(method, "method", METHODS)
-    check_unused_options(method, {"max_iter": max_iter, "beta0": beta0, "tau": tau,
+    warm_start = renamed_argument(warm_start, "warm_start", beta0, "beta0", stacklevel=4)
+    check_unused_options(method, {"max_iter": max_iter, "warm_start": warm_start, "tau": tau,
                                   "solver": solver, "form": form},
-                         {"max_iter": ("ccg", "smoothed"), "beta0": ("ccg", "smoothed"),
+                         {"max_iter": ("ccg", "smoothed"), "warm_start": ("ccg", "smoothed"),
                           "tau": ("ccg", "smoothed"), "solver": ("cvxpy",),
                           "form": ("cvxpy",)})
     if method == "ccg":
@@ -154,8 +156,10 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
         tol = check_scalar(tol, "tol", positive=True)
     if max_iter is not None:
         max_iter = check_int(max_iter, "max_iter", minimum=1)
-    if beta0 is not None:
-        beta0 = check_vector(beta0, "beta0", length=data.n_features)
+    if isinstance(warm_start, SolverResult):
+        warm_start = warm_start.w
+    if warm_start is not None:
+        warm_start = check_vector(warm_start, "warm_start", length=data.n_features)
     taus = None if tau is None else _check_tau(tau)
 
     scaling = PairScaling.of(data)
@@ -177,7 +181,7 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
                            deadline=deadline, verbose=verbose, **options)
     else:
         tol = 1e-6 if tol is None else tol
-        beta_unit = None if beta0 is None else scaling.beta_in(beta0)
+        beta_unit = None if warm_start is None else scaling.beta_in(warm_start)
         tau_unit = None if taus is None else scaling.tau_in(taus)
         if method == "smoothed":
             res = solve_smoothed(op, lam_unit, beta0=beta_unit, tau=tau_unit, tol=tol,

@@ -221,7 +221,7 @@ def test_bipartite_solvers_under_rescaled_data(problem, scale):
 # ------------------------------------------------------------------ Rank2Plan
 
 R2P_METHODS = ("ccg", "smoothed", "cvxpy")
-R2P_ARRAYS = ("X", "i", "j", "gap", "weight", "beta0", "tau")
+R2P_ARRAYS = ("X", "i", "j", "gap", "weight", "warm_start", "tau")
 R2P_SCALARS = ("lam", "tol", "max_iter", "time_limit")
 
 
@@ -244,9 +244,9 @@ def _r2p_call(kwargs):
 def test_rank2plan_under_a_corrupted_array(method, arg, corruption):
     kwargs = _r2p_kwargs(method)
     clean = {"X": X, "i": I, "j": J, "gap": np.ones(I.size), "weight": np.ones(I.size),
-             "beta0": np.zeros(3), "tau": np.array([0.5, 0.1])}[arg]
+             "warm_start": np.zeros(3), "tau": np.array([0.5, 0.1])}[arg]
     kwargs[arg] = ARRAY_CORRUPTIONS[corruption](clean)
-    if arg in ("beta0", "tau") and corruption in ("huge", "tiny"):
+    if arg in ("warm_start", "tau") and corruption in ("huge", "tiny"):
         optimum = lambda: rank2plan_optimum(LAM)  # noqa: E731 (a start changes no optimum)
     else:
         optimum = lambda: None  # noqa: E731

@@ -122,7 +122,7 @@ def test_ccg_gives_highs_the_remaining_time(monkeypatch):
     X, i, j = pairs(N=60, p=15, n_pairs=400, seed=3)
     lam = 0.02 * rank2plan_lambda_max(X, i, j)
     t0 = time.perf_counter()
-    res = rank2plan_lp(X, i, j, lam, beta0=np.zeros(15), n_pairs_init=5, n_features_init=1,
+    res = rank2plan_lp(X, i, j, lam, warm_start=np.zeros(15), n_pairs_init=5, n_features_init=1,
                        time_limit=30.0)
     assert res.status == "optimal" and limits
     for limit, started in limits:
@@ -223,7 +223,7 @@ def test_infinite_time_limit_means_no_limit():
     assert rank2plan_lp(X, i, j, 0.1, time_limit=None).status == "optimal"
 
 
-@pytest.mark.parametrize("option", [{"max_iter": 5}, {"beta0": np.zeros(6)}, {"tau": 0.1}])
+@pytest.mark.parametrize("option", [{"max_iter": 5}, {"warm_start": np.zeros(6)}, {"tau": 0.1}])
 def test_cvxpy_method_refuses_the_native_methods_options(option):
     X, i, j = pairs()
     name = next(iter(option))

@@ -224,11 +224,11 @@ def test_ccg_stops_early_and_says_so():
     data = random_pairs(seed=24)
     lam = 0.02 * rank2plan_lambda_max(data)
     # A cold start with a tiny working set needs several restricted LPs.
-    res = rank2plan_lp(data, lam=lam, beta0=np.zeros(data.n_features), max_iter=1,
+    res = rank2plan_lp(data, lam=lam, warm_start=np.zeros(data.n_features), max_iter=1,
                        n_pairs_init=5, n_features_init=1)
     assert res.status == "max_iter"
     assert res.iterations == 1
-    full = rank2plan_lp(data, lam=lam, beta0=np.zeros(data.n_features), n_pairs_init=5,
+    full = rank2plan_lp(data, lam=lam, warm_start=np.zeros(data.n_features), n_pairs_init=5,
                         n_features_init=1)
     assert full.status == "optimal" and full.iterations > 1
     assert rel_err(full.objective, reference_lp(data, lam)) <= RTOL
@@ -296,8 +296,8 @@ def test_bad_inputs_are_rejected():
         rank2plan_lp(X, i, j, 1.0, tol=0.0)
     with pytest.raises(ValueError, match="max_iter"):
         rank2plan_lp(X, i, j, 1.0, max_iter=0)
-    with pytest.raises(ValueError, match="beta0"):
-        rank2plan_lp(X, i, j, 1.0, beta0=np.zeros(X.shape[1] + 1))
+    with pytest.raises(ValueError, match="warm_start"):
+        rank2plan_lp(X, i, j, 1.0, warm_start=np.zeros(X.shape[1] + 1))
     with pytest.raises(TypeError, match="i and j"):
         rank2plan_lp(X, lam=1.0)
     with pytest.raises(TypeError, match="PairData"):
@@ -311,7 +311,7 @@ def test_bad_inputs_are_rejected():
 
 def test_time_limit_is_reported():
     data = random_pairs(seed=25)
-    res = rank2plan_lp(data, lam=0.02 * rank2plan_lambda_max(data), beta0=np.zeros(15),
+    res = rank2plan_lp(data, lam=0.02 * rank2plan_lambda_max(data), warm_start=np.zeros(15),
                        n_pairs_init=5, n_features_init=1, time_limit=1e-9)
     assert res.status == "time_limit"
     assert res.iterations == 1
@@ -321,6 +321,18 @@ def test_ccg_warm_start_from_optimum_needs_one_lp():
     data = random_pairs(seed=26, sparse=True)
     lam = 0.05 * rank2plan_lambda_max(data)
     first = rank2plan_lp(data, lam=lam)
-    again = rank2plan_lp(data, lam=lam, beta0=first.beta)
+    again = rank2plan_lp(data, lam=lam, warm_start=first)
     assert again.status == "optimal" and again.iterations == 1
     assert rel_err(again.objective, first.objective) <= 1e-9
+
+
+def test_beta0_is_the_deprecated_name_of_warm_start():
+    data = random_pairs(seed=26, sparse=True)
+    lam = 0.05 * rank2plan_lambda_max(data)
+    first = rank2plan_lp(data, lam=lam)
+    with pytest.warns(DeprecationWarning, match="beta0") as record:
+        again = rank2plan_lp(data, lam=lam, beta0=first.beta)
+    assert record[0].filename == __file__  # points at the caller, not into the package
+    assert again.status == "optimal" and again.iterations == 1
+    with pytest.raises(TypeError, match="beta0"):
+        rank2plan_lp(data, lam=lam, beta0=first.beta, warm_start=first)
