@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import scaling as _scaling
-from .._validation import check_choice, check_int, check_scalar
+from .._validation import check_choice, check_int, check_options, check_scalar
 from ..data import BipartiteData
 from ..objectives import bipartite_objective
 from . import duality
@@ -170,20 +170,30 @@ def warm_weights(data: BipartiteData, warm_start):
     return w0
 
 
-def check_working_set_options(options) -> None:
-    """``options`` must be None or a :class:`WorkingSetOptions` whose fields have sound values."""
+def check_working_set_options(options):
+    """The working set's options as a :class:`WorkingSetOptions` (None for the defaults): one,
+    or a dict of its field names (as CVXPY's ``solver_opts``: an unknown name is a TypeError that
+    lists the known ones), each field checked by name and type."""
+    import dataclasses
+
     from ._working_set import WorkingSetOptions
 
     if options is None:
-        return
+        return None
+    if isinstance(options, dict):
+        check_options(options, "options", [f.name for f in dataclasses.fields(WorkingSetOptions)])
+        options = WorkingSetOptions(**options)
     if not isinstance(options, WorkingSetOptions):
-        raise TypeError(f"options must be a WorkingSetOptions or None, got "
+        raise TypeError(f"options must be a WorkingSetOptions, a dict of its fields or None, got "
                         f"{type(options).__name__}")
     for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
         check_int(getattr(options, name), f"options.{name}", minimum=1)
+    for name in ("exact_pairs", "exact_after"):
+        check_int(getattr(options, name), f"options.{name}", minimum=0)
     check_scalar(options.band, "options.band", positive=True)
     for name in ("prox", "prune"):
         check_scalar(getattr(options, name), f"options.{name}", nonnegative=True)
+    return options
 
 
 def blas_threads_for(d: int):

@@ -86,7 +86,8 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
         stage, HiGHS and Clarabel included; the solve stops with status "time_limit".
     detect_degenerate : bool; ``working_set`` first decides whether ``w* = 0`` (scale-invariant
         test, :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
-    options : a :class:`infpush_cvx.solvers.WorkingSetOptions` for ``working_set``.
+    options : a :class:`infpush_cvx.solvers.WorkingSetOptions`, or a dict of its field names
+        (``{"new_negatives": 200}``), for ``working_set``; unknown names are a TypeError.
     kernel : None (default: the linear primal over ``w`` in feature space) or ``"linear"``,
         ``"rbf"``, ``"poly"`` or a callable ``kernel(A, B)`` (l2 penalty only): the RKHS
         problem ``(lam/2) beta^T K beta + loss(K beta)`` over the training rows ``[Xp; Xn]``.
@@ -135,7 +136,7 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
     check_unused_options(method, {"eta0": eta0, "rho": rho, "options": options},
                          {"eta0": ("paper",), "rho": ("admm",), "options": ("working_set",)})
     detect_degenerate = check_bool(detect_degenerate, "detect_degenerate")
-    check_working_set_options(options)
+    options = check_working_set_options(options)
     if eta0 is not None:
         eta0 = check_scalar(eta0, "eta0", positive=True)
     if rho is not None:

@@ -71,7 +71,7 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
     check_choice(method, "method", METHODS)
     check_unused_options(method, {"eta0": eta0, "options": options},
                          {"eta0": ("paper",), "options": ("working_set",)})
-    check_working_set_options(options)
+    options = check_working_set_options(options)
     if eta0 is not None:
         eta0 = check_scalar(eta0, "eta0", positive=True)
     data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling=scaling,

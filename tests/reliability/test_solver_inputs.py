@@ -519,3 +519,21 @@ def test_sample_weights_of_any_scale_give_the_same_answer(solver, scale):
     scaled = solver(Xp, Xn, wp=wp * scale, wn=wn * scale)
     assert base.status == scaled.status == "optimal"
     assert scaled.objective == pytest.approx(base.objective, rel=1e-6)
+
+
+def test_working_set_options_by_name():
+    """Working-set options as a dict of field names (checked by name and type) solve like the
+    dataclass; an unknown name or a bad value is refused naming it."""
+    from infpush_cvx.solvers import WorkingSetOptions
+
+    Xp, Xn = bipartite()
+    by_dict = infinite_push(Xp, Xn, 0.1, options={"new_negatives": 5, "band": 0.3})
+    by_class = infinite_push(Xp, Xn, 0.1, options=WorkingSetOptions(new_negatives=5, band=0.3))
+    assert by_dict.status == by_class.status == "optimal"
+    np.testing.assert_array_equal(by_dict.w, by_class.w)
+    with pytest.raises(TypeError, match="new_negative.*allowed"):
+        infinite_push(Xp, Xn, 0.1, options={"new_negative": 5})
+    with pytest.raises(ValueError, match="options.band"):
+        rank_svm(Xp, Xn, 0.1, method="working_set", options={"band": -1.0})
+    with pytest.raises(TypeError, match="options"):
+        infinite_push(Xp, Xn, 0.1, options=[("band", 0.3)])

@@ -171,7 +171,8 @@ def test_stops_early_says_so():
 def test_working_set_variants_reach_the_certified_optimum(kind, penalty, options):
     """Every step rule of the working set (proximal or plain steps; capped band and working
     negatives) ends at the CVXPY optimum with a brute-force certified gap."""
-    from infpush_cvx.solvers._working_set import WorkingSetOptions, solve
+    from infpush_cvx.solvers import WorkingSetOptions
+    from infpush_cvx.solvers._working_set import solve
 
     data = INSTANCES[kind]()
     lam = paper_lam(data, penalty, "paper")
@@ -217,7 +218,7 @@ def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_f
 def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     """A plain l1 step (an LP) that the interior-point method and Clarabel fail on is solved by
     HiGHS."""
-    from infpush_cvx.solvers import _working_set
+    from infpush_cvx.solvers import WorkingSetOptions, _working_set
 
     real_clarabel = _working_set._solve_clarabel
 
@@ -231,7 +232,7 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     data = INSTANCES["dense"]()
     lam = paper_lam(data, "l1", "paper")
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7,
-                             max_iter=200, options=_working_set.WorkingSetOptions(prox=0.0))
+                             max_iter=200, options=WorkingSetOptions(prox=0.0))
     assert out["status"] == "optimal"
     assert "highs" in out["history"]["step_solver"]
     assert brute_gap(data, out["w"], out["dual"], lam, penalty="l1") <= 1e-7

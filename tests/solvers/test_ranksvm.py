@@ -71,12 +71,12 @@ def test_bad_input():
 def test_working_set_step_rules_with_a_capped_band(kind, prox):
     """Plain and proximal model steps both end certified at the CVXPY optimum, also when the band
     is capped far below the number of pairs near the margin (several rounds)."""
-    from infpush_cvx.solvers import _working_set
+    from infpush_cvx.solvers import WorkingSetOptions, _working_set
 
     data = INSTANCES[kind]()
     lam = LAMS["paper"]
     out = _working_set.solve(data, lam, loss="ranksvm", penalty="l2", tol=1e-7, max_iter=200,
-                             options=_working_set.WorkingSetOptions(prox=prox, band_cap=20))
+                             options=WorkingSetOptions(prox=prox, band_cap=20))
     assert out["status"] == "optimal" and len(out["history"]["gap"]) > 1
     assert brute_gap(data, out["w"], out["dual"], lam, loss="ranksvm") <= 1e-7
     ref = reference(data, "paper")
