@@ -41,3 +41,13 @@ class Deadline:
 
     def message(self) -> str:
         return f"time limit of {self.limit:g} s reached"
+
+
+def round_end(gap: float, tol: float, deadline: Deadline) -> tuple[str, str] | None:
+    """How a certified method's round ends: ``("optimal", "")`` once its certified gap is at most
+    ``tol``, else ``("time_limit", message)`` once the deadline has passed, else None (go on)."""
+    if gap <= tol:
+        return "optimal", ""
+    if deadline.expired():
+        return "time_limit", deadline.message()
+    return None

@@ -35,6 +35,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .._logging import log_iteration
+from ._deadline import Deadline, round_end
 from ._ramp_sums import RampSums
 from .implicit_dual import best_multiple, dense_from_columns, dual_value, expand_column
 from .duality import dual_bound, relative_gap
@@ -88,6 +89,7 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
     """Smoothing continuation with Newton steps on the rescaled problem ``prob``
     (a :class:`._working_set._Problem` of the RankSVM); returns the working set's result dict."""
     t_start = time.perf_counter()
+    deadline = Deadline(time_limit, start=t_start)
     Xp, Xn, p, q = prob.Xp, prob.Xn, prob.p, prob.q
     lam, W = prob.lam, prob.M * prob.N
     d = prob.d
@@ -128,11 +130,9 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         history["time"].append(time.perf_counter() - t_start)
         history["mu"].append(mu)
         log_iteration("smoothing_newton", it, best_p[0], gap, history["time"][-1], mu=mu)
-        if gap <= tol:
-            status = "optimal"
-            break
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status, message = "time_limit", f"time limit of {time_limit} s reached"
+        end = round_end(gap, tol, deadline)
+        if end is not None:
+            status, message = end
             break
         grad = lam * w - g_pairs / W
         # Hessian: lam I + (1/(W mu)) sum_zone p q z z^T, the cross term by prefix sums of rows

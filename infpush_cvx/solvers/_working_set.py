@@ -52,6 +52,7 @@ from ..data import BipartiteData
 from ..objectives import negative_hinge_sums, penalty_value
 from ..reductions import collapse_duplicates
 from ._common import largest_row_norm
+from ._deadline import Deadline, round_end
 from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
 from ._restricted_ipm import RestrictedProblem, solve_restricted
 from .duality import dual_bound, relative_gap
@@ -523,6 +524,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     """
     opt = options or WorkingSetOptions()
     t_start = time.perf_counter()
+    deadline = Deadline(time_limit, start=t_start)
     data, collapsed = collapse(data)
     prob = _Problem(data, lam, loss, penalty)
     n = prob.n
@@ -577,7 +579,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if it != exact_from:  # (the exact model has every pair already)
             band = _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW if ip else None)
         model = _Model(prob, s_c, t_c, cols, *band)
-        remaining = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
+        remaining = deadline.for_solver()
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
                                                 time_limit=remaining,
@@ -585,8 +587,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                                                                 or band[0].size > _LARGE_BAND),
                                                 simplex_first=exact_lp and kappa == 0)
         except RestrictedStepFailed as exc:
-            if time_limit is not None and time.perf_counter() - t_start > time_limit:
-                status, message = "time_limit", f"time limit of {time_limit} s reached"
+            if deadline.expired():
+                status, message = "time_limit", deadline.message()
                 break
             if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
                 kappa = max(10.0 * kappa, opt.prox)
@@ -632,11 +634,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                     gap = relative_gap(best_p[0], best_d[0])
         history["step"].append("serious" if serious else "null")
         _record(history, t_start, best_p[0], gap, cols.size, band[0].size, used, kappa)
-        if gap <= tol:
-            status = "optimal"
-            break
-        if time_limit is not None and time.perf_counter() - t_start > time_limit:
-            status, message = "time_limit", f"time limit of {time_limit} s reached"
+        end = round_end(gap, tol, deadline)
+        if end is not None:
+            status, message = end
             break
         added = 0
         if ip:  # negatives above the model's max at the model's step
