@@ -181,13 +181,11 @@ def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
     stored = load_reference(problem_id)["opt_val"]
     ip = spec.formulation == "infinite_push"
     linear = (infinite_push if ip else rank_svm).__wrapped__
-    extra = {"penalty": "l2", "detect_degenerate": True, "rho": None} if ip else {}
     for method in ("cholesky", "eigh"):
         res = kernel_solve(linear, data.Xp, data.Xn, spec.lam, nystroem=None, seed=0, wp=None,
                            wn=None, warm_start=None, time_limit=None, factor_method=method,
-                           scaling=spec.scaling, method="working_set", tol=TOL,
-                           max_iter=None, eta0=None, options=None, verbose=False,
-                           **kernel_options(spec.options), **extra)
+                           scaling=spec.scaling, tol=TOL, **kernel_options(spec.options),
+                           **({"penalty": "l2"} if ip else {}))
         assert res.status == "optimal" and res.info["factor"] == method, (problem_id, method)
         assert res.gap <= TOL and res.info["factor_residual"] <= 1e-8
         assert res.objective == pytest.approx(stored, rel=2 * TOL), (problem_id, method)
