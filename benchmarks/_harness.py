@@ -9,7 +9,8 @@ records the resident memory (the data are loaded by then), resets the kernel's p
 reads the peak (``VmHWM``). So ``m.peak_rss_mib`` is the peak of the solve itself, and
 ``m.peak_rss_mib - m.rss_before_mib`` its memory above the data. Where the counter cannot be reset
 the peak falls back to ``ru_maxrss`` (the process's lifetime peak, warm-up included) and
-``m.peak_source`` says so.
+``m.peak_source`` says so. The memory functions are the package's
+(:mod:`infpush_cvx.benchmarking.memory`, which the benchmark runner's rows use too).
 
 The parent (:func:`run`) waits for three phases, each with its own limit: setup (start-up,
 imports, warm-up, data), the timed call (``timeout``), and what the target does after it
@@ -23,10 +24,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue as _queue
-import re
-import resource
 import time
 import traceback
+
+from infpush_cvx.benchmarking.memory import (Memory, current_rss_mib,  # noqa: F401
+                                             lifetime_peak_rss_mib, reset_peak_rss)
 
 #: Environment of every measuring process: single-threaded numerical libraries.
 THREAD_ENV = {
@@ -37,45 +39,11 @@ THREAD_ENV = {
     "RAYON_NUM_THREADS": "1",  # Clarabel's Rust linear algebra (faer) runs on a rayon pool
 }
 
-_STATUS = "/proc/self/status"
 
-
-def _proc_status_mib(field: str) -> float | None:
-    try:
-        with open(_STATUS) as fh:
-            match = re.search(rf"^{field}:\s+(\d+)\s+kB", fh.read(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(match.group(1)) / 1024.0 if match else None
-
-
-def current_rss_mib() -> float:
-    """Resident memory now (``VmRSS``; falls back to the lifetime peak ``ru_maxrss``)."""
-    rss = _proc_status_mib("VmRSS")
-    return rss if rss is not None else lifetime_peak_rss_mib()
-
-
-def lifetime_peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
-
-
-def reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS counter ``VmHWM`` of this process; False where unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return False
-    return _proc_status_mib("VmHWM") is not None
-
-
-class Measurement:
+class Measurement(Memory):
     """Filled in by :meth:`Probe.measure`: ``time_s``, ``rss_before_mib``, ``peak_rss_mib``."""
 
     time_s: float = float("nan")
-    rss_before_mib: float = float("nan")
-    peak_rss_mib: float = float("nan")
-    peak_source: str = ""
 
     def as_dict(self) -> dict:
         return {"time_s": self.time_s, "rss_before_mib": self.rss_before_mib,
@@ -108,11 +76,7 @@ class _Timed:
 
     def __exit__(self, exc_type, exc, tb):
         self.m.time_s = time.perf_counter() - self.t0
-        hwm = _proc_status_mib("VmHWM") if self.reset else None
-        if hwm is not None:
-            self.m.peak_rss_mib, self.m.peak_source = hwm, "VmHWM of the solve"
-        else:
-            self.m.peak_rss_mib, self.m.peak_source = lifetime_peak_rss_mib(), "ru_maxrss"
+        self.m.read_peak(self.reset)
         self.probe.measurement = self.m
         if exc_type is None:  # a failed call is reported in the solve phase, with its time
             self.probe._channel.put(("solved", None))

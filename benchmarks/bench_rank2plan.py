@@ -1,16 +1,19 @@
 """Benchmark: Rank2Plan weighted-pair LP, column/constraint generation vs CVXPY (Clarabel, HiGHS).
 
 Instances come from ``infpush_cvx.generators.rank2plan_pairs`` (sparse count features, pairs within
-groups, unequal gaps and weights). Every measurement runs in a fresh process (so the peak resident
-memory is that solve's alone) after a tiny warm-up solve in the same process (imports, numba cache
-loading, CVXPY's first-call overhead), and every figure printed comes from this run:
+groups, unequal gaps and weights). The solves are tasks of the package's benchmark runner
+(:mod:`infpush_cvx.benchmarking`) on generated instances (``Instance``: the generator and its
+parameters), run by its process executor with ``fresh=True``: each solve in a new process (so its
+peak resident memory is its own) after a warm-up solve there (imports, numba cache loading,
+CVXPY's first-call overhead); every figure printed comes from this run:
 
-- ``time_s``: wall-clock of the solve call (for CVXPY: problem construction + compile + solve);
-- ``objective``: P(beta) recomputed with ``infpush_cvx.objectives.rank2plan_objective``;
+- ``time_s``: wall-clock of the task (for CVXPY: problem construction + compile + solve, at
+  CVXPY's default solver options);
+- ``objective``: P(beta) as the solver reports it;
 - ``rel_diff``: relative difference to the best objective of the row's case;
 - ``speedup``: time of the best CVXPY solver on the case / time of the row;
-- ``peak_rss_mib``: peak resident memory of the measuring process (``ru_maxrss``), and
-  ``base_rss_mib`` the same just before the solve (imports + data).
+- ``peak_rss_mib``: peak resident memory during the solve (``VmHWM`` reset before it), and
+  ``base_rss_mib`` the memory just before it (imports + data).
 
 Usage::
 
@@ -22,11 +25,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import platform
-import resource
 import sys
-import time
+
+from infpush_cvx.benchmarking import benchmark
+from infpush_cvx.benchmarking.executors import ProcessExecutor
+from infpush_cvx.benchmarking.tasks import Instance, Task
 
 #: name -> (rank2plan_pairs arguments, lambda as a fraction of lambda_max)
 CASES = {
@@ -42,65 +46,19 @@ CASES = {
     "small": (dict(n_groups=10, states_per_group=50, n_features=100, pairs_per_group=500,
                    seed=0), 0.05),
 }
+#: Seconds the certified column-and-constraint generation may take.
+CCG_TIME_LIMIT = 600.0
 
 
-def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
-
-
-def _instance(case):
+def instance(case) -> Instance:
+    """The case as a generated problem; lambda is its fraction of lambda_max (computed here)."""
     from infpush_cvx.generators import rank2plan_pairs
     from infpush_cvx.solvers.rank2plan import rank2plan_lambda_max
 
     kwargs, frac = CASES[case]
-    data = rank2plan_pairs(**kwargs)
-    return data, frac * rank2plan_lambda_max(data)
-
-
-def _measure(case, method, solver, queue):
-    """Child process: warm up, build the instance, time one solve, report."""
-    import numpy as np
-
-    from infpush_cvx.solvers.rank2plan import rank2plan_lp
-
-    tiny, tiny_lam = _instance("small") if case != "small" else (None, None)
-    if tiny is None:
-        from infpush_cvx.generators import rank2plan_pairs
-        tiny, tiny_lam = rank2plan_pairs(2, 20, 10, 30, seed=1), 0.01
-    rank2plan_lp(tiny, lam=tiny_lam, method=method, solver=solver)  # warm-up
-    data, lam = _instance(case)
-    base = _rss_mib()
-    t0 = time.perf_counter()
-    res = rank2plan_lp(data, lam=lam, method=method, solver=solver)
-    elapsed = time.perf_counter() - t0
-    queue.put({
-        "case": case, "states": data.n_states, "features": data.n_features,
-        "pairs": data.n_pairs, "nnz_X": int(data.X.nnz) if hasattr(data.X, "nnz") else
-        int(np.count_nonzero(data.X)), "lam": lam,
-        "method": method, "solver": solver or "", "status": res.status, "time_s": elapsed,
-        "objective": res.objective, "certified_gap": res.gap,
-        "nnz_beta": int(np.count_nonzero(res.w)), "iterations": res.iterations,
-        "peak_rss_mib": _rss_mib(), "base_rss_mib": base,
-    })
-
-
-def run(case, method, solver=None, timeout=None) -> dict:
-    """One measurement in a fresh spawned process; a timeout ends that process (ours) only."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_measure, args=(case, method, solver, queue))
-    proc.start()
-    try:
-        row = queue.get(timeout=timeout)
-    except Exception:  # queue.Empty on timeout, or the child died
-        row = {"case": case, "method": method, "solver": solver or "",
-               "status": f"skipped (over {timeout:.0f} s)" if timeout else "failed",
-               "time_s": float("nan"), "objective": float("nan")}
-    finally:
-        if proc.is_alive():
-            proc.terminate()
-        proc.join()
-    return row
+    lam = frac * rank2plan_lambda_max(rank2plan_pairs(**kwargs))
+    return Instance(case, "rank2plan_pairs", tuple(kwargs.items()), "rank2plan_lp",
+                    (("form", "compact"),), lam)
 
 
 def main(argv=None) -> int:
@@ -117,12 +75,16 @@ def main(argv=None) -> int:
     else:
         plan = [("medium", True), ("large", True), ("large_denser_beta", False)]
         cvx_timeout = args.cvxpy_timeout
-    rows = []
+    tasks = []
     for case, with_cvxpy in plan:
-        case_rows = [run(case, "ccg")]
-        if with_cvxpy:
-            for solver in ("CLARABEL", "HIGHS"):
-                case_rows.append(run(case, "cvxpy", solver, timeout=cvx_timeout))
+        problem = instance(case)
+        tasks.append(Task(problem, "native", "rank2plan.ccg", timeout=CCG_TIME_LIMIT))
+        tasks += [Task(problem, "cvxpy", solver, timeout=cvx_timeout, options=())
+                  for solver in (("CLARABEL", "HIGHS") if with_cvxpy else ())]
+    table = benchmark(tasks, ProcessExecutor(n_workers=1, fresh=True)).table
+    rows = []
+    for case, case_rows in table.groupby("problem", sort=False):
+        case_rows = [_row(r) for r in case_rows.to_dict("records")]
         for r in case_rows:
             print(f"  {r['case']:>18} {r['method']:>5} {r['solver']:>8}: {r['status']}, "
                   f"{r['time_s']:.2f} s", flush=True)
@@ -143,7 +105,7 @@ def main(argv=None) -> int:
     print(f"\nPython {platform.python_version()}, numpy {numpy.__version__}, cvxpy "
           f"{cvxpy.__version__}; one run, each solve in its own process after a warm-up solve.")
     cols = ["case", "states", "features", "pairs", "lam", "method", "solver", "status", "time_s",
-            "speedup", "objective", "rel_diff", "certified_gap", "nnz_beta", "peak_rss_mib",
+            "speedup", "objective", "rel_diff", "certified_gap", "peak_rss_mib",
             "base_rss_mib"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -156,6 +118,18 @@ def main(argv=None) -> int:
         with atomic_open(args.csv, "w", newline="") as fh:
             pd.DataFrame(rows).to_csv(fh, index=False)
     return 0
+
+
+def _row(r: dict) -> dict:
+    """A runner row in this benchmark's columns (a CVXPY solve is the method "cvxpy")."""
+    cvxpy = r["kind"] == "cvxpy"
+    status = r["status"] if r["status"] != "timeout" else f"skipped (over {r['timeout']:.0f} s)"
+    return {"case": r["problem"], "states": r["m"], "features": r["d"], "pairs": r["n"],
+            "nnz_X": r["nnz"], "lam": r["lam"], "method": "cvxpy" if cvxpy else "ccg",
+            "solver": r["solver"] if cvxpy else "", "status": status, "time_s": r["time"],
+            "objective": float(r["objective"]), "certified_gap": r["gap"],
+            "iterations": r["iterations"], "peak_rss_mib": r["peak_rss_mib"],
+            "base_rss_mib": r["rss_before_mib"]}
 
 
 def _fmt(col, v) -> str:

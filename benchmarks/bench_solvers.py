@@ -1,27 +1,30 @@
 """Benchmark: certified Infinite Push (l2, l1) and RankSVM solvers against CVXPY + Clarabel.
 
-Every figure printed comes from this run. Each measurement runs in a fresh process (spawned) after
-a tiny warm-up solve there (imports, numba caches), so its peak memory is its own:
+Every figure printed comes from this run. The solves are tasks of the package's benchmark runner
+(:mod:`infpush_cvx.benchmarking`) on generated instances (``Instance``: a generator and its
+parameters), run by its process executor with ``fresh=True``: each solve in a new
+single-threaded process, after a warm-up there (imports, numba caches), so its memory is its own:
 
-- ``time_s``: wall-clock of the solve call (CVXPY: construction + compile + solve);
+- ``time_s``: wall-clock of the task (CVXPY: construction + compile + solve);
 - ``rel_gap``: certified relative duality gap returned by the solver (CVXPY: none);
 - ``rel_diff``: relative difference of the objective to the CVXPY value of the case, when run;
 - ``speedup``: CVXPY time / row time, measured in this run (the 300 x 300 baseline), against
-  the faster of Clarabel's default direct solver (faer) and qdldl (``cvxpy-clarabel-qdldl``,
-  3x faster on this problem);
+  the faster of Clarabel's default direct solver (faer) and qdldl (``cvxpy-clarabel-qdldl``),
+  both at CVXPY's default options;
 - ``target_s``: the brief's target, seconds or a speed-up over CVXPY (``"100x"``); ``met``
   whether the certified gap is <= 1e-6 within it;
 - ``warm``: for the Spambase rows marked ``warm from C=...``, the solve is warm-started from the
   solution at the previous C of the path (that solve is done first and not timed); all other
   rows are cold starts;
-- ``peak_rss_mib``: peak resident memory of the measuring process (``ru_maxrss``, native solver
-  memory included) and ``base_rss_mib`` the same just before the solve (imports + data).
+- ``peak_rss_mib``: peak resident memory during the solve (``VmHWM`` reset before it, native
+  solver memory included) and ``base_rss_mib`` the memory just before it (imports + data).
   (``tracemalloc`` is not used: it slows CVXPY's compilation many times over.)
 
 Cases: planted instances (``generators.planted_bipartite``, seed 0, paper lambda 1e-2) and UCI
-Spambase (all 4601 rows, spam positive, 57 features min-max scaled to [0, 1], paper scaling with
-C = 1/lambda in {0.1, 1, 10, 100, 1000}; file from ``$INFPUSH_CVX_DATA``, else a
-``shared/data/uci`` folder beside the repository).
+Spambase (all 4601 rows, spam positive, 57 features min-max scaled to [0, 1]:
+``generators.real_subset`` with every row, paper scaling with C = 1/lambda in {0.1, 1, 10, 100,
+1000}; file from ``$INFPUSH_CVX_DATA``, else a ``shared/data/uci`` folder beside the
+repository).
 
 Usage::
 
@@ -33,70 +36,42 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import platform
-import resource
 import sys
-import time
+
+from infpush_cvx.benchmarking import benchmark
+from infpush_cvx.benchmarking.executors import ProcessExecutor
+from infpush_cvx.benchmarking.tasks import Instance, Task
+
+#: Seconds a CVXPY baseline solve may take (it has no target; the project solvers get --time-limit).
+CVXPY_TIME_LIMIT = 600.0
+_SIZES = {"planted300": (300, 300, 50), "planted1000": (1000, 1000, 100)}
+#: The project solver behind each row name, and the CVXPY options of each baseline.
+_NATIVE = {"infinite_push": "infinite_push.working_set", "rank_svm": "ranksvm.smoothing_newton"}
+_CVXPY = {"cvxpy-clarabel": (), "cvxpy-clarabel-qdldl": (("direct_solve_method", "qdldl"),)}
 
 
-def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+def instance(case, solver, penalty, lam) -> Instance:
+    formulation = "ranksvm" if solver == "rank_svm" else "infinite_push"
+    options = (("scaling", "paper"), ("form", "compact")) + \
+        ((("penalty", penalty),) if formulation == "infinite_push" else ())
+    if case == "spambase":  # every row: 1813 spam (positive), 2788 other, scaled to [0, 1]
+        params = (("dataset", "spambase"), ("m", 1813), ("n", 2788), ("seed", 0),
+                  ("scale01", True))
+        return Instance(case, "real_subset", params, formulation, options, lam)
+    m, n, d = _SIZES[case]
+    params = (("m", m), ("n", n), ("d", d), ("seed", 0))
+    return Instance(case, "planted_bipartite", params, formulation, options, lam)
 
 
-def _data(case):
-    from infpush_cvx.data import BipartiteData
-    from infpush_cvx.generators import planted_bipartite
-
-    if case == "spambase":
-        from infpush_cvx.datasets import MinMaxScaler01, load_spambase
-        X, y = load_spambase()
-        return BipartiteData.from_labels(MinMaxScaler01().fit_transform(X), y)
-    m, n, d = {"planted300": (300, 300, 50), "planted1000": (1000, 1000, 100)}[case]
-    return planted_bipartite(m, n, d, seed=0)
-
-
-def _measure(job, queue):
-    from infpush_cvx.generators import planted_bipartite
-    from infpush_cvx.solvers.infinite_push import infinite_push
-    from infpush_cvx.solvers.ranksvm import rank_svm
-
-    case, solver, penalty, lam, time_limit, warm_lam = job
-    small = planted_bipartite(12, 15, 4, seed=1)  # warm-up: imports, numba caches
-    infinite_push(small.Xp, small.Xn, 0.1, penalty=penalty)
-    data = _data(case)
-    warm = None
-    if warm_lam is not None:  # the previous point of the regularisation path, not timed
-        warm = infinite_push(data.Xp, data.Xn, warm_lam, penalty=penalty, time_limit=time_limit)
-    base = _rss_mib()
-    t0 = time.perf_counter()
-    if solver.startswith("cvxpy-clarabel"):
-        from infpush_cvx.formulations import infinite_push as problem
-        prob = problem(data, lam, penalty=penalty, form="compact")
-        opts = {"direct_solve_method": "qdldl"} if solver.endswith("qdldl") else {}
-        prob.solve(solver="CLARABEL", **opts)
-        elapsed = time.perf_counter() - t0
-        row = dict(objective=prob.value, rel_gap=None, status=prob.status, iterations=None)
-    else:
-        fn = rank_svm if solver == "rank_svm" else infinite_push
-        kw = {} if solver == "rank_svm" else {"penalty": penalty}
-        res = fn(data.Xp, data.Xn, lam, time_limit=time_limit, warm_start=warm, **kw)
-        elapsed = time.perf_counter() - t0
-        row = dict(objective=res.objective, rel_gap=res.gap, status=res.status,
-                   iterations=res.iterations)
-    row.update(time_s=elapsed, m=data.m, n=data.n, d=data.d, peak_rss_mib=_rss_mib(),
-               base_rss_mib=base)
-    queue.put(row)
-
-
-def run(job):
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_measure, args=(job, queue))
-    proc.start()
-    row = queue.get()
-    proc.join()
-    return row
+def task(job, time_limit) -> Task:
+    case, solver, penalty, lam, _, warm_lam = job
+    problem = instance(case, solver, penalty, lam)
+    if solver in _CVXPY:
+        return Task(problem, "cvxpy", "CLARABEL", timeout=CVXPY_TIME_LIMIT,
+                    options=_CVXPY[solver])
+    return Task(problem, "native", _NATIVE[solver], timeout=time_limit,
+                options=None if warm_lam is None else (("warm_start_lam", warm_lam),))
 
 
 def jobs(quick):
@@ -128,9 +103,14 @@ def main(argv=None):
     import numpy as np
     print(f"# python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()}; quick={args.quick}; time limit {limit:g} s", flush=True)
+    plan = jobs(args.quick)
+    table = benchmark([task(job, limit) for job in plan],
+                      ProcessExecutor(n_workers=1, fresh=True)).table
     rows, cvx = [], {}
-    for case, solver, penalty, lam, target, warm_lam in jobs(args.quick):
-        row = run((case, solver, penalty, lam, limit, warm_lam))
+    for (case, solver, penalty, lam, target, warm_lam), r in zip(plan, table.to_dict("records")):
+        row = dict(objective=r["objective"], rel_gap=_none(r["gap"]), status=r["status"],
+                   iterations=_none(r["iterations"]), time_s=r["time"], m=r["m"], n=r["n"],
+                   d=r["d"], peak_rss_mib=r["peak_rss_mib"], base_rss_mib=r["rss_before_mib"])
         row.update(case=case, solver=solver, penalty=penalty, lam=lam, target_s=target,
                    warm=None if warm_lam is None else f"warm from C={1.0 / warm_lam:g}")
         if solver.startswith("cvxpy-clarabel"):  # the baseline is the faster configuration
@@ -160,6 +140,11 @@ def main(argv=None):
         with atomic_open(args.csv, "w", newline="") as fh:
             pd.DataFrame(rows).to_csv(fh, index=False)
         print(f"\nwrote {args.csv}")
+
+
+def _none(x):
+    """None for a missing value of the table (NaN, pandas' NA)."""
+    return None if x is None or x != x or str(x) == "<NA>" else x
 
 
 def _f(x, spec):

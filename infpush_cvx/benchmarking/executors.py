@@ -128,18 +128,21 @@ class _Worker:
 
 
 class ProcessExecutor:
-    """``n_workers`` spawned worker processes (default: the number of CPUs)."""
+    """``n_workers`` spawned worker processes (default: the number of CPUs). With ``fresh``,
+    every task gets a new worker (warmed up like the first), so nothing another task left in a
+    process (caches, fragmented memory) is counted in its time or memory."""
 
     name = "processes"
 
     def __init__(self, n_workers: int | None = None, env: dict | None = None,
-                 warmup: bool = True):
+                 warmup: bool = True, fresh: bool = False):
         if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) != n_workers
                                       or n_workers < 1):
             raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}")
         self.n_workers = int(n_workers) if n_workers is not None else (os.cpu_count() or 1)
         self.env = dict(SINGLE_THREAD_ENV if env is None else env)
         self.warmup = warmup
+        self.fresh = bool(fresh)
         self.warmup_info: list[dict] = []
 
     def run(self, tasks):
@@ -179,6 +182,10 @@ class ProcessExecutor:
                     elif msg is not None:
                         w.job = None
                         yield msg
+                        if self.fresh:
+                            w.stop()
+                            workers[i] = new_worker() if pending else None
+                            continue
                     elif w.proc.sentinel in ready or not w.proc.is_alive():
                         w.kill()
                         if w.job is not None:

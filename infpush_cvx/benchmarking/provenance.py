@@ -144,23 +144,29 @@ def _solver_records(tasks) -> dict:
 
 
 def _problem_records(problems) -> tuple[dict, dict]:
-    from .. import catalog
     from ..catalog.reference import load_reference
     from .instances import instance_parameters
+    from .tasks import Instance, problem_spec
     problem_records, instance_records = {}, {}
-    for pid in problems:
+    for problem in problems:
+        pid = str(problem)
         try:
-            spec = catalog.get(pid)
+            spec = problem_spec(problem)
         except ValueError:
             problem_records[pid] = {"error": "unknown problem"}
             continue
-        ref = load_reference(pid)
+        generated = isinstance(problem, Instance)
+        ref = None if generated else load_reference(pid)
         problem_records[pid] = {"instance": spec.instance, "formulation": spec.formulation,
                                 "options": dict(spec.options), "lam": spec.lam,
                                 "problem_class": spec.problem_class, "tier": spec.tier,
                                 "reference_value": None if ref is None else ref["opt_val"]}
         if spec.instance not in instance_records:
-            instance_records[spec.instance] = instance_parameters(spec.instance)
+            instance_records[spec.instance] = instance_parameters(spec.instance) \
+                if not generated else {"generator": problem.generator,
+                                       "params": dict(problem.params),
+                                       "seed": dict(problem.params).get("seed"),
+                                       "tier": spec.tier}
     return problem_records, instance_records
 
 

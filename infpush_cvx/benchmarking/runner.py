@@ -153,7 +153,7 @@ def _execute(tasks, executor, progress):
             curve = row.pop("curve", None)
             if curve:
                 task = tasks[k]
-                curves.extend({"problem": task.problem, "solver": task.solver,
+                curves.extend({"problem": str(task.problem), "solver": task.solver,
                                "repeat": task.repeat, **c} for c in curve)
             rows[k] = row
             if bar is not None:
@@ -175,7 +175,7 @@ def _tidy(rows) -> pd.DataFrame:
     df = df[COLUMNS + version_cols]
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
                 "setup_time", "solve_time", "time", "timeout", "lam", "primal_residual",
-                "solver_primal_residual"):
+                "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     for col in ("iterations", "seed", "m", "n", "d", "nnz"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")

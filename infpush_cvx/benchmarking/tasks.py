@@ -1,5 +1,7 @@
-"""One benchmark task (catalog problem x solver x repeat) and the row it produces: the one row
-builder of the package (``infpush-cvx check``, ``bench`` and ``solve`` all make their rows here).
+"""One benchmark task (problem x solver x repeat) and the row it produces: the one row builder
+of the package (``infpush-cvx check``, ``bench``, ``solve`` and the benchmark scripts all make
+their rows here). A problem is a catalog ID or an :class:`Instance` (a generator and its
+parameters, as benchopt's Dataset, with a formulation).
 
 A task is either a CVXPY solve (``kind`` "cvxpy") or one method of the project's own solvers
 (``kind`` "native", named ``"<module>.<method>"``). Which project solver takes which catalog
@@ -17,7 +19,9 @@ compilation; ``setup_time``: the rest of the task's time besides compilation and
 ``solve_time``: building the CVXPY model, solver setup, unpacking the solution, or a project
 solver's work outside its own clock; ``time``: the whole task), the instance
 (``generator``, ``seed``, ``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every
-option the solver was called with (``solver_options``, JSON), and for CVXPY solves the primal
+option the solver was called with (``solver_options``, JSON), the resident memory before the
+solve and its peak during it (``rss_before_mib``, ``peak_rss_mib``: :mod:`.memory`; a warm start
+included), and for CVXPY solves the primal
 residual of the solution (``primal_residual``: the largest constraint violation, computed by CVXPY
 from the solution) and the solver's own report of it (``solver_primal_residual``, when its
 interface passes one on). With ``Task.curves``, a project solver's row also carries its
@@ -31,6 +35,7 @@ solve with exceptions left to the caller (the ``solve`` command).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -38,7 +43,7 @@ import socket
 import time
 import traceback
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
 
@@ -54,7 +59,8 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
            "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads",
            "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
-           "primal_residual", "solver_primal_residual", "solver_options", "run_id"]
+           "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
+           "solver_options", "run_id"]
 
 #: Statuses that count as a successful solve, CVXPY's and the project's.
 SUCCESS = registry.SUCCESS
@@ -69,11 +75,17 @@ native_rtol = registry.rtol
 
 @dataclass(frozen=True)
 class Task:
-    """One solve: ``kind`` "cvxpy" (``solver`` a CVXPY name) or "native" (``solver`` is
-    ``"<module>.<method>"``, e.g. ``"infinite_push.fista"``); ``tol`` is the native target gap;
-    ``curves``: keep a project solver's per-iteration history (its convergence curve)."""
+    """One solve of ``problem`` (a catalog ID, or a generated :class:`Instance`): ``kind``
+    "cvxpy" (``solver`` a CVXPY name) or "native" (``solver`` is ``"<module>.<method>"``, e.g.
+    ``"infinite_push.fista"``); ``tol`` is the native target gap; ``curves``: keep a project
+    solver's per-iteration history (its convergence curve).
 
-    problem: str
+    ``options`` (``(name, value)`` pairs, so the task stays hashable): for a CVXPY solver, the
+    options it is called with instead of its comparison options (``()``: CVXPY's defaults); for a
+    project solver, keyword arguments added to its call, and ``warm_start_lam``: first solve at
+    that lambda (untimed) and start from its answer, as along a regularisation path."""
+
+    problem: str | Instance
     kind: str
     solver: str
     repeat: int = 0
@@ -81,9 +93,64 @@ class Task:
     timeout: float | None = None
     blas_threads: int = 1
     curves: bool = False
+    options: tuple | None = None
 
     def label(self) -> str:
         return f"{self.problem} / {self.solver} #{self.repeat}"
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A problem that is not in the catalog, named the way benchopt names a Dataset: the instance
+    is ``generator`` (a catalog generator, ``catalog.GENERATORS``: ``planted_bipartite``,
+    ``real_subset``, ``rank2plan_pairs``...) called with ``params``, and the problem is the
+    catalog ``formulation`` with ``options`` and ``lam`` (``(name, value)`` pairs keep it
+    hashable). Generated once per process (the last two are cached). It has no stored value:
+    its rows have no ``reference`` and never ``agree``; a benchmark compares its solvers."""
+
+    name: str
+    generator: str
+    params: tuple = ()
+    formulation: str = "infinite_push"
+    options: tuple = ()
+    lam: float = 1.0
+
+    def __post_init__(self):
+        from .. import catalog
+        from .._validation import check_choice
+        check_choice(self.generator, "generator", catalog.GENERATORS)
+        check_choice(self.formulation, "formulation", catalog.FORMULATIONS)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def spec(self):
+        """The problem as a catalog ProblemSpec (tier ``"generated"``)."""
+        from ..catalog import ProblemSpec
+        return ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
+                           float(self.lam), tier="generated")
+
+    def data(self):
+        return _generated(self.generator, self.params)
+
+
+@functools.lru_cache(maxsize=2)
+def _generated(generator: str, params: tuple):
+    from .. import catalog
+    return catalog.GENERATORS[generator](**dict(params))
+
+
+def problem_spec(problem):
+    """The ProblemSpec of a task's ``problem`` (a catalog ID or an :class:`Instance`)."""
+    from .. import catalog
+    return problem.spec() if isinstance(problem, Instance) else catalog.get(problem)
+
+
+def problem_data(problem):
+    """The instance data of a task's ``problem`` (cached per process)."""
+    from .. import catalog
+    return problem.data() if isinstance(problem, Instance) else \
+        catalog.instance_data(catalog.get(problem).instance)
 
 
 @dataclass(frozen=True)
@@ -154,11 +221,18 @@ def versions() -> dict:
 def task_options(task: Task) -> dict:
     """Every option the task's solver is called with: for a CVXPY solver, the keyword arguments
     of ``Problem.solve`` (CVXPY settings, the solver's options and time limit); for a project
-    solver, ``method``, ``tol`` and ``time_limit``."""
+    solver, ``method``, ``tol``, ``time_limit`` and the task's own ``options``."""
     if task.kind == "cvxpy":
         return {"solver": task.solver,
-                **cvxpy_solvers.spec(task.solver).solve_options(task.timeout)}
-    return registry.options(task.solver, tol=task.tol, time_limit=task.timeout)
+                **_with_options(cvxpy_solvers.spec(task.solver), task).solve_options(task.timeout)}
+    return {**registry.options(task.solver, tol=task.tol, time_limit=task.timeout),
+            **dict(task.options or ())}
+
+
+def _with_options(solver_spec, task: Task):
+    """``solver_spec`` with the task's ``options`` instead of its comparison options, if any."""
+    return solver_spec if task.options is None else replace(solver_spec,
+                                                            options=dict(task.options))
 
 
 def _options_text(task: Task) -> str | None:
@@ -171,13 +245,17 @@ def _options_text(task: Task) -> str | None:
 def base_row(task: Task) -> dict:
     """The row fields known before solving (problem and instance description, stored value,
     the solver's options, task, machine)."""
-    from .. import catalog
     from ..catalog.reference import load_reference
     from .instances import instance_parameters
-    spec = catalog.get(task.problem)
-    instance = instance_parameters(spec.instance)
-    ref = load_reference(task.problem)
-    return {"problem": task.problem, "instance": spec.instance, "formulation": spec.formulation,
+    spec = problem_spec(task.problem)
+    if isinstance(task.problem, Instance):
+        params = dict(task.problem.params)
+        instance = {"generator": task.problem.generator, "seed": params.get("seed")}
+        ref = None
+    else:
+        instance = instance_parameters(spec.instance)
+        ref = load_reference(task.problem)
+    return {"problem": spec.id, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
                                         else "l1"),
             "scaling": spec.scaling, "form": spec.options.get("form", ""),
@@ -276,7 +354,8 @@ def _answer(status: str, objective, reference, rtol: float, success) -> dict:
 
 def _run_cvxpy(task: Task, spec, data, reference) -> dict:
     """A CVXPY solve; the solver must be run on the problem's class (ValueError otherwise)."""
-    solver_spec = cvxpy_solvers.check_handles(task.solver, spec.problem_class, task.problem)
+    solver_spec = _with_options(
+        cvxpy_solvers.check_handles(task.solver, spec.problem_class, spec.id), task)
     with _Timer() as t:
         problem = spec.build(data)
         status, value = solve_cvxpy(problem, solver_spec, task.timeout)
@@ -297,11 +376,19 @@ def _run_native(task: Task, spec, data, reference) -> dict:
     """A project solve. One that stops uncertified warns (ConvergenceWarning); its row's status
     says so, and the warning goes to the log (-vv) instead of the output."""
     if task.solver not in registry.methods(spec):
-        raise ValueError(f"project solver {task.solver!r} does not solve {task.problem!r}; "
+        raise ValueError(f"project solver {task.solver!r} does not solve {spec.id!r}; "
                          f"available: {registry.methods(spec) or 'none'}")
-    with warnings.catch_warnings(record=True) as caught, _Timer() as t:
+    extra = dict(task.options or ())
+    warm_lam = extra.pop("warm_start_lam", None)
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = registry.solve(spec, task.solver, data, tol=task.tol, time_limit=task.timeout)
+        if warm_lam is not None:  # the previous point of a regularisation path, untimed
+            extra["warm_start"] = registry.solve(replace(spec, lam=float(warm_lam)), task.solver,
+                                                 data, tol=task.tol, time_limit=task.timeout,
+                                                 **extra)
+        with _Timer() as t:
+            res = registry.solve(spec, task.solver, data, tol=task.tol, time_limit=task.timeout,
+                                 **extra)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
     out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS),
@@ -322,8 +409,8 @@ def solve_task(task: Task) -> dict:
     """
     from threadpoolctl import threadpool_limits
 
-    from .. import catalog
     from .instances import instance_shape
+    from .memory import peak_rss
     row = base_row(task)
     run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
     if run is None:
@@ -331,9 +418,11 @@ def solve_task(task: Task) -> dict:
     with threadpool_limits(limits=task.blas_threads):
         # Generate the instance (cached per process) before any clock starts, so the first
         # task of a process is not charged for it.
-        data = catalog.instance_data(row["instance"])
+        data = problem_data(task.problem)
         row.update(instance_shape(data))
-        row.update(run(task, catalog.get(task.problem), data, row["reference"]))
+        with peak_rss() as memory:
+            row.update(run(task, problem_spec(task.problem), data, row["reference"]))
+    row.update(rss_before_mib=memory.rss_before_mib, peak_rss_mib=memory.peak_rss_mib)
     row["error"] = ""
     return _with_threads(row, task)
 
@@ -353,7 +442,7 @@ def run_task(task: Task | CallTask) -> dict:
         row = failed_row(task, f"error: {kind}", f"{error} | {traceback_text}",
                          elapsed=time.perf_counter() - start, in_worker=True)
     except Exception:  # unknown problem: still a row, without the problem's description
-        return {"problem": task.problem, "kind": task.kind, "solver": task.solver,
+        return {"problem": str(task.problem), "kind": task.kind, "solver": task.solver,
                 "repeat": task.repeat, "status": "error", "converged": False, "agrees": False,
                 "error": error[:500], **versions()}
     return _with_threads(row, task)

@@ -32,22 +32,22 @@ WARMUP_TIME_LIMITS = {"cvxpy": 1.0, "native": 30.0}
 
 @dataclass(frozen=True)
 class WarmupJob:
-    """One untimed solve: ``kind`` and ``solver`` as in a Task, on catalog problem ``problem``."""
+    """One untimed solve: ``kind`` and ``solver`` as in a Task, on ``problem`` (a catalog ID or
+    a generated Instance)."""
 
     kind: str
     solver: str
-    problem: str
+    problem: object
 
     def label(self) -> str:
         return f"{self.solver} on {self.problem}"
 
 
-def _storage_key(problem_id: str):
-    """``(formulation, options, sparse, size)`` of a catalog problem (its instance generated)."""
-    from .. import catalog
+def _storage_key(problem):
+    """``(formulation, options, sparse, size)`` of a task's problem (its instance generated)."""
     from .instances import instance_shape
-    spec = catalog.get(problem_id)
-    data = catalog.instance_data(spec.instance)
+    from .tasks import problem_data, problem_spec
+    spec, data = problem_spec(problem), problem_data(problem)
     shape = instance_shape(data)
     group = (spec.formulation, tuple(sorted(spec.options.items())), bool(data.is_sparse))
     return group, shape["nnz"] + shape["m"] * shape["n"]
@@ -94,11 +94,9 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
 
 
 def _solve(job: WarmupJob, time_limit: float) -> None:
-    from .. import catalog
     from ..catalog import cvxpy_solvers, registry
-    from .tasks import solve_cvxpy
-    spec = catalog.get(job.problem)
-    data = catalog.instance_data(spec.instance)
+    from .tasks import problem_data, problem_spec, solve_cvxpy
+    spec, data = problem_spec(job.problem), problem_data(job.problem)
     if job.kind == "cvxpy":
         solve_cvxpy(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
     elif job.kind == "native":

@@ -135,12 +135,14 @@ def defaults(label: str) -> dict:
     return out
 
 
-def solve(spec, label: str, data, *, tol: float = 1e-6, time_limit: float | None = None):
+def solve(spec, label: str, data, *, tol: float = 1e-6, time_limit: float | None = None,
+          **extra):
     """The :class:`~infpush_cvx.solvers.result.SolverResult` of the project solver ``label`` on
-    the catalog problem ``spec`` (a dual: on its primal) with instance ``data``."""
+    the catalog problem ``spec`` (a dual: on its primal) with instance ``data``; ``extra``
+    keyword arguments go to the solver function as they are (``warm_start``, ``max_iter``)."""
     module = label.partition(".")[0]
     solver = function(module)
-    kwargs = options(label, tol=tol, time_limit=time_limit)
+    kwargs = {**options(label, tol=tol, time_limit=time_limit), **extra}
     penalty, scaling = spec.options.get("penalty", "l2"), spec.options.get("scaling", "paper")
     if module in ("infinite_push", "ranksvm"):
         from ..kernels import kernel_options

@@ -1,12 +1,16 @@
-"""Tasks: which solvers apply to which catalog problem, and the row a task produces."""
+"""Tasks: which solvers apply to which catalog problem (the catalog's registry), and the row a
+task produces, for a catalog problem or a generated instance."""
 
+import json
 import math
 
 import pytest
 
 from infpush_cvx import catalog
-from infpush_cvx.benchmarking import make_tasks, native_methods, run_task
-from infpush_cvx.benchmarking.tasks import COLUMNS, Task, native_rtol
+from infpush_cvx.benchmarking import ProcessExecutor, make_tasks, native_methods, run_task
+from infpush_cvx.benchmarking import run_benchmark
+from infpush_cvx.benchmarking.tasks import COLUMNS, Instance, Task, native_rtol
+from infpush_cvx.catalog import registry
 from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
 from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
 from infpush_cvx.solvers.ranksvm import METHODS as RANKSVM_METHODS
@@ -92,3 +96,65 @@ def test_exceptions_become_rows():
     assert not row["agrees"] and math.isinf(row["rel_error"])
     row = run_task(Task("no-such-problem", "cvxpy", "CLARABEL"))
     assert row["status"] == "error" and "unknown problem" in row["error"]
+
+
+def test_every_catalog_problem_has_a_certified_project_solver_in_the_registry():
+    for pid in catalog.problem_ids(tier="all"):
+        spec = catalog.get(pid)
+        module, _, method = registry.certified_label(spec).partition(".")
+        assert method in registry.module_methods(module, spec.options.get("penalty", "l2")), pid
+        # the project methods of a primal compact problem are exactly its module's
+        if spec.formulation in registry.MODULES and spec.options.get("form") != "direct":
+            assert registry.certified_label(spec) in native_methods(spec), pid
+    assert registry.certified_label(catalog.get("ip_dual_planted_s_paper")) == \
+        "infinite_push.working_set"  # a dual is re-solved through its primal
+    with pytest.raises(ValueError, match="unknown project solver module 'nope'"):
+        registry.function("nope")
+
+
+GENERATED = Instance("planted_tiny", "planted_bipartite",
+                     (("m", 12), ("n", 15), ("d", 4), ("seed", 1)), "infinite_push",
+                     (("penalty", "l2"), ("scaling", "paper"), ("form", "compact")), 0.1)
+
+
+def test_a_generated_instance_is_a_task_without_a_stored_value():
+    native = run_task(Task(GENERATED, "native", "infinite_push.working_set"))
+    cvx = run_task(Task(GENERATED, "cvxpy", "CLARABEL", options=()))
+    for row in (native, cvx):
+        assert row["problem"] == "planted_tiny" and row["tier"] == "generated", row
+        assert row["generator"] == "planted_bipartite" and row["seed"] == 1
+        assert (row["m"], row["n"], row["d"]) == (12, 15, 4)
+        assert row["status"] == "optimal" and row["converged"]
+        assert row["reference"] is None and row["rel_error"] is None and not row["agrees"]
+        assert row["peak_rss_mib"] >= row["rss_before_mib"] > 0
+    assert native["objective"] == pytest.approx(cvx["objective"], rel=1e-6)
+    # the task's options replace the comparison options (here: CVXPY's defaults)
+    assert json.loads(cvx["solver_options"]) == {"solver": "CLARABEL", "verbose": False}
+
+
+def test_a_generated_instance_names_a_known_generator_and_formulation():
+    with pytest.raises(ValueError, match="generator"):
+        Instance("x", "no_such_generator")
+    with pytest.raises(ValueError, match="formulation"):
+        Instance("x", "planted_bipartite", formulation="nope")
+
+
+def test_a_warm_start_solves_the_other_lambda_first(monkeypatch):
+    calls = []
+    solve = registry.solve
+
+    def spy(spec, label, data, **kwargs):
+        calls.append((spec.lam, "warm_start" in kwargs))
+        return solve(spec, label, data, **kwargs)
+    monkeypatch.setattr(registry, "solve", spy)
+    row = run_task(Task(GENERATED, "native", "infinite_push.working_set",
+                        options=(("warm_start_lam", 0.2),)))
+    assert calls == [(0.2, False), (0.1, True)]
+    assert row["status"] == "optimal" and json.loads(row["solver_options"])["warm_start_lam"] == 0.2
+
+
+@pytest.mark.slow  # two worker processes that import CVXPY
+def test_fresh_processes_run_every_task_in_a_new_worker():
+    tasks = [Task(GENERATED, "native", "infinite_push.working_set", repeat=r) for r in range(2)]
+    df = run_benchmark(tasks, ProcessExecutor(n_workers=1, fresh=True), progress=False)
+    assert (df["status"] == "optimal").all() and df["pid"].nunique() == 2
