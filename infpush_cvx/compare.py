@@ -22,7 +22,6 @@ from . import catalog as _catalog
 from ._validation import check_time_limit
 from .benchmarking.executors import SerialExecutor
 from .benchmarking.runner import benchmark, make_tasks
-from .benchmarking.tasks import SUCCESS  # noqa: F401  (the statuses of a successful solve)
 
 log = logging.getLogger(__name__)
 

@@ -32,6 +32,17 @@ __all__ = ["ALL_TIERS", "CATALOG_ENV_VAR", "DEFAULT_CATALOG", "DEFAULT_TIER", "F
            "problems", "tiers"]
 
 
+def _keep_old_path(name: str) -> None:
+    """Make the old module path ``infpush_cvx.<x>`` the module ``infpush_cvx.catalog.<x>`` itself,
+    for one release: ``import infpush_cvx.<x>`` then gives that very module object (so
+    ``monkeypatch.setattr`` on either name reaches the same code), without a DeprecationWarning,
+    because the solver modules, tests and notebooks still import it by the old name. New code
+    imports ``from infpush_cvx.catalog import <x>``."""
+    import importlib
+    import sys
+    sys.modules[name] = importlib.import_module(f"{__name__}.{name.rpartition('.')[2]}")
+
+
 def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:
     """Yield the original script's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
 
