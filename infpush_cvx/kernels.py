@@ -305,9 +305,12 @@ def pivoted_cholesky(K, tol: float = RANK_TOL):
     if info < 0:  # (an argument error: a bug, not a numerical failure)
         raise RuntimeError(f"dpstrf failed with info={info}")
     piv = piv[:N] - 1
-    C = np.tril(c[:r, :r])
-    L = np.zeros((N, r))
-    L[piv] = np.tril(c[:, :r])
+    P = c[:, :r]  # the factor's rows in pivot order; the strict upper part is stale
+    for k in range(r - 1):  # (in place: a copy of a 4,601 x 4,146 triangle takes 1 s)
+        P[k, k + 1:] = 0.0
+    L = np.empty((N, r))
+    L[piv] = P
+    C = P[:r].copy()
     rest = piv[r:]
     residual = 0.0
     if rest.size:
