@@ -99,37 +99,27 @@ def _working(what: str):
 
 # -- argparse types: a bad value is a one-line usage error naming the option -----------------
 
-def positive_float(text: str) -> float:
-    """A positive, finite number (tolerances, seconds, factors)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
-    return value
+def _argument_type(convert, ok, expected: str, must: str):
+    """An argparse type: ``convert(text)`` (else "expected <expected>"), then ``ok(value)`` (else
+    "<must>"); either failure is a one-line usage error naming the option."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{must}, got {text!r}")
+        return value
+    return parse
 
 
-def positive_int(text: str) -> int:
-    """A positive integer (counts, sizes)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
-
-def nonnegative_int(text: str) -> int:
-    """An integer >= 0 (seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
-    return value
+#: A positive, finite number (tolerances, seconds, factors).
+positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "a positive number",
+                                "must be positive and finite")
+#: A positive integer (counts, sizes).
+positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must be at least 1")
+#: An integer >= 0 (seeds).
+nonnegative_int = _argument_type(int, lambda v: v >= 0, "an integer >= 0", "must be >= 0")
 
 
 # -- logging: the package logger, to stderr, at the level -v asks for ------------------------

@@ -24,13 +24,18 @@ from ..data import BipartiteData, PairData
 from ..files import atomic_open
 
 
-def instance_parameters(name: str) -> dict:
-    """What the catalog declares about instance ``name``: ``generator``, ``params`` (a copy),
-    ``seed`` (None when the generator takes none) and ``tier``."""
+def _instance_spec(name: str):
     spec = catalog.load_catalog().instances.get(name)
     if spec is None:
         raise ValueError(f"unknown instance {name!r}; expected one of "
                          f"{sorted(catalog.load_catalog().instances)}")
+    return spec
+
+
+def instance_parameters(name: str) -> dict:
+    """What the catalog declares about instance ``name``: ``generator``, ``params`` (a copy),
+    ``seed`` (None when the generator takes none) and ``tier``."""
+    spec = _instance_spec(name)
     return {"generator": spec.generator, "params": dict(spec.params),
             "seed": spec.params.get("seed"), "tier": spec.tier}
 
@@ -54,10 +59,7 @@ def instance_shape(data) -> dict:
 def save_instance(name: str, directory, data=None) -> Path:
     """Generate the catalog instance ``name`` (or use ``data``) and save ``<directory>/<name>.npz``
     atomically (a process killed while writing leaves the previous file)."""
-    spec = catalog.load_catalog().instances.get(name)
-    if spec is None:
-        raise ValueError(f"unknown instance {name!r}; expected one of "
-                         f"{sorted(catalog.load_catalog().instances)}")
+    spec = _instance_spec(name)
     data = catalog.instance_data(name) if data is None else data
     arrays = {}
     for key, a in data.arrays().items():

@@ -22,6 +22,7 @@ library versions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -208,10 +209,19 @@ def save_results(df: pd.DataFrame, path) -> dict:
     complete, so a run killed while writing leaves the previous tables, never a partial file
     nor a new CSV beside an old Parquet file."""
     out = table_paths(path)
-    with atomic_path(out["csv"]) as csv, atomic_path(out["parquet"]) as parquet:
-        df.to_csv(csv, index=False)
-        df.to_parquet(parquet, index=False)
+    with _table_files(df, out["csv"], out["parquet"]):
+        pass
     return out
+
+
+@contextlib.contextmanager
+def _table_files(df: pd.DataFrame, csv, parquet):
+    """``df`` written to temporary CSV and Parquet files that replace ``csv`` and ``parquet``
+    together when the block (more files of the same set) ends without an exception."""
+    with atomic_path(csv) as csv_tmp, atomic_path(parquet) as parquet_tmp:
+        df.to_csv(csv_tmp, index=False)
+        df.to_parquet(parquet_tmp, index=False)
+        yield
 
 
 def run_folder(out) -> Path:
@@ -251,14 +261,9 @@ def save_run(run: BenchmarkRun, out) -> dict:
                               f"the files of another")
     metadata = dict(run.metadata)
     metadata["files"] = {k: paths[k].name for k in written if k != "metadata"}
-    with atomic_path(paths["csv"]) as csv, atomic_path(paths["parquet"]) as parquet:
-        run.table.to_csv(csv, index=False)
-        run.table.to_parquet(parquet, index=False)
-        if not run.curves.empty:
-            with atomic_path(paths["curves_csv"]) as ccsv, \
-                    atomic_path(paths["curves_parquet"]) as cparquet:
-                run.curves.to_csv(ccsv, index=False)
-                run.curves.to_parquet(cparquet, index=False)
+    curves = contextlib.nullcontext() if run.curves.empty else \
+        _table_files(run.curves, paths["curves_csv"], paths["curves_parquet"])
+    with _table_files(run.table, paths["csv"], paths["parquet"]), curves:
         with atomic_open(paths["metadata"], "w", encoding="utf-8") as fh:
             json.dump(metadata, fh, indent=1, sort_keys=False, default=_json_default)
             fh.write("\n")

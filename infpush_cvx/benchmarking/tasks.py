@@ -283,23 +283,6 @@ def failed_row(task: Task | CallTask, status: str, error: str = "", elapsed: flo
     return row
 
 
-def solve_cvxpy(problem, solver_spec, time_limit: float | None = None):
-    """``(status, value)`` of ``problem`` solved by the CVXPY solver of ``solver_spec`` with its
-    comparison options and ``time_limit``; a ``SolverError`` is the status
-    ``"solver_error: <first line>"`` with value None. HiGHS's banner is kept quiet."""
-    import cvxpy as cp
-    cvxpy_solvers.silence_highs_banner()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # cvxpy's bound propagation (inf*0)
-            # "Solution may be inaccurate": the status (optimal_inaccurate) says so in the row
-            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=solver_spec.name, **solver_spec.solve_options(time_limit))
-        return problem.status, problem.value
-    except cp.error.SolverError as exc:
-        return f"solver_error: {str(exc).splitlines()[0][:80]}", None
-
-
 def primal_residual(problem) -> float | None:
     """The largest violation of any constraint of a solved ``problem`` by its solution
     (``max`` over constraints of ``constraint.violation()``), None when there is no solution."""
@@ -358,7 +341,7 @@ def _run_cvxpy(task: Task, spec, data, reference) -> dict:
         cvxpy_solvers.check_handles(task.solver, spec.problem_class, spec.id), task)
     with _Timer() as t:
         problem = spec.build(data)
-        status, value = solve_cvxpy(problem, solver_spec, task.timeout)
+        status, value = cvxpy_solvers.solve(problem, solver_spec, task.timeout)
     compile_time = getattr(problem, "compilation_time", None)
     stats = problem.solver_stats
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \

@@ -95,10 +95,10 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
 
 def _solve(job: WarmupJob, time_limit: float) -> None:
     from ..catalog import cvxpy_solvers, registry
-    from .tasks import problem_data, problem_spec, solve_cvxpy
+    from .tasks import problem_data, problem_spec
     spec, data = problem_spec(job.problem), problem_data(job.problem)
     if job.kind == "cvxpy":
-        solve_cvxpy(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
+        cvxpy_solvers.solve(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
     elif job.kind == "native":
         registry.solve(spec, job.solver, data, time_limit=time_limit)
     else:

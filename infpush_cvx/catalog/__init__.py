@@ -21,15 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_CATALOG, DEFAULT_TIER, FORMULATIONS,
-                    GENERATORS, PACKAGED_CATALOG, Catalog, CatalogProblem, InstanceSpec,
-                    ProblemSpec, get, instance_data, load_catalog, package_data, problem_ids,
-                    tiers)
-
-__all__ = ["ALL_TIERS", "CATALOG_ENV_VAR", "DEFAULT_CATALOG", "DEFAULT_TIER", "FORMULATIONS",
-           "GENERATORS", "PACKAGED_CATALOG", "Catalog", "CatalogProblem", "InstanceSpec",
-           "ProblemSpec", "get", "instance_data", "load_catalog", "package_data", "problem_ids",
-           "problems", "tiers"]
+from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_CATALOG, DEFAULT_TIER,  # noqa: F401
+                    FORMULATIONS, GENERATORS, PACKAGED_CATALOG, Catalog, CatalogProblem,
+                    InstanceSpec, ProblemSpec, get, instance_data, load_catalog, package_data,
+                    problem_ids, tiers)
 
 
 def _keep_old_path(name: str) -> None:

@@ -29,6 +29,7 @@ import copy
 import logging
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
@@ -283,6 +284,23 @@ def check_handles(name: str, problem_class: str, problem_id: str | None = None) 
         raise ValueError(f"solver {solver.name} is not run on {problem_class} problems ({what})"
                          f"{why}; it is run on {', '.join(solver.classes)} problems only")
     return solver
+
+
+def solve(problem, solver_spec: SolverSpec, time_limit: float | None = None):
+    """``(status, value)`` of ``problem`` solved by the CVXPY solver of ``solver_spec`` with its
+    comparison options and ``time_limit``; a ``SolverError`` is the status
+    ``"solver_error: <first line>"`` with value None. HiGHS's banner is kept quiet. Every solve
+    of the package by a CVXPY solver goes through here (tasks, warm-ups, reference values)."""
+    silence_highs_banner()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # cvxpy's bound propagation (inf*0)
+            # "Solution may be inaccurate": the status (optimal_inaccurate) says so in the row
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+            problem.solve(solver=solver_spec.name, **solver_spec.solve_options(time_limit))
+        return problem.status, problem.value
+    except cp.error.SolverError as exc:
+        return f"solver_error: {str(exc).splitlines()[0][:80]}", None
 
 
 def relative_error(value: float, reference: float) -> float:

@@ -41,6 +41,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
@@ -253,12 +254,10 @@ def dataset_provenance(instance: str) -> dict | None:
             "params": dict(spec.params)}
 
 
-def solve(problem: cp.Problem, solver: str, options: dict | None = None) -> cp.Problem:
-    """Solve with ``solver`` and ``options`` (defaults: the solver's comparison options)."""
-    spec = cvxpy_solvers.spec(solver)
-    cvxpy_solvers.silence_highs_banner()
-    problem.solve(solver=spec.name, **(spec.options if options is None else options))
-    return problem
+def _solve(problem: cp.Problem, solver: str, options: dict) -> tuple:
+    """``(status, value)`` of ``problem`` solved by ``solver`` with exactly ``options``."""
+    spec = replace(cvxpy_solvers.spec(solver), options=copy.deepcopy(options))
+    return cvxpy_solvers.solve(problem, spec)
 
 
 def compute_reference(problem_id: str) -> dict:
@@ -273,27 +272,27 @@ def compute_reference(problem_id: str) -> dict:
     problem = spec.build(data)
     reference_options = cvxpy_solvers.reference_options(spec.problem_class)
     start = time.perf_counter()
-    solve(problem, cvxpy_solvers.REFERENCE_SOLVER, copy.deepcopy(reference_options))
+    status, value = _solve(problem, cvxpy_solvers.REFERENCE_SOLVER, reference_options)
     reference_time = time.perf_counter() - start
-    if problem.status != cp.OPTIMAL:
+    if status != cp.OPTIMAL:
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
-                             f"ended with status {problem.status!r}")
-    value = float(problem.value)
+                             f"ended with status {status!r}")
+    value = float(value)
     if not math.isfinite(value):
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
-                             f"reported {problem.status!r} with the value {value!r}")
+                             f"reported {status!r} with the value {value!r}")
     checker = cvxpy_solvers.CROSS_CHECK[spec.problem_class]
     check_options = cross_check_options(spec.tier, checker)
     start = time.perf_counter()
-    check = solve(spec.build(data), checker, copy.deepcopy(check_options))
+    check_status, check_value = _solve(spec.build(data), checker, check_options)
     check_time = time.perf_counter() - start
-    check_err = cvxpy_solvers.relative_error(check.value, value)
+    check_err = cvxpy_solvers.relative_error(check_value, value)
     accepted = TIER_CROSS_CHECK_STATUSES.get(spec.tier, (cp.OPTIMAL,))
     # written "not <=" so that a NaN error is a disagreement
-    if check.status not in accepted or not check_err <= cvxpy_solvers.CROSS_CHECK_RTOL:
+    if check_status not in accepted or not check_err <= cvxpy_solvers.CROSS_CHECK_RTOL:
         raise ReferenceError(
-            f"{problem_id}: cross-check by {checker} disagrees (status {check.status!r}, "
-            f"value {check.value!r} vs {value!r}, relative error {check_err:.2e})")
+            f"{problem_id}: cross-check by {checker} disagrees (status {check_status!r}, "
+            f"value {check_value!r} vs {value!r}, relative error {check_err:.2e})")
     degenerate = None
     if isinstance(data, BipartiteData):
         from ..degeneracy import is_degenerate
@@ -301,11 +300,11 @@ def compute_reference(problem_id: str) -> dict:
     record = {
         "problem_id": problem_id,
         "opt_val": value,
-        "status": problem.status,
+        "status": status,
         "solver": cvxpy_solvers.REFERENCE_SOLVER,
         "solver_options": reference_options,
         "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
-        "cross_check": {"solver": checker, "status": check.status, "value": float(check.value),
+        "cross_check": {"solver": checker, "status": check_status, "value": float(check_value),
                         "relative_error": check_err,
                         "options": check_options},
         "instance": spec.instance,
@@ -476,15 +475,8 @@ def migrate(ids: Iterable[str] | None = None, *, directory: str | os.PathLike | 
         if record is None or "spec_fingerprint" in record:
             actions[pid] = "missing" if record is None else "unchanged"
             continue
-        problems = []
-        fingerprint = _catalog.instance_data(spec.instance).fingerprint()
-        if fingerprint != record["instance_fingerprint"]:
-            problems.append(f"instance {spec.instance!r} regenerated with fingerprint "
-                            f"{fingerprint[:16]}..., stored "
-                            f"{record['instance_fingerprint'][:16]}...")
-        definition = _definition_change(record, spec)
-        if definition is not None:
-            problems.append(definition)
+        problems = [c for c in (_instance_change(spec, record), _definition_change(record, spec))
+                    if c is not None]
         if problems:
             refused.append(f"{pid}: {'; '.join(problems)}; not fingerprinted (its value must be "
                            f"recomputed: infpush-cvx reference regenerate --only {pid} "
@@ -505,13 +497,20 @@ def check_fingerprint(problem_id: str, data: BipartiteData | PairData | None = N
     if record is None:
         raise ReferenceError(f"{problem_id}: no stored reference value "
                              f"(run `infpush-cvx reference regenerate`)")
-    spec = _catalog.get(problem_id)
+    change = _instance_change(_catalog.get(problem_id), record, data)
+    if change is not None:
+        raise ReferenceError(f"{problem_id}: {change}")
+
+
+def _instance_change(spec, record: dict, data=None) -> str | None:
+    """What says that ``spec``'s instance (``data``, else regenerated) is not the one ``record``
+    was stored for (its fingerprint), or None."""
     data = _catalog.instance_data(spec.instance) if data is None else data
-    fp = data.fingerprint()
-    if fp != record["instance_fingerprint"]:
-        raise ReferenceError(f"{problem_id}: instance {spec.instance!r} regenerated with "
-                             f"fingerprint {fp[:16]}..., stored "
-                             f"{record['instance_fingerprint'][:16]}...")
+    fingerprint, stored = data.fingerprint(), record["instance_fingerprint"]
+    if fingerprint == stored:
+        return None
+    return (f"instance {spec.instance!r} regenerated with fingerprint {fingerprint[:16]}..., "
+            f"stored {stored[:16]}...")
 
 
 #: Target relative duality gap of the re-solve by :func:`verify`.
@@ -572,11 +571,7 @@ def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
         raise ReferenceError(f"{problem_id}: no stored reference value (run `infpush-cvx "
                              f"reference regenerate --only {problem_id}`)")
     data = _catalog.instance_data(spec.instance) if data is None else data
-    failures = []
-    fingerprint = data.fingerprint()
-    if fingerprint != record["instance_fingerprint"]:
-        failures.append(f"instance {spec.instance!r} regenerated with fingerprint "
-                        f"{fingerprint[:16]}..., stored {record['instance_fingerprint'][:16]}...")
+    failures = [c for c in (_instance_change(spec, record, data),) if c is not None]
     if "spec_fingerprint" not in record:
         failures.append(f"no problem-definition fingerprint stored (the record predates them): "
                         f"run `infpush-cvx reference migrate --only {problem_id}` (adds it, "
