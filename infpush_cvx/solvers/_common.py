@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -18,6 +19,42 @@ from .result import SolverResult, status_for_gap, warn_if_not_converged
 
 #: Largest m * n for which an implicit dual point is materialised as an m x n warm start.
 _DENSE_DUAL_LIMIT = 50_000_000
+
+
+def data_first(solver):
+    """The one door from raw arrays to a solver written as ``solver(data, lam, ...)``.
+
+    ``solver(Xp, Xn, lam, ...)``, with the positives and negatives as arrays or scipy.sparse
+    matrices (sample weights as ``wp=``/``wn=``), is the call ``solver(BipartiteData(Xp, Xn), lam,
+    ...)``; ``solver(data, None, lam, ...)``, the container followed by an empty ``Xn``, is
+    ``solver(data, lam, ...)``. A container followed by another data argument, or arrays without
+    the negatives, is a TypeError that says so.
+    """
+    @functools.wraps(solver)
+    def front(*args, **kwargs):
+        if "Xp" in kwargs or "Xn" in kwargs:
+            args = (kwargs.pop("Xp", None), kwargs.pop("Xn", None)) + args
+        if not args:
+            return solver(**kwargs)  # (the solver's own TypeError for the missing data)
+        first, rest = args[0], args[1:]
+        second = rest[0] if rest else None
+        is_data = second is not None and (sp.issparse(second) or np.ndim(second) > 0
+                                          or isinstance(second, BipartiteData))
+        if isinstance(first, BipartiteData):
+            if is_data:
+                raise TypeError(f"Xn must be omitted when the first argument is a BipartiteData "
+                                f"(it holds the negatives), got {type(second).__name__}")
+            if rest and second is None:
+                rest = rest[1:]
+            return solver(first, *rest, **kwargs)
+        if isinstance(second, BipartiteData):
+            raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
+                            "BipartiteData alone as the first argument")
+        if not is_data:
+            raise TypeError("Xn (the negatives) is required when the first argument is an array "
+                            "of the positives (or pass a BipartiteData)")
+        return solver(BipartiteData(first, second), *rest[1:], **kwargs)
+    return front
 
 
 def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter, wp=None,

@@ -34,8 +34,9 @@ from .._validation import (check_bool, check_choice, check_scalar, check_time_li
 from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set, duality
-from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
-                      require_unweighted, unit_weights, warm_alpha, warm_weights)
+from ..data import BipartiteData
+from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
+                      prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
 from ._working_set import WorkingSetOptions
 from .result import SolverResult
@@ -53,7 +54,8 @@ def _projector(lam, m, n):
 
 
 @logs_progress
-def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
+@data_first
+def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
                   scaling: str = "paper", method: str = "working_set", tol: float = 1e-6,
                   max_iter: int | None = None, warm_start: SolverResult | ArrayLike | None = None,
                   *, wp: ArrayLike | None = None, wn: ArrayLike | None = None,
@@ -67,7 +69,11 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
 
     Parameters
     ----------
-    Xp, Xn : (m, d) and (n, d) arrays or scipy.sparse matrices (positives, negatives).
+    data : BipartiteData
+        The positives and negatives (and their sample weights). The raw arrays work as well:
+        ``infinite_push(Xp, Xn, lam, ...)`` with (m, d) and (n, d) arrays or scipy.sparse
+        matrices is ``infinite_push(BipartiteData(Xp, Xn), lam, ...)``
+        (:func:`~infpush_cvx.solvers._common.data_first`).
     wp, wn : optional sample weights of the positives and negatives (``working_set`` only).
         The loss becomes ``max_j (1/M) sum_i wp_i h_ij``, ``M = sum wp``: a max over negatives,
         so ``wn`` does not enter it. Collapse repeated rows into weights with
@@ -121,7 +127,7 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
             raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
                              f"penalty={penalty!r}")
         from ._kernel import kernel_solve
-        return kernel_solve(infinite_push.__wrapped__, Xp, Xn, lam, kernel=kernel, gamma=gamma,
+        return kernel_solve(infinite_push.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
                             penalty=penalty, scaling=scaling, method=method, tol=tol,
@@ -141,7 +147,7 @@ def infinite_push(Xp: ArrayLike, Xn: ArrayLike, lam: float, penalty: str = "l2",
         eta0 = check_scalar(eta0, "eta0", positive=True)
     if rho is not None:
         rho = check_scalar(rho, "rho", positive=True)
-    data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="infinite_push", penalty=penalty,
+    data, lam_p, max_iter = prepare(data, None, lam, loss="infinite_push", penalty=penalty,
                                     scaling=scaling, tol=tol, max_iter=max_iter, wp=wp, wn=wn)
     if method != "working_set":
         require_unweighted(data, method)

@@ -61,7 +61,7 @@ from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_choice, check_time_limit, check_unused_options
 from ..data import BipartiteData
 from ..formulations.pnorm_push import check_p, log_mean_weights
-from ._common import blas_threads_for, prepare, warm_weights
+from ._common import blas_threads_for, data_first, prepare, warm_weights
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
 
@@ -212,8 +212,8 @@ class _State:
 # -- the entry point ------------------------------------------------------------------------------
 
 @logs_progress
-def pnorm_push(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None = None,
-               lam: float | None = None, *,
+@data_first
+def pnorm_push(data: BipartiteData, lam: float | None = None, *,
                p: float = 1.0, method: str = "newton", tol: float = 1e-8,
                max_iter: int | None = None, warm_start: SolverResult | ArrayLike | None = None,
                wp: ArrayLike | None = None, wn: ArrayLike | None = None,
@@ -223,10 +223,9 @@ def pnorm_push(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None = None,
 
     Parameters
     ----------
-    Xp, Xn : the positives (m x d) and negatives (n x d), dense or sparse; or a
-        :class:`~infpush_cvx.data.BipartiteData` as ``Xp`` with ``Xn`` omitted.
-    lam : float > 0, lambda in paper scaling (the only scaling of this problem); required
-        (pass it by name, ``pnorm_push(data, lam=0.1)``, when Xp is a BipartiteData).
+    data : the :class:`~infpush_cvx.data.BipartiteData`, or the positives (m x d) and negatives
+        (n x d), dense or sparse, as two arguments (``pnorm_push(Xp, Xn, lam)``).
+    lam : float > 0, lambda in paper scaling (the only scaling of this problem); required.
     p : float >= 1, the exponent (1: RankBoost's loss; Agarwal 2011 compares 1, 4, 16, 64).
     method : "newton" (default, certified), "boosting" (Rudin's algorithm) or "cvxpy".
     tol : target certified relative gap ``||grad P||^2 / (2 lam |P|)`` (default 1e-8).
@@ -250,7 +249,7 @@ def pnorm_push(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None = None,
                          {"solver": ("cvxpy",), "warm_start": ("newton", "boosting")})
     p = check_p(p)
     # Paper scaling only: prepare's loss and penalty serve the checks of lambda and the data.
-    data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="infinite_push", penalty="l2",
+    data, lam_p, max_iter = prepare(data, None, lam, loss="infinite_push", penalty="l2",
                                     scaling="paper", tol=tol, max_iter=max_iter, wp=wp, wn=wn)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     w0 = warm_weights(data, warm_start)

@@ -27,8 +27,9 @@ from numpy.typing import ArrayLike
 from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
-from ._common import (blas_threads_for, check_working_set_options, finish, prepare,
-                      require_unweighted, unit_weights, warm_alpha, warm_weights)
+from ..data import BipartiteData
+from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
+                      prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
 from ._working_set import WorkingSetOptions
 from .result import SolverResult
@@ -38,7 +39,8 @@ _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000
 
 
 @logs_progress
-def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
+@data_first
+def rank_svm(data: BipartiteData, lam: float, scaling: str = "paper",
              method: str = "smoothing_newton", tol: float = 1e-6, max_iter: int | None = None,
              warm_start: SolverResult | ArrayLike | None = None, *,
              wp: ArrayLike | None = None, wn: ArrayLike | None = None,
@@ -48,7 +50,8 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
              nystroem_seed: int = 0, verbose: bool = False) -> SolverResult:
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
-    Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push` (l2 penalty only;
+    Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push`: the data first
+    (``rank_svm(data, lam)``, or the arrays ``rank_svm(Xp, Xn, lam)``); the l2 penalty only;
     ``eta0`` is used by ``"paper"``, ``options`` by ``"working_set"``, and refused otherwise).
     ``verbose=True`` prints a header, one line per iteration (with mu and the step size for
     ``"smoothing_newton"``; at most about 50 lines for ``"fista"`` and ``"paper"``) and a
@@ -60,7 +63,7 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
     """
     if kernel is not None:
         from ._kernel import kernel_solve
-        return kernel_solve(rank_svm.__wrapped__, Xp, Xn, lam, kernel=kernel, gamma=gamma,
+        return kernel_solve(rank_svm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
                             scaling=scaling, method=method, tol=tol, max_iter=max_iter,
@@ -74,7 +77,7 @@ def rank_svm(Xp: ArrayLike, Xn: ArrayLike, lam: float, scaling: str = "paper",
     options = check_working_set_options(options)
     if eta0 is not None:
         eta0 = check_scalar(eta0, "eta0", positive=True)
-    data, lam_p, max_iter = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling=scaling,
+    data, lam_p, max_iter = prepare(data, None, lam, loss="ranksvm", penalty="l2", scaling=scaling,
                                     tol=tol, max_iter=max_iter, wp=wp, wn=wn)
     if method not in ("working_set", "smoothing_newton"):
         require_unweighted(data, method)

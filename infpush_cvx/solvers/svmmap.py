@@ -63,7 +63,8 @@ from numpy.typing import ArrayLike
 
 from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_time_limit, check_vector
-from ._common import blas_threads_for, prepare
+from ..data import BipartiteData
+from ._common import blas_threads_for, data_first, prepare
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
 
@@ -266,7 +267,8 @@ def _feasible(alpha: np.ndarray) -> np.ndarray:
 
 
 @logs_progress
-def svmmap(Xp: ArrayLike, Xn: ArrayLike | None, lam: float, tol: float = 1e-6,
+@data_first
+def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6,
            max_iter: int | None = None, warm_start: SolverResult | ArrayLike | None = None, *,
            method: str = "cutting_plane", time_limit: float | None = None,
            verbose: bool = False) -> SolverResult:
@@ -274,8 +276,8 @@ def svmmap(Xp: ArrayLike, Xn: ArrayLike | None, lam: float, tol: float = 1e-6,
     ``(lam/2)||w||^2 + max_y [Delta(y) - w.(Psi(y*) - Psi(y))]`` by 1-slack cutting planes,
     certified by the duality gap of the cutting-plane QP (module docstring).
 
-    ``Xp`` is the positives (m x d) and ``Xn`` the negatives, or ``Xp`` a
-    :class:`~infpush_cvx.data.BipartiteData` and ``Xn`` None. Sample weights are refused.
+    ``data`` is a :class:`~infpush_cvx.data.BipartiteData`, or the positives (m x d) and the
+    negatives as two arguments (``svmmap(Xp, Xn, lam)``). Sample weights are refused.
     ``warm_start``: a previous ``svmmap`` result (its cuts are reused: they do not depend on lam)
     or a weight vector (the first cut is taken there). ``max_iter`` counts oracle rounds
     (default 1000); ``time_limit`` in seconds. Returns a :class:`~.result.SolverResult` whose
@@ -285,7 +287,7 @@ def svmmap(Xp: ArrayLike, Xn: ArrayLike | None, lam: float, tol: float = 1e-6,
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
     # paper scaling: lam is used as given (the loss name only matters for the seed scaling)
-    data, lam, max_iter = prepare(Xp, Xn, lam, loss="ranksvm", penalty="l2", scaling="paper",
+    data, lam, max_iter = prepare(data, None, lam, loss="ranksvm", penalty="l2", scaling="paper",
                                   tol=tol, max_iter=max_iter)
     if data.weighted:
         raise ValueError("svmmap does not take sample weights (wp, wn): average precision "

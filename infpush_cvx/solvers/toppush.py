@@ -68,7 +68,7 @@ from .._validation import check_choice, check_int, check_scalar, check_time_limi
 from ..data import BipartiteData
 from ..prox.equal_sums import _project_checked
 from . import _toppush_ipm
-from ._common import blas_threads_for, check_representable
+from ._common import blas_threads_for, check_representable, data_first
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
 
@@ -175,15 +175,16 @@ def data_lipschitz(data: BipartiteData) -> float:
 
 # ---- the solver -------------------------------------------------------------------------------
 @logs_progress
-def toppush(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None, lam: float,
+@data_first
+def toppush(data: BipartiteData, lam: float,
             loss: str = "truncated_quadratic", method: str = "interior_point", tol: float = 1e-6,
             max_iter: int | None = None, warm_start: SolverResult | None = None, *,
             wp: ArrayLike | None = None, time_limit: float | None = None,
             cvxpy_solver: str = "CLARABEL", verbose: bool = False) -> SolverResult:
     """Minimise the TopPush objective (module docstring); returns a :class:`SolverResult`.
 
-    ``Xp``, ``Xn``: the positives and negatives (or a :class:`BipartiteData` as ``Xp`` with
-    ``Xn=None``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the paper's)
+    ``data``: a :class:`BipartiteData`, or the positives and negatives as two arguments
+    (``toppush(Xp, Xn, lam)``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the paper's)
     or "hinge"; ``method``: "dual_agd" (default) or "cvxpy" (``cvxpy_solver``, Clarabel by
     default). ``tol``: the certified relative duality gap at which "dual_agd" stops.
     ``warm_start``: a previous TopPush result (its dual ``(alpha, beta)`` starts "dual_agd").
@@ -193,7 +194,8 @@ def toppush(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None, lam: float,
     deadline = Deadline(check_time_limit(time_limit))
     check_choice(loss, "loss", LOSSES)
     check_choice(method, "method", METHODS)
-    data = _as_data(Xp, Xn, wp)
+    if wp is not None:
+        data = BipartiteData(data.Xp, data.Xn, wp, data.wn)
     lam = check_scalar(lam, "lam", positive=True)
     tol = check_scalar(tol, "tol", positive=True)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else check_int(max_iter, "max_iter",
@@ -225,20 +227,6 @@ def toppush(Xp: ArrayLike | BipartiteData, Xn: ArrayLike | None, lam: float,
                           message=out["message"])
     warn_if_not_converged(result)
     return result
-
-
-def _as_data(Xp, Xn, wp) -> BipartiteData:
-    if isinstance(Xp, BipartiteData):
-        if Xn is not None:
-            raise TypeError(f"Xn must be None when Xp is a BipartiteData (it holds the "
-                            f"negatives), got Xn of type {type(Xn).__name__}")
-        return Xp if wp is None else BipartiteData(Xp.Xp, Xp.Xn, wp, Xp.wn)
-    if isinstance(Xn, BipartiteData):
-        raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
-                        "BipartiteData alone as Xp (with Xn=None)")
-    if Xn is None:
-        raise TypeError("Xn (the negatives) is required when Xp is an array")
-    return BipartiteData(Xp, Xn, wp, None)
 
 
 def _warm_dual(data: BipartiteData, warm_start):

@@ -24,6 +24,9 @@ from infpush_cvx.prox import (project_l1ball, project_l1inf, project_linf1, proj
                               prox_infinite_push_loss, prox_l1inf, prox_linf1)
 from infpush_cvx.solvers import (ConvergenceWarning, infinite_push, rank2plan_lambda_max,
                                  rank2plan_lp, rank_svm)
+from infpush_cvx.solvers.pnorm_push import pnorm_push
+from infpush_cvx.solvers.svmmap import svmmap
+from infpush_cvx.solvers.toppush import toppush
 
 TOL = 1e-6
 
@@ -537,3 +540,20 @@ def test_working_set_options_by_name():
         rank_svm(Xp, Xn, 0.1, method="working_set", options={"band": -1.0})
     with pytest.raises(TypeError, match="options"):
         infinite_push(Xp, Xn, 0.1, options=[("band", 0.3)])
+
+
+@pytest.mark.parametrize("solver", [infinite_push, rank_svm, toppush, pnorm_push, svmmap])
+def test_the_data_container_comes_first(solver):
+    """``solver(data, lam)`` is the documented call; the arrays ``solver(Xp, Xn, lam)`` and the
+    older ``solver(data, None, lam)`` are the same solve; ambiguous calls are refused."""
+    Xp, Xn = bipartite()
+    data = BipartiteData(Xp, Xn)
+    first = solver(data, 0.1)
+    for other in (solver(Xp, Xn, 0.1), solver(data, None, 0.1), solver(Xp=Xp, Xn=Xn, lam=0.1)):
+        np.testing.assert_array_equal(other.w, first.w)
+    with pytest.raises(TypeError, match="Xn must be omitted"):
+        solver(data, Xn, 0.1)
+    with pytest.raises(TypeError, match="Xn .the negatives. is required"):
+        solver(Xp, 0.1)
+    with pytest.raises(TypeError, match="alone as the first argument"):
+        solver(Xp, data, 0.1)
