@@ -14,10 +14,8 @@ overwriting one):
 
 Solvers are the CVXPY comparison solvers (``cvxpy_solvers.comparison_set()``, or any installed
 one by name) on the problem classes they handle, and every method of the project's solvers that
-maps to the problem (:func:`infpush_cvx.catalog.registry.methods`). Each row records status,
-objective, relative error against the stored value, certificate (gap), primal residual,
-compile/setup/solve times, iterations, the instance's parameters, the solver's options and
-library versions.
+maps to the problem (:func:`infpush_cvx.catalog.registry.methods`); the rows are those of
+:mod:`.tasks`.
 """
 
 from __future__ import annotations

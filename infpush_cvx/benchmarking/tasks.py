@@ -43,7 +43,7 @@ import socket
 import time
 import traceback
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
 
@@ -435,7 +435,3 @@ def _with_threads(row: dict, task: Task) -> dict:
     row["blas_threads"] = task.blas_threads
     row["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")  # the worker's environment
     return row
-
-
-def task_dict(task: Task) -> dict:
-    return asdict(task)

@@ -228,11 +228,6 @@ def comparison_set() -> list[str]:
     return [name for name in TUNED if name in installed]
 
 
-def installed() -> list[str]:
-    """The default comparison solvers that are installed (see :func:`comparison_set`)."""
-    return comparison_set()
-
-
 def spec(name: str) -> SolverSpec:
     """The :class:`SolverSpec` of an installed CVXPY solver (name case-insensitive).
 

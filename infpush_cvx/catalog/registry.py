@@ -6,17 +6,8 @@ Push) less ``"cvxpy"``, which is the CVXPY backend and runs as a CVXPY solver. A
 named by its label ``"<module>.<method>"`` (``"infinite_push.fista"``). The CVXPY ``form``
 (compact or direct) does not exist for them, so they run on the compact (or form-less) problems
 only, never twice on the same optimisation problem; the duals are re-solved through their primal
-by ``reference verify`` only (:data:`DUALS`, :data:`CERTIFIED`).
-
-==================== =============== ======================================================
-formulation          module          call (:func:`solve`)
-==================== =============== ======================================================
-infinite_push        infinite_push   ``infinite_push(Xp, Xn, lam, penalty=, scaling=, ...)``
-ranksvm              ranksvm         ``rank_svm(Xp, Xn, lam, scaling=, ...)``
-rank2plan_lp         rank2plan       ``rank2plan_lp(data, lam=lam, ...)``
-pnorm_push           pnorm_push      ``pnorm_push(data, lam=lam, p=, ...)``
-toppush              toppush         ``toppush(data, None, lam, loss=, ...)``
-==================== =============== ======================================================
+by ``reference verify`` only (:data:`DUALS`, :data:`CERTIFIED`). :func:`solve` is how each
+module's function is called with a catalog problem's data, lambda and options.
 
 CVXPY solvers. What each can take is :func:`.cvxpy_solvers.run_classes` (CVXPY's description of
 its interfaces, less the ``EXCLUDED`` exceptions); :func:`cvxpy_solvers_for` applies it to a
