@@ -170,6 +170,8 @@ def _cmd_check(args) -> int:
     ids = _problem_ids(args.problems, args.tier)
     solvers = cvxpy_solvers.resolve(args.cvxpy)
     native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
+    if not solvers and not native:
+        raise ValueError("--cvxpy and --native select no solver")
     out = check_writable(args.out, name="--out")
     with _working("check"):
         df = compare.run(ids, solvers, native, progress=not args.no_progress,

@@ -190,6 +190,7 @@ def test_report_on_a_table_without_the_metric_is_a_usage_error(tmp_path, capsys)
     (["solve", QP, "--solver", "CLARABEL", "--time-limit", "0"], "--time-limit"),
     (["solve", QP, "--solver", "CLARABEL", "--time-limit", "-5"], "--time-limit"),
     (["check", "--time-limit", "nan"], "--time-limit"),
+    (["check", "--cvxpy", "--native"], "--cvxpy and --native select no solver"),
     (["bench", "--native", "nope"], "unknown project solver method 'nope'"),
     (["bench", "--native", "nope"], "infinite_push.fista"),  # the valid names are listed
     (["bench", "--repeats", "0"], "--repeats"),
