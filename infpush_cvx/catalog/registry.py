@@ -133,22 +133,21 @@ def solve(spec, label: str, data, *, tol: float = 1e-6, time_limit: float | None
     keyword arguments go to the solver function as they are (``warm_start``, ``max_iter``)."""
     module = label.partition(".")[0]
     solver = function(module)
+    if module not in MODULES.values():
+        raise ValueError(f"project solver {label!r} solves no catalog problem")
     kwargs = {**options(label, tol=tol, time_limit=time_limit), **extra}
-    penalty, scaling = spec.options.get("penalty", "l2"), spec.options.get("scaling", "paper")
-    if module in ("infinite_push", "ranksvm"):
-        from ..kernels import kernel_options
-        kwargs.update(kernel_options(spec.options))  # a kernel problem: the RKHS problem
-    if module == "infinite_push":
-        return solver(data.Xp, data.Xn, spec.lam, penalty=penalty, scaling=scaling, **kwargs)
-    if module == "ranksvm":
-        return solver(data.Xp, data.Xn, spec.lam, scaling=scaling, **kwargs)
-    if module == "pnorm_push":
-        return solver(data, lam=spec.lam, p=spec.options["p"], **kwargs)
-    if module == "toppush":
-        return solver(data, None, spec.lam, loss=spec.options["loss"], **kwargs)
     if module == "rank2plan":
         return solver(data, lam=spec.lam, **kwargs)
-    raise ValueError(f"project solver {label!r} solves no catalog problem")
+    if module in ("infinite_push", "ranksvm"):
+        from ..kernels import kernel_options
+        kwargs.update(scaling=spec.options.get("scaling", "paper"),
+                      **kernel_options(spec.options))  # a kernel problem: the RKHS problem
+    if module == "infinite_push":
+        kwargs["penalty"] = spec.options.get("penalty", "l2")  # a dual's primal: l2
+    if module in ("pnorm_push", "toppush"):
+        name = "p" if module == "pnorm_push" else "loss"
+        kwargs[name] = spec.options[name]
+    return solver(data, spec.lam, **kwargs)  # the data container first, as every solver takes
 
 
 def certified_label(spec) -> str:
