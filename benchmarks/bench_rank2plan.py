@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     print(f"\nPython {platform.python_version()}, numpy {numpy.__version__}, cvxpy "
           f"{cvxpy.__version__}; one run, each solve in its own process after a warm-up solve.")
     cols = ["case", "states", "features", "pairs", "lam", "method", "solver", "status", "time_s",
-            "speedup", "objective", "rel_diff", "certified_gap", "peak_rss_mib",
+            "speedup", "objective", "rel_diff", "certified_gap", "nnz_beta", "peak_rss_mib",
             "base_rss_mib"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -128,8 +128,8 @@ def _row(r: dict) -> dict:
             "nnz_X": r["nnz"], "lam": r["lam"], "method": "cvxpy" if cvxpy else "ccg",
             "solver": r["solver"] if cvxpy else "", "status": status, "time_s": r["time"],
             "objective": float(r["objective"]), "certified_gap": r["gap"],
-            "iterations": r["iterations"], "peak_rss_mib": r["peak_rss_mib"],
-            "base_rss_mib": r["rss_before_mib"]}
+            "iterations": r["iterations"], "nnz_beta": r["nnz_w"],
+            "peak_rss_mib": r["peak_rss_mib"], "base_rss_mib": r["rss_before_mib"]}
 
 
 def _fmt(col, v) -> str:

@@ -176,7 +176,7 @@ def _tidy(rows) -> pd.DataFrame:
                 "setup_time", "solve_time", "time", "timeout", "lam", "primal_residual",
                 "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    for col in ("iterations", "seed", "m", "n", "d", "nnz"):
+    for col in ("iterations", "nnz_w", "seed", "m", "n", "d", "nnz"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     df["converged"] = df["converged"].fillna(False).astype(bool)
     df["agrees"] = df["agrees"].fillna(False).astype(bool)

@@ -19,7 +19,8 @@ compilation; ``setup_time``: the rest of the task's time besides compilation and
 ``solve_time``: building the CVXPY model, solver setup, unpacking the solution, or a project
 solver's work outside its own clock; ``time``: the whole task), the instance
 (``generator``, ``seed``, ``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every
-option the solver was called with (``solver_options``, JSON), the resident memory before the
+option the solver was called with (``solver_options``, JSON), the nonzero weights of the answer
+(``nnz_w``), the resident memory before the
 solve and its peak during it (``rss_before_mib``, ``peak_rss_mib``: :mod:`.memory`; a warm start
 included), and for CVXPY solves the primal
 residual of the solution (``primal_residual``: the largest constraint violation, computed by CVXPY
@@ -56,9 +57,9 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 #: Columns of the results table, in order (``version_<pkg>`` columns follow).
 COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
-           "rel_error", "rtol", "agrees", "gap", "iterations", "compile_time", "setup_time",
-           "solve_time", "time", "timeout", "error", "executor", "host", "pid", "blas_threads",
-           "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
+           "rel_error", "rtol", "agrees", "gap", "iterations", "nnz_w", "compile_time",
+           "setup_time", "solve_time", "time", "timeout", "error", "executor", "host", "pid",
+           "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
            "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
            "solver_options", "run_id"]
 
@@ -326,11 +327,14 @@ def solver_primal_residual(stats) -> float | None:
     return None
 
 
-def _answer(status: str, objective, reference, rtol: float, success) -> dict:
-    """The answer's fields: relative error against the stored value and whether they agree."""
+def _answer(status: str, objective, reference, rtol: float, success, w) -> dict:
+    """The answer's fields: relative error against the stored value, whether they agree, and
+    the number of nonzero weights ``nnz_w`` (None without a weight vector ``w``)."""
+    import numpy as np
     rel = None if reference is None or objective is None else \
         cvxpy_solvers.relative_error(objective, reference)
     return {"status": status, "converged": status in success,
+            "nnz_w": None if w is None else int(np.count_nonzero(w)),
             "objective": None if objective is None else float(objective), "rel_error": rel,
             "rtol": rtol, "agrees": bool(status in success and rel is not None and rel <= rtol)}
 
@@ -346,7 +350,9 @@ def _run_cvxpy(task: Task, spec, data, reference) -> dict:
     stats = problem.solver_stats
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \
         else (t.elapsed - compile_time if compile_time else t.elapsed)
-    return {**_answer(status, value, reference, solver_spec.rtol, ("optimal",)),
+    w = problem.var_dict.get("w")  # every primal formulation names its weights w
+    return {**_answer(status, value, reference, solver_spec.rtol, ("optimal",),
+                      None if w is None else w.value),
             "gap": None, "iterations": getattr(stats, "num_iters", None),
             "compile_time": compile_time,
             "setup_time": max(t.elapsed - (compile_time or 0.0) - solve_time, 0.0),
@@ -374,7 +380,8 @@ def _run_native(task: Task, spec, data, reference) -> dict:
                                  **extra)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS),
+    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS,
+                     res.w),
            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
            "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,
            "time": t.elapsed}

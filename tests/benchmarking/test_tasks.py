@@ -127,6 +127,7 @@ def test_a_generated_instance_is_a_task_without_a_stored_value():
         assert row["status"] == "optimal" and row["converged"]
         assert row["reference"] is None and row["rel_error"] is None and not row["agrees"]
         assert row["peak_rss_mib"] >= row["rss_before_mib"] > 0
+        assert 1 <= row["nnz_w"] <= 4  # of the 4 features
     assert native["objective"] == pytest.approx(cvx["objective"], rel=1e-6)
     # the task's options replace the comparison options (here: CVXPY's defaults)
     assert json.loads(cvx["solver_options"]) == {"solver": "CLARABEL", "verbose": False}
