@@ -118,11 +118,11 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
         return None
     used = np.unique(rp.bj) if rp.nb else np.zeros(0, np.intp)
     d = rp.d
+    d1 = rp.XI.shape[0] + used.size
+    if d1 + rp.g.shape[0] + 1 > fraction * d:  # (before copying any row)
+        return None
     pair_rows = np.vstack([rp.XI, rp.XJ[used]])
     other = np.vstack([rp.g, rp.q_w[None, :]])
-    d1 = pair_rows.shape[0]
-    if d1 + other.shape[0] > fraction * d:
-        return None
     # stage 1: the pair rows, exactly
     (qr1, tau1), _ = scipy.linalg.qr(pair_rows.T, mode="raw", check_finite=False)
     qr1 = np.asfortranarray(qr1)
