@@ -5,11 +5,13 @@ Subpackages and modules, by layer:
 - :mod:`infpush_cvx.data`, :mod:`infpush_cvx.generators`, :mod:`infpush_cvx.degeneracy`: problem data.
 - :mod:`infpush_cvx.scaling`, :mod:`infpush_cvx.objectives`: conventions and primal objectives.
 - :mod:`infpush_cvx.formulations`: the CVXPY problem factory.
-- :mod:`infpush_cvx.catalog`, :mod:`infpush_cvx.reference`: named instances and stored optimal values.
+- :mod:`infpush_cvx.catalog`: named problems, stored optimal values (``catalog.reference``), the
+  CVXPY solver settings (``catalog.cvxpy_solvers``) and which solver solves what
+  (``catalog.registry``).
 - :mod:`infpush_cvx.prox`: projections and proximal operators.
 - :mod:`infpush_cvx.solvers`: first-order and decomposition solvers with certificates.
-- :mod:`infpush_cvx.cvxpy_solvers`, :mod:`infpush_cvx.compare`: CVXPY solver settings and the
-  main job (every catalog problem with every installed solver against its stored value).
+- :mod:`infpush_cvx.compare`: the main job, the benchmark runner on the serial executor (every
+  catalog problem with every installed solver against its stored value).
 - :mod:`infpush_cvx.metrics`, :mod:`infpush_cvx.datasets`: ranking metrics and the UCI data sets.
 - :mod:`infpush_cvx.rankers`: scikit-learn estimators (optional extra ``sklearn``).
 - :mod:`infpush_cvx.online`: Perceptron@K with active sampling.

@@ -188,7 +188,7 @@ def test_wheel_holds_the_data_and_runs_installed(tmp_path):
     assert proc.returncode == 0, _output(proc)
     assert PROBLEM in proc.stdout
 
-    proc = _run([*command, "check", "--problems", PROBLEM, "--solvers", "CLARABEL", "--native",
+    proc = _run([*command, "check", "--problems", PROBLEM, "--cvxpy", "CLARABEL", "--native",
                  "--no-progress", "--out", work / "comparison.csv"], cwd=work, timeout=300)
     assert proc.returncode == 0, _output(proc)
     assert (work / "comparison.csv").is_file()
