@@ -76,9 +76,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
-
 import scipy.linalg
+import scipy.sparse as sp
 
 from ._validation import check_int, check_matrix, check_scalar
 
@@ -181,20 +180,30 @@ def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -
     return np.exp(D, out=D)
 
 
-def _eigen(K, tol: float, what: str):
-    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` above
-    ``tol * max(e)``, and the largest absolute eigenvalue dropped."""
+def _square_finite(K, what: str) -> np.ndarray:
+    """``K`` as a float64 array, checked square and finite (ValueError naming ``what``)."""
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"{what} must be a square matrix, got shape {K.shape}")
     if not np.all(np.isfinite(K)):
         raise ValueError(f"{what} contains NaN or infinite entries")
+    return K
+
+
+def _not_psd(value: float, top: float) -> ValueError:
+    return ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
+                      f"{value:.3g} against largest {top:.3g}); the RKHS problem would not be "
+                      f"convex. Use a positive semidefinite kernel")
+
+
+def _eigen(K, tol: float, what: str):
+    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` above
+    ``tol * max(e)``, and the largest absolute eigenvalue dropped."""
+    K = _square_finite(K, what)
     e, U = np.linalg.eigh(0.5 * (K + K.T))
     top = float(e[-1]) if e.size else 0.0
     if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
-        raise ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
-                         f"{e[0]:.3g} against largest {top:.3g}); the RKHS problem would not be "
-                         f"convex. Use a positive semidefinite kernel")
+        raise _not_psd(float(e[0]), top)
     keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
     dropped = float(np.abs(e[~keep]).max(initial=0.0))
     return U[:, keep], e[keep], dropped
@@ -270,12 +279,6 @@ class KernelFactor:
 FACTOR_METHODS = ("cholesky", "eigh")
 
 
-def _not_psd(value: float, top: float) -> ValueError:
-    return ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
-                      f"{value:.3g} against largest {top:.3g}); the RKHS problem would not be "
-                      f"convex. Use a positive semidefinite kernel")
-
-
 def pivoted_cholesky(K, tol: float = RANK_TOL):
     """``(L, C, pivots, residual)`` of the pivoted Cholesky factorisation of the symmetric part
     of ``K`` (module docstring): ``L`` (N x r) with ``K = L L^T`` up to the Schur complement S
@@ -283,13 +286,7 @@ def pivoted_cholesky(K, tol: float = RANK_TOL):
     (``K - L L^T``). Stops when S's largest diagonal entry is at most ``tol * max|diag K|``.
     ValueError naming ``kernel`` when ``K`` is not positive semidefinite (a diagonal entry or
     an eigenvalue of S below ``-PSD_TOL * max|diag K|``)."""
-    from scipy.linalg import lapack
-
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be a square matrix, got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("K contains NaN or infinite entries")
+    K = _square_finite(K, "K")
     N = K.shape[0]
     A = 0.5 * (K + K.T)
     diag = np.diag(A).copy()
@@ -301,7 +298,7 @@ def pivoted_cholesky(K, tol: float = RANK_TOL):
         if big > 0:
             raise _not_psd(-big, 0.0)
         return np.zeros((N, 0)), np.zeros((0, 0)), np.zeros(0, np.intp), 0.0
-    c, piv, r, info = lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
+    c, piv, r, info = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
     if info < 0:  # (an argument error: a bug, not a numerical failure)
         raise RuntimeError(f"dpstrf failed with info={info}")
     piv = piv[:N] - 1
