@@ -114,12 +114,14 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
     interior point's own accuracy (on Spambase, up to 900 g rows added 3 to about 100
     dimensions).
     """
-    if rp.l1 or rp.Z is not None:
+    d = rp.d
+    # (decided from the row counts before sorting or copying anything: a step of linear data,
+    # whose band rows outnumber its d features, pays nothing here)
+    if rp.l1 or rp.Z is not None or rp.nI + rp.g.shape[0] + 1 > fraction * d:
         return None
     used = np.unique(rp.bj) if rp.nb else np.zeros(0, np.intp)
-    d = rp.d
-    d1 = rp.XI.shape[0] + used.size
-    if d1 + rp.g.shape[0] + 1 > fraction * d:  # (before copying any row)
+    d1 = rp.nI + used.size
+    if d1 + rp.g.shape[0] + 1 > fraction * d:
         return None
     pair_rows = np.vstack([rp.XI, rp.XJ[used]])
     other = np.vstack([rp.g, rp.q_w[None, :]])
