@@ -50,6 +50,15 @@ def negative_hinge_sums(s: np.ndarray, t: np.ndarray, wp=None) -> np.ndarray:
     return np.maximum(weight_prefix[k] * shifted - score_prefix[k], 0.0)
 
 
+def mean_loss(H: np.ndarray, loss: str, M: float, q: np.ndarray, N: float) -> float:
+    """The paper-scaling loss from the hinge sums ``H`` (:func:`negative_hinge_sums` with the
+    positives' weights, sum ``M``): ``max_j H_j / M`` (Infinite Push) or ``sum_j q_j H_j / (M N)``
+    (RankSVM; ``q`` the negatives' weights, sum ``N``)."""
+    if loss == "infinite_push":
+        return float(H.max()) / M
+    return float(q @ H) / (M * N)
+
+
 def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
     scaling's ``||w||^2`` or ``||w||_1`` times :func:`~infpush_cvx.scaling.paper_penalty_coefficient`

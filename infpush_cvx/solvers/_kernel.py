@@ -128,7 +128,7 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     gap is the exact problem's.
     """
     from .. import scaling as _scaling
-    from ..objectives import negative_hinge_sums
+    from ..objectives import mean_loss, negative_hinge_sums
 
     m, n = data.m, data.n
     M, Nw = data.wp_sum, data.wn_sum
@@ -136,8 +136,7 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=M, n=Nw)
     f = K @ beta
     H = negative_hinge_sums(f[:m], f[m:], np.asarray(data.pos_weights, float))
-    value = float(H.max()) / M if loss == "infinite_push" else \
-        float(np.asarray(data.neg_weights, float) @ H) / (M * Nw)
+    value = mean_loss(H, loss, M, np.asarray(data.neg_weights, float), Nw)
     primal = 0.5 * lam_p * float(beta @ f) + value
     rows, cols = _pair_sums(dual, m, n)
     b = np.concatenate([rows, -cols])

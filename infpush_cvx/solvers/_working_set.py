@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from .._logging import log_iteration
 from ..data import BipartiteData
-from ..objectives import negative_hinge_sums, penalty_value
+from ..objectives import mean_loss, negative_hinge_sums, penalty_value
 from ..reductions import collapse_duplicates
 from ._common import largest_row_norm
 from ._deadline import Deadline, round_end
@@ -137,9 +137,7 @@ class _Problem:
     def loss_parts(self, s, t):
         """Hinge sums per negative and the loss (paper scaling)."""
         H = negative_hinge_sums(s, t, self.p)
-        if self.loss == "infinite_push":
-            return H, float(H.max()) / self.M
-        return H, float(self.q @ H) / (self.M * self.N)
+        return H, mean_loss(H, self.loss, self.M, self.q, self.N)
 
     def objective(self, w, s=None, t=None) -> float:
         if s is None:
