@@ -23,7 +23,7 @@ def measure(m: int, d: int, form: str) -> dict:
     import cvxpy as cp
 
     from infpush_cvx.formulations import infinite_push
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
 
     data = planted_bipartite(m, m, d, seed=0)
     problem = infinite_push(data, 0.1, form=form)

@@ -41,7 +41,7 @@ import _harness  # noqa: E402  (the benchmarks folder is not a package)
 def _data(name: str):
     """(Xp, Xn) of the whole data set, features scaled to [0, 1]."""
     import numpy as np
-    from infpush_cvx.datasets import MinMaxScaler01, load_ionosphere, load_spambase
+    from infpush_cvx.data.datasets import MinMaxScaler01, load_ionosphere, load_spambase
 
     X, y = load_ionosphere() if name == "ionosphere" else load_spambase()
     X = MinMaxScaler01().fit_transform(X)
@@ -67,7 +67,7 @@ def measure_native(probe, name: str, lam: float, route: str, nystroem: int,
                    time_limit: float) -> dict:
     import warnings
 
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
 
     warnings.simplefilter("ignore")
     warm = planted_bipartite(20, 30, 5, seed=1)
@@ -91,7 +91,7 @@ def exact_problem_gap(Xp, Xn, res, lam: float) -> float:
     exact problem."""
     import numpy as np
     from infpush_cvx.data import BipartiteData
-    from infpush_cvx.kernels import kernel_matrix
+    from infpush_cvx.data.kernels import kernel_matrix
     from infpush_cvx.solvers._kernel import exact_certificate
 
     K = kernel_matrix(np.vstack([Xp, Xn]), None, "rbf", res.info["gamma"])

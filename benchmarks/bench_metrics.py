@@ -1,4 +1,4 @@
-"""Ranking metrics (infpush_cvx.metrics) against scikit-learn on one million scores.
+"""Ranking metrics (infpush_cvx.evaluation.metrics) against scikit-learn on one million scores.
 
 Times AUC, average precision and DCG against ``sklearn.metrics`` on the same labels and scores
 (best of ``--repeats`` calls each, measured in this run), checks that the values agree, and
@@ -17,7 +17,7 @@ import time
 import numpy as np
 from sklearn import metrics as sk
 
-from infpush_cvx import metrics
+from infpush_cvx.evaluation import metrics
 
 
 def best_time(f, *args, repeats):

@@ -58,7 +58,7 @@ CERTIFIED = ("optimal", "degenerate_optimal")
 
 
 def _data(spec):
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
     return planted_bipartite(spec["m"], spec["n"], spec["d"], margin=0.5, seed=spec["seed"])
 
 
@@ -87,7 +87,7 @@ def measure(probe, spec: dict, method: str, lam: float, p: float, repeat: int = 
     import warnings
 
     import numpy as np
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
     from infpush_cvx.solvers.pnorm_push import pnorm_push_certificate
 
     warnings.simplefilter("ignore")

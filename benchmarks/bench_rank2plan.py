@@ -1,6 +1,6 @@
 """Benchmark: Rank2Plan weighted-pair LP, column/constraint generation vs CVXPY (Clarabel, HiGHS).
 
-Instances come from ``infpush_cvx.generators.rank2plan_pairs`` (sparse count features, pairs within
+Instances come from ``infpush_cvx.data.generators.rank2plan_pairs`` (sparse count features, pairs within
 groups, unequal gaps and weights). The solves are tasks of the package's benchmark runner
 (:mod:`infpush_cvx.benchmarking`) on generated instances (``Instance``: the generator and its
 parameters), run by its process executor with ``fresh=True``: each solve in a new process (so its
@@ -52,7 +52,7 @@ CCG_TIME_LIMIT = 600.0
 
 def instance(case) -> Instance:
     """The case as a generated problem; lambda is its fraction of lambda_max (computed here)."""
-    from infpush_cvx.generators import rank2plan_pairs
+    from infpush_cvx.data.generators import rank2plan_pairs
     from infpush_cvx.solvers.rank2plan import rank2plan_lambda_max
 
     kwargs, frac = CASES[case]

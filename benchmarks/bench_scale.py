@@ -116,7 +116,7 @@ SOLVER_LABEL = {"infinite_push": "infinite_push", "rank_svm": "rank_svm",
 
 def _a8a():
     """All of a8a: (X sparse CSR 22,696 x 123, y in {0, 1})."""
-    from infpush_cvx import datasets
+    from infpush_cvx.data import datasets
     if hasattr(datasets, "load_a8a"):
         return datasets.load_a8a()
     # Fallback while datasets.load_a8a did not exist yet: the same file, read by scikit-learn.
@@ -127,7 +127,7 @@ def _a8a():
 
 def _a8a_path() -> Path | None:
     """Where a8a is expected (the rule of ``datasets.data_dir(collection="libsvm")``)."""
-    from infpush_cvx import datasets
+    from infpush_cvx.data import datasets
     try:
         folder = datasets.data_dir(collection="libsvm")
     except TypeError:  # an older data_dir without the collection argument
@@ -139,7 +139,7 @@ def _a8a_path() -> Path | None:
 
 
 def _spambase01():
-    from infpush_cvx.datasets import MinMaxScaler01, load_spambase
+    from infpush_cvx.data.datasets import MinMaxScaler01, load_spambase
     X, y = load_spambase()
     return MinMaxScaler01().fit_transform(X), y
 
@@ -167,11 +167,11 @@ def load_instance(spec: dict):
     elif kind == "spambase":
         Xp, Xn = _split(*_spambase01())
     elif kind == "binary":
-        from infpush_cvx.generators import binary_bipartite
+        from infpush_cvx.data.generators import binary_bipartite
         data = binary_bipartite(spec["m"], spec["n"], spec["d"], seed=spec["seed"])
         Xp, Xn = data.Xp, data.Xn
     elif kind == "planted":
-        from infpush_cvx.generators import planted_bipartite
+        from infpush_cvx.data.generators import planted_bipartite
         data = planted_bipartite(spec["m"], spec["n"], spec["d"], margin=0.5, seed=spec["seed"])
         Xp, Xn = data.Xp, data.Xn
     else:
@@ -216,7 +216,7 @@ def _solve(solver, Xp, Xn, lam, penalty, time_limit):
 def _warm_up(solver, penalty, sparse):
     """Solve tiny problems of the same kind: imports, numba caches, CVXPY's first call."""
     import scipy.sparse as sp
-    from infpush_cvx.generators import degenerate_bipartite, planted_bipartite
+    from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
     for data in (planted_bipartite(12, 15, 4, seed=1), degenerate_bipartite(12, 15, 4, seed=1)):
         Xp, Xn = data.Xp, data.Xn
         if sparse:
@@ -236,7 +236,7 @@ def measure_solve(probe, data_spec: dict, solver: str, penalty: str, lam: float,
     import numpy as np
     import scipy.sparse as sp
     from infpush_cvx.data import BipartiteData
-    from infpush_cvx.objectives import bipartite_objective
+    from infpush_cvx.formulations.objectives import bipartite_objective
 
     _warm_up(solver, penalty, sparse=data_spec["kind"] in ("a8a", "a8a_subset", "binary"))
     t0 = time.perf_counter()
@@ -456,7 +456,7 @@ def _against_cvxpy(r, ref, factor, set_for=None) -> None:
 
 def _have(bench, name) -> bool:
     """Whether the data set's file is where the loader looks; prints a note if not."""
-    from infpush_cvx import datasets
+    from infpush_cvx.data import datasets
     if name == "a8a":
         path = _a8a_path()
     else:

@@ -1,7 +1,7 @@
 """Benchmark: SVMMAP ([Yue2007]) by 1-slack cutting planes on Ionosphere and Spambase.
 
 Data: the whole data set, features scaled to [0, 1] by one min-max map (as
-``infpush_cvx.experiments.agarwal`` with ``scale="all"``), positives = class 1; C in
+``infpush_cvx.evaluation.experiments.agarwal`` with ``scale="all"``), positives = class 1; C in
 {0.1, 1, 10, 100, 1000} (the experiments' grid), ``lam = 1/C``, ``tol = 1e-6``.
 
 Each solve runs in its own freshly spawned single-threaded process (``benchmarks/_harness.py``)
@@ -48,7 +48,7 @@ DATASETS = ("ionosphere", "spambase")
 
 def _data(name):
     from infpush_cvx.data import BipartiteData
-    from infpush_cvx.datasets import MinMaxScaler01, load
+    from infpush_cvx.data.datasets import MinMaxScaler01, load
 
     X, y = load(name)
     return BipartiteData.from_labels(MinMaxScaler01().fit(X).transform(X), y)

@@ -1,7 +1,7 @@
 """TopPush (Li, Jin & Zhou, NIPS 2014): time to a certified relative gap of 1e-6.
 
 Instances: the whole of Spambase (4601 x 57, scaled to [0, 1] by ``MinMaxScaler01`` as
-``infpush_cvx.datasets`` does) and planted m = n = 10^4, d = 50 (``planted_bipartite``, seed 0),
+``infpush_cvx.data.datasets`` does) and planted m = n = 10^4, d = 50 (``planted_bipartite``, seed 0),
 both at C = 1, i.e. ``lam = 1/C = 1`` in paper scaling (the rankers' and
 ``experiments/agarwal.py``'s convention). Every figure is measured in this run, each solve in a
 fresh single-threaded process after a warm-up (``benchmarks/_harness.py``), with its peak RSS:
@@ -35,11 +35,11 @@ LAM = 1.0  # C = 1
 def _data(name: str, size: int):
     from infpush_cvx.data import BipartiteData
     if name == "spambase":
-        from infpush_cvx.datasets import MinMaxScaler01, load
+        from infpush_cvx.data.datasets import MinMaxScaler01, load
         X, y = load("spambase")[:2]
         X = MinMaxScaler01().fit(X).transform(X)
         return BipartiteData.from_labels(X, y == 1)
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
     return planted_bipartite(size, size, 50, seed=0)
 
 

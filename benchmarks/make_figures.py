@@ -181,7 +181,7 @@ def _cvxpy_solve(problem: str, data, lam: float) -> float:
 def figure_solvers(out: Path) -> Path:
     """Project solvers against CVXPY + Clarabel as the instance grows (module docstring)."""
     from threadpoolctl import threadpool_limits
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
     lam, d = 0.01, 50
     sizes, cvxpy_sizes = (100, 200, 300, 1000, 3000, 10000), (100, 200, 300)
     rows = []
@@ -256,8 +256,8 @@ def _vertical_average(curves, grid):
 
 def figure_roc(out: Path, n_splits: int = 5, zoom: float = 0.1) -> Path:
     """Averaged ROC curves at the top of the list (see the module docstring)."""
-    from infpush_cvx import metrics
-    from infpush_cvx.experiments import agarwal as A
+    from infpush_cvx.evaluation import metrics
+    from infpush_cvx.evaluation.experiments import agarwal as A
     t0 = time.perf_counter()
     results, scores = A.agarwal_experiment(("ionosphere", "spambase"), n_splits=n_splits,
                                            n_folds=5, seed=0, n_jobs=1, return_scores=True)

@@ -1,27 +1,28 @@
 """infpush_cvx: convex models for ranking at the top of the list.
 
-Subpackages and modules, by layer:
+The subpackages follow the data through the package (docs/architecture.md):
 
-- :mod:`infpush_cvx.data`, :mod:`infpush_cvx.generators`, :mod:`infpush_cvx.degeneracy`: problem data.
-- :mod:`infpush_cvx.scaling`, :mod:`infpush_cvx.objectives`: conventions and primal objectives.
-- :mod:`infpush_cvx.formulations`: the CVXPY problem factory.
-- :mod:`infpush_cvx.catalog`: named problems, stored optimal values (``catalog.reference``), the
-  CVXPY solver settings (``catalog.cvxpy_solvers``) and which solver solves what
-  (``catalog.registry``).
+- :mod:`infpush_cvx.data`: the containers ``BipartiteData`` and ``PairData``, labels, generated
+  and real data sets, exact reductions, the degeneracy test, kernel matrices and Gram factors.
+- :mod:`infpush_cvx.formulations`: the problems: paper and seed scaling (``scaling``), primal
+  objectives in NumPy (``objectives``) and the CVXPY problem factory.
 - :mod:`infpush_cvx.prox`: projections and proximal operators.
-- :mod:`infpush_cvx.solvers`: first-order and decomposition solvers with certificates.
-- :mod:`infpush_cvx.compare`: the main job, the benchmark runner on the serial executor (every
-  catalog problem with every installed solver against its stored value).
-- :mod:`infpush_cvx.metrics`, :mod:`infpush_cvx.datasets`: ranking metrics and the UCI data sets.
-- :mod:`infpush_cvx.rankers`: scikit-learn estimators (optional extra ``sklearn``).
-- :mod:`infpush_cvx.online`: Perceptron@K with active sampling.
-- :mod:`infpush_cvx.experiments`: the papers' experiments (``python -m infpush_cvx.experiments``).
-- :mod:`infpush_cvx.benchmarking`, :mod:`infpush_cvx.cli`: benchmark runner, reports and the
-  ``infpush-cvx`` command.
+- :mod:`infpush_cvx.solvers`: the project's certified solvers, each returning a ``SolverResult``.
+- :mod:`infpush_cvx.evaluation`: ranking metrics, scikit-learn rankers, Perceptron@K and the
+  papers' experiments (``python -m infpush_cvx.evaluation.experiments``).
+- :mod:`infpush_cvx.catalog`: named problems, stored optimal values, the CVXPY solvers compared
+  and the registry of which solver solves what.
+- :mod:`infpush_cvx.benchmarking`: the runner (tasks, executors, rows, reports) and the main job
+  (``benchmarking.compare``).
+- :mod:`infpush_cvx.cli`: the ``infpush-cvx`` command.
+
+The modules of the flat 0.1 layout (``infpush_cvx.evaluation.rankers``...) are importable by their old paths
+for one release, with a ``DeprecationWarning`` (:mod:`infpush_cvx._moved`).
 """
 
 from importlib import metadata as _metadata
 
+from . import _moved
 from .data import BipartiteData, PairData, fingerprint
 
 
@@ -36,4 +37,5 @@ def _version() -> str:
 
 #: The package version, from its installed metadata (``pyproject.toml``'s ``version``).
 __version__: str = _version()
+_moved.install()
 __all__ = ["BipartiteData", "PairData", "fingerprint", "__version__"]

@@ -163,7 +163,7 @@ def _save_csv(df, path) -> None:
 
 
 def _cmd_check(args) -> int:
-    from . import compare
+    from .benchmarking import compare
     from .catalog import cvxpy_solvers, registry
     from .files import check_writable
     _quiet_start(args)
@@ -190,7 +190,8 @@ def _cmd_check(args) -> int:
 def _cmd_reference(args) -> int:
     """Exit 1 when a stored value disagrees (verify failures, refused replacements), 2 on bad
     arguments (an unknown problem ID, before any work)."""
-    from . import catalog, datasets
+    from . import catalog
+    from .data import datasets
     from .catalog import reference
     ids = args.only or catalog.problem_ids(tier=args.tier)
     for pid in ids:

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import catalog
-from ..data import BipartiteData, PairData
+from ..data.containers import BipartiteData, PairData
 from ..files import atomic_open
 
 

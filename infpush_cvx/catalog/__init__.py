@@ -9,8 +9,8 @@
   called (the one table of the main job, the benchmarks, ``reference verify`` and the tests).
 
 Imports go one way: ``specs`` <- ``reference`` (which also reads ``cvxpy_solvers`` and
-``registry``) <- this module. The old paths ``infpush_cvx.reference`` and
-``infpush_cvx.cvxpy_solvers`` are the same module objects (see those files).
+``registry``) <- this module. The data files are ``problems/catalog.toml`` and
+``reference_values/*.json`` in this folder.
 
 >>> from infpush_cvx import catalog
 >>> for p in catalog.problems(["infinite_push_0"]):        # the original script's dictionaries
@@ -25,17 +25,6 @@ from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_CATALOG, DEFAULT_TIER,  
                     FORMULATIONS, GENERATORS, PACKAGED_CATALOG, Catalog, CatalogProblem,
                     InstanceSpec, ProblemSpec, get, instance_data, load_catalog, package_data,
                     problem_ids, tiers)
-
-
-def _keep_old_path(name: str) -> None:
-    """Make the old module path ``infpush_cvx.<x>`` the module ``infpush_cvx.catalog.<x>`` itself,
-    for one release: ``import infpush_cvx.<x>`` then gives that very module object (so
-    ``monkeypatch.setattr`` on either name reaches the same code), without a DeprecationWarning,
-    because the solver modules, tests and notebooks still import it by the old name. New code
-    imports ``from infpush_cvx.catalog import <x>``."""
-    import importlib
-    import sys
-    sys.modules[name] = importlib.import_module(f"{__name__}.{name.rpartition('.')[2]}")
 
 
 def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:

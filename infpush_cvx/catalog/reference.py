@@ -1,6 +1,6 @@
 """Stored optimal values (``<reference folder>/<problemID>.json``) and their provenance.
 
-The reference folder ships inside the package (``infpush_cvx/reference_values/``, found with
+The reference folder ships inside the package (``infpush_cvx/catalog/reference_values/``, found with
 :mod:`importlib.resources`); the environment variable ``INFPUSH_CVX_REFERENCE_DIR`` (read once,
 at import) or a function's ``directory`` argument names another one.
 
@@ -47,7 +47,7 @@ from pathlib import Path
 
 import cvxpy as cp
 
-from ..data import BipartiteData, PairData
+from ..data.containers import BipartiteData, PairData
 from ..files import MalformedFileError, write_text_atomic
 from . import cvxpy_solvers, registry
 from . import specs as _catalog
@@ -198,7 +198,7 @@ def _in_source_checkout() -> bool:
     """Whether the package is imported from a source checkout (the project folder, installed
     editable or not at all) rather than installed from a wheel: the folder above the package
     holds ``pyproject.toml``."""
-    return (PACKAGED_REFERENCE_DIR.parent.parent / "pyproject.toml").is_file()
+    return (PACKAGED_REFERENCE_DIR.parents[2] / "pyproject.toml").is_file()
 
 
 def writable_directory(directory: str | os.PathLike | None = None) -> Path:
@@ -247,7 +247,7 @@ def dataset_provenance(instance: str) -> dict | None:
     spec = _catalog.load_catalog().instances[instance]
     if spec.generator != "real_subset":
         return None
-    from ..datasets import DATASETS
+    from ..data.datasets import DATASETS
     name = spec.params["dataset"]
     fname, digest, _ = DATASETS[name]
     return {"name": name, "file": fname, "sha256": digest, "generator": spec.generator,
@@ -295,7 +295,7 @@ def compute_reference(problem_id: str) -> dict:
             f"value {check_value!r} vs {value!r}, relative error {check_err:.2e})")
     degenerate = None
     if isinstance(data, BipartiteData):
-        from ..degeneracy import is_degenerate
+        from ..data.degeneracy import is_degenerate
         degenerate = bool(is_degenerate(data))
     record = {
         "problem_id": problem_id,

@@ -139,7 +139,7 @@ def solve(spec, label: str, data, *, tol: float = 1e-6, time_limit: float | None
     if module == "rank2plan":
         return solver(data, lam=spec.lam, **kwargs)
     if module in ("infinite_push", "ranksvm"):
-        from ..kernels import kernel_options
+        from ..data.kernels import kernel_options
         kwargs.update(scaling=spec.options.get("scaling", "paper"),
                       **kernel_options(spec.options))  # a kernel problem: the RKHS problem
     if module == "infinite_push":

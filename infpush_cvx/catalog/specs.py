@@ -1,6 +1,6 @@
 """The problem catalog: named instances and problems declared in ``catalog.toml``.
 
-The catalog ships inside the package (``infpush_cvx/problems/catalog.toml``, read with
+The catalog ships inside the package (``infpush_cvx/catalog/problems/catalog.toml``, read with
 :mod:`importlib.resources`, so it is found in a source checkout, an editable install and an
 installed wheel alike). Another catalog file is used when the environment variable
 ``INFPUSH_CVX_CATALOG`` names it (read once, at import) or when :func:`load_catalog` is given
@@ -14,7 +14,7 @@ Tiers: every instance and problem belongs to a tier, ``"core"`` unless the catal
 family, names one). :func:`problem_ids` and everything built on it (``infpush-cvx check`` and
 ``bench``, the catalog tests) select the core tier by default; ``tier="real"`` or ``tier="all"``
 select the others. The real tier holds subsets of real data sets (:func:`generators.real_subset`),
-large for CVXPY, read from the data folders of :mod:`infpush_cvx.datasets`.
+large for CVXPY, read from the data folders of :mod:`infpush_cvx.data.datasets`.
 """
 
 from __future__ import annotations
@@ -33,23 +33,24 @@ from pathlib import Path
 
 import cvxpy as cp
 
-from .. import formulations, generators
-from .. import scaling as _scaling
+from .. import formulations
+from ..data import generators
+from ..formulations import scaling as _scaling
 from .._validation import check_scalar
-from ..data import BipartiteData, PairData
+from ..data.containers import BipartiteData, PairData
 from ..files import MalformedFileError
 
 
 def package_data(*parts: str) -> Path:
     """The path of a data file or folder shipped inside the package: ``package_data("problems",
-    "catalog.toml")`` is ``<package folder>/problems/catalog.toml``.
+    "catalog.toml")`` is ``infpush_cvx/catalog/problems/catalog.toml``.
 
     Found with :func:`importlib.resources.files`, so it is the installed copy for a wheel install
     and the checkout's own file for a source checkout or an editable install. The package must be
     on the file system (not imported from a zip archive); the path is returned whether or not
     the file exists.
     """
-    return Path(os.fspath(importlib.resources.files("infpush_cvx").joinpath(*parts)))
+    return Path(os.fspath(importlib.resources.files(__package__).joinpath(*parts)))
 
 
 #: Environment variable naming a catalog file to use instead of the packaged one.
@@ -154,7 +155,7 @@ class ProblemSpec:
 
 class CatalogProblem(cp.Problem):
     """A catalog problem: a ``cvxpy.Problem`` whose ``solve`` consults the project's solver table
-    first (:func:`infpush_cvx.cvxpy_solvers.check_handles`, the table every entry point uses).
+    first (:func:`infpush_cvx.catalog.cvxpy_solvers.check_handles`, the table every entry point uses).
 
     So ``problem.solve(solver="HIGHS")`` on an l2 problem is a ValueError naming the solver and
     the problem class, instead of a solve that hangs inside HiGHS's QP path. Everything else is

@@ -33,7 +33,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .. import scaling as _scaling
+from . import scaling as _scaling
 from .._validation import check_choice, check_scalar
 from ._common import as_bipartite
 

@@ -11,7 +11,7 @@ RankSVM, bipartite (Agarwal, eq. 4.18)::
     seed:   minimise  lam * pen_s(w) + sum_ij max(0, 1 - (s_i - t_j))
 
 with ``s = Xp w``, ``t = Xn w``, ``pen`` = ||w||^2/2 or ||w||_1 and ``pen_s`` = ||w||^2 or ||w||_1
-(conventions in :mod:`infpush_cvx.scaling`). The weight variable is named ``w`` and lambda is the
+(conventions in :mod:`infpush_cvx.formulations.scaling`). The weight variable is named ``w`` and lambda is the
 parameter ``lam``.
 
 Weighted data (sample weights p of the positives, q of the negatives, sums M and N; see
@@ -21,7 +21,7 @@ Infinite Push (a maximum over negatives). Integer weights give the problem on re
 
 Kernels (``kernel="linear" | "rbf" | "poly" | callable`` with scikit-learn ``SVC``'s ``gamma``,
 ``degree``, ``coef0``; l2 penalty only): the RKHS problem over ``f = sum_k beta_k K(z_k, .)``,
-``Z = [Xp; Xn]`` (:mod:`infpush_cvx.kernels`)::
+``Z = [Xp; Xn]`` (:mod:`infpush_cvx.data.kernels`)::
 
     paper:  minimise  (lam/2) beta^T K beta + loss(K beta)
     seed:   minimise  lam beta^T K beta + loss_sum(K beta)
@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import cvxpy as cp
 
-from .. import scaling as _scaling
+from . import scaling as _scaling
 from .._validation import check_choice
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expression, scores
 
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
     """The data whose rows score ``K beta`` (rows of K), and the RKHS penalty matrix K."""
-    from ..kernels import kernel_matrix, gram_factor
+    from ..data.kernels import kernel_matrix, gram_factor
     from ..solvers._kernel import training_rows
 
     if penalty != "l2":

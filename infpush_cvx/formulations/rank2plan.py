@@ -17,7 +17,7 @@ from __future__ import annotations
 import cvxpy as cp
 
 from .._validation import check_choice
-from ..data import PairData
+from ..data.containers import PairData
 from ._common import FORMS, lam_parameter
 
 

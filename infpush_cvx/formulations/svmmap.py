@@ -21,7 +21,7 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
-from ..metrics import average_precision
+from ..evaluation.metrics import average_precision
 from ._common import as_bipartite, lam_parameter
 
 #: Largest m and n enumerated ((m + n)! orders: 40320 for m = n = 4).
@@ -32,7 +32,7 @@ MAX_SIDE = 4
 def ranking_patterns(m: int, n: int):
     """Every distinct pair-sign pattern of a total order of m positives and n negatives:
     ``(Y, delta)`` with ``Y[k, i, j] = +1`` when positive i is above negative j (else -1) and
-    ``delta[k] = 1 - AP`` of that order (:func:`infpush_cvx.metrics.average_precision` on its
+    ``delta[k] = 1 - AP`` of that order (:func:`infpush_cvx.evaluation.metrics.average_precision` on its
     untied rank scores)."""
     if not (1 <= m <= MAX_SIDE and 1 <= n <= MAX_SIDE):
         raise ValueError(f"the enumeration of rankings is limited to 1 <= m, n <= {MAX_SIDE}, "

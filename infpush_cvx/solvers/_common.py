@@ -9,10 +9,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .. import scaling as _scaling
+from ..formulations import scaling as _scaling
 from .._validation import check_choice, check_int, check_options, check_scalar
-from ..data import BipartiteData
-from ..objectives import bipartite_objective
+from ..data.containers import BipartiteData
+from ..formulations.objectives import bipartite_objective
 from . import duality
 from .implicit_dual import ImplicitDual
 from .result import SolverResult, status_for_gap, warn_if_not_converged

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._logging import log_every, log_iteration
-from ..objectives import bipartite_objective
+from ..formulations.objectives import bipartite_objective
 from . import duality
 
 

@@ -1,12 +1,12 @@
 """Kernel Infinite Push and RankSVM: kernel -> factor -> linear solve -> coefficients.
 
-The RKHS problem (paper scaling, :mod:`infpush_cvx.kernels`)::
+The RKHS problem (paper scaling, :mod:`infpush_cvx.data.kernels`)::
 
     minimise over beta   (lam/2) beta^T K beta + loss(K beta),   K = K(Z, Z),  Z = [Xp; Xn]
 
 is the linear problem on the feature rows ``L`` of ``K = L L^T`` over ``v = L^T beta``. The exact
 route factorises K by pivoted Cholesky (default) or eigendecomposition
-(:func:`infpush_cvx.kernels.factorise`) and runs the linear solver on ``L``.
+(:func:`infpush_cvx.data.kernels.factorise`) and runs the linear solver on ``L``.
 :func:`._kernel_span.span_step` states a working-set restricted step on the span of its own
 rows (a few hundred to 1,200 coordinates on Spambase instead of the rank, 4,146), the form in
 which the working set needs it to be fast on a factor's rows. The exact route then recomputes the
@@ -45,8 +45,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import BipartiteData
-from ..kernels import factorise
+from ..data.containers import BipartiteData
+from ..data.kernels import factorise
 from .result import SolverResult, relative_gap, warn_if_not_converged
 
 
@@ -81,7 +81,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
                  **kwargs) -> SolverResult:
     """Solve the RKHS problem with the linear solver ``linear`` (``infinite_push`` or
     ``rank_svm``) on the factor rows; ``kwargs`` go to it unchanged. ``factor_method``: the
-    exact route's factor (:data:`infpush_cvx.kernels.FACTOR_METHODS`). The exact routes report
+    exact route's factor (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report
     the objective and gap of the exact problem, recomputed with the Gram matrix
     (:func:`exact_certificate`; ``info["factor_gap"]`` is the linear solver's own)."""
     t0 = time.perf_counter()
@@ -122,13 +122,13 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     point on the exact RKHS problem with the Gram matrix ``K``, the values in ``scaling``.
 
     Paper scaling: the primal ``lam/2 beta^T K beta + loss(K beta)`` (the weighted hinge sums of
-    :func:`infpush_cvx.objectives.negative_hinge_sums`), and the dual value ``lam (sum alpha -
+    :func:`infpush_cvx.formulations.objectives.negative_hinge_sums`), and the dual value ``lam (sum alpha -
     1/2 b^T K b)`` with ``b = [alpha 1_n; -alpha^T 1_m]`` ([Agarwal2011], eq. 3.9 with ``w(alpha)
     = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor). Neither uses a factor: the
     gap is the exact problem's.
     """
-    from .. import scaling as _scaling
-    from ..objectives import mean_loss, negative_hinge_sums
+    from ..formulations import scaling as _scaling
+    from ..formulations.objectives import mean_loss, negative_hinge_sums
 
     m, n = data.m, data.n
     M, Nw = data.wp_sum, data.wn_sum
@@ -195,7 +195,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     (``tol``). Once every row is an atom this is the exact route. ``info["rounds"]``,
     ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
     """
-    from ..kernels import check_kernel, kernel_matrix, resolve_gamma
+    from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
 
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = training_rows(data)

@@ -109,7 +109,7 @@ class RestrictedDual:
     def __init__(self, op: PairOperator, lam: float, radius: float, options: dict):
         import highspy
 
-        from ..cvxpy_solvers import silence_highs_banner
+        from ..catalog.cvxpy_solvers import silence_highs_banner
 
         silence_highs_banner()  # the first Highs() of a process prints it before any option
         self.op, self.lam, self.radius = op, lam, radius

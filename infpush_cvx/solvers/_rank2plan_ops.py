@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..data import PairData
-from ..objectives import rank2plan_objective
+from ..data.containers import PairData
+from ..formulations.objectives import rank2plan_objective
 from .result import relative_gap
 
 

@@ -30,7 +30,7 @@ Real data (binary features, repeated rows, ties, bad scaling) shape three choice
 
 - the data are rescaled internally to unit largest row norm (lambda rescaled to match), so
   every tolerance is relative and the iterates do not depend on the units of X;
-- identical rows should be collapsed into weights beforehand (:mod:`infpush_cvx.reductions`):
+- identical rows should be collapsed into weights beforehand (:mod:`infpush_cvx.data.reductions`):
   the method takes sample weights ``p`` (positives) and ``q`` (negatives);
 - many pairs can sit exactly at the margin (ties): they enter the band together, up to
   ``tie_cap``; beyond it they fall on one side (the model stays a lower bound); the band grows
@@ -48,9 +48,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._logging import log_iteration
-from ..data import BipartiteData
-from ..objectives import mean_loss, negative_hinge_sums, penalty_value
-from ..reductions import collapse_duplicates
+from ..data.containers import BipartiteData
+from ..formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
+from ..data.reductions import collapse_duplicates
 from ._common import largest_row_norm
 from ._deadline import Deadline, round_end
 from ._kernel_span import span_step

@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from .. import scaling as _scaling
+from ..formulations import scaling as _scaling
 from .._validation import check_choice, check_scalar
-from ..data import BipartiteData
-from ..objectives import bipartite_objective
+from ..data.containers import BipartiteData
+from ..formulations.objectives import bipartite_objective
 from .result import relative_gap  # the one definition of the gap, re-exported here
 
 

@@ -11,7 +11,7 @@ Methods (``method=``):
   near the margin, each restricted problem (proximal steps) solved exactly by a structured
   interior-point method, stopped by the full relative duality gap (:mod:`._working_set`).
   Degenerate instances (``w* = 0``) are detected up front and answered exactly
-  (:mod:`infpush_cvx.degeneracy`).
+  (:mod:`infpush_cvx.data.degeneracy`).
 - ``"fista"`` (l2): accelerated projected gradient with restart on the dual (eq. 3.9).
 - ``"paper"`` (l2): the paper's gradient projection (Figure 2), ``eta_0 / sqrt(t)`` steps.
 - ``"admm"`` (l1 and l2): Rakotomamonjy's ADMM (:mod:`.sparse_infinite_push`).
@@ -19,7 +19,7 @@ Methods (``method=``):
 Kernels (l2): ``kernel="linear" | "rbf" | "poly" | callable`` with ``gamma``, ``degree``,
 ``coef0`` as in scikit-learn's ``SVC`` learns ``f = sum_k beta_k K(z_k, .)`` over the training
 rows ``[Xp; Xn]``: every method above runs on the rows of a factor ``K = L L^T``, which is the
-same problem (:mod:`infpush_cvx.kernels`, :mod:`._kernel`); the result's ``w`` is beta.
+same problem (:mod:`infpush_cvx.data.kernels`, :mod:`._kernel`); the result's ``w`` is beta.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from numpy.typing import ArrayLike
 from .._logging import log_progress, logs_progress
 from .._validation import (check_bool, check_choice, check_scalar, check_time_limit,
                            check_unused_options)
-from ..degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
+from ..data.degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set, duality
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
                       prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline
@@ -77,10 +77,10 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
     wp, wn : optional sample weights of the positives and negatives (``working_set`` only).
         The loss becomes ``max_j (1/M) sum_i wp_i h_ij``, ``M = sum wp``: a max over negatives,
         so ``wn`` does not enter it. Collapse repeated rows into weights with
-        :func:`infpush_cvx.reductions.collapse_duplicates`.
+        :func:`infpush_cvx.data.reductions.collapse_duplicates`.
     lam : float, regularisation in ``scaling`` (converted internally to paper scaling).
     penalty : "l2" or "l1".
-    scaling : "paper" or "seed" (see :mod:`infpush_cvx.scaling`).
+    scaling : "paper" or "seed" (see :mod:`infpush_cvx.formulations.scaling`).
     method : see the module docstring; unknown methods raise ValueError.
     tol : target relative duality gap (``status="optimal"`` only when it is certified).
     max_iter : iteration cap (method-specific default).
@@ -91,7 +91,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
     time_limit : seconds (None or ``inf``: no limit), counted from the call and shared by every
         stage, HiGHS and Clarabel included; the solve stops with status "time_limit".
     detect_degenerate : bool; ``working_set`` first decides whether ``w* = 0`` (scale-invariant
-        test, :mod:`infpush_cvx.degeneracy`) and then certifies it with a dual point.
+        test, :mod:`infpush_cvx.data.degeneracy`) and then certifies it with a dual point.
     options : a :class:`infpush_cvx.solvers.WorkingSetOptions`, or a dict of its field names
         (``{"new_negatives": 200}``), for ``working_set``; unknown names are a TypeError.
     kernel : None (default: the linear primal over ``w`` in feature space) or ``"linear"``,
@@ -99,7 +99,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
         problem ``(lam/2) beta^T K beta + loss(K beta)`` over the training rows ``[Xp; Xn]``.
         The result's ``w`` (= ``beta``) holds the N = m + n coefficients; ``info`` holds ``v``
         (weights on the factor rows), ``rank``, the resolved ``gamma`` and ``factor_time``.
-        The certified gap is the RKHS problem's (:mod:`infpush_cvx.kernels`).
+        The certified gap is the RKHS problem's (:mod:`infpush_cvx.data.kernels`).
     gamma, degree, coef0 : kernel parameters with scikit-learn ``SVC``'s meaning (``gamma``:
         ``"scale"``, ``"auto"`` or a number ``>= 0``).
     nystroem : None (exact factor of the N x N Gram matrix), a number of landmarks for a

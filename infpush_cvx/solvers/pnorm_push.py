@@ -59,7 +59,7 @@ from numpy.typing import ArrayLike
 
 from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_choice, check_time_limit, check_unused_options
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ..formulations.pnorm_push import check_p, log_mean_weights
 from ._common import blas_threads_for, data_first, prepare, warm_weights
 from ._deadline import Deadline
@@ -474,7 +474,7 @@ def _cvxpy(data, lam, p, *, solver, deadline) -> dict:
     import cvxpy as cp
 
     from .. import formulations
-    from ..cvxpy_solvers import TIME_LIMIT_OPTIONS, check_handles
+    from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS, check_handles
 
     name = check_handles(solver or "CLARABEL", "EXP").name
     options = {}

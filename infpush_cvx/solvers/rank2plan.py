@@ -13,7 +13,7 @@ Pair k asks row ``i_k`` to score at least ``g_k`` below row ``j_k`` (lower is be
 - ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp` with any solver.
 
 Every result's ``objective`` is recomputed from beta with
-:func:`infpush_cvx.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
+:func:`infpush_cvx.formulations.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
 ``(P(beta) - g^T pi) / P(beta)`` (:func:`~.result.relative_gap`) of the full LP for a dual
 feasible pi. All methods solve the LP scaled to unit size (:mod:`._rank2plan_scaling`).
 """
@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike
 from .._logging import log_progress, logs_progress
 from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
                            check_unused_options, check_vector, renamed_argument)
-from ..data import PairData
-from ..objectives import rank2plan_objective
+from ..data.containers import PairData
+from ..formulations.objectives import rank2plan_objective
 from ._deadline import Deadline
 from ._rank2plan_ccg import check_ccg_options, solve_ccg
 from ._rank2plan_ops import PairOperator
@@ -292,7 +292,7 @@ def _in_caller_units(res: SolverResult, scaling: PairScaling, data: PairData, la
 
 
 #: The option by which a CVXPY solver takes a relative duality-gap tolerance (``tol``); their
-#: time-limit options are :data:`infpush_cvx.cvxpy_solvers.TIME_LIMIT_OPTIONS`.
+#: time-limit options are :data:`infpush_cvx.catalog.cvxpy_solvers.TIME_LIMIT_OPTIONS`.
 _CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 #: The solver used by "cvxpy" when a time limit or tol is given without one.
 _CVXPY_DEFAULT = "CLARABEL"
@@ -301,7 +301,7 @@ _CVXPY_DEFAULT = "CLARABEL"
 def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
     """``(solver, options)`` with ``tol`` and the time left translated into the solver's own
     option names; a TypeError (tol) or ValueError (time_limit) for a solver without them."""
-    from ..cvxpy_solvers import TIME_LIMIT_OPTIONS  # imported late: CVXPY is slow to import
+    from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS  # imported late: CVXPY is slow to import
 
     options = dict(solve_options)
     if solver is None and (tol is not None or deadline.limit is not None):

@@ -16,7 +16,7 @@ stopped by the full duality gap: :mod:`._working_set`),
 
 Kernels: ``kernel="linear" | "rbf" | "poly" | callable`` (scikit-learn ``SVC``'s ``gamma``,
 ``degree``, ``coef0``) solves the RKHS problem over ``f = sum_k beta_k K(z_k, .)`` by any method
-above on the rows of a factor ``K = L L^T`` (:mod:`infpush_cvx.kernels`, :mod:`._kernel`).
+above on the rows of a factor ``K = L L^T`` (:mod:`infpush_cvx.data.kernels`, :mod:`._kernel`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
                       prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
 from ._deadline import Deadline

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._logging import log_every, log_iteration
 from .._validation import check_scalar
-from ..objectives import bipartite_objective
+from ..formulations.objectives import bipartite_objective
 from ..prox import prox_infinite_push_loss
 from . import duality
 

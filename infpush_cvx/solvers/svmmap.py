@@ -8,12 +8,12 @@ negatives; ``y_ij = +1`` when positive i is ranked above negative j, ``-1`` othe
     Psi(y) = (1/(m n)) sum_{i pos} sum_{j neg} y_ij (x_i - x_j),     Delta(y) = 1 - AP(y)
 
 with ``AP(y) = (1/m) sum_k k / r_k`` over the positives in rank order (``r_k`` the rank of the
-k-th positive), the average precision of :func:`infpush_cvx.metrics.average_precision` on
+k-th positive), the average precision of :func:`infpush_cvx.evaluation.metrics.average_precision` on
 untied scores. ``y*`` ranks every positive first (``Delta(y*) = 0``).
 
 Scaling. [Yue2007] minimise ``(1/2)||w||^2 + C xi``; divided by C this is the project's paper
 scaling (docs/mathematics.md, section 3.1) with ``lam = 1/C``, as the rankers and the
-experiments map C to lambda (:mod:`infpush_cvx.experiments.agarwal`)::
+experiments map C to lambda (:mod:`infpush_cvx.evaluation.experiments.agarwal`)::
 
     P(w) = (lam/2) ||w||^2 + H(w),     H(w) = max_y [Delta(y) - w.(Psi(y*) - Psi(y))] >= 0
 
@@ -36,7 +36,7 @@ halves search left and right of its choice), ``O(m log n + n)`` evaluations afte
 
 Ties. The oracle maximises over *total orders*: tied scores are broken in whatever way is
 worst for ``w`` (every interleaving is a candidate), so ``H`` does not depend on a tie rule.
-:func:`infpush_cvx.metrics.average_precision` of tied *scores* enters a tied group together
+:func:`infpush_cvx.evaluation.metrics.average_precision` of tied *scores* enters a tied group together
 (scikit-learn's rule); the loss of a ranking is computed on untied rank positions, where the two
 agree.
 
@@ -63,7 +63,7 @@ from numpy.typing import ArrayLike
 
 from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_time_limit, check_vector
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ._common import blas_threads_for, data_first, prepare
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged

@@ -65,7 +65,7 @@ from numpy.typing import ArrayLike
 
 from .._logging import log_every, log_iteration, log_progress, logs_progress
 from .._validation import check_choice, check_int, check_scalar, check_time_limit
-from ..data import BipartiteData
+from ..data.containers import BipartiteData
 from ..prox.equal_sums import _project_checked
 from . import _toppush_ipm
 from ._common import blas_threads_for, check_representable, data_first
@@ -352,7 +352,7 @@ def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
     prob = build(data, lam, loss=loss)
     options = {}
     if deadline.limit is not None:
-        from ..cvxpy_solvers import TIME_LIMIT_OPTIONS
+        from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS
         key = TIME_LIMIT_OPTIONS.get(str(solver).upper())
         if key is None or isinstance(key, tuple):
             raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through CVXPY")

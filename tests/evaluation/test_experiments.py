@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from infpush_cvx import metrics
-from infpush_cvx.experiments import agarwal as A
-from infpush_cvx.experiments import __main__ as cli
-from infpush_cvx.experiments import perceptron as P
+from infpush_cvx.evaluation import metrics
+from infpush_cvx.evaluation.experiments import agarwal as A
+from infpush_cvx.evaluation.experiments import __main__ as cli
+from infpush_cvx.evaluation.experiments import perceptron as P
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "uci"
 needs_data = pytest.mark.skipif(not (SHARED / "ionosphere.data").is_file(),
@@ -74,7 +74,7 @@ def test_agarwal_experiment_tiny_run(capfd):
 
 @needs_data
 def test_scale_all_uses_the_whole_data_range():
-    from infpush_cvx.datasets import MinMaxScaler01, load_ionosphere
+    from infpush_cvx.data.datasets import MinMaxScaler01, load_ionosphere
     X, y = load_ionosphere(SHARED)
     Xs = MinMaxScaler01().fit_transform(X)
     tr, te = A.splits(y, train_fraction=2 / 3, stratified=True, n_splits=1, seed=0)[0]

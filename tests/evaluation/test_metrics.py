@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from infpush_cvx import metrics as M
+from infpush_cvx.evaluation import metrics as M
 
 # [Agarwal2011], Table 1; docs/mathematics.md, section 5.3: m = 4 positives, n = 6 negatives.
 F1_POS = [9.7, 7.3, 5.2, 4.0]

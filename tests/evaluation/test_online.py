@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from infpush_cvx.online import (RandomFourierFeatures, imbalanced_stream, minibatch_indices,
+from infpush_cvx.evaluation.online import (RandomFourierFeatures, imbalanced_stream, minibatch_indices,
                                 perceptron_at_k, query_probabilities)
-from infpush_cvx.online.sampling import RANDOM_SCHEMES
+from infpush_cvx.evaluation.online.sampling import RANDOM_SCHEMES
 
 
 def test_minibatch_split_is_a_seeded_partition():

@@ -7,11 +7,11 @@ import warnings
 import numpy as np
 import pytest
 
-from infpush_cvx import metrics
+from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.objectives import bipartite_objective
+from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.result import ConvergenceWarning
-from infpush_cvx.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
                                  SparseInfinitePushRanker, ZeroModelWarning)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
@@ -160,7 +160,7 @@ def _expected_failed_checks(estimator):
     """The scikit-learn checks that do not apply to a bipartite ranker, with the reason."""
     failed = {
         "check_classifiers_classes":
-            "string labels need pos_label under the binary-label contract (infpush_cvx/labels.py) "
+            "string labels need pos_label under the binary-label contract (infpush_cvx/data/labels.py) "
             "and the check fits 'one'/'two' without it; its other parts (labels {-1, 1}, string "
             "labels with pos_label) pass in tests/evaluation/test_sklearn_conventions.py",
     }

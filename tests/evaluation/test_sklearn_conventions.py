@@ -12,10 +12,10 @@ import warnings
 import numpy as np
 import pytest
 
-from infpush_cvx import metrics
-from infpush_cvx._sklearn_compat import _check_features_without_sklearn
+from infpush_cvx.evaluation import metrics
+from infpush_cvx.evaluation._sklearn_compat import _check_features_without_sklearn
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
                                  SparseInfinitePushRanker, ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
 
@@ -114,8 +114,8 @@ def test_package_imports_and_rankers_work_without_sklearn():
         import sys
         sys.modules["sklearn"] = None  # every "import sklearn..." raises ImportError
         import numpy as np, pandas as pd, warnings
-        import infpush_cvx, infpush_cvx.rankers as rk
-        from infpush_cvx._sklearn_compat import HAVE_SKLEARN
+        import infpush_cvx, infpush_cvx.evaluation.rankers as rk
+        from infpush_cvx.evaluation._sklearn_compat import HAVE_SKLEARN
         assert not HAVE_SKLEARN
         rng = np.random.default_rng(0)
         y = (rng.random(60) < 0.4).astype(int)
@@ -217,7 +217,7 @@ def test_cross_val_predict_decision_function_is_1d_and_matches_fold_fits(cls):
 @pytest.mark.parametrize("cls", RANKERS)
 def test_roc_auc_cross_validation_on_any_two_labels(cls):
     # well separated: on small folds of weaker data the Infinite Push is often degenerate
-    # (w = 0 optimal, a constant ranking of AUC 0.5; see infpush_cvx/degeneracy.py)
+    # (w = 0 optimal, a constant ranking of AUC 0.5; see infpush_cvx/data/degeneracy.py)
     X, y = _data(seed=4, shift=2.5)
     est = _fitting(cls)
     auc = {}
@@ -354,7 +354,7 @@ def test_ranker_cv_default_scoring_is_average_precision_and_ties_take_the_smalle
 
 
 def test_ranker_cv_grid_from_an_int_and_default_cv():
-    from infpush_cvx.ranker_cv import DEFAULT_C_RANGE
+    from infpush_cvx.evaluation.ranker_cv import DEFAULT_C_RANGE
     X, y = _data(seed=11)
     cv = RankerCV(RankSVMRanker(), Cs=3).fit(X, y)
     np.testing.assert_allclose(cv.Cs_, np.geomspace(*DEFAULT_C_RANGE, 3))
@@ -434,7 +434,7 @@ if parametrize_with_checks is not None and "expected_failed_checks" in \
     @parametrize_with_checks(
         [RankerCV(RankSVMRanker(), Cs=[1.0, 10.0], cv=3)],
         expected_failed_checks=lambda est: {"check_classifiers_classes": (
-            "string labels need pos_label under the binary-label contract (infpush_cvx/labels.py)"
+            "string labels need pos_label under the binary-label contract (infpush_cvx/data/labels.py)"
             "; see test_the_parts_of_check_classifiers_classes_that_apply")},
         xfail_strict=True)
     def test_ranker_cv_sklearn_estimator_checks(estimator, check):
@@ -518,8 +518,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from infpush_cvx import datasets, metrics
-from infpush_cvx.rankers import InfinitePushRanker, RankerCV
+from infpush_cvx.data import datasets
+from infpush_cvx.evaluation import metrics
+from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankerCV
 
 X, y = datasets.load_spambase()  # 4601 e-mails, 57 features; y = 1 for spam
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,
@@ -545,7 +546,7 @@ print(f"RankerCV: C_={ranker_cv.C_:g} (mean held-out AP {ranker_cv.best_score_:.
 def test_readme_example_runs_on_a_subset(monkeypatch, capsys):
     from sklearn.model_selection import train_test_split
 
-    from infpush_cvx import datasets
+    from infpush_cvx.data import datasets
     try:
         X, y = datasets.load_spambase()
     except (FileNotFoundError, OSError) as exc:
@@ -568,8 +569,8 @@ def test_a_ranker_convergence_warning_is_also_scikit_learns():
     import numpy as np
     from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 
-    from infpush_cvx.generators import planted_bipartite
-    from infpush_cvx.rankers import ConvergenceWarning, InfinitePushRanker
+    from infpush_cvx.data.generators import planted_bipartite
+    from infpush_cvx.evaluation.rankers import ConvergenceWarning, InfinitePushRanker
     from infpush_cvx.solvers import ConvergenceWarning as SolverConvergenceWarning
 
     assert issubclass(ConvergenceWarning, SklearnConvergenceWarning)

@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 import infpush_cvx
-from infpush_cvx import catalog, cli, reference
+from infpush_cvx import catalog, cli
+from infpush_cvx.catalog import reference
 
 PACKAGE = Path(infpush_cvx.__file__).resolve().parent
 PID = "ip_l2_planted_s_paper_compact"
 
 
 def test_data_is_found_inside_the_package():
-    assert catalog.PACKAGED_CATALOG == PACKAGE / "problems" / "catalog.toml"
-    assert reference.PACKAGED_REFERENCE_DIR == PACKAGE / "reference_values"
+    assert catalog.PACKAGED_CATALOG == PACKAGE / "catalog" / "problems" / "catalog.toml"
+    assert reference.PACKAGED_REFERENCE_DIR == PACKAGE / "catalog" / "reference_values"
     assert catalog.PACKAGED_CATALOG.is_file()
     assert (reference.PACKAGED_REFERENCE_DIR / f"{PID}.json").is_file()
     assert (PACKAGE / "py.typed").is_file()
@@ -32,7 +33,7 @@ def test_environment_variables_name_another_catalog_and_reference_folder(tmp_pat
                            'formulation = "infinite_push"\nlam = 1.0\n')
     env = {**os.environ, "INFPUSH_CVX_CATALOG": str(own_catalog),
            "INFPUSH_CVX_REFERENCE_DIR": str(tmp_path / "refs")}
-    probe = ("import json\nfrom infpush_cvx import catalog, reference\n"
+    probe = ("import json\nfrom infpush_cvx import catalog\nfrom infpush_cvx.catalog import reference\n"
              "print(json.dumps([catalog.problem_ids(), str(reference.REFERENCE_DIR),"
              " str(reference.writable_directory())]))")
     proc = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path,

@@ -63,7 +63,8 @@ def _output(proc: subprocess.CompletedProcess) -> str:
 #: What the installed package says about itself, as JSON.
 INSTALLED_PROBE = """
 import json, infpush_cvx
-from infpush_cvx import catalog, reference
+from infpush_cvx import catalog
+from infpush_cvx.catalog import reference
 try:
     reference.writable_directory()
     refused = None
@@ -152,10 +153,10 @@ def test_wheel_holds_the_data_and_runs_installed(tmp_path):
         names = set(archive.namelist())
         metadata_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
         wheel_metadata = archive.read(metadata_name).decode()
-    stored = sorted(p.name for p in (PACKAGE / "reference_values").glob("*.json"))
+    stored = sorted(p.name for p in (PACKAGE / "catalog" / "reference_values").glob("*.json"))
     assert stored
-    expected = {"infpush_cvx/py.typed", "infpush_cvx/problems/catalog.toml",
-                *(f"infpush_cvx/reference_values/{name}" for name in stored)}
+    expected = {"infpush_cvx/py.typed", "infpush_cvx/catalog/problems/catalog.toml",
+                *(f"infpush_cvx/catalog/reference_values/{name}" for name in stored)}
     assert expected <= names, sorted(expected - names)
     assert all(n.startswith(("infpush_cvx/", "infpush_cvx-")) for n in names), sorted(names)
     assert not any("__pycache__" in n for n in names)
@@ -197,5 +198,5 @@ def test_wheel_holds_the_data_and_runs_installed(tmp_path):
     proc = _run([*command, "reference", "regenerate", "--only", PROBLEM], cwd=work)
     assert proc.returncode == 2, _output(proc)
     assert "INFPUSH_CVX_REFERENCE_DIR" in proc.stderr, _output(proc)
-    assert sorted(p.name for p in (site_packages / "infpush_cvx" / "reference_values")
+    assert sorted(p.name for p in (site_packages / "infpush_cvx" / "catalog" / "reference_values")
                   .glob("*.json")) == stored

@@ -7,7 +7,8 @@ import cvxpy as cp
 import pandas as pd
 import pytest
 
-from infpush_cvx import benchmarking, catalog, cli, compare
+from infpush_cvx import benchmarking, catalog, cli
+from infpush_cvx.benchmarking import compare
 from infpush_cvx.benchmarking.tasks import Task, solve_task
 from infpush_cvx.catalog import registry
 
@@ -122,7 +123,7 @@ def test_bench_refuses_an_unwritable_output_before_solving(where, no_solving, tm
 
 
 def test_experiments_refuse_an_unwritable_out_before_running(monkeypatch, tmp_path, capsys):
-    from infpush_cvx.experiments import __main__ as experiments, perceptron
+    from infpush_cvx.evaluation.experiments import __main__ as experiments, perceptron
     _break(monkeypatch, perceptron, "perceptron_experiment", AssertionError("it ran"))
     out = _a_file_where_a_folder_should_be(tmp_path) / "runs.csv"
     assert experiments.main(["perceptron", "--out", str(out)]) == 2
@@ -288,7 +289,7 @@ def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, mon
                                                                    capsys):
     """A truncated reference file read while ``check`` works is bad input (exit 2, its path),
     not an internal failure (exit 3)."""
-    from infpush_cvx import reference
+    from infpush_cvx.catalog import reference
 
     (tmp_path / f"{QP}.json").write_text('{"problem_id": "trunc')
     monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)

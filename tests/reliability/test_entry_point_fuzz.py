@@ -20,10 +20,10 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, event, given, settings, strategies as st  # noqa: E402
 
-from infpush_cvx import metrics  # noqa: E402
+from infpush_cvx.evaluation import metrics  # noqa: E402
 from infpush_cvx.data import BipartiteData  # noqa: E402
 from infpush_cvx.prox import project_l1ball, project_l1inf  # noqa: E402
-from infpush_cvx.reductions import collapse_duplicates  # noqa: E402
+from infpush_cvx.data.reductions import collapse_duplicates  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,  # the same examples every run
                     suppress_health_check=[HealthCheck.too_slow])
@@ -200,7 +200,7 @@ def test_project_l1inf_refuses_or_is_feasible(V, radius, axis):
 @given(X=arrays(2, max_side=6), y=arrays(1, max_side=6),
        C=st.one_of(values(), st.text(max_size=2)))
 def test_rankers_refuse_or_fit_honestly(X, y, C):
-    from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker
+    from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker
 
     for cls in (InfinitePushRanker, RankSVMRanker):
         with warnings.catch_warnings(record=True) as caught:

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from infpush_cvx import metrics as M
+from infpush_cvx.evaluation import metrics as M
 from infpush_cvx.data import BipartiteData, PairData
-from infpush_cvx.datasets import MinMaxScaler01, load_libsvm
-from infpush_cvx.online import perceptron_at_k
-from infpush_cvx import rankers
-from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
+from infpush_cvx.data.datasets import MinMaxScaler01, load_libsvm
+from infpush_cvx.evaluation.online import perceptron_at_k
+from infpush_cvx.evaluation import rankers
+from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
@@ -61,7 +61,7 @@ def test_extreme_integer_and_float_scores():
 
 # ---- 2. one binary-label contract --------------------------------------------------------------
 def test_contract_positive_class_is_the_greater_label_or_pos_label():
-    from infpush_cvx.labels import binary_labels
+    from infpush_cvx.data.labels import binary_labels
     for y, classes in (([0, 1, 1], [0, 1]), ([-1, 1, 1], [-1, 1]), ([1, 2, 2], [1, 2]),
                        ([False, True, True], [False, True]), ([0.0, 1.0, 1.0], [0.0, 1.0])):
         labels = binary_labels(y)
@@ -87,14 +87,14 @@ def test_contract_positive_class_is_the_greater_label_or_pos_label():
     ([], "empty"),
 ])
 def test_contract_refusals_name_the_argument(y, match):
-    from infpush_cvx.labels import binary_labels
+    from infpush_cvx.data.labels import binary_labels
     with pytest.raises(ValueError, match=match) as exc:
         binary_labels(y, "y_true")
     assert "y_true" in str(exc.value)
 
 
 def test_contract_pos_label_and_known_classes():
-    from infpush_cvx.labels import binary_labels
+    from infpush_cvx.data.labels import binary_labels
     with pytest.raises(ValueError, match="pos_label"):
         binary_labels([1, 2], pos_label=3)
     with pytest.raises(TypeError, match="pos_label"):
@@ -389,7 +389,7 @@ def test_min_max_scaler_at_the_extremes():
 
 
 def test_lambda_conversions_refuse_overflow_and_underflow():
-    from infpush_cvx import scaling
+    from infpush_cvx.formulations import scaling
     with pytest.raises(ValueError, match="lam"):
         scaling.to_paper_lambda(1e-320, "seed", loss="ranksvm", penalty="l2", m=1e4, n=1e4)
     with pytest.raises(ValueError, match="lam"):

@@ -17,7 +17,8 @@ import shutil
 
 import pytest
 
-from infpush_cvx import catalog, cli, reference
+from infpush_cvx import catalog, cli
+from infpush_cvx.catalog import reference
 from infpush_cvx.files import MalformedFileError
 
 PID = "ip_l2_planted_s_paper_compact"  # stored optimal value 0.48658940...
@@ -30,7 +31,7 @@ STORED = 0.4865894034589988
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """A reference folder with copies of a few stored records, in place of the packaged
-    infpush_cvx/reference_values/."""
+    infpush_cvx/catalog/reference_values/."""
     folder = tmp_path / "reference_values"
     folder.mkdir()
     for pid in (PID, SEED_PID, DUAL_PID, PAIRS_PID):
@@ -42,7 +43,7 @@ def store(tmp_path, monkeypatch):
 @pytest.fixture
 def edited_catalog(tmp_path, monkeypatch):
     """``edit(old, new)``: the default catalog becomes a copy of
-    infpush_cvx/problems/catalog.toml with the one occurrence of ``old`` replaced by ``new``."""
+    infpush_cvx/catalog/problems/catalog.toml with the one occurrence of ``old`` replaced by ``new``."""
     def edit(old: str, new: str):
         text = catalog.DEFAULT_CATALOG.read_text()
         assert text.count(old) == 1, old

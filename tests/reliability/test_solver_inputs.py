@@ -19,7 +19,7 @@ import pytest
 
 from infpush_cvx.data import BipartiteData, PairData
 from infpush_cvx.formulations import primal_value_from_dual
-from infpush_cvx.objectives import rank2plan_objective
+from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.prox import (project_l1ball, project_l1inf, project_linf1, project_simplex,
                               prox_infinite_push_loss, prox_l1inf, prox_linf1)
 from infpush_cvx.solvers import (ConvergenceWarning, infinite_push, rank2plan_lambda_max,
@@ -135,8 +135,8 @@ def test_ccg_gives_highs_the_remaining_time(monkeypatch):
 def test_degeneracy_lp_gets_the_time_limit(monkeypatch):
     import scipy.optimize
 
-    from infpush_cvx import degeneracy
-    from infpush_cvx.generators import degenerate_bipartite
+    from infpush_cvx.data import degeneracy
+    from infpush_cvx.data.generators import degenerate_bipartite
 
     seen = []
     real = scipy.optimize.linprog

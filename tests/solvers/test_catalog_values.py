@@ -1,5 +1,5 @@
 """Every method of the project's solvers on every catalog problem it solves, against the stored
-optimal values (infpush_cvx/reference_values/, computed by Clarabel and cross-checked by a
+optimal values (infpush_cvx/catalog/reference_values/, computed by Clarabel and cross-checked by a
 second solver).
 
 The certificates are recomputed here from the returned primal and dual points by brute force
@@ -13,11 +13,11 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx import catalog
-from infpush_cvx import scaling as sc
+from infpush_cvx.formulations import scaling as sc
 from infpush_cvx.catalog import registry
 from infpush_cvx.catalog.reference import load_reference
-from infpush_cvx.kernels import kernel_options
-from infpush_cvx.objectives import rank2plan_objective
+from infpush_cvx.data.kernels import kernel_options
+from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.solvers import infinite_push, rank2plan_lp, rank_svm
 
 from bruteforce import brute_dual, brute_primal  # tests/solvers/bruteforce.py, via conftest.py
@@ -88,7 +88,7 @@ def _kernel_view(data, res, kernel):
     from scipy.linalg import eigh
 
     from infpush_cvx.data import BipartiteData
-    from infpush_cvx.kernels import kernel_matrix
+    from infpush_cvx.data.kernels import kernel_matrix
 
     K = kernel_matrix(np.vstack([data.Xp, data.Xn]), None, **kernel)
     e, U = eigh(K)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.generators import planted_bipartite
+from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.solvers import duality
 
 from bruteforce import brute_dual, brute_primal, pairs
@@ -65,7 +65,7 @@ def test_infeasibility_is_reported():
 
 
 def test_solver_result_reads_as_a_scipy_optimize_result():
-    from infpush_cvx.generators import planted_bipartite
+    from infpush_cvx.data.generators import planted_bipartite
     from infpush_cvx.solvers import infinite_push
 
     data = planted_bipartite(20, 20, 5, seed=0)

@@ -7,9 +7,9 @@ Certificates are re-derived here from the returned ``w`` and ``dual`` with brute
 import numpy as np
 import pytest
 
-from infpush_cvx import scaling as sc
+from infpush_cvx.formulations import scaling as sc
 from infpush_cvx.formulations import infinite_push as ip_problem
-from infpush_cvx.generators import degenerate_bipartite, planted_bipartite
+from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
 from infpush_cvx.solvers.infinite_push import infinite_push
 
 from bruteforce import brute_gap, brute_primal

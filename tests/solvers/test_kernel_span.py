@@ -100,8 +100,8 @@ def test_a_kernel_working_set_step_in_its_span():
     rank 100 = d; 10 working negatives, the band of pairs near the margin): the same solution
     in far fewer coordinates."""
     from infpush_cvx.data import BipartiteData
-    from infpush_cvx.generators import planted_bipartite
-    from infpush_cvx.kernels import factorise
+    from infpush_cvx.data.generators import planted_bipartite
+    from infpush_cvx.data.kernels import factorise
     from infpush_cvx.solvers._working_set import _initial_w, _Model, _Problem
 
     data = planted_bipartite(40, 60, 5, margin=0.3, seed=2)

@@ -1,4 +1,4 @@
-"""Kernel Infinite Push and RankSVM (infpush_cvx.kernels, solvers._kernel, the rankers' kernels).
+"""Kernel Infinite Push and RankSVM (infpush_cvx.data.kernels, solvers._kernel, the rankers' kernels).
 
 Independent checks: scikit-learn's pairwise kernels and SVC's gamma, CVXPY's solve of the RKHS
 problem ``(lam/2) beta^T K beta + loss(K beta)`` built here from K alone, the RKHS primal and
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from infpush_cvx import catalog, formulations
-from infpush_cvx.generators import planted_bipartite
-from infpush_cvx.kernels import (factorise, gram_factor, kernel_matrix, kernel_options,
+from infpush_cvx.data.generators import planted_bipartite
+from infpush_cvx.data.kernels import (factorise, gram_factor, kernel_matrix, kernel_options,
                                  pivoted_cholesky, resolve_gamma)
 from infpush_cvx.prox import project_l1inf
-from infpush_cvx.reference import load_reference
-from infpush_cvx.rankers import InfinitePushRanker, RankSVMRanker, ZeroModelWarning
+from infpush_cvx.catalog.reference import load_reference
+from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, ZeroModelWarning
 from infpush_cvx.solvers import infinite_push, rank_svm
 
 pytest.importorskip("sklearn")

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 
 from infpush_cvx import catalog, formulations
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.generators import planted_bipartite
-from infpush_cvx.reference import load_reference
+from infpush_cvx.data.generators import planted_bipartite
+from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.solvers.pnorm_push import METHODS, pnorm_push
 from infpush_cvx.solvers.result import ConvergenceWarning
 
@@ -301,8 +301,8 @@ def test_bad_data_is_refused():
 # -- the ranker ------------------------------------------------------------------------------------
 
 def test_ranker_fits_the_solver_problem_with_both_backends():
-    from infpush_cvx.rankers import ConvergenceWarning as RankerWarning
-    from infpush_cvx.rankers import PNormPushRanker
+    from infpush_cvx.evaluation.rankers import ConvergenceWarning as RankerWarning
+    from infpush_cvx.evaluation.rankers import PNormPushRanker
     pytest.importorskip("sklearn")
 
     rng = np.random.default_rng(0)

@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.data import PairData
-from infpush_cvx.generators import rank2plan_pairs
-from infpush_cvx.objectives import rank2plan_objective
+from infpush_cvx.data.generators import rank2plan_pairs
+from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.solvers._rank2plan_ops import PairOperator
 from infpush_cvx.solvers.rank2plan import rank2plan_lambda_max, rank2plan_lp
 

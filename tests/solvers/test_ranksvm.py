@@ -2,9 +2,9 @@
 
 import pytest
 
-from infpush_cvx import scaling as sc
+from infpush_cvx.formulations import scaling as sc
 from infpush_cvx.formulations import ranksvm as rs_problem
-from infpush_cvx.generators import planted_bipartite
+from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.solvers.ranksvm import rank_svm
 
 from bruteforce import brute_gap, brute_primal

@@ -11,10 +11,10 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.degeneracy import check_degeneracy, separating_direction
+from infpush_cvx.data.degeneracy import check_degeneracy, separating_direction
 from infpush_cvx.formulations import infinite_push as ip_problem, ranksvm as rs_problem
-from infpush_cvx.generators import degenerate_bipartite, planted_bipartite
-from infpush_cvx.reductions import collapse_duplicates
+from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
+from infpush_cvx.data.reductions import collapse_duplicates
 from infpush_cvx.solvers import infinite_push, rank_svm
 
 from bruteforce import columnwise_gap
@@ -32,7 +32,7 @@ CASES = [  # (loss, penalty, method)
 
 @pytest.fixture(scope="module")
 def a8a():
-    from infpush_cvx.datasets import load_a8a
+    from infpush_cvx.data.datasets import load_a8a
     try:
         X, y = load_a8a()
     except FileNotFoundError as exc:

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from infpush_cvx import generators
+from infpush_cvx.data import generators
 from infpush_cvx.solvers import infinite_push, rank_svm
 from infpush_cvx.solvers.result import HISTORY_KEYS, STATUSES, SolverResult
 

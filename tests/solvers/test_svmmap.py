@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from infpush_cvx import metrics
+from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.formulations.svmmap import ranking_patterns
 from infpush_cvx.formulations.svmmap import svmmap as svmmap_problem
@@ -218,7 +218,7 @@ def _labelled(seed=0, N=80, d=5):
 
 
 def test_ranker_fits_the_solver_and_scores_by_average_precision():
-    from infpush_cvx.rankers import SVMMAPRanker
+    from infpush_cvx.evaluation.rankers import SVMMAPRanker
     X, y = _labelled()
     r = SVMMAPRanker(C=10.0).fit(X, y)
     res = svmmap(X[y == 1], X[y == 0], 0.1)
@@ -235,7 +235,7 @@ def test_ranker_fits_the_solver_and_scores_by_average_precision():
 
 
 def test_ranker_cvxpy_backend_agrees_on_tiny_data_and_refuses_larger():
-    from infpush_cvx.rankers import SVMMAPRanker
+    from infpush_cvx.evaluation.rankers import SVMMAPRanker
     rng = np.random.default_rng(12)
     X = rng.normal(size=(7, 3))
     y = np.array([1, 1, 1, 0, 0, 0, 0])
@@ -251,7 +251,7 @@ def test_ranker_cvxpy_backend_agrees_on_tiny_data_and_refuses_larger():
 
 
 def test_ranker_takes_no_sample_weight():
-    from infpush_cvx.rankers import SVMMAPRanker
+    from infpush_cvx.evaluation.rankers import SVMMAPRanker
     X, y = _labelled()
     with pytest.raises(TypeError):
         SVMMAPRanker().fit(X, y, sample_weight=np.ones(len(y)))
@@ -263,7 +263,7 @@ except ImportError:  # scikit-learn is an optional extra
     parametrize_with_checks = None
 
 if parametrize_with_checks is not None:
-    from infpush_cvx.rankers import SVMMAPRanker as _SVMMAPRanker
+    from infpush_cvx.evaluation.rankers import SVMMAPRanker as _SVMMAPRanker
 
     def _expected_failed_checks(estimator):
         return {"check_classifiers_classes":

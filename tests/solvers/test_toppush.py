@@ -11,7 +11,7 @@ import pytest
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.formulations.toppush import toppush as toppush_problem
-from infpush_cvx.generators import planted_bipartite
+from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.prox.equal_sums import project_equal_sums
 from infpush_cvx.solvers.result import ConvergenceWarning, SolverResult
 from infpush_cvx.solvers.toppush import toppush
@@ -266,7 +266,7 @@ def _catalog_ids():
 @pytest.mark.parametrize("problem_id", _catalog_ids())
 def test_catalog_values_are_reproduced(problem_id, method):
     from infpush_cvx import catalog
-    from infpush_cvx.reference import load_reference
+    from infpush_cvx.catalog.reference import load_reference
     spec = catalog.get(problem_id)
     data = catalog.instance_data(spec.instance)
     stored = load_reference(problem_id)["opt_val"]

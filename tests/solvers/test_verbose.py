@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from infpush_cvx._logging import MAX_LINES, log_every, solver_log, verbose_logging
-from infpush_cvx.generators import planted_bipartite, rank2plan_pairs
-from infpush_cvx.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
+from infpush_cvx.data.generators import planted_bipartite, rank2plan_pairs
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
                                  SparseInfinitePushRanker)
 from infpush_cvx.solvers import infinite_push, rank2plan_lambda_max, rank2plan_lp, rank_svm
 from infpush_cvx.solvers.result import ConvergenceWarning
@@ -233,7 +233,7 @@ def test_helper_ignores_handlers_that_would_not_show_info(bare_logger, capsys):
 
 _PROGRAM = """
 import sys
-from infpush_cvx.generators import planted_bipartite
+from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.solvers import infinite_push
 data = planted_bipartite(20, 20, 5, seed=0)
 infinite_push(data, None, 0.1)
@@ -286,7 +286,7 @@ def test_ranker_verbose_is_a_parameter():
 def test_ranker_cv_verbose(caplog):
     RankerCV(RankSVMRanker(), Cs=[0.1, 1.0], cv=2, verbose=True).fit(X, Y)
     records = _package_records(caplog)
-    folds = [r.getMessage() for r in records if r.name == "infpush_cvx.ranker_cv"]
+    folds = [r.getMessage() for r in records if r.name == "infpush_cvx.evaluation.ranker_cv"]
     assert len(folds) == 2 * 2 + 1
     assert folds[0].startswith("RankerCV fold 1/2, C=0.1: held-out score ")
     assert folds[-1].startswith("RankerCV: C=")

@@ -1,0 +1,16 @@
+"""Problem data, the first layer: everything the models are fitted to.
+
+- :mod:`.containers`: ``BipartiteData`` (positives, negatives, optional sample weights) and
+  ``PairData`` (Rank2Plan's weighted pairs), validated, with sha256 fingerprints.
+- :mod:`.labels`: the one binary-label contract.
+- :mod:`.generators`: the original script's instance, planted and degenerate families,
+  LIBSVM-like binary sets, Rank2Plan pairs.
+- :mod:`.datasets`: UCI Ionosphere and Spambase, the svmlight/LIBSVM reader, a8a.
+- :mod:`.reductions`: identical rows collapsed into sample weights.
+- :mod:`.degeneracy`: the scale-invariant test for ``w* = 0``.
+- :mod:`.kernels`: kernel matrices, exact Gram factors and Nystroem factors.
+"""
+
+from .containers import BipartiteData, PairData, fingerprint
+
+__all__ = ["BipartiteData", "PairData", "fingerprint"]

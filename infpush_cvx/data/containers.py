@@ -1,0 +1,327 @@
+"""Problem data: bipartite ranking data (Infinite Push, RankSVM) and weighted-pair data (Rank2Plan).
+
+Both containers validate at construction and carry a fingerprint: the sha256 of the canonical
+bytes of their arrays (float64 / int64 little-endian, C order; sparse matrices as canonical CSR),
+so a regenerated instance can be compared bit for bit with a stored one.
+
+The containers own their arrays: the validated arrays are private copies (a conversion during
+validation already is one; otherwise a copy is made; arrays another container holds are shared),
+and dense ones are read-only, so changing the caller's arrays afterwards cannot bypass the
+validation.
+
+Bipartite data may carry sample weights ``wp`` (positives) and ``wn`` (negatives); with integer
+weights a weighted problem is the unweighted problem on the data with each row repeated that many
+times (see :mod:`infpush_cvx.formulations.objectives` for the weighted losses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_index_vector, check_matrix, check_vector
+from .labels import binary_labels
+
+
+def _hash_array(h, name: str, a) -> None:
+    if sp.issparse(a):
+        a = sp.csr_matrix(a, dtype=np.float64, copy=True)
+        a.sum_duplicates()
+        a.eliminate_zeros()
+        a.sort_indices()
+        h.update(f"{name}:csr:{a.shape}".encode())
+        for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
+            h.update(np.ascontiguousarray(part).tobytes())
+        return
+    a = np.asarray(a)
+    kind = "<i8" if np.issubdtype(a.dtype, np.integer) else "<f8"
+    h.update(f"{name}:dense:{kind}:{a.shape}".encode())
+    h.update(np.ascontiguousarray(a, dtype=kind).tobytes())
+
+
+def fingerprint(**arrays) -> str:
+    """sha256 (hex) of the canonical bytes of named arrays, in the order given."""
+    h = hashlib.sha256()
+    for name, a in arrays.items():
+        _hash_array(h, name, a)
+    return h.hexdigest()
+
+
+#: The arrays held by containers, weakly, by id. They are private already, so another container
+#: made from them (a solver re-wrapping the data, a row subset) shares them without a copy.
+_OWNED = weakref.WeakValueDictionary()
+
+
+def _own(array):
+    """Register ``array`` as held by a container (dense arrays become read-only); return it."""
+    if not sp.issparse(array):
+        array.flags.writeable = False
+    _OWNED[id(array)] = array
+    return array
+
+
+def _is_owned(array) -> bool:
+    """True for an array held by a container, or a view of one (read-only like its base)."""
+    while array is not None:
+        if _OWNED.get(id(array)) is array:
+            return True
+        array = getattr(array, "base", None)
+    return False
+
+
+def _sparse_parts(a) -> list:
+    return [p for p in (getattr(a, k, None) for k in ("data", "indices", "indptr", "row", "col",
+                                                       "offsets")) if isinstance(p, np.ndarray)]
+
+
+def _private(validated, original):
+    """``validated`` (the checked form of ``original``) as an array no caller can change.
+
+    Validation often converts, and a conversion is already a copy (a list, another dtype, another
+    sparse format); only memory shared with ``original`` is copied here, so large data are not
+    copied twice, and arrays a container already holds are not copied at all. Dense arrays are
+    made read-only. Sparse matrices are only copied: scipy sorts their indices in place, which a
+    read-only buffer would break.
+    """
+    if _is_owned(original):
+        return _own(validated)
+    if sp.issparse(validated):
+        originals = _sparse_parts(original) if sp.issparse(original) else []
+        for part in ("data", "indices", "indptr"):
+            mine = getattr(validated, part)
+            if any(np.may_share_memory(mine, theirs) for theirs in originals):
+                setattr(validated, part, mine.copy())
+        return _own(validated)
+    if isinstance(original, (list, tuple)):
+        shared = False  # NumPy builds a new array from a Python sequence
+    elif isinstance(original, np.ndarray):
+        shared = np.may_share_memory(validated, original)
+    else:
+        shared = True  # an array-like (DataFrame, __array__) may hand out its own buffer
+    return _own(validated.copy() if shared else validated)
+
+
+def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
+    """Return sample weights as a private float64 array after checking length, finiteness, sign
+    and that their sum is finite (the losses divide by it)."""
+    weights = check_vector(v, name, length=length)
+    if np.any(weights <= 0):
+        raise ValueError(f"{name} must be strictly positive; its smallest entry is "
+                         f"{float(weights.min())!r} (drop the rows instead of giving them "
+                         f"weight 0)")
+    with np.errstate(over="ignore"):
+        total = weights.sum()
+    if not np.isfinite(total):
+        raise ValueError(f"{name} sums to more than the largest float; divide the weights by a "
+                         f"common factor (only their ratios matter)")
+    return _private(weights, v)
+
+
+@dataclass(frozen=True, eq=False)
+class BipartiteData:
+    """Positives ``Xp`` (m x d) and negatives ``Xn`` (n x d), dense arrays or scipy.sparse.
+
+    Scores are linear, ``s = Xp @ w`` and ``t = Xn @ w``; the m*n pairs are never materialised.
+
+    Optional sample weights ``wp`` (length m) and ``wn`` (length n), finite and strictly
+    positive; ``None`` means all ones. With ``M = sum(wp)`` and ``N = sum(wn)`` the losses become
+    (Agarwal, SDM 2011, eqs. 3.6 and 4.18, rows weighted)::
+
+        Infinite Push   max_j (1/M) sum_i wp_i h_ij(w)
+        RankSVM         (1/(M N)) sum_ij wp_i wn_j h_ij(w)
+
+    The Infinite Push loss is a maximum over negatives, so ``wn`` does not enter it: a repeated
+    negative counts once, as in Agarwal's definition. Integer weights give the unweighted problem
+    on the data with every row repeated that many times.
+    """
+
+    Xp: object
+    Xn: object
+    wp: object = None
+    wn: object = None
+
+    def __post_init__(self):
+        Xp = _private(check_matrix(self.Xp, "Xp"), self.Xp)
+        Xn = _private(check_matrix(self.Xn, "Xn"), self.Xn)
+        if Xp.shape[1] != Xn.shape[1]:
+            raise ValueError(
+                f"Xp and Xn must have the same number of features (columns); "
+                f"got Xp with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
+        wp = None if self.wp is None else _check_sample_weights(self.wp, "wp", Xp.shape[0])
+        wn = None if self.wn is None else _check_sample_weights(self.wn, "wn", Xn.shape[0])
+        for name, value in (("Xp", Xp), ("Xn", Xn), ("wp", wp), ("wn", wn)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def m(self) -> int:
+        """Number of positives."""
+        return self.Xp.shape[0]
+
+    @property
+    def n(self) -> int:
+        """Number of negatives."""
+        return self.Xn.shape[0]
+
+    @property
+    def d(self) -> int:
+        """Number of features."""
+        return self.Xp.shape[1]
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.Xp) or sp.issparse(self.Xn)
+
+    @property
+    def weighted(self) -> bool:
+        """True when sample weights were given for either class."""
+        return self.wp is not None or self.wn is not None
+
+    @property
+    def pos_weights(self) -> np.ndarray:
+        """The positives' weights, float64 of length m (ones when unweighted)."""
+        return np.ones(self.m) if self.wp is None else self.wp
+
+    @property
+    def neg_weights(self) -> np.ndarray:
+        """The negatives' weights, float64 of length n (ones when unweighted)."""
+        return np.ones(self.n) if self.wn is None else self.wn
+
+    @property
+    def wp_sum(self) -> float:
+        """M = sum of the positives' weights (m when unweighted)."""
+        return float(self.m) if self.wp is None else float(self.wp.sum())
+
+    @property
+    def wn_sum(self) -> float:
+        """N = sum of the negatives' weights (n when unweighted)."""
+        return float(self.n) if self.wn is None else float(self.wn.sum())
+
+    def fingerprint(self) -> str:
+        return fingerprint(**self.arrays())
+
+    def arrays(self) -> dict:
+        """The arrays, by name (for saving and fingerprints); weights only when given.
+
+        Leaving absent weights out keeps the fingerprint of unweighted data what it was before
+        weights existed.
+        """
+        arrays = {"Xp": self.Xp, "Xn": self.Xn}
+        if self.wp is not None:
+            arrays["wp"] = self.wp
+        if self.wn is not None:
+            arrays["wn"] = self.wn
+        return arrays
+
+    @classmethod
+    def from_labels(cls, X, y, sample_weight=None, *, pos_label=None) -> "BipartiteData":
+        """Split a feature matrix by binary labels ``y``.
+
+        ``y`` follows the binary-label contract of :mod:`infpush_cvx.data.labels`: the positive class
+        is the greater label ({0, 1}, {-1, 1}, {1, 2}, booleans) or ``pos_label``; NaN labels,
+        more than two classes, one class only and strings without ``pos_label`` are refused.
+
+        ``sample_weight`` (one nonnegative weight per row) is split the same way into ``wp`` and
+        ``wn``; rows of weight 0 are dropped, since they do not enter any loss.
+        """
+        X = check_matrix(X, "X")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with one label per row of X ({X.shape[0]}), "
+                             f"got shape {y.shape}")
+        pos = binary_labels(y, "y", pos_label=pos_label).positive
+        keep = np.ones(X.shape[0], dtype=bool)
+        if sample_weight is not None:
+            sample_weight = check_vector(sample_weight, "sample_weight", length=X.shape[0],
+                                         nonnegative=True)
+            keep = sample_weight > 0
+        if not (pos & keep).any() or not (~pos & keep).any():
+            raise ValueError("y must contain both classes; one class is empty after dropping "
+                             "the rows of sample_weight 0")
+        rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
+        # a row selection is a new array: held as it is, not copied again
+        Xp, Xn = _own(X[rows_p]), _own(X[rows_n])
+        if sample_weight is None:
+            return cls(Xp, Xn)
+        return cls(Xp, Xn, _own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.is_sparse else "dense"
+        weights = ", weighted" if self.weighted else ""
+        return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind}{weights})"
+
+
+@dataclass(frozen=True, eq=False)
+class PairData:
+    """Weighted preference pairs over the rows of ``X`` (N x p), the Rank2Plan data.
+
+    Pair k says row ``i[k]`` should score at least ``gap[k]`` *below* row ``j[k]`` under
+    ``r(x) = beta . x`` (lower is better), with importance ``weight[k]``.
+    Defaults: gap 1, weight 1.
+    """
+
+    X: object
+    i: object
+    j: object
+    gap: object = None
+    weight: object = None
+
+    def __post_init__(self):
+        X = _private(check_matrix(self.X, "X"), self.X)
+        N = X.shape[0]
+        i = _private(check_index_vector(self.i, "i", upper=N), self.i)
+        j = _private(check_index_vector(self.j, "j", upper=N), self.j)
+        if i.shape != j.shape:
+            raise ValueError(f"i and j must have the same length, got {i.shape[0]} and {j.shape[0]}")
+        if i.size == 0:
+            raise ValueError("i and j are empty: at least one pair is needed")
+        same = np.flatnonzero(i == j)
+        if same.size:
+            raise ValueError(f"pair {same[0]} compares row {i[same[0]]} with itself (i == j)")
+        n_pairs = i.shape[0]
+        gap = np.ones(n_pairs) if self.gap is None else \
+            check_vector(self.gap, "gap", length=n_pairs, nonnegative=True)
+        weight = np.ones(n_pairs) if self.weight is None else \
+            check_vector(self.weight, "weight", length=n_pairs, nonnegative=True)
+        gap = _own(gap) if self.gap is None else _private(gap, self.gap)
+        weight = _own(weight) if self.weight is None else _private(weight, self.weight)
+        for name, value in (("X", X), ("i", i), ("j", j), ("gap", gap), ("weight", weight)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_states(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_pairs(self) -> int:
+        return self.i.shape[0]
+
+    @property
+    def is_sparse(self) -> bool:
+        return sp.issparse(self.X)
+
+    def difference_operator(self) -> sp.csr_matrix:
+        """Sparse E (n_pairs x N) with ``E @ X = X[j] - X[i]``, so pair differences stay sparse."""
+        k = np.arange(self.n_pairs)
+        rows = np.concatenate([k, k])
+        cols = np.concatenate([self.j, self.i])
+        vals = np.concatenate([np.ones(self.n_pairs), -np.ones(self.n_pairs)])
+        return sp.csr_matrix((vals, (rows, cols)), shape=(self.n_pairs, self.n_states))
+
+    def fingerprint(self) -> str:
+        return fingerprint(**self.arrays())
+
+    def arrays(self) -> dict:
+        return {"X": self.X, "i": self.i, "j": self.j, "gap": self.gap, "weight": self.weight}
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.is_sparse else "dense"
+        return (f"PairData(states={self.n_states}, features={self.n_features}, "
+                f"pairs={self.n_pairs}, {kind})")

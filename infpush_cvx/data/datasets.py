@@ -1,0 +1,403 @@
+"""Real data sets: UCI Ionosphere and Spambase (original comma-separated files) and LIBSVM a8a.
+
+The data are never stored in this repository. A loader looks for the file in, in order:
+
+1. the ``data_dir`` argument,
+2. for the UCI sets, the directory named by the environment variable ``INFPUSH_CVX_DATA``, else
+   a ``shared/data/uci`` folder beside the repository (a sibling of the repository's own folder),
+   when it exists;
+3. for the LIBSVM sets, the directory named by ``INFPUSH_CVX_LIBSVM_DATA``, else the folder
+   ``libsvm/`` beside the UCI folder above, else a ``shared/data/libsvm`` folder beside the
+   repository, when they exist.
+
+Every file is checked against the SHA-256 sum embedded below before it is parsed. With
+``download=True`` (off by default) a missing file is fetched from its home (the UCI repository,
+the LIBSVM data collection) with urllib into the data directory and checked the same way;
+offline, that fails with a clear message.
+
+Labels follow [Agarwal2011], section 6 (docs/references.md; docs/mathematics.md, section 7.1):
+Ionosphere ``g`` ("good") is positive (225 of 351), spam is positive (1813 of 4601); ``y`` is int
+{0, 1}. Ionosphere's second column is zero for every instance and is dropped (33 features).
+Features are returned raw; scale them to [0, 1] with :class:`MinMaxScaler01` fitted on the
+training split only.
+
+a8a (LIBSVM binary collection, from the UCI Adult census data) is read by :func:`load_libsvm`
+into a sparse CSR matrix: 22,696 rows, 123 binary features, ``+1`` (5,506 rows) is positive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import re
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix
+from ..files import atomic_open
+from .labels import binary_labels
+
+__all__ = ["load_ionosphere", "load_spambase", "load_a8a", "load_libsvm", "load", "data_dir",
+           "MinMaxScaler01", "DATASETS", "COLLECTIONS"]
+
+ENV_VAR = "INFPUSH_CVX_DATA"
+LIBSVM_ENV_VAR = "INFPUSH_CVX_LIBSVM_DATA"
+_UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+_LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary"
+
+#: name -> (file name, sha256 of the original UCI file, download URL)
+DATASETS = {
+    "ionosphere": ("ionosphere.data",
+                   "46d52186b84e20be52918adb93e8fb9926b34795ff7504c24350ae0616a04bbd",
+                   f"{_UCI}/ionosphere/ionosphere.data"),
+    "spambase": ("spambase.data",
+                 "1855d678d9019f325b7bcd6f6a4c9baedac6f291aa9cad59e5f79a25f1988372",
+                 f"{_UCI}/spambase/spambase.data"),
+    "a8a": ("a8a",
+            "d08a37b3fadd4bd3c8b3fc30bdc93b54d7c0f371265c90cbfb931a7efe97cd28",
+            f"{_LIBSVM}/a8a"),
+}
+
+#: name -> the collection (data folder) it belongs to: "uci" or "libsvm"
+COLLECTIONS = {"ionosphere": "uci", "spambase": "uci", "a8a": "libsvm"}
+
+_HOW = (f"Provide the original UCI file by passing data_dir=..., by setting the environment "
+        f"variable {ENV_VAR} to the folder that holds it, or by calling the loader with "
+        f"download=True when online.")
+_HOW_LIBSVM = (f"Provide the original LIBSVM file by passing data_dir=..., by setting the "
+               f"environment variable {LIBSVM_ENV_VAR} (or {ENV_VAR} to a UCI folder with a "
+               f"libsvm/ folder beside it) to the folder that holds it, or by calling the loader "
+               f"with download=True when online.")
+
+
+def _default_shared_dir(collection: str = "uci") -> Path:
+    # repository root = parent of the package folder
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / collection
+
+
+def data_dir(path=None, *, collection: str = "uci") -> Path | None:
+    """The folder a loader of ``collection`` ("uci" or "libsvm") reads from.
+
+    ``uci``: ``path``, else ``$INFPUSH_CVX_DATA``, else a ``shared/data/uci`` folder beside the
+    repository (when it exists).
+    ``libsvm``: ``path``, else ``$INFPUSH_CVX_LIBSVM_DATA``, else the folder ``libsvm/`` beside the
+    UCI folder (when it exists), else a ``shared/data/libsvm`` folder beside the repository (when
+    it exists).
+
+    Returns None when none of these is given or exists.
+    """
+    if collection not in ("uci", "libsvm"):
+        raise ValueError(f"collection must be 'uci' or 'libsvm', got {collection!r}")
+    if path is not None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"data_dir must be a str or path, got {type(path).__name__}")
+        return Path(path)
+    env = os.environ.get(ENV_VAR if collection == "uci" else LIBSVM_ENV_VAR)
+    if env:
+        return Path(env)
+    if collection == "libsvm":
+        uci = data_dir(collection="uci")
+        if uci is not None and (uci.parent / "libsvm").is_dir():
+            return uci.parent / "libsvm"
+    shared = _default_shared_dir(collection)
+    return shared if shared.is_dir() else None
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _download(url: str, target: Path, timeout: float, how: str = _HOW) -> None:
+    try:  # the project's one atomic writer: a failed download leaves nothing behind
+        with urllib.request.urlopen(url, timeout=timeout) as resp, \
+                atomic_open(target, "wb") as out:
+            out.write(resp.read())
+    except (urllib.error.URLError, OSError) as exc:
+        raise OSError(f"could not download {url} to {target} (is this machine offline?): {exc}. "
+                      f"{how}") from exc
+
+
+def _locate(name: str, data_dir_arg, download: bool, timeout: float) -> Path:
+    fname, digest, url = DATASETS[name]
+    collection = COLLECTIONS[name]
+    how = _HOW if collection == "uci" else _HOW_LIBSVM
+    folder = data_dir(data_dir_arg, collection=collection)
+    if folder is None:
+        if collection == "uci":
+            looked = (f"no data_dir argument, {ENV_VAR} unset, and the shared folder "
+                      f"{_default_shared_dir('uci')} does not exist")
+        else:
+            looked = (f"no data_dir argument, {LIBSVM_ENV_VAR} unset, no libsvm/ folder beside "
+                      f"the UCI data folder, and the shared folder "
+                      f"{_default_shared_dir('libsvm')} does not exist")
+        if download:
+            raise OSError(f"cannot download {name}: {looked}; pass data_dir= to choose where to "
+                          f"store it.")
+        raise FileNotFoundError(f"{name} data not found: {looked}. {how}")
+    path = folder / fname
+    if not path.is_file():
+        if not download:
+            raise FileNotFoundError(f"{name} data not found: looked for {path}. {how}")
+        _download(url, path, timeout, how)
+    got = _sha256(path)
+    if got != digest:
+        source = "UCI" if collection == "uci" else "LIBSVM"
+        raise ValueError(f"{path} has SHA-256 {got}, expected {digest} (the original {source} "
+                         f"file); the file is corrupt or not the original {name} data.")
+    return path
+
+
+def _read_csv(path: Path, n_cols: int):
+    rows = path.read_text().strip().splitlines()
+    cells = [r.split(",") for r in rows if r.strip()]
+    bad = [i for i, c in enumerate(cells) if len(c) != n_cols]
+    if bad:
+        raise ValueError(f"{path}: line {bad[0] + 1} has {len(cells[bad[0]])} fields, "
+                         f"expected {n_cols}")
+    return cells
+
+
+def load_ionosphere(data_dir=None, *, download: bool = False, timeout: float = 30.0):
+    """UCI Ionosphere: ``X`` (351 x 33 float64), ``y`` (int {0, 1}, 1 = ``g``, 225 positives).
+
+    The constant second column (index 1, zero for every instance) is dropped, as in Agarwal 2011.
+    """
+    path = _locate("ionosphere", data_dir, download, timeout)
+    cells = _read_csv(path, 35)
+    X = np.array([[float(v) for v in c[:34]] for c in cells])
+    labels = np.array([c[34].strip() for c in cells])
+    if not set(labels) <= {"g", "b"}:
+        raise ValueError(f"{path}: unexpected labels {sorted(set(labels) - {'g', 'b'})}")
+    X = np.delete(X, 1, axis=1)
+    return X, (labels == "g").astype(np.int64)
+
+
+def load_spambase(data_dir=None, *, download: bool = False, timeout: float = 30.0):
+    """UCI Spambase: ``X`` (4601 x 57 float64), ``y`` (int {0, 1}, 1 = spam, 1813 positives)."""
+    path = _locate("spambase", data_dir, download, timeout)
+    data = np.loadtxt(path, delimiter=",", dtype=np.float64)
+    if data.ndim != 2 or data.shape[1] != 58:
+        raise ValueError(f"{path}: expected 58 comma-separated columns, got shape {data.shape}")
+    y = data[:, 57]
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError(f"{path}: the last column must be the 0/1 spam label")
+    return data[:, :57].copy(), y.astype(np.int64)
+
+
+#: One well-formed ``index:value`` token after another, each followed by one space.
+_PAIRS = re.compile(r"(?:[0-9]+:[^\s:]+ )*+")
+
+
+def _bad_token(tok: str) -> str | None:
+    """Why ``tok`` is not a valid ``index:value`` token (None when it is)."""
+    idx, colon, val = tok.partition(":")
+    if not colon or not idx.isdigit() or not idx.isascii():
+        return "expected index:value with a nonnegative integer index"
+    try:
+        v = float(val)
+    except ValueError:
+        return "the value is not a number"
+    if not np.isfinite(v):
+        return "the value is not finite"
+    return None
+
+
+def _malformed(path: Path, lines) -> ValueError:
+    """The ValueError naming the first malformed line of a LIBSVM file (slow, exact pass)."""
+    for k, line in enumerate(lines, start=1):
+        toks = line.partition("#")[0].split()
+        if not toks:
+            continue
+        try:
+            label = float(toks[0])
+        except ValueError:
+            label = None
+        if label is None or not np.isfinite(label):
+            return ValueError(f"{path}: line {k}: malformed label {toks[0]!r} (expected a number "
+                              f"first, then index:value pairs)")
+        for tok in toks[1:]:
+            why = _bad_token(tok)
+            if why is not None:
+                return ValueError(f"{path}: line {k}: malformed token {tok!r} ({why})")
+    return ValueError(f"{path}: malformed LIBSVM data")  # not reached for parseable files
+
+
+def _binary_labels(path: Path, labels: np.ndarray) -> np.ndarray:
+    """File labels as int64 {0, 1} under the binary-label contract (:mod:`infpush_cvx.data.labels`):
+    the greater of two labels is positive (+1 of +1/-1, 1 of 1/0, 2 of 1/2); a file holding one
+    label may use 1 (positive) or 0 / -1 (negative)."""
+    try:
+        positive = binary_labels(labels, "labels", require_both=False).positive
+    except ValueError:
+        found = np.unique(labels)
+        shown = ", ".join(f"{v:g}" for v in found[:10]) + (", ..." if found.size > 10 else "")
+        raise ValueError(f"{path}: labels must be binary: two integer labels, the greater one "
+                         f"positive (+1/-1, 1/0, 1/2), or one label 1, 0 or -1; found the labels "
+                         f"{{{shown}}}") from None
+    return positive.astype(np.int64)
+
+
+def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
+    """Read a file in svmlight / LIBSVM format into ``(X, y)``.
+
+    Each line is ``label index:value index:value ...``; text after ``#`` is a comment and blank
+    lines are skipped. ``X`` is a ``scipy.sparse.csr_matrix`` of float64 in canonical form
+    (sorted indices, no explicit zeros) with ``n_features`` columns (default: the largest index
+    seen); ``y`` is int64 {0, 1}: the labels must be binary, the greater one positive (+1 of
+    +1/-1, 1 of 1/0, 2 of 1/2; see :mod:`infpush_cvx.data.labels`); more than two labels, or
+    non-integer ones, are a ValueError.
+
+    ``zero_based``: True (indices start at 0), False (at 1, the LIBSVM convention) or "auto"
+    (zero-based when some index is 0, else one-based, as scikit-learn decides). Indices within
+    a line may come in any order; a repeated index is an error.
+
+    A malformed token raises ValueError with the file name and the line number; a missing file
+    FileNotFoundError with its path. The parse is vectorised (one pass of Python over the lines,
+    NumPy over the tokens): a8a (22,696 rows) takes about 0.2 s.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or path, got {type(path).__name__}")
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    if n_features is not None and (isinstance(n_features, bool) or
+                                   not isinstance(n_features, (int, np.integer))
+                                   or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"LIBSVM file not found: {path}")
+    try:
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a text file (UTF-8): {exc}") from None
+
+    labels, tokens, counts, line_of_row = [], [], [], []
+    for k, line in enumerate(lines, start=1):
+        if "#" in line:
+            line = line.partition("#")[0]
+        toks = line.split()
+        if not toks:
+            continue
+        labels.append(toks[0])
+        tokens += toks[1:]
+        counts.append(len(toks) - 1)
+        line_of_row.append(k)
+    if not labels:
+        raise ValueError(f"{path}: no data lines (only blank lines or comments)")
+    joined = " ".join(tokens)
+    if _PAIRS.fullmatch(joined + " " if tokens else "") is None:
+        raise _malformed(path, lines)
+    fields = joined.replace(":", " ").split()
+    try:
+        y_raw = np.array(labels, dtype=np.float64)
+        cols = np.array(fields[0::2], dtype=np.int64)
+        vals = np.array(fields[1::2], dtype=np.float64)
+    except (ValueError, OverflowError):
+        raise _malformed(path, lines) from None
+    if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(y_raw))):
+        raise _malformed(path, lines)
+    y = _binary_labels(path, y_raw)
+
+    counts = np.array(counts, dtype=np.int64)
+    rows = np.repeat(np.arange(counts.size), counts)
+    line_of_row = np.array(line_of_row, dtype=np.int64)
+    if zero_based == "auto":
+        zero_based = bool(cols.size and cols.min() == 0)
+    if not zero_based:
+        if cols.size and cols.min() == 0:
+            k = line_of_row[rows[np.argmax(cols == 0)]]
+            raise ValueError(f"{path}: line {k}: feature index 0 in a one-based file "
+                             f"(zero_based=False)")
+        cols = cols - 1
+    needed = int(cols.max()) + 1 if cols.size else 0
+    if n_features is None:
+        n_features = needed
+    elif needed > n_features:
+        bad = np.argmax(cols >= n_features)
+        raise ValueError(f"{path}: line {line_of_row[rows[bad]]}: feature index "
+                         f"{cols[bad] + (0 if zero_based else 1)} is beyond "
+                         f"n_features={n_features} ({'zero' if zero_based else 'one'}-based)")
+    order = np.lexsort((cols, rows))
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    repeated = (rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])
+    if np.any(repeated):
+        r = np.argmax(repeated)
+        raise ValueError(f"{path}: line {line_of_row[rows[r]]}: feature index "
+                         f"{cols[r] + (0 if zero_based else 1)} appears twice")
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    X = sp.csr_matrix((vals, cols, indptr), shape=(counts.size, n_features))
+    X.eliminate_zeros()
+    return X, y
+
+
+def load_a8a(data_dir=None, *, download: bool = False, timeout: float = 30.0):
+    """LIBSVM a8a: ``X`` (22,696 x 123 sparse CSR float64, binary features), ``y`` (int {0, 1},
+    1 = ``+1``, income above 50K, 5,506 positives).
+
+    Read from the LIBSVM data folder (see :func:`data_dir` with ``collection="libsvm"``) after its
+    SHA-256 check.
+    """
+    path = _locate("a8a", data_dir, download, timeout)
+    return load_libsvm(path, n_features=123, zero_based=False)
+
+
+def load(name: str, data_dir=None, **kwargs):
+    """``load("ionosphere")``, ``load("spambase")`` or ``load("a8a")``: the matching loader."""
+    loaders = {"ionosphere": load_ionosphere, "spambase": load_spambase, "a8a": load_a8a}
+    if name not in loaders:
+        raise ValueError(f"unknown name {name!r}; expected one of {sorted(loaders)}")
+    return loaders[name](data_dir, **kwargs)
+
+
+class MinMaxScaler01:
+    """Per-feature affine map to [0, 1] on the data it was fitted on: ``(x - min) / (max - min)``.
+
+    Fit on the training split only; test data may fall outside [0, 1] and are not clipped.
+    A constant feature maps to 0. (The same map as sklearn's ``MinMaxScaler``, without the
+    dependency.) Safe at the ends of the float range: where ``max - min`` or ``x - min``
+    overflows (features spanning -1e308 to 1e308), both are halved first, which is exact.
+
+    Attributes: ``data_min_``, ``data_max_`` and ``scale_`` (``max - min``, 1 for a constant
+    feature; ``inf`` when the range exceeds the largest float).
+    """
+
+    def fit(self, X):
+        X = check_matrix(X, "X", allow_sparse=False)
+        self.data_min_ = X.min(axis=0)
+        self.data_max_ = X.max(axis=0)
+        # halving is exact (for normal numbers) and keeps the difference within the float range
+        self._half_range = self.data_max_ / 2 - self.data_min_ / 2
+        with np.errstate(over="ignore"):
+            rng = self.data_max_ - self.data_min_
+        self.scale_ = np.where(rng > 0, rng, 1.0)
+        return self
+
+    def transform(self, X):
+        if not hasattr(self, "scale_"):
+            raise ValueError("MinMaxScaler01 is not fitted; call fit(X_train) first")
+        X = check_matrix(X, "X", allow_sparse=False)
+        if X.shape[1] != self.scale_.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} features, the scaler was fitted on "
+                             f"{self.scale_.shape[0]}")
+        with np.errstate(over="ignore"):
+            shifted = X - self.data_min_  # an overflow here is repaired below
+        with np.errstate(invalid="ignore"):
+            out = shifted / self.scale_  # inf / inf: likewise
+        overflowed = np.isinf(shifted) | np.isinf(self.scale_)
+        if np.any(overflowed):
+            half_shifted = X / 2 - self.data_min_ / 2
+            half_scale = np.where(np.isinf(self.scale_), self._half_range, self.scale_ / 2)
+            out = np.where(overflowed, half_shifted / half_scale, out)
+        return out
+
+    def fit_transform(self, X):
+        return self.fit(X).transform(X)

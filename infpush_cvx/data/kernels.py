@@ -1,0 +1,358 @@
+"""Kernels for the Infinite Push and RankSVM: Gram matrices, their factors, and the RKHS problem.
+
+The kernel Infinite Push and RankSVM learn ``f = sum_k beta_k K(z_k, .)`` over the training
+points ``Z = [Xp; Xn]`` (positives first). In paper scaling (docs/mathematics.md, sections 1
+and 3; [Agarwal2011] writes the Infinite Push and its dual with a kernel)::
+
+    minimise over beta   (lam/2) beta^T K beta + loss(K beta),    K = K(Z, Z)
+
+where ``loss`` is the Infinite Push's ``max_j (1/m) sum_i max(0, 1 - (s_i - t_j))`` or
+RankSVM's pair mean on the scores ``(s; t) = K beta``.
+
+Kernels (scikit-learn's ``SVC`` semantics, so a model tuned there means the same here):
+
+- ``"linear"``: ``<a, b>``;
+- ``"rbf"``: ``exp(-gamma ||a - b||^2)``;
+- ``"poly"``: ``(gamma <a, b> + coef0) ** degree``;
+- a callable ``kernel(A, B)`` returning the ``len(A) x len(B)`` Gram matrix.
+
+``gamma`` is a nonnegative number, ``"scale"`` (``1 / (d * Z.var())``, 1 when the training data
+are constant) or ``"auto"`` (``1 / d``), resolved on the training points.
+
+Exact route (:func:`factorise`). With ``K = L L^T`` (``L`` is N x r) the RKHS problem is the
+linear one on the feature rows ``L`` over ``v = L^T beta``, because ``beta^T K beta =
+||L^T beta||^2`` and ``K beta = L (L^T beta)``: the linear solvers run unchanged on
+``Xp' = L[:m]``, ``Xn' = L[m:]``, their certified duality gap is the gap of the RKHS problem
+(same optimal value, and the pair dual depends on the data through ``K`` only), and the
+coefficients solve ``L^T beta = v``. Two factors (``method`` of :func:`factorise`):
+
+- ``"cholesky"`` (the default): the pivoted Cholesky factorisation (LAPACK ``dpstrf``; Higham,
+  *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002, section 10.3), stopped when
+  every remaining diagonal entry of the Schur complement is at most ``tol * max(diag K)``.
+  With the r pivots P first, ``K[P, P] = C C^T`` (C lower triangular) and ``L[P] = C``:
+  ``beta`` is ``C^{-T} v`` on the pivots and 0 elsewhere, so the scores ``K beta = L v`` and
+  the norm ``beta^T K beta = ||v||^2`` hold exactly (``K - L L^T`` vanishes on the pivots' rows
+  and columns), and the factor problem is the RKHS problem with ``f`` in the span of the
+  pivots' kernel functions. ``K - L L^T`` is the Schur complement S of the pivots; its
+  spectral norm is measured (``KernelFactor.residual``: from the eigenvalues of S, or a
+  row-sum bound when S is small entrywise); it bounds how far the exact problem's optimum
+  can lie below the factor problem's. O(N^2 r) time (about 1.5 s for Spambase's N = 4,601,
+  rank 4,146, residual 3e-11, against 12-20 s for the eigendecomposition).
+- ``"eigh"``: the eigendecomposition ``K = U diag(e) U^T``: ``L = U_r diag(sqrt(e_r))`` over the
+  eigenvalues above ``tol * max(e)``, so ``beta = U_r diag(1 / sqrt(e_r)) v`` (minimum norm).
+
+Either way the kernel solvers certify their answer on the exact problem with the full Gram
+matrix (:mod:`infpush_cvx.solvers._kernel`), so the factor's residual can only make the
+certified gap larger, never wrong.
+
+The rank cut-off (``"eigh"``). Components of beta in the null space of ``K`` change neither
+``beta^T K beta`` nor ``K beta``, so the RKHS problem restricted to the range of ``K`` is exact,
+and ``v`` ranges over all of ``R^r``. Eigenvalues below ``tol * max(e)`` are round-off of a
+positive semidefinite matrix (their size is that of the eigensolver's backward error, about
+``1e-16 N max(e)``); dropping them changes ``K`` by at most ``tol * max(e)`` in the spectral
+norm. A Gram matrix with an
+eigenvalue below ``-PSD_TOL * max(e)`` is not positive semidefinite (a callable that is not a
+kernel, ``poly`` with a negative ``coef0``): the RKHS problem is then not convex, and it is
+refused with a ValueError naming ``kernel`` (for ``"cholesky"``: a diagonal entry below
+``-PSD_TOL * max|diag K|``, or a Schur complement of the pivots with an eigenvalue below that).
+
+Low-rank route (Nystroem, [Williams2001] in docs/references.md). ``c`` landmarks drawn uniformly without
+replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the rows
+``L = K(Z, landmarks) U_r diag(1 / sqrt(e_r))``. This is exactly the RKHS problem with ``f``
+restricted to the span of the landmarks' kernel functions (``beta`` zero off the landmarks): the
+certified gap certifies that restricted problem, whose optimum is an upper bound on the full one.
+Memory ``O(N c)`` instead of ``O(N^2)``.
+
+Adaptive route (``nystroem="adaptive"`` of the solvers, :func:`infpush_cvx.solvers._kernel.
+adaptive_solve`): the span grows round by round from the dual point's own function and the rows
+of its support, and every round the restricted answer is certified on the exact problem with the
+full Gram matrix (the restricted pair dual is feasible for it; its value uses ``K``), until that
+gap is at most ``tol``. Exact like the first route, with restricted problems of the span's size
+instead of the numerical rank of ``K``; O(N^2) memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .._validation import check_int, check_matrix, check_scalar
+
+__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "factorise",
+           "gram_factor", "kernel_matrix", "kernel_options", "pivoted_cholesky", "resolve_gamma"]
+
+#: The named kernels (a callable is accepted too).
+KERNELS = ("linear", "rbf", "poly")
+#: The options of the formulations and solvers that define the kernel (catalog options).
+KERNEL_OPTIONS = ("kernel", "gamma", "degree", "coef0")
+#: Relative eigenvalue cut-off of the factors: smaller eigenvalues are round-off (see above).
+RANK_TOL = 1e-12
+#: A Gram matrix with an eigenvalue below ``-PSD_TOL * max(e)`` is refused as not PSD.
+PSD_TOL = 1e-8
+
+
+def check_kernel(kernel, gamma="scale", degree=3, coef0=0.0):
+    """The validated ``(kernel, gamma, degree, coef0)``; errors name the argument.
+
+    ``kernel``: one of :data:`KERNELS` or a callable (TypeError otherwise, ValueError for an
+    unknown name). ``gamma``: ``"scale"``, ``"auto"`` or a finite number ``>= 0``. ``degree``:
+    an integer ``>= 0``. ``coef0``: a finite number.
+    """
+    if not callable(kernel):
+        if not isinstance(kernel, str):
+            raise TypeError(f"kernel must be one of {list(KERNELS)} or a callable, got "
+                            f"{type(kernel).__name__} {kernel!r}")
+        if kernel not in KERNELS:
+            raise ValueError(f"unknown kernel {kernel!r}; expected one of {list(KERNELS)} or a "
+                             f"callable kernel(A, B)")
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number "
+                             f">= 0")
+    else:
+        gamma = check_scalar(gamma, "gamma", nonnegative=True)
+    degree = check_int(degree, "degree", minimum=0)
+    coef0 = check_scalar(coef0, "coef0")
+    return kernel, gamma, degree, coef0
+
+
+def kernel_options(options: dict) -> dict:
+    """The kernel options among a catalog problem's ``options`` (empty for a linear problem)."""
+    return {k: options[k] for k in KERNEL_OPTIONS if k in options}
+
+
+def resolve_gamma(gamma, X) -> float:
+    """``gamma`` as a number for the training points ``X`` (scikit-learn's ``SVC`` rule):
+    ``"scale"`` is ``1 / (d * X.var())`` (1 when ``X.var()`` is 0), ``"auto"`` is ``1 / d``."""
+    X = _dense(X, "X")
+    d = X.shape[1]
+    if gamma == "scale":
+        var = float(X.var())
+        return 1.0 / (d * var) if var != 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / d
+    return check_scalar(gamma, "gamma", nonnegative=True)
+
+
+def _dense(X, name: str) -> np.ndarray:
+    X = check_matrix(X, name)
+    return X.toarray() if sp.issparse(X) else X
+
+
+def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -> np.ndarray:
+    """The Gram matrix ``K[i, j] = kernel(A[i], B[j])`` (``B = A`` when omitted), float64.
+
+    scikit-learn's ``SVC`` kernels and parameters (module docstring); a string ``gamma`` is
+    resolved on ``A`` (the training points when ``A`` is them). A callable must return a finite
+    ``len(A) x len(B)`` array (ValueError naming ``kernel`` otherwise).
+    """
+    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
+    A = _dense(A, "A")
+    same = B is None
+    B = A if same else _dense(B, "B")
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"B has {B.shape[1]} features, A has {A.shape[1]}")
+    if callable(kernel):
+        K = np.asarray(kernel(A, B), dtype=np.float64)
+        if K.shape != (A.shape[0], B.shape[0]):
+            raise ValueError(f"kernel: the callable returned shape {K.shape}, expected "
+                             f"{(A.shape[0], B.shape[0])}")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("kernel: the callable returned NaN or infinite entries")
+        return K
+    G = A @ B.T
+    if kernel == "linear":
+        return G
+    g = resolve_gamma(gamma, A)
+    if kernel == "poly":
+        return (g * G + coef0) ** degree
+    # rbf: ||a - b||^2 = ||a||^2 + ||b||^2 - 2 <a, b>, clipped at 0 against cancellation
+    sa = np.einsum("ij,ij->i", A, A)
+    sb = sa if same else np.einsum("ij,ij->i", B, B)
+    D = sa[:, None] + sb[None, :] - 2.0 * G
+    np.maximum(D, 0.0, out=D)
+    if same:
+        np.fill_diagonal(D, 0.0)
+    D *= -g
+    return np.exp(D, out=D)
+
+
+def _square_finite(K, what: str) -> np.ndarray:
+    """``K`` as a float64 array, checked square and finite (ValueError naming ``what``)."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"{what} must be a square matrix, got shape {K.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{what} contains NaN or infinite entries")
+    return K
+
+
+def _not_psd(value: float, top: float) -> ValueError:
+    return ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
+                      f"{value:.3g} against largest {top:.3g}); the RKHS problem would not be "
+                      f"convex. Use a positive semidefinite kernel")
+
+
+def _eigen(K, tol: float, what: str):
+    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` above
+    ``tol * max(e)``, and the largest absolute eigenvalue dropped."""
+    K = _square_finite(K, what)
+    e, U = np.linalg.eigh(0.5 * (K + K.T))
+    top = float(e[-1]) if e.size else 0.0
+    if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
+        raise _not_psd(float(e[0]), top)
+    keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
+    dropped = float(np.abs(e[~keep]).max(initial=0.0))
+    return U[:, keep], e[keep], dropped
+
+
+def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
+    """``L`` (N x r) with ``K = L L^T`` up to round-off, from the eigendecomposition of ``K``.
+
+    The eigenvalues at most ``tol * max(e)`` are dropped (round-off; see the module docstring:
+    the RKHS problem restricted to the range of ``K`` is exact), so ``r`` is the numerical rank.
+    A zero matrix gives ``r = 0``. ValueError naming ``kernel`` for a matrix that is not PSD.
+    """
+    tol = check_scalar(tol, "tol", nonnegative=True)
+    U, e, _ = _eigen(K, tol, "K")
+    return U * np.sqrt(e)
+
+
+@dataclass(frozen=True)
+class KernelFactor:
+    """Feature rows ``L`` of the training points and the map back to kernel coefficients.
+
+    ``f(x) = sum_k beta_k K(z_k, .)`` with ``beta = coefficients(v)`` gives the scores ``L v``
+    on the training points and the penalty ``||v||^2`` (exactly, for every route).
+    ``basis`` maps ``v`` to beta on the rows ``rows`` (all rows when None): a matrix
+    (``beta = basis @ v``; eigendecomposition, Nystroem) or, for the pivoted Cholesky factor,
+    the lower triangular ``C`` of the pivots (``beta = C^{-T} v``). ``landmarks``: the training
+    rows the Nystroem route used (None for the exact routes). ``gram``: the Gram matrix the
+    exact routes factorised (None for Nystroem, which never forms it), for certificates on the
+    exact problem. ``residual``: the spectral norm of ``K - L L^T`` (exact routes; the largest
+    dropped eigenvalue, or the Schur complement's norm or bound), ``method``: the route.
+    """
+
+    L: np.ndarray
+    basis: np.ndarray            # beta[rows] = basis @ v, or C^{-T} v (triangular)
+    landmarks: np.ndarray | None
+    n_rows: int
+    kernel: object
+    gamma: float
+    degree: int
+    coef0: float
+    rows: np.ndarray | None = None
+    triangular: bool = False
+    gram: np.ndarray | None = None
+    residual: float = 0.0
+    method: str = "eigh"
+
+    @property
+    def rank(self) -> int:
+        return self.L.shape[1]
+
+    def coefficients(self, v) -> np.ndarray:
+        """The kernel coefficients beta (length N) of the linear weights ``v`` on ``L``: the
+        minimum-norm solution of ``L^T beta = v`` (eigendecomposition), zero off the pivots
+        (pivoted Cholesky) or off the landmarks (Nystroem)."""
+        v = np.asarray(v, dtype=np.float64)
+        if self.triangular:
+            local = scipy.linalg.solve_triangular(self.basis, v, trans="T", lower=True,
+                                                  check_finite=False) if v.size else v
+        else:
+            local = self.basis @ v
+        if self.rows is None:
+            return local
+        beta = np.zeros(self.n_rows)
+        beta[self.rows] = local
+        return beta
+
+    def kernel_with(self, A, B) -> np.ndarray:
+        """``K(A, B)`` with this factor's kernel and resolved parameters."""
+        return kernel_matrix(A, B, self.kernel, self.gamma, self.degree, self.coef0)
+
+
+#: The exact routes of :func:`factorise`.
+FACTOR_METHODS = ("cholesky", "eigh")
+
+
+def pivoted_cholesky(K, tol: float = RANK_TOL):
+    """``(L, C, pivots, residual)`` of the pivoted Cholesky factorisation of the symmetric part
+    of ``K`` (module docstring): ``L`` (N x r) with ``K = L L^T`` up to the Schur complement S
+    of the r pivots, ``C = L[pivots]`` lower triangular, and ``residual`` the spectral norm of S
+    (``K - L L^T``). Stops when S's largest diagonal entry is at most ``tol * max|diag K|``.
+    ValueError naming ``kernel`` when ``K`` is not positive semidefinite (a diagonal entry or
+    an eigenvalue of S below ``-PSD_TOL * max|diag K|``)."""
+    K = _square_finite(K, "K")
+    N = K.shape[0]
+    A = 0.5 * (K + K.T)
+    diag = np.diag(A).copy()
+    scale = float(np.abs(diag).max(initial=0.0))
+    if diag.size and diag.min() < -PSD_TOL * scale:
+        raise _not_psd(float(diag.min()), float(diag.max()))
+    if scale == 0.0:  # a PSD matrix with a zero diagonal is zero
+        big = float(np.abs(A).max(initial=0.0))
+        if big > 0:
+            raise _not_psd(-big, 0.0)
+        return np.zeros((N, 0)), np.zeros((0, 0)), np.zeros(0, np.intp), 0.0
+    c, piv, r, info = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
+    if info < 0:  # (an argument error: a bug, not a numerical failure)
+        raise RuntimeError(f"dpstrf failed with info={info}")
+    piv = piv[:N] - 1
+    P = c[:, :r]  # the factor's rows in pivot order; the strict upper part is stale
+    for k in range(r - 1):  # (in place: a copy of a 4,601 x 4,146 triangle takes 1 s)
+        P[k, k + 1:] = 0.0
+    L = np.empty((N, r))
+    L[piv] = P
+    C = P[:r].copy()
+    rest = piv[r:]
+    residual = 0.0
+    if rest.size:
+        S = K[np.ix_(rest, rest)]
+        S = 0.5 * (S + S.T) - L[rest] @ L[rest].T
+        bound = float(np.abs(S).sum(axis=1).max())  # >= the spectral norm
+        residual = bound
+        if bound > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
+            e = np.linalg.eigvalsh(S)
+            if e[0] < -PSD_TOL * scale:
+                raise _not_psd(float(e[0]), scale)
+            residual = float(np.abs(e).max())
+    return L, C, piv[:r], residual
+
+
+def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
+              nystroem: int | None = None, seed: int = 0,
+              tol: float = RANK_TOL, method: str = "cholesky") -> KernelFactor:
+    """The :class:`KernelFactor` of the training points ``Z`` (N x d).
+
+    ``nystroem=None``: an exact route on the N x N Gram matrix (O(N^2) memory), by ``method``
+    ``"cholesky"`` (pivoted Cholesky, O(N^2 r) time; the default) or ``"eigh"``
+    (eigendecomposition, O(N^3)); see the module docstring. ``nystroem=c``: ``c`` landmarks (at
+    most N) drawn by ``np.random.default_rng(seed)``; O(N c^2) time, O(N c) memory.
+    """
+    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
+    Z = _dense(Z, "Z")
+    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
+    spec = dict(kernel=kernel, gamma=g, degree=degree, coef0=coef0)
+    N = Z.shape[0]
+    if nystroem is None:
+        if method not in FACTOR_METHODS:
+            raise ValueError(f"unknown method {method!r}; expected one of {list(FACTOR_METHODS)}")
+        K = kernel_matrix(Z, None, **spec)
+        if method == "cholesky":
+            L, C, piv, residual = pivoted_cholesky(K, tol)
+            return KernelFactor(L, C, None, N, **spec, rows=piv, triangular=True, gram=K,
+                                residual=residual, method=method)
+        U, e, dropped = _eigen(K, tol, "K")
+        return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec, gram=K,
+                            residual=dropped, method=method)
+    c = check_int(nystroem, "nystroem", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
+    U, e, _ = _eigen(kernel_matrix(Z[idx], None, **spec), tol, "K")
+    basis = U / np.sqrt(e)
+    L = kernel_matrix(Z, Z[idx], **spec) @ basis
+    return KernelFactor(L, basis, idx, N, **spec, rows=idx, method="nystroem")

@@ -1,0 +1,75 @@
+"""The kernel part of :class:`~infpush_cvx.evaluation.rankers.InfinitePushRanker` and
+:class:`~infpush_cvx.evaluation.rankers.RankSVMRanker`: hyper-parameters, solver arguments, fitted
+coefficients and scores.
+
+``kernel="linear"`` (the default) fits the weight vector ``coef_`` as before, on the features;
+its ``dual_coef_`` is the minimum-norm ``beta`` with ``Z^T beta = coef_`` (``Z`` the training rows
+that enter the loss), so ``decision_function(X) = X @ coef_ = K(X, Z) @ beta`` either way. Any
+other kernel fits ``f = sum_k beta_k K(z_k, .)`` (:mod:`infpush_cvx.data.kernels`): ``coef_`` and
+``n_features_used_`` are None (no weight vector in feature space), and
+``decision_function(X) = K(X, support_vectors_) @ dual_coef_[support_]``.
+
+Fitted attributes (both cases): ``dual_coef_`` (one coefficient per row of the X given to
+``fit``, zero for rows of sample weight 0), ``support_`` (indices of the rows with a nonzero
+coefficient), ``support_vectors_`` (those rows) and ``gamma_`` (the resolved gamma; None for the
+linear kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..solvers._kernel import training_rows
+
+
+def check_params(ranker) -> None:
+    """Validate ``kernel``, ``gamma``, ``degree``, ``coef0`` (errors name them)."""
+    check_kernel(ranker.kernel, ranker.gamma, ranker.degree, ranker.coef0)
+
+
+def is_linear(ranker) -> bool:
+    return isinstance(ranker.kernel, str) and ranker.kernel == "linear"
+
+
+def solver_kwargs(ranker) -> dict:
+    """Keyword arguments for the native solver and the CVXPY formulation ({} when linear)."""
+    if is_linear(ranker):
+        return {}
+    return {"kernel": ranker.kernel, "gamma": ranker.gamma, "degree": ranker.degree,
+            "coef0": ranker.coef0}
+
+
+def set_fitted(ranker, training, solve) -> None:
+    """Store ``dual_coef_``, ``support_``, ``support_vectors_``, ``gamma_`` of one solve."""
+    Z = training_rows(training.data)
+    rows = np.arange(Z.shape[0]) if training.rows is None else training.rows
+    n = Z.shape[0] if training.n_samples is None else training.n_samples
+    if is_linear(ranker):
+        beta_z = np.linalg.lstsq(Z.T, ranker.coef_, rcond=None)[0]
+        ranker.gamma_ = None
+    else:
+        beta_z = np.asarray(solve.coef, dtype=np.float64)
+        ranker.gamma_ = None if callable(ranker.kernel) else resolve_gamma(ranker.gamma, Z)
+        ranker.coef_ = None
+        ranker.n_features_used_ = None
+    beta = np.zeros(n)
+    beta[rows] = beta_z
+    position = np.full(n, -1)
+    position[rows] = np.arange(rows.size)
+    ranker.dual_coef_ = beta
+    ranker.support_ = np.flatnonzero(beta)
+    ranker.support_vectors_ = Z[position[ranker.support_]]
+
+
+def decision_function(ranker, X: np.ndarray) -> np.ndarray:
+    """``X @ coef_`` (linear) or ``K(X, support_vectors_) @ dual_coef_[support_]``."""
+    if is_linear(ranker):
+        return X @ ranker.coef_
+    if ranker.support_.size == 0:
+        return np.zeros(X.shape[0])
+    gamma = ranker.gamma if ranker.gamma_ is None else ranker.gamma_
+    K = kernel_matrix(X, ranker.support_vectors_, ranker.kernel, gamma, ranker.degree,
+                      ranker.coef0)
+    return K @ ranker.dual_coef_[ranker.support_]
+

@@ -1,0 +1,572 @@
+"""The experiments of [Agarwal2011] ("The Infinite Push", SDM 2011), section 6 (linear kernels).
+
+Protocol (docs/mathematics.md, section 7.1; keys as in docs/references.md):
+
+- Ionosphere: 2/3 of the data for training, stratified (train and test keep the class
+  proportions); Spambase: 5% for training, a plain random split; 10 splits each.
+- Features scaled to [0, 1] by a min-max map fitted on the training split only.
+- C in {0.1, 1, 10, 100, 1000} picked by 5-fold cross-validation on the training split for the
+  best mean average precision; the model is then refitted on the whole training split.
+- Test measures: AUC, positives at the top, average precision, DCG (:mod:`infpush_cvx.evaluation.metrics`),
+  plus the number of features used.
+
+Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split (and each CV
+fold) only. ``scale="all"`` fits it once on the whole data set before splitting, which leaks the
+test feature ranges but is what a pre-scaled copy of the data gives; on Spambase it changes
+*positives at the top* by an order of magnitude (heavy-tailed features: with train-only scaling a
+few test negatives get extreme scores), so it is offered to compare with the paper, which does
+not say how it scaled.
+
+Two training protocols (``protocol=``, :func:`method_plan`):
+
+- ``"exact"`` (default): every model is solved to its certified optimum by the rankers' backend
+  (:mod:`infpush_cvx.evaluation.rankers`), C chosen by cross-validation, so there is no ``eta_0``;
+- ``"paper"``: as the paper trained them: the Infinite Push and RankSVM by gradient projection
+  with ``t_max = 1000`` and (C, ``eta_0``) chosen by cross-validation, P-Norm Push by Rudin's
+  boosting with 100 rounds, SVMMAP with C chosen by cross-validation.
+
+The methods are the seven rows of the paper's Tables 2 and 3 (RankSVM, SVMMAP, P-Norm Push with
+p = 1, 4, 16, 64, the Infinite Push), plus the sparse Infinite Push and TopPush, which the paper
+did not run. Splits run in the benchmark runner's worker processes (``n_jobs``); every split
+draws from its own seed, and with ``store`` every finished split is kept on disk, so a long run
+resumes where it stopped. :func:`agarwal_experiment` shows a tqdm progress bar on stderr
+(``progress``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import metrics, rankers
+from ...data.datasets import MinMaxScaler01, load
+from ..rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
+from ._plotting import series_style
+
+#: The rankers of the exact protocol, by method name (each fitted to its certified optimum).
+METHODS = {"ranksvm": RankSVMRanker, "infinite_push": InfinitePushRanker,
+           "sparse_infinite_push": SparseInfinitePushRanker}
+PAPER_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
+#: The paper's grid of gradient-projection steps eta_0 ([Agarwal2011], section 6).
+PAPER_ETA0S = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+#: The paper's iteration count of its gradient projections (t_max) and of P-Norm Push boosting.
+PAPER_GRADIENT_STEPS = 1000
+PAPER_BOOSTING_ROUNDS = 100
+#: dataset -> (training fraction, stratified?)
+SPLIT_RULES = {"ionosphere": (2.0 / 3.0, True), "spambase": (0.05, False)}
+#: How the rankers are trained: ``"exact"`` solves each model to its certified optimum;
+#: ``"paper"`` trains as [Agarwal2011] did (see :func:`method_plan`).
+TRAINING_PROTOCOLS = ("exact", "paper")
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    """How one method is trained under a protocol: the ranker class (a name in
+    :mod:`infpush_cvx.evaluation.rankers`), its fixed parameters, and the parameters chosen by
+    cross-validation (name -> candidate values, tried in order; ties keep the first)."""
+
+    ranker: str
+    params: dict = field(default_factory=dict)
+    grid: dict = field(default_factory=dict)
+
+    def ranker_class(self):
+        cls = getattr(rankers, self.ranker, None)
+        if cls is None:
+            raise ValueError(f"ranker {self.ranker!r} is not available in infpush_cvx.evaluation.rankers")
+        return cls
+
+
+#: P-Norm Push powers of [Agarwal2011]'s tables (p = 1 is RankBoost).
+PNORM_POWERS = (1, 4, 16, 64)
+
+_EXACT_RANKERS = {"ranksvm": "RankSVMRanker", "infinite_push": "InfinitePushRanker",
+                  "sparse_infinite_push": "SparseInfinitePushRanker", "svmmap": "SVMMAPRanker",
+                  "toppush": "TopPushRanker"}
+
+
+def method_names() -> tuple:
+    """Every method an experiment accepts (``pnorm_push_<p>`` for each p of PNORM_POWERS)."""
+    return tuple(_EXACT_RANKERS) + tuple(f"pnorm_push_{p}" for p in PNORM_POWERS)
+
+
+def method_plan(method: str, protocol: str, Cs=PAPER_CS, eta0s=PAPER_ETA0S) -> MethodPlan:
+    """The training plan of ``method`` under ``protocol``.
+
+    exact: every ranker at its certified optimum (P-Norm Push: the regularised convex form),
+        C chosen by cross-validation.
+    paper ([Agarwal2011], section 6): the Infinite Push and RankSVM by the paper's gradient
+        projection (``method="paper"``) with ``t_max = 1000`` steps and both C and ``eta_0``
+        chosen by cross-validation; P-Norm Push by Rudin's boosting (coordinate descent over the
+        features, 100 rounds, unregularised: nothing to choose); SVMMAP with C chosen by
+        cross-validation. Methods the paper did not run (the sparse Infinite Push, TopPush) are
+        trained as in the exact protocol.
+    """
+    if protocol not in TRAINING_PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; expected one of {TRAINING_PROTOCOLS}")
+    Cs = tuple(Cs)
+    if method.startswith("pnorm_push_"):
+        try:
+            p = int(method[len("pnorm_push_"):])
+        except ValueError:
+            p = None
+        if p is None or p < 1:
+            raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
+        if protocol == "paper":
+            return MethodPlan("PNormPushRanker", {"p": p, "method": "boosting",
+                                                  "max_iter": PAPER_BOOSTING_ROUNDS})
+        return MethodPlan("PNormPushRanker", {"p": p}, {"C": Cs})
+    if method not in _EXACT_RANKERS:
+        raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
+    if protocol == "paper" and method in ("ranksvm", "infinite_push"):
+        return MethodPlan(_EXACT_RANKERS[method],
+                          {"method": "paper", "max_iter": PAPER_GRADIENT_STEPS},
+                          {"C": Cs, "eta0": tuple(eta0s)})
+    return MethodPlan(_EXACT_RANKERS[method], {}, {"C": Cs})
+
+
+#: [Agarwal2011], Tables 2 and 3 (all seven rows: P-Norm Push p = 1 is RankBoost), linear
+#: kernels, means over 10 splits (docs/mathematics.md, section 7.2).
+_PAPER_ROWS = [
+    ("ionosphere", "ranksvm", 0.9271, 12.1, 0.9330, 16.6200),
+    ("ionosphere", "svmmap", 0.9207, 16.5, 0.9357, 16.7940),
+    ("ionosphere", "pnorm_push_1", 0.9052, 10.7, 0.9086, 16.4462),
+    ("ionosphere", "pnorm_push_4", 0.8789, 6.7, 0.8849, 16.2743),
+    ("ionosphere", "pnorm_push_16", 0.9070, 13.9, 0.9218, 16.6527),
+    ("ionosphere", "pnorm_push_64", 0.8917, 9.9, 0.9064, 16.4970),
+    ("ionosphere", "infinite_push", 0.9237, 14.7, 0.9328, 16.6336),
+    ("spambase", "ranksvm", 0.9418, 22.2, 0.9010, 189.6650),
+    ("spambase", "svmmap", 0.9319, 48.6, 0.8957, 189.6074),
+    ("spambase", "pnorm_push_1", 0.9194, 12.5, 0.8714, 188.2330),
+    ("spambase", "pnorm_push_4", 0.8024, 5.0, 0.6905, 180.4931),
+    ("spambase", "pnorm_push_16", 0.8293, 24.1, 0.7707, 185.4531),
+    ("spambase", "pnorm_push_64", 0.8490, 31.4, 0.8143, 187.3132),
+    ("spambase", "infinite_push", 0.9388, 49.9, 0.9028, 189.8070),
+]
+
+
+def _paper_frame():
+    import pandas as pd
+    return pd.DataFrame(_PAPER_ROWS, columns=["dataset", "method", "auc", "pos_at_top", "ap",
+                                              "dcg"]).set_index(["dataset", "method"])
+
+
+#: the paper's rows as tuples (dataset, method, auc, pos_at_top, ap, dcg); a DataFrame view is
+#: :func:`paper_results`.
+PAPER_RESULTS = tuple(_PAPER_ROWS)
+
+
+def paper_results():
+    """The paper's numbers as a DataFrame indexed by (dataset, method)."""
+    return _paper_frame()
+
+
+def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: int):
+    """``n_splits`` (train_idx, test_idx) pairs. Stratified: each class split in proportion."""
+    y = np.asarray(y)
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+    if n_splits < 1:
+        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_splits):
+        if stratified:
+            train = []
+            for c in np.unique(y):
+                idx = rng.permutation(np.flatnonzero(y == c))
+                train.append(idx[:int(round(train_fraction * idx.size))])
+            train = np.sort(np.concatenate(train))
+        else:
+            perm = rng.permutation(y.size)
+            train = np.sort(perm[:int(round(train_fraction * y.size))])
+        test = np.setdiff1d(np.arange(y.size), train)
+        out.append((train, test))
+    return out
+
+
+def _cv_folds(y, n_folds: int, rng):
+    """Stratified fold labels (each fold gets its share of positives and negatives)."""
+    fold = np.empty(y.size, dtype=np.int64)
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        fold[idx] = np.arange(idx.size) % n_folds
+    return fold
+
+
+def _identity_scaler(X):
+    class _Id:
+        def transform(self, Z):
+            return Z
+    return _Id()
+
+
+def _fit_scaler(X, scale: str):
+    return MinMaxScaler01().fit(X) if scale == "train" else _identity_scaler(X)
+
+
+def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, scale: str = "train", **ranker_kw):
+    """C with the best mean validation average precision over stratified folds (ties: smallest C).
+
+    With ``scale="train"`` each fold is scaled by a min-max map fitted on its own training part
+    (``"all"``: X is used as given, already scaled). Returns (best C, mean AP per C).
+    """
+    rng = np.random.default_rng(seed)
+    fold = _cv_folds(y, n_folds, rng)
+    ap = np.zeros((n_folds, len(Cs)))
+    for f in range(n_folds):
+        tr, va = fold != f, fold == f
+        sc = _fit_scaler(X[tr], scale)
+        path = cls(**ranker_kw)._fit_path(sc.transform(X[tr]), y[tr], Cs)
+        Xva = sc.transform(X[va])
+        ap[f] = [metrics.average_precision(y[va], Xva @ w) for w, _ in path]
+    mean = ap.mean(axis=0)
+    return float(Cs[int(np.argmax(mean))]), mean
+
+
+def select_params(plan: MethodPlan, X, y, *, n_folds: int, seed: int, scale: str = "train",
+                  ranker_kw=None):
+    """The grid point of ``plan`` with the best mean validation average precision over
+    stratified folds (ties: the first in grid order), as a dict, and the mean AP per point.
+
+    A grid over C alone of a linear ranker uses its warm-started path over C
+    (:func:`select_C`); any other grid, or a kernel, fits every point on every fold. An empty grid is chosen without fitting.
+    """
+    kw = {**plan.params, **(ranker_kw or {})}
+    cls = plan.ranker_class()
+    if not plan.grid:
+        return {}, np.zeros(0)
+    # (the warm-started path returns the weights on the features: a linear model's only)
+    if list(plan.grid) == ["C"] and kw.get("kernel", "linear") == "linear":
+        C, mean = select_C(cls, X, y, list(plan.grid["C"]), n_folds=n_folds, seed=seed,
+                           scale=scale, **kw)
+        return {"C": C}, mean
+    names = list(plan.grid)
+    points = [dict(zip(names, values)) for values in itertools.product(*plan.grid.values())]
+    fold = _cv_folds(y, n_folds, np.random.default_rng(seed))
+    ap = np.zeros((n_folds, len(points)))
+    for f in range(n_folds):
+        tr, va = fold != f, fold == f
+        sc = _fit_scaler(X[tr], scale)
+        Xtr, Xva = sc.transform(X[tr]), sc.transform(X[va])
+        for k, point in enumerate(points):
+            model = _fit_quietly(cls(**kw, **point), Xtr, y[tr])
+            ap[f, k] = metrics.average_precision(y[va], model.decision_function(Xva))
+    mean = ap.mean(axis=0)
+    return points[int(np.argmax(mean))], mean
+
+
+def _fit_quietly(model, X, y):
+    """Fit, without the convergence warnings that a fixed iteration budget (the paper's
+    protocol) is expected to give; the model's ``status_`` still says how each fit ended."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rankers.ConvergenceWarning)
+        warnings.simplefilter("ignore", rankers.ZeroModelWarning)
+        return model.fit(X, y)
+
+
+def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
+              return_scores=False, ranker_kw=None, scale="train", on_fit=None,
+              protocol="exact", eta0s=PAPER_ETA0S):
+    """Fit every method on one split (its parameters chosen by cross-validation, see
+    :func:`method_plan`) and measure it on the test part.
+
+    ``on_fit``, when given, is called with the method's name after each method is measured (the
+    progress bars count fits through it).
+    """
+    rows, scores = [], {}
+    sc = _fit_scaler(X[train], scale)
+    Xtr, Xte = sc.transform(X[train]), sc.transform(X[test])
+    for name in methods:
+        plan = method_plan(name, protocol, Cs, eta0s)
+        t0 = time.perf_counter()
+        chosen, _ = select_params(plan, X[train], y[train], n_folds=n_folds, seed=seed,
+                                  scale=scale, ranker_kw=ranker_kw)
+        model = _fit_quietly(plan.ranker_class()(**plan.params, **(ranker_kw or {}), **chosen),
+                             Xtr, y[train])
+        elapsed = time.perf_counter() - t0
+        s = model.decision_function(Xte)
+        rows.append({"dataset": dataset, "split": split, "method": name,
+                     "C": chosen.get("C", np.nan), "eta0": chosen.get("eta0", np.nan),
+                     **metrics.ranking_report(y[test], s),
+                     "n_features_used": model.n_features_used_,
+                     "n_features": X.shape[1], "n_train": int(train.size),
+                     "n_test": int(test.size), "status": model.status_,
+                     "backend": model.backend_, "scale": scale, "protocol": protocol,
+                     "time_s": elapsed})
+        scores[name] = s
+        if on_fit is not None:
+            on_fit(name)
+    return (rows, y[test], scores) if return_scores else rows
+
+
+def _run_split_star(args, on_fit=None):
+    dataset, split, X, y, train, test, kw = args
+    return run_split(dataset, split, X, y, train, test, return_scores=True, on_fit=on_fit, **kw)
+
+
+def _run_split_task(args, on_fit=None):
+    """One split (here or in an executor's worker): the rows, and the test labels and scores as
+    lists (what the store keeps)."""
+    rows, y_test, scores = _run_split_star(args, on_fit=on_fit)
+    return {"rows": rows, "y_test": np.asarray(y_test).tolist(),
+            "scores": {k: np.asarray(v).tolist() for k, v in scores.items()}}
+
+
+def _progress_bar(total: int, desc: str, progress: bool):
+    """A tqdm bar on stderr (tqdm's default stream), or a silent one when ``progress`` is false."""
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="fit", disable=not progress)
+
+
+# ---- the store of finished splits ---------------------------------------------------------------
+
+def _split_key(task_args) -> str:
+    """A fingerprint of everything that decides a split's result: data set, split indices,
+    methods, protocol, grids, folds, seeds, scaling, ranker options and the package version."""
+    from ... import __version__
+    dataset, split, X, y, train, test, kw = task_args
+    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()}
+    digest = hashlib.sha256()
+    digest.update(json.dumps({"dataset": dataset, "split": split, "settings": settings,
+                              "version": __version__}, sort_keys=True, default=repr).encode())
+    for a in (X, y, train, test):
+        digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _store_path(store, task_args):
+    from pathlib import Path
+    dataset, split, *_ = task_args
+    protocol = task_args[-1].get("protocol", "exact")
+    return Path(store) / f"{dataset}_{protocol}_split{split}_{_split_key(task_args)}.json"
+
+
+def _load_stored(path):
+    """A stored split's result, or None when it is missing or unreadable (it is then rerun)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            out = json.load(fh)
+        if not isinstance(out, dict) or not {"rows", "y_test", "scores"} <= set(out):
+            raise ValueError("missing keys")
+        return out
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"stored split {path} is unreadable ({exc}); it is run again",
+                      RuntimeWarning, stacklevel=3)
+        return None
+
+
+def _save_stored(path, result) -> None:
+    from ...files import write_text_atomic
+    write_text_atomic(path, json.dumps(result, default=_json_default))
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 10,
+                       Cs=PAPER_CS, n_folds: int = 5,
+                       methods=("ranksvm", "infinite_push", "sparse_infinite_push"),
+                       seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None,
+                       return_scores: bool = False, scale: str = "train",
+                       progress: bool = True, protocol: str = "exact", eta0s=PAPER_ETA0S,
+                       store=None, executor=None):
+    """Run the protocol; a tidy DataFrame, one row per (dataset, split, method).
+
+    Columns: dataset, split, method, C and eta0 (chosen by CV; NaN when not a parameter),
+    auc, pos_at_top, ap, dcg, n_features_used, n_features, n_train, n_test, status, backend,
+    scale, protocol, time_s. ``protocol``: "exact" (every model at its certified optimum) or
+    "paper" (trained as [Agarwal2011] did; :func:`method_plan`). ``methods``: names from
+    :func:`method_names`.
+
+    Splits run through the benchmark runner's executors (:mod:`infpush_cvx.benchmarking`):
+    ``n_jobs > 1`` uses that many worker processes (one BLAS thread each), or pass an
+    ``executor`` (e.g. a ``DaskExecutor``); ``n_jobs=1`` runs in this process. ``store``: a
+    folder where every finished split is written (atomically) as soon as it ends, keyed by a
+    fingerprint of its data and settings; a later run with the same settings reuses it instead
+    of refitting, so an interrupted run resumes where it stopped.
+
+    With ``return_scores=True`` also returns ``{(dataset, split): (y_test, {method: test
+    scores})}`` (for ROC curves). ``scale``: "train" (the [0, 1] map fitted on training parts
+    only) or "all" (fitted once on the whole data set; see the module docstring).
+
+    ``progress``: a tqdm bar on stderr counting the (split, method) fits, each with its
+    cross-validation; in worker processes it advances a whole split at a time. ``False``
+    writes nothing to stderr.
+    """
+    import pandas as pd
+    if scale not in ("train", "all"):
+        raise ValueError(f"unknown scale {scale!r}; expected 'train' or 'all'")
+    for name in methods:
+        method_plan(name, protocol, Cs, eta0s)  # an unknown method or protocol: a ValueError now
+    tasks = []
+    for k, ds in enumerate(datasets):
+        if ds not in SPLIT_RULES:
+            raise ValueError(f"unknown dataset {ds!r}; expected one of {sorted(SPLIT_RULES)}")
+        X, y = load(ds, data_dir)
+        if scale == "all":
+            X = MinMaxScaler01().fit_transform(X)
+        frac, strat = SPLIT_RULES[ds]
+        for i, (tr, te) in enumerate(splits(y, train_fraction=frac, stratified=strat,
+                                            n_splits=n_splits, seed=seed + 1000 * k)):
+            kw = dict(methods=tuple(methods), Cs=tuple(Cs), n_folds=n_folds,
+                      seed=seed + 1000 * k + i + 1, ranker_kw=ranker_kw, scale=scale,
+                      protocol=protocol, eta0s=tuple(eta0s))
+            tasks.append((ds, i, X, y, tr, te, kw))
+    results = [None] * len(tasks)
+    paths = [None] * len(tasks)
+    if store is not None:
+        from pathlib import Path
+        Path(store).mkdir(parents=True, exist_ok=True)
+        for j, t in enumerate(tasks):
+            paths[j] = _store_path(store, t)
+            results[j] = _load_stored(paths[j])
+    todo = [j for j, r in enumerate(results) if r is None]
+
+    def finished(j, result):
+        results[j] = result
+        if paths[j] is not None:
+            _save_stored(paths[j], result)
+
+    with _progress_bar(len(tasks) * len(methods), f"agarwal ({protocol})", progress) as bar:
+        bar.update((len(tasks) - len(todo)) * len(methods))  # reused from the store
+        if executor is None and n_jobs == 1:
+            for j in todo:
+                t = tasks[j]
+                bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
+                finished(j, _run_split_task(t, on_fit=lambda _: bar.update()))
+        elif todo:
+            from ...benchmarking import CallTask, ProcessExecutor
+            ex = executor if executor is not None else ProcessExecutor(n_workers=n_jobs,
+                                                                       warmup=False)
+            calls = [CallTask(f"{__name__}:_run_split_task", (tasks[j],),
+                              name=f"{tasks[j][0]} split {tasks[j][1]}") for j in todo]
+            failures = []
+            for k, row in ex.run(calls):
+                if row["status"] == "done":
+                    finished(todo[k], row["result"])
+                    bar.update(len(methods))
+                else:
+                    failures.append(f"{calls[k].label()}: {row['status']} {row['error']}")
+            if failures:  # the finished splits are stored; a rerun resumes from them
+                raise RuntimeError("splits failed: " + "; ".join(failures))
+    table = pd.DataFrame([row for r in results for row in r["rows"]])
+    if not return_scores:
+        return table
+    scores = {(t[0], t[1]): (np.asarray(r["y_test"]),
+                             {m: np.asarray(v) for m, v in r["scores"].items()})
+              for t, r in zip(tasks, results)}
+    return table, scores
+
+
+def compare_with_paper(results):
+    """Mean and standard error over splits per (protocol,) dataset and method, beside the paper's
+    means.
+
+    For each measure: the mean, ``<measure>_se`` (standard deviation / sqrt(splits)),
+    ``paper_<measure>`` and ``<measure>_z``, the difference from the paper in standard errors
+    (``|z| > 2``: a difference the split-to-split noise does not explain). A ``protocol``
+    column in ``results`` becomes the first index level.
+    """
+    measures = ["auc", "pos_at_top", "ap", "dcg"]
+    keys = (["protocol"] if "protocol" in results.columns else []) + ["dataset", "method"]
+    g = results.groupby(keys)
+    ours = g[measures + ["n_features_used"]].mean()
+    n = g.size()
+    se = g[measures].std().div(np.sqrt(n), axis=0).add_suffix("_se")
+    paper = _paper_frame().add_prefix("paper_")
+    table = ours.join(se).join(paper, how="left", on=["dataset", "method"])
+    table["n_splits"] = n
+    cols = []
+    for m in measures:
+        # a zero standard error (every split the same) makes any difference infinitely many
+        table[f"{m}_z"] = (table[m] - table[f"paper_{m}"]) / table[f"{m}_se"]
+        cols += [m, f"{m}_se", f"paper_{m}", f"{m}_z"]
+    return table[cols + ["n_features_used", "n_splits"]]
+
+
+def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAPER_CS,
+                      n_folds: int = 5, methods=("ranksvm", "infinite_push"), seed: int = 0,
+                      data_dir=None, ranker_kw=None, progress: bool = True):
+    """Test labels and scores of every method on one split (for ROC curves).
+
+    ``progress``: a tqdm bar on stderr counting the methods fitted (``False``: silent).
+    """
+    X, y = load(dataset, data_dir)
+    frac, strat = SPLIT_RULES[dataset]
+    k = 0 if dataset == "ionosphere" else 1
+    tr, te = splits(y, train_fraction=frac, stratified=strat, n_splits=max(n_splits, split + 1),
+                    seed=seed + 1000 * k)[split]
+    with _progress_bar(len(methods), f"{dataset} split {split}", progress) as bar:
+        _, y_test, scores = run_split(dataset, split, X, y, tr, te, methods=methods, Cs=Cs,
+                                      n_folds=n_folds, seed=seed + 1000 * k + split + 1,
+                                      return_scores=True, ranker_kw=ranker_kw,
+                                      on_fit=lambda _: bar.update())
+    return y_test, scores
+
+
+#: names of the methods in figure legends
+METHOD_LABELS = {"ranksvm": "RankSVM", "infinite_push": "Infinite Push (l2)",
+                 "sparse_infinite_push": "sparse Infinite Push (l1)", "svmmap": "SVMMAP",
+                 "toppush": "TopPush", "pnorm_push_1": "P-Norm Push, p = 1 (RankBoost)",
+                 **{f"pnorm_push_{p}": f"P-Norm Push, p = {p}" for p in PNORM_POWERS[1:]}}
+
+
+def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
+    """ROC curves of every method, whole (left) and zoomed on the top of the list (right).
+
+    ``scores`` maps a method name to its test scores. The right panel shows FPR <= ``zoom_fpr``,
+    the part of the curve where the Infinite Push differs from RankSVM; its extent is outlined on
+    the left panel. Each method has its own colour, line style and marker, the same on both
+    panels, and one legend below the panels gives its AUC and its positives at the top (ranked
+    above every negative). Returns a :class:`matplotlib.figure.Figure`, built without pyplot: no
+    backend is selected or changed (in a notebook, show it with ``display(fig)``).
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    if not 0 < zoom_fpr <= 1:
+        raise ValueError(f"zoom_fpr must be in (0, 1], got {zoom_fpr!r}")
+    y_test = np.asarray(y_test)
+    n_neg = int(np.count_nonzero(y_test == 0))
+    prefix = f"{title}: " if title else ""
+    fig = Figure(figsize=(11, 4.9), layout="constrained")
+    full, zoom = fig.subplots(1, 2)
+    top_tpr = 0.0
+    for k, (name, s) in enumerate(scores.items()):
+        fpr, tpr, _ = metrics.roc_curve_points(y_test, s)
+        label = (f"{METHOD_LABELS.get(name, name)}: AUC {metrics.auc(y_test, s):.3f}, "
+                 f"{metrics.positives_at_top(y_test, s)} positives at the top")
+        style = series_style(k)
+        full.plot(fpr, tpr, lw=1.6, markevery=0.1, ms=5, label=label, **style)
+        # the zoomed curve stops at the first point past the zoom, so its markers stay in view
+        end = int(np.searchsorted(fpr, zoom_fpr, side="right")) + 1
+        zoom.plot(fpr[:end], tpr[:end], lw=1.6, markevery=0.1, ms=5, **style)
+        top_tpr = max(top_tpr, float(tpr[fpr <= zoom_fpr].max()))
+    full.plot([0, 1], [0, 1], color="0.6", lw=0.8, label="random order (AUC 0.5)",
+              gid="reference")
+    full.add_patch(Rectangle((0, 0), zoom_fpr, 1, fill=False, ec="0.3", ls=":", lw=1))
+    full.set_xlim(0, 1)
+    full.set_ylim(0, 1.01)
+    full.set_title(f"{prefix}ROC curve\n({y_test.size} test items; dotted: the zoomed part)",
+                   fontsize=10)
+    zoom.set_xlim(0, zoom_fpr)
+    zoom.set_ylim(0, max(0.05, min(1.01, 1.08 * top_tpr)))
+    zoom.set_title(f"{prefix}top of the list, FPR <= {zoom_fpr:g}\n"
+                   f"(the first {int(zoom_fpr * n_neg)} of {n_neg} test negatives)", fontsize=10)
+    for ax in (full, zoom):
+        ax.set_xlabel("false positive rate (fraction of negatives ranked above)")
+        ax.set_ylabel("true positive rate (fraction of positives)")
+        ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=9)
+    return fig

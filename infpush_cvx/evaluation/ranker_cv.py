@@ -1,0 +1,218 @@
+"""RankerCV: a bipartite ranker whose C is chosen by cross-validation along a warm-started path.
+
+In the style of ``sklearn.linear_model.LassoCV`` and ``LogisticRegressionCV``: for every fold
+the ranker is fitted for every C of the grid on the fold's training part, from the smallest C
+(strongest regularisation) to the largest, each solve starting from the previous one (see "Along
+a path of C values" in :mod:`infpush_cvx.evaluation.rankers`); each fit is scored on the fold's held-out
+part; the C with the best mean score wins (ties: the smallest C), and the ranker is refitted with
+it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's).
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+
+import numpy as np
+
+from .._logging import log_progress, verbose_logging
+from ._sklearn_compat import BaseEstimator, ClassifierMixin, NotFittedError
+from .._validation import check_bool
+from ..data.labels import binary_labels
+from .rankers import (InfinitePushRanker, _BipartiteRanker, _read_labels, _sample_weights,
+                      _validated_X)
+
+__all__ = ["RankerCV", "DEFAULT_C_RANGE"]
+
+#: An int ``Cs = k`` means k values log-spaced over this range: the grid of the papers'
+#: experiments, C in {0.1, 1, 10, 100, 1000} (docs/mathematics.md, "Model selection").
+DEFAULT_C_RANGE = (0.1, 1000.0)
+
+_log = logging.getLogger(__name__)
+
+
+class RankerCV(ClassifierMixin, BaseEstimator):
+    """A ranker of :mod:`infpush_cvx.evaluation.rankers` with C chosen by (stratified) cross-validation.
+
+    Parameters
+    ----------
+    ranker : a ranker instance or class (InfinitePushRanker, SparseInfinitePushRanker,
+        RankSVMRanker); None: ``InfinitePushRanker()``. Its parameters other than C (solver,
+        method, tol, pos_label, ...) are used for every fit; its C is ignored.
+    Cs : int or sequence of floats > 0, default 10. An int k: k values of C log-spaced over
+        :data:`DEFAULT_C_RANGE`; a sequence: those values (sorted, duplicates dropped).
+    cv : None (5 stratified folds), an int (that many stratified folds), a scikit-learn
+        splitter or an iterable of (train, test) index arrays: what
+        ``sklearn.model_selection.check_cv(cv, y, classifier=True)`` accepts.
+    scoring : None (the ranker's ``score``: average precision), a scikit-learn scorer name
+        (``"roc_auc"``, ``"average_precision"``, ...) or a callable ``scorer(estimator, X, y)``.
+        Higher is better. scikit-learn's scorers read ``decision_function`` as the score of
+        ``classes_[1]``: a scorer name with a ``pos_label`` naming ``classes_[0]`` is refused
+        (ValueError), since it would rank the wrong class; a callable gets the fitted ranker
+        as it is.
+    verbose : bool, default False. True prints the progress to stderr (through the logger
+        ``infpush_cvx.evaluation.ranker_cv`` at INFO): one line per fold and C (held-out score, status,
+        iterations), the C chosen, and the progress of every solve (it sets the ranker's
+        ``verbose``). False leaves the ranker's own ``verbose`` as it is.
+
+    Attributes
+    ----------
+    Cs_ : the grid, increasing. ``scores_`` : (n_folds, n_Cs) held-out scores.
+    C_ : the C of the best mean score (ties: the smallest). ``best_score_`` : that mean.
+    best_estimator_ : the ranker refitted on all the data with ``C_``; its ``coef_``,
+        ``classes_``, ``n_iter_`` (iterations of that refit, as in LassoCV) and
+        ``dual_gap_`` are repeated here, as are ``n_features_in_`` and ``feature_names_in_``.
+    n_iter_path_ : (n_folds, n_Cs) iterations of every path solve (NaN where the solver reports
+        none): the warm start shows as fewer iterations after the first C.
+
+    ``fit(X, y, sample_weight=None)``: the weights enter every fit (each fold's training rows);
+    the held-out scores are unweighted. Fold fits that end without their certificate warn
+    (ConvergenceWarning); a zero model on a fold (a C too small for the l1 penalty) does not
+    warn: it scores as a constant ranking. The refit warns as the ranker's ``fit`` does.
+
+    Scaling: in ``Pipeline([("scale", MinMaxScaler()), ("rank", RankerCV(...))])`` the scaler is
+    fitted on all the rows the pipeline gets, the held-out folds of RankerCV included (a small
+    leak, as for any ``*CV`` estimator after a scaler). ``GridSearchCV`` over a pipeline scales
+    inside every fold, without the warm-started path.
+    """
+
+    def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None, verbose=False):
+        self.ranker = ranker
+        self.Cs = Cs
+        self.cv = cv
+        self.scoring = scoring
+        self.verbose = verbose
+
+    # ---- validation -------------------------------------------------------------------------
+    def _base_ranker(self) -> _BipartiteRanker:
+        ranker = InfinitePushRanker() if self.ranker is None else self.ranker
+        if isinstance(ranker, type) and issubclass(ranker, _BipartiteRanker):
+            ranker = ranker()
+        if not isinstance(ranker, _BipartiteRanker):
+            raise TypeError(f"ranker must be a ranker of infpush_cvx.evaluation.rankers "
+                            f"(InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker), an "
+                            f"instance or the class; got {type(ranker).__name__} {ranker!r}")
+        return ranker
+
+    def _grid(self) -> np.ndarray:
+        """The C values, increasing; ValueError/TypeError naming Cs."""
+        Cs = self.Cs
+        if isinstance(Cs, numbers.Integral) and not isinstance(Cs, bool):
+            if Cs < 1:
+                raise ValueError(f"Cs must be a positive int or a sequence of C values, got {Cs}")
+            low, high = np.log10(DEFAULT_C_RANGE)
+            return np.logspace(low, high, int(Cs))
+        if isinstance(Cs, (str, bytes, bool)) or np.ndim(Cs) != 1:
+            raise TypeError(f"Cs must be an int or a 1-D sequence of C values, got "
+                            f"{type(Cs).__name__} {Cs!r}")
+        try:
+            grid = np.asarray(Cs, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"Cs must hold numbers, got {Cs!r}") from None
+        if grid.size == 0:
+            raise ValueError("Cs is empty: at least one C value is needed")
+        if not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+            raise ValueError(f"Cs must hold finite positive values, got {grid.tolist()}")
+        return np.unique(grid)
+
+    # ---- fitting ----------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Cross-validate every C of the grid, then refit the ranker with the best one."""
+        try:
+            from sklearn.base import clone
+            from sklearn.metrics import check_scoring
+            from sklearn.model_selection import check_cv
+        except ImportError:  # pragma: no cover - exercised only without sklearn
+            raise ImportError("RankerCV needs scikit-learn: pip install 'infpush_cvx[sklearn]'") \
+                from None
+        Cs = self._grid()
+        verbose = check_bool(self.verbose, "verbose")
+        base = clone(self._base_ranker()).set_params(C=float(Cs[0]))
+        if verbose:
+            base.set_params(verbose=True)
+        base._check_params()
+        X_array = _validated_X(self, X, reset=True)
+        labels = _read_labels(y, X_array.shape[0], type(self).__name__,
+                              pos_label=base.pos_label)
+        y_array = np.asarray(y).reshape(X_array.shape[0])  # a column vector read as 1-D
+        positive_is_first = binary_labels(labels.classes, "classes_",
+                                          pos_label=base.pos_label).positive[0]
+        if isinstance(self.scoring, str) and positive_is_first:
+            raise ValueError(
+                f"scoring={self.scoring!r} reads decision_function as the score of classes_[1] "
+                f"= {labels.classes[1].item()!r} (scikit-learn's convention), but the ranker's "
+                f"pos_label={base.pos_label!r} is classes_[0], so it would score the reversed "
+                f"ranking; use scoring=None (the ranker's average precision, which reads "
+                f"pos_label) or encode y so that the positive class is the greater label")
+        weights = _sample_weights(sample_weight, X_array.shape[0], labels.positive)
+        folds = list(check_cv(5 if self.cv is None else self.cv, y_array,
+                              classifier=True).split(X_array, y_array))
+        scorer = check_scoring(base, scoring=self.scoring)
+
+        self.scores_ = np.empty((len(folds), Cs.size))
+        self.n_iter_path_ = np.full((len(folds), Cs.size), np.nan)
+        with verbose_logging(_log, verbose):
+            for k, (train, test) in enumerate(folds):
+                fold_ranker = clone(base)
+                training = fold_ranker._training_set(
+                    X_array[train], y_array[train],
+                    None if weights is None else weights[train], classes=labels.classes)
+                path = fold_ranker._solve_path(training, list(Cs))
+                for j, (C, solve) in enumerate(zip(Cs, path)):
+                    fold_ranker._warn_if_unreliable(training, C, solve, stacklevel=3,
+                                                    zero_model=False)
+                    fitted = clone(base).set_params(C=float(C))
+                    fitted._set_fitted(training, float(C), solve)
+                    fitted.n_features_in_ = X_array.shape[1]
+                    self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test])
+                    if solve.n_iter is not None:
+                        self.n_iter_path_[k, j] = solve.n_iter
+                    log_progress(f"RankerCV fold {k + 1}/{len(folds)}, C={C:.4g}: held-out "
+                                 f"score {self.scores_[k, j]:.6g}, status {solve.status}, "
+                                 f"iterations {solve.n_iter}", _log)
+
+        mean = self.scores_.mean(axis=0)
+        if np.all(np.isnan(mean)):
+            raise ValueError(f"every cross-validation score is NaN (scoring={self.scoring!r})")
+        best = int(np.nanargmax(mean))  # the first maximum: the smallest C among ties
+        self.Cs_ = Cs
+        self.C_ = float(Cs[best])
+        self.best_score_ = float(mean[best])
+        with verbose_logging(_log, verbose):
+            log_progress(f"RankerCV: C={self.C_:.4g} chosen (mean held-out score "
+                         f"{self.best_score_:.6g}); refitting on all the data", _log)
+            self.best_estimator_ = clone(base).set_params(C=self.C_).fit(
+                X, y, sample_weight=sample_weight)
+        for name in ("coef_", "classes_", "n_iter_", "dual_gap_"):
+            setattr(self, name, getattr(self.best_estimator_, name))
+        return self
+
+    # ---- prediction: the refitted ranker's ----------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "best_estimator_"):
+            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
+                                 f"call fit(X, y) first")
+
+    def decision_function(self, X):
+        """``best_estimator_.decision_function(X)``: ranking scores, higher = nearer the top."""
+        self._check_fitted()
+        return self.best_estimator_.decision_function(X)
+
+    def predict(self, X):
+        """``best_estimator_.predict(X)``: the positive class where the score is above 0."""
+        self._check_fitted()
+        return self.best_estimator_.predict(X)
+
+    def score(self, X, y):
+        """``best_estimator_.score(X, y)``: average precision of the ranking of X."""
+        self._check_fitted()
+        return self.best_estimator_.score(X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        from sklearn.utils import ClassifierTags
+        tags.target_tags.required = True
+        tags.input_tags.sparse = False
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
+

@@ -1,0 +1,82 @@
+"""The two scaling conventions, written once.
+
+Paper scaling (Agarwal 2011; Rakotomamonjy 2012)::
+
+    P(w) = lam * pen(w) + loss_mean(w)
+    pen(w) = ||w||^2 / 2   (l2)      or   ||w||_1   (l1)
+
+Seed scaling (the CVXPY benchmark script ``infinite_push_0``)::
+
+    P_seed(w) = lam_s * pen_s(w) + loss_sum(w)
+    pen_s(w) = ||w||^2     (l2)      or   ||w||_1   (l1)
+
+``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum over
+positives) and ``N = m * n`` for RankSVM (sum over all pairs). The two share a minimiser when
+``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1 (so ``lam = 2 lam_s / m`` for the
+l2 Infinite Push), and then ``P_seed = N * P``.
+
+With sample weights, m and n stand for the weight sums of the positives and negatives
+(``data.wp_sum``, ``data.wn_sum``), the weighted generalisation of the counts: integer weights
+then give the values of the data with repeated rows. Every function below accepts them as floats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_choice
+
+SCALINGS = ("paper", "seed")
+PENALTIES = ("l2", "l1")
+LOSSES = ("infinite_push", "ranksvm")
+
+
+def loss_normaliser(loss: str, m: float, n: float) -> float:
+    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM).
+
+    ``m`` and ``n`` are the counts, or the weight sums for weighted data.
+    """
+    check_choice(loss, "loss", LOSSES)
+    return m if loss == "infinite_push" else m * n
+
+
+def paper_penalty_coefficient(penalty: str) -> float:
+    """c with ``pen(w) = c * pen_s(w)``: 1/2 for l2, 1 for l1."""
+    check_choice(penalty, "penalty", PENALTIES)
+    return 0.5 if penalty == "l2" else 1.0
+
+
+def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
+    """The paper-scaling lambda equivalent to ``lam`` given in ``scaling``."""
+    check_choice(scaling, "scaling", SCALINGS)
+    if scaling == "paper":
+        return lam
+    with np.errstate(over="ignore", under="ignore"):
+        paper = lam / (loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty))
+    return _within_float_range(paper, lam, "paper")
+
+
+def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
+    """The lambda in ``scaling`` equivalent to the paper-scaling ``lam``."""
+    check_choice(scaling, "scaling", SCALINGS)
+    if scaling == "paper":
+        return lam
+    with np.errstate(over="ignore", under="ignore"):
+        converted = lam * loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
+    return _within_float_range(converted, lam, scaling)
+
+
+def objective_multiplier(scaling: str, *, loss: str, m: float, n: float) -> float:
+    """Factor taking a paper-scaling objective value to ``scaling`` (1 or N)."""
+    check_choice(scaling, "scaling", SCALINGS)
+    return 1 if scaling == "paper" else loss_normaliser(loss, m, n)
+
+
+def _within_float_range(converted, lam, target: str):
+    """``converted`` (``lam`` in ``target`` scaling), unless the conversion overflowed to inf or
+    underflowed a nonzero lam to 0, which would silently change the problem (ValueError)."""
+    lost = np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0))
+    if lost:
+        raise ValueError(f"lam={lam!r} is {converted!r} in {target} scaling: outside the float "
+                         f"range; rescale the data or choose another lam")
+    return converted
