@@ -211,18 +211,12 @@ def _above_rows(X, nonneg, nu, K, Sa):
         t = nu[g]
         c = 0
         s = 0.0
-        if nonneg:
-            for i in range(m):
-                a = float(X[g, i])
-                above = a > t
-                c += above
-                s += a if above else 0.0
-        else:
-            for i in range(m):
-                a = float(abs(X[g, i]))
-                above = a > t
-                c += above
-                s += a if above else 0.0
+        for i in range(m):
+            x = X[g, i]
+            a = float(x if nonneg else abs(x))
+            above = a > t
+            c += above
+            s += a if above else 0.0
         K[g] = c
         Sa[g] = s
 
