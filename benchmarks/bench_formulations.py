@@ -22,7 +22,7 @@ import time
 def measure(m: int, d: int, form: str) -> dict:
     import cvxpy as cp
 
-    from infpush_cvx.formulations import infinite_push
+    from infpush_cvx.formulations import infinite_push_problem
     from infpush_cvx.data.generators import planted_bipartite
 
     data = planted_bipartite(m, m, d, seed=0)

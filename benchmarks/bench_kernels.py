@@ -16,7 +16,7 @@ Printed per row: time, the Gram/factor part of it, the factor's rank and residua
 (recomputed by the exact routes with the full Gram matrix; for a Nystroem row computed after
 the timed call with :func:`infpush_cvx.solvers._kernel.exact_certificate`), the linear solver's
 own gap on the factor rows, objective, peak RSS, and for Ionosphere the time of CVXPY +
-Clarabel on the same RKHS problem (``formulations.infinite_push(..., kernel="rbf")``, compile
+Clarabel on the same RKHS problem (``formulations.infinite_push_problem(..., kernel="rbf")``, compile
 included) measured in the same run, with the ratio and the relative difference of the two
 objectives. Targets: certified gap 1e-6 on all of Ionosphere in <= 2 s, and on all of Spambase
 (exact factor) in <= 60 s; every Spambase solve runs under ``--time-limit`` (the solver's own
@@ -109,7 +109,7 @@ def measure_cvxpy(probe, name: str, lam: float) -> dict:
     data = BipartiteData(*_data(name))
     with probe.measure():
         t0 = time.perf_counter()
-        problem = formulations.infinite_push(data, lam, kernel="rbf", gamma="scale")
+        problem = formulations.infinite_push_problem(data, lam, kernel="rbf", gamma="scale")
         value = problem.solve(solver="CLARABEL")
         elapsed = time.perf_counter() - t0
     return {"status": problem.status, "time_s": elapsed, "objective": float(value)}

@@ -13,7 +13,7 @@ figure printed comes from this run:
   machine the figures were measured on is shared, so single calls of a few milliseconds are
   noisy). Native: ``solvers.pnorm_push(Xp, Xn, lam, p=p)`` (Newton,
   certified relative gap 1e-8; or ``method="boosting"``, Rudin's 100 rounds). CVXPY: building
-  ``formulations.pnorm_push`` plus ``problem.solve(solver=...)`` at CVXPY's default settings
+  ``formulations.pnorm_push_problem`` plus ``problem.solve(solver=...)`` at CVXPY's default settings
   (canonicalisation, compilation and the solve; the solver's own time is its own column);
 - ``certified gap``: the relative duality gap of the returned w, for every row (the certificate
   of :mod:`infpush_cvx.solvers.pnorm_push` applies to any w; CVXPY's w is checked with it after
@@ -71,7 +71,7 @@ def _solve(method, data, lam, p):
     import cvxpy as cp
 
     from infpush_cvx import formulations
-    prob = formulations.pnorm_push(data, lam, p=p)
+    prob = formulations.pnorm_push_problem(data, lam, p=p)
     try:
         prob.solve(solver=method)
     except cp.error.SolverError as exc:  # a row with its status, not a crash

@@ -9,9 +9,9 @@ penalty, same sparse or dense format; for CVXPY the same formulation through Cla
 first, so imports, numba compilation / cache loading and CVXPY's first-call costs are not timed.
 Then the data are loaded and the one solve is timed:
 
-- ``time (s)``: wall clock of the solver call: ``infinite_push(...)`` / ``rank_svm(...)``; for
-  CVXPY + Clarabel, building the compact problem (``formulations.infinite_push`` /
-  ``formulations.ranksvm``, paper scaling) plus the whole ``problem.solve(solver="CLARABEL")``
+- ``time (s)``: wall clock of the solver call: ``infinite_push(...)`` / ``ranksvm(...)``; for
+  CVXPY + Clarabel, building the compact problem (``formulations.infinite_push_problem`` /
+  ``formulations.ranksvm_problem``, paper scaling) plus the whole ``problem.solve(solver="CLARABEL")``
   (canonicalisation + compilation + Clarabel at its default settings); Clarabel's own time
   (``problem.solver_stats.solve_time``) is in its own column;
 - ``certified relative gap``, ``status``, ``iterations``: as the project's solver returns them
@@ -106,7 +106,7 @@ GIB = 1024.0  # MiB
 KNOWN_SHAPES = {"a8a": {"m": 5506, "n": 17190, "d": 123}, "a8a_subset": {"d": 123},
                 "spambase": {"m": 1813, "n": 2788, "d": 57}, "binary": {"d": 300}}
 
-SOLVER_LABEL = {"infinite_push": "infinite_push", "rank_svm": "rank_svm",
+SOLVER_LABEL = {"infinite_push": "infinite_push", "ranksvm": "ranksvm",
                 "cvxpy": "CVXPY + Clarabel"}
 
 
@@ -189,9 +189,9 @@ def _solve(solver, Xp, Xn, lam, penalty, time_limit):
         from infpush_cvx.data import BipartiteData
         data = BipartiteData(Xp, Xn)
         if penalty == "ranksvm":
-            prob = formulations.ranksvm(data, lam, scaling="paper", form="compact")
+            prob = formulations.ranksvm_problem(data, lam, scaling="paper", form="compact")
         else:
-            prob = formulations.infinite_push(data, lam, penalty=penalty, scaling="paper",
+            prob = formulations.infinite_push_problem(data, lam, penalty=penalty, scaling="paper",
                                               form="compact")
         import cvxpy as cp
         try:
@@ -204,9 +204,9 @@ def _solve(solver, Xp, Xn, lam, penalty, time_limit):
         return prob.value, w, {"status": prob.status, "iterations": stats.num_iters,
                                "cvxpy_solver_time_s": stats.solve_time, "gap": None}
     from infpush_cvx.solvers.infinite_push import infinite_push
-    from infpush_cvx.solvers.ranksvm import rank_svm
+    from infpush_cvx.solvers.ranksvm import ranksvm
     if penalty == "ranksvm":
-        res = rank_svm(Xp, Xn, lam, time_limit=time_limit)
+        res = ranksvm(Xp, Xn, lam, time_limit=time_limit)
     else:
         res = infinite_push(Xp, Xn, lam, penalty=penalty, time_limit=time_limit)
     return res.objective, res.w, {"status": res.status, "iterations": res.iterations,
@@ -481,7 +481,7 @@ def case1_a8a_full(bench: Bench, quick: bool) -> None:
     for lam in (1e-2, 1e-3, 1e-4):
         for penalty in ("l2", "l1", "ranksvm"):
             r = bench.solve("1 a8a full", "a8a (all rows)", {"kind": "a8a"},
-                            "rank_svm" if penalty == "ranksvm" else "infinite_push",
+                            "ranksvm" if penalty == "ranksvm" else "infinite_push",
                             penalty, lam)
             if penalty == "ranksvm":
                 r["target"] = "optimal, <= 10 s, <= 1 GiB above data"
@@ -507,7 +507,7 @@ def case2_a8a_subsets(bench: Bench, quick: bool) -> None:
             ref = bench.solve("2 a8a subsets", name, spec, "cvxpy", penalty, lam)
             ref["baseline"] = "(the baseline)"
             r = bench.solve("2 a8a subsets", name, spec,
-                            "rank_svm" if penalty == "ranksvm" else "infinite_push",
+                            "ranksvm" if penalty == "ranksvm" else "infinite_push",
                             penalty, lam)
             _against_cvxpy(r, ref, factor, set_for="150 x 1,500" if quick else None)
     bench.save()
@@ -555,7 +555,7 @@ def case5_planted(bench: Bench, quick: bool) -> None:
         spec = {"kind": "planted", "m": m, "n": m, "d": d, "seed": 0}
         for penalty in ("l2", "ranksvm"):
             r = bench.solve("5 planted growth", f"planted m = {m:g}", spec,
-                            "rank_svm" if penalty == "ranksvm" else "infinite_push",
+                            "ranksvm" if penalty == "ranksvm" else "infinite_push",
                             penalty, lam)
             by_solver[penalty].append(r)
             if m == 100000:
@@ -563,7 +563,7 @@ def case5_planted(bench: Bench, quick: bool) -> None:
                 r["met"] = _time_met(r, 60.0, max_peak_mib=2 * GIB)
     for penalty, rows in by_solver.items():
         fit = _fit_exponent(rows)
-        label = "rank_svm" if penalty == "ranksvm" else "infinite_push l2"
+        label = "ranksvm" if penalty == "ranksvm" else "infinite_push l2"
         if fit is None:
             print(f"# exponent of time vs (m + n), {label}: too few certified rows")
             continue
@@ -587,7 +587,7 @@ def case5_planted(bench: Bench, quick: bool) -> None:
     spec = {"kind": "planted", "m": 1000, "n": 1000, "d": 100, "seed": 0}
     for penalty, limit in (("l2", 2.0), ("l1", 5.0), ("ranksvm", 5.0)):
         r = bench.solve("5 planted d = 100", "planted m = 1000", spec,
-                        "rank_svm" if penalty == "ranksvm" else "infinite_push", penalty, lam)
+                        "ranksvm" if penalty == "ranksvm" else "infinite_push", penalty, lam)
         r["target"], r["met"] = f"<= {limit:g} s", _time_met(r, limit)
     bench.save()
 
@@ -608,7 +608,7 @@ def case6_scale_invariance(bench: Bench, quick: bool) -> None:
             rows = {}
             for c in factors:
                 rows[c] = bench.solve("6 scale invariance", f"{name} (X x {c:g})", spec,
-                                      "rank_svm" if penalty == "ranksvm" else "infinite_push",
+                                      "ranksvm" if penalty == "ranksvm" else "infinite_push",
                                       penalty, lam * c ** power, scale=c)
             ref = rows.get(1.0)
             if ref is None or ref.get("objective") is None:
@@ -642,7 +642,7 @@ def case7_binary(bench: Bench, quick: bool) -> None:
         spec = {"kind": "binary", "m": m, "n": n, "d": 300, "seed": 0}
         for penalty, _ in PENALTIES:
             bench.solve("7 binary, non-degenerate", f"binary {m:,} x {n:,}", spec,
-                        "rank_svm" if penalty == "ranksvm" else "infinite_push", penalty, 1e-3)
+                        "ranksvm" if penalty == "ranksvm" else "infinite_push", penalty, 1e-3)
     bench.save()
 
 

@@ -47,12 +47,12 @@ from infpush_cvx.benchmarking.tasks import Instance, Task
 CVXPY_TIME_LIMIT = 600.0
 _SIZES = {"planted300": (300, 300, 50), "planted1000": (1000, 1000, 100)}
 #: The project solver behind each row name, and the CVXPY options of each baseline.
-_NATIVE = {"infinite_push": "infinite_push.working_set", "rank_svm": "ranksvm.smoothing_newton"}
+_NATIVE = {"infinite_push": "infinite_push.working_set", "ranksvm": "ranksvm.smoothing_newton"}
 _CVXPY = {"cvxpy-clarabel": (), "cvxpy-clarabel-qdldl": (("direct_solve_method", "qdldl"),)}
 
 
 def instance(case, solver, penalty, lam) -> Instance:
-    formulation = "ranksvm" if solver == "rank_svm" else "infinite_push"
+    formulation = "ranksvm" if solver == "ranksvm" else "infinite_push"
     options = (("scaling", "paper"), ("form", "compact")) + \
         ((("penalty", penalty),) if formulation == "infinite_push" else ())
     if case == "spambase":  # every row: 1813 spam (positive), 2788 other, scaled to [0, 1]
@@ -84,7 +84,7 @@ def jobs(quick):
     ]
     if not quick:
         out += [("planted1000", "infinite_push", "l1", lam, 5.0, None),
-                ("planted1000", "rank_svm", "l2", lam, 5.0, None)]
+                ("planted1000", "ranksvm", "l2", lam, 5.0, None)]
     for C in ((1.0,) if quick else (0.1, 1.0, 10.0, 100.0, 1000.0)):
         out.append(("spambase", "infinite_push", "l2", 1.0 / C, 10.0, None))
     if not quick:  # the hardest C again, warm-started along the path from C = 100

@@ -11,7 +11,7 @@ after a tiny warm-up solve (imports, numba cache loading). Columns:
   ``gap``: certified relative duality gap; ``status``; ``peak_rss_mib``: peak resident memory of
   the solve (``rss_before_mib``: just before it, data loaded);
 - ``ranksvm_s``: the baseline timed in the same run, the bipartite RankSVM (the pairwise SVM
-  SVMMAP is usually compared with; ``rank_svm`` default method, certified to the same tol) on the
+  SVMMAP is usually compared with; ``ranksvm`` default method, certified to the same tol) on the
   same data and C, and ``ratio`` = ``time_s / ranksvm_s``;
 - ``oracle_ms``: one most-violated-ranking call at the solution (divide and conquer,
   ``O((m+n) log(m+n))``), ``scan_ms``: the paper's ``O(m n)`` full scan of every position for
@@ -19,7 +19,7 @@ after a tiny warm-up solve (imports, numba cache loading). Columns:
   repeated calls, and the two maxima are checked equal.
 
 No CVXPY baseline: SVMMAP's QP has one constraint per ranking ((m+n)! of them; the CVXPY
-formulation in ``infpush_cvx.formulations.svmmap`` enumerates them for m, n <= 4 only).
+formulation in ``infpush_cvx.formulations.svmmap_problem`` enumerates them for m, n <= 4 only).
 
 Usage::
 
@@ -132,9 +132,9 @@ def measure_svmmap(probe, name, C):
 
 
 def measure_ranksvm(probe, name, C):
-    from infpush_cvx.solvers.ranksvm import rank_svm
+    from infpush_cvx.solvers.ranksvm import ranksvm
 
-    _, res = _timed_solve(probe, rank_svm, name, C)
+    _, res = _timed_solve(probe, ranksvm, name, C)
     return {"ranksvm_status": res.status, "ranksvm_gap": res.gap}
 
 

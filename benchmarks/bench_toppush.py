@@ -12,7 +12,7 @@ fresh single-threaded process after a warm-up (``benchmarks/_harness.py``), with
   doubling line search from L = 1/m in their scaling, the equal-sums projection, stopped once the
   dual objective changes by less than 1e-4 relatively after at least 10 steps), written here on
   the project's projection; its certified gap at that stop is computed after the clock stops;
-- CVXPY + Clarabel on :func:`infpush_cvx.formulations.toppush` (the ratios' baseline);
+- CVXPY + Clarabel on :func:`infpush_cvx.formulations.toppush_problem` (the ratios' baseline);
 - the project's Infinite Push (``infinite_push``, default certified method, same lam) for scale.
 
 Usage: ``.venv/bin/python benchmarks/bench_toppush.py [--quick]`` (``--quick``: planted
@@ -117,7 +117,7 @@ def run_authors(probe, name, size):
 
 
 def run_cvxpy(probe, name, size, loss):
-    from infpush_cvx.formulations.toppush import toppush as build
+    from infpush_cvx.formulations._toppush import toppush_problem as build
     from infpush_cvx.solvers.toppush import primal_objective
     data = _data(name, size)
     build(_data("planted", 20), LAM, loss=loss).solve(solver="CLARABEL")

@@ -22,7 +22,7 @@ no matplotlib backend is selected.
 ``solver_time_vs_size.png`` (about 2 minutes)
     Planted instances ``generators.planted_bipartite(m, m, 50, margin=0.5, seed=0)``, paper
     lambda 0.01: the project's l2 Infinite Push (``infinite_push``, default method) and RankSVM
-    (``rank_svm``, default method), median of 3 solves, m = 100 to 10,000; CVXPY + Clarabel on the
+    (``ranksvm``, default method), median of 3 solves, m = 100 to 10,000; CVXPY + Clarabel on the
     compact formulations (building, compiling and solving, one solve) up to m = 300, where one
     solve takes tens of seconds. The objectives are checked to agree to 1e-5.
 ``agarwal_roc_zoom.png`` (about 2 minutes)
@@ -164,16 +164,16 @@ def figure_projection(out: Path) -> Path:
 
 def _project_solve(problem: str, data, lam: float):
     from infpush_cvx.solvers.infinite_push import infinite_push
-    from infpush_cvx.solvers.ranksvm import rank_svm
+    from infpush_cvx.solvers.ranksvm import ranksvm
     if problem == "infinite_push":
         return infinite_push(data.Xp, data.Xn, lam)
-    return rank_svm(data.Xp, data.Xn, lam)
+    return ranksvm(data.Xp, data.Xn, lam)
 
 
 def _cvxpy_solve(problem: str, data, lam: float) -> float:
     from infpush_cvx import formulations
-    prob = (formulations.infinite_push(data, lam, penalty="l2") if problem == "infinite_push"
-            else formulations.ranksvm(data, lam))
+    prob = (formulations.infinite_push_problem(data, lam, penalty="l2") if problem == "infinite_push"
+            else formulations.ranksvm_problem(data, lam))
     prob.solve(solver="CLARABEL")
     return float(prob.value)
 

@@ -1,14 +1,16 @@
-"""Old module paths of the flat 0.1 layout, kept for one release.
+"""Old names, kept for one release: the module paths of the flat 0.1 layout, and renamed functions.
 
 The package is arranged by layer (data -> formulations -> prox -> solvers -> evaluation ->
 catalog -> benchmarking -> CLI). ``import infpush_cvx.rankers`` (or any module below an old path)
 still works: it warns with a ``DeprecationWarning`` that names the new path and gives the very
 module object found there (``infpush_cvx.evaluation.rankers``), so a ``monkeypatch`` on either
 name reaches the same code. ``python -m infpush_cvx.experiments`` runs the moved ``__main__``.
+A renamed function keeps its old name through :func:`deprecated_alias`.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -24,6 +26,9 @@ MOVED = {
     "ranker_cv": "evaluation.ranker_cv", "online": "evaluation.online",
     "experiments": "evaluation.experiments", "compare": "benchmarking.compare",
     "reference": "catalog.reference", "cvxpy_solvers": "catalog.cvxpy_solvers",
+    # the factory's modules are private: their public names are the package's ``*_problem``
+    **{f"formulations.{m}": f"formulations._{m}"
+       for m in ("infinite_push", "duals", "pnorm_push", "rank2plan", "toppush", "svmmap")},
 }
 
 
@@ -67,3 +72,16 @@ def install() -> None:
     """Put the finder first on ``sys.meta_path`` (once)."""
     if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _MovedModuleFinder())
+
+
+def deprecated_alias(func, old: str):
+    """``func`` under its old name ``old``, for one release: a call warns with a
+    ``DeprecationWarning`` at the caller, then calls ``func``."""
+    @functools.wraps(func)
+    def alias(*args, **kwargs):
+        warnings.warn(f"{old} is now {func.__name__}; the old name will be removed in the next "
+                      f"release", DeprecationWarning, stacklevel=2)
+        return func(*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = f"Deprecated name of :func:`{func.__module__}.{func.__name__}` (one release)."
+    return alias

@@ -527,7 +527,7 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
 
     The solver stops when its relative duality gap is at most ``tol``, so the value is within
     about ``tol`` of the optimum. A dual problem's value is the primal's converted
-    (:func:`infpush_cvx.formulations.duals.primal_value_from_dual` is linear in the dual value).
+    (:func:`infpush_cvx.formulations._duals.primal_value_from_dual` is linear in the dual value).
     :class:`ReferenceError` when the solver does not certify its answer.
     """
     data = _catalog.instance_data(spec.instance) if data is None else data
@@ -538,7 +538,7 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
                              f"{result.status!r} ({result.message})")
     value = float(result.objective)
     if spec.formulation.endswith("_dual"):
-        from ..formulations.duals import primal_value_from_dual
+        from ..formulations._duals import primal_value_from_dual
         loss = spec.formulation[:-len("_dual")]
         value /= primal_value_from_dual(1.0, spec.lam, loss=loss,
                                         scaling=spec.options.get("scaling", "paper"),

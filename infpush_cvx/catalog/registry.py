@@ -24,7 +24,7 @@ import inspect
 MODULES = {"infinite_push": "infinite_push", "ranksvm": "ranksvm", "rank2plan_lp": "rank2plan",
            "pnorm_push": "pnorm_push", "toppush": "toppush"}
 #: The solver function of each module (``svmmap`` has no catalog formulation: the rankers' only).
-FUNCTIONS = {"infinite_push": "infinite_push", "ranksvm": "rank_svm", "rank2plan": "rank2plan_lp",
+FUNCTIONS = {"infinite_push": "infinite_push", "ranksvm": "ranksvm", "rank2plan": "rank2plan_lp",
              "pnorm_push": "pnorm_push", "toppush": "toppush", "svmmap": "svmmap"}
 #: The dual formulations and the primal each is re-solved through (same scaling, l2 penalty).
 DUALS = {"infinite_push_dual": "infinite_push", "ranksvm_dual": "ranksvm"}

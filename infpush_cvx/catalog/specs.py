@@ -76,13 +76,13 @@ DEFAULT_TIER = "core"
 ALL_TIERS = "all"
 
 FORMULATIONS = {
-    "infinite_push": formulations.infinite_push,
-    "ranksvm": formulations.ranksvm,
-    "infinite_push_dual": formulations.infinite_push_dual,
-    "ranksvm_dual": formulations.ranksvm_dual,
-    "rank2plan_lp": formulations.rank2plan_lp,
-    "pnorm_push": formulations.pnorm_push,
-    "toppush": formulations.toppush,
+    "infinite_push": formulations.infinite_push_problem,
+    "ranksvm": formulations.ranksvm_problem,
+    "infinite_push_dual": formulations.infinite_push_dual_problem,
+    "ranksvm_dual": formulations.ranksvm_dual_problem,
+    "rank2plan_lp": formulations.rank2plan_lp_problem,
+    "pnorm_push": formulations.pnorm_push_problem,
+    "toppush": formulations.toppush_problem,
 }
 
 #: The loss each bipartite formulation's lambda refers to (for scaling conversions).

@@ -514,7 +514,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if self._loss == "infinite_push":
             return mod.infinite_push(data.Xp, data.Xn, lam, penalty=self._penalty,
                                      scaling="paper", **options)
-        return mod.rank_svm(data.Xp, data.Xn, lam, scaling="paper", **options)
+        return mod.ranksvm(data.Xp, data.Xn, lam, scaling="paper", **options)
 
     def _solve_native_path(self, data, Cs):
         """Native solves in increasing C, each warm-started from the previous one."""
@@ -537,9 +537,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The CVXPY problem of this ranker at ``lam`` (a parameter named "lam")."""
         from .. import formulations
         if self._loss == "infinite_push":
-            return formulations.infinite_push(data, lam, penalty=self._penalty, scaling="paper",
+            return formulations.infinite_push_problem(data, lam, penalty=self._penalty, scaling="paper",
                                               form="compact", **self._kernel_kwargs())
-        return formulations.ranksvm(data, lam, scaling="paper", form="compact",
+        return formulations.ranksvm_problem(data, lam, scaling="paper", form="compact",
                                     **self._kernel_kwargs())
 
     def _solve_cvxpy(self, data, Cs):
@@ -748,7 +748,7 @@ class SVMMAPRanker(_BipartiteRanker):
     :func:`infpush_cvx.solvers.svmmap.svmmap` (1-slack cutting planes certified by the duality
     gap of the cutting-plane QP; ``max_iter`` counts its rounds), warm-started along a path of C
     from the previous C's cuts; the ``"cvxpy"`` backend enumerates every ranking
-    (:func:`infpush_cvx.formulations.svmmap.svmmap`) and is limited to training sets of at most
+    (:func:`infpush_cvx.formulations.svmmap_problem`) and is limited to training sets of at most
     4 positives and 4 negatives. ``fit`` takes no ``sample_weight`` (average precision with
     weighted items is not defined here).
     """
@@ -773,14 +773,14 @@ class SVMMAPRanker(_BipartiteRanker):
         return svmmap(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
 
     def _cvxpy_problem(self, data, lam):
-        from ..formulations.svmmap import MAX_SIDE, svmmap
+        from ..formulations._svmmap import MAX_SIDE, svmmap_problem
         if data.weighted:
             raise ValueError("SVMMAPRanker does not take sample weights")
         if data.m > MAX_SIDE or data.n > MAX_SIDE:
             raise ValueError(f"SVMMAPRanker(solver='cvxpy') enumerates every ranking and takes at "
                              f"most {MAX_SIDE} positives and {MAX_SIDE} negatives, got {data.m} "
                              f"and {data.n}; use solver='native'")
-        return svmmap(data, lam)
+        return svmmap_problem(data, lam)
 
     def _why_zero(self, data, C) -> str:
         return (f"w = 0 is the SVMMAP optimum only when no direction improves the worst-case "
@@ -826,8 +826,8 @@ class TopPushRanker(_BipartiteRanker):
         return toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
 
     def _cvxpy_problem(self, data, lam):
-        from ..formulations.toppush import toppush
-        return toppush(data, lam, loss=self.loss)
+        from ..formulations import toppush_problem
+        return toppush_problem(data, lam, loss=self.loss)
 
     def _why_zero(self, data, C) -> str:
         return (f"w = 0 is the TopPush optimum only when no direction lowers the positives' "
@@ -847,7 +847,7 @@ class PNormPushRanker(_BipartiteRanker):
     (Rudin's algorithm: coordinate descent over the features, ``max_iter`` rounds, default 100,
     unregularised, so C does not change its model and every fit warns that the regularised
     problem is not certified). The ``"cvxpy"`` backend solves the exponential-cone problem of
-    :func:`infpush_cvx.formulations.pnorm_push`. Sample weights weight both averages (integer
+    :func:`infpush_cvx.formulations.pnorm_push_problem`. Sample weights weight both averages (integer
     weights are repeated rows), with every method.
     """
 
@@ -863,7 +863,7 @@ class PNormPushRanker(_BipartiteRanker):
         self.p = p
 
     def _check_params(self):
-        from ..formulations.pnorm_push import check_p
+        from ..formulations._pnorm_push import check_p
         check_p(self.p)
         return super()._check_params()
 
@@ -877,8 +877,8 @@ class PNormPushRanker(_BipartiteRanker):
                           **options)
 
     def _cvxpy_problem(self, data, lam):
-        from ..formulations.pnorm_push import pnorm_push
-        return pnorm_push(data, lam, p=self.p)
+        from ..formulations import pnorm_push_problem
+        return pnorm_push_problem(data, lam, p=self.p)
 
     def _why_zero(self, data, C) -> str:
         # the gradient at w = 0 is the weighted mean negative minus the weighted mean positive

@@ -1,6 +1,6 @@
 """Solvers built on the prox core, one module per problem, each returning a :class:`SolverResult`.
 
-- :func:`infinite_push` (l2 or l1 penalty) and :func:`rank_svm`: certified methods in memory
+- :func:`infinite_push` (l2 or l1 penalty) and :func:`ranksvm`: certified methods in memory
   linear in the data (the working set, default for the Infinite Push; Newton's method on a
   smoothed hinge, default for RankSVM), accelerated projected gradient on the dual, the papers'
   gradient projection (Agarwal 2011, Figures 2 and 3) and ADMM (Rakotomamonjy 2012); see
@@ -19,9 +19,9 @@ The name ``infinite_push`` here is the function; its module is
 from . import duality
 from .infinite_push import infinite_push
 from .rank2plan import rank2plan_lambda_max, rank2plan_lp
-from .ranksvm import rank_svm
+from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
 from ._working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
-           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "rank_svm"]
+           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm"]

@@ -1,6 +1,6 @@
 """The P-Norm Push (Rudin, JMLR 2009): a certified Newton solver and Rudin's boosting algorithm.
 
-The regularised convex form (:mod:`infpush_cvx.formulations.pnorm_push`), paper scaling, with
+The regularised convex form (:func:`infpush_cvx.formulations.pnorm_push_problem`), paper scaling, with
 ``s = Xp w``, ``t = Xn w`` and the averaging weights ``a_i = p_i / M``, ``b_j = q_j / N`` (``1/m``,
 ``1/n`` without sample weights)::
 
@@ -43,7 +43,7 @@ Methods (``method=``):
   regularised problem at the final w (so it ends with status ``"max_iter"`` and a
   ConvergenceWarning unless that w happens to be certified), and ``history["loss"]`` holds the
   unregularised loss it minimises.
-- ``"cvxpy"``: the CVXPY problem of :mod:`infpush_cvx.formulations.pnorm_push`, solved by
+- ``"cvxpy"``: the CVXPY problem of :func:`infpush_cvx.formulations.pnorm_push_problem`, solved by
   ``solver`` (default Clarabel); its w is certified by the same gap.
 """
 
@@ -60,7 +60,7 @@ from numpy.typing import ArrayLike
 from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_choice, check_time_limit, check_unused_options
 from ..data.containers import BipartiteData
-from ..formulations.pnorm_push import check_p, log_mean_weights
+from ..formulations._pnorm_push import check_p, log_mean_weights
 from ._common import blas_threads_for, data_first, prepare, warm_weights
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
@@ -470,7 +470,7 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
 
 
 def _cvxpy(data, lam, p, *, solver, deadline) -> dict:
-    """Solve the CVXPY problem of :mod:`infpush_cvx.formulations.pnorm_push`."""
+    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.pnorm_push_problem`."""
     import cvxpy as cp
 
     from .. import formulations
@@ -484,7 +484,7 @@ def _cvxpy(data, lam, p, *, solver, deadline) -> dict:
             raise ValueError(f"time_limit is not supported with method='cvxpy' and solver "
                              f"{name!r} (it has no time-limit option)")
         options[option] = deadline.for_solver()
-    prob = formulations.pnorm_push(data, lam, p=p)
+    prob = formulations.pnorm_push_problem(data, lam, p=p)
     try:
         prob.solve(solver=name, **options)
     except cp.error.SolverError as exc:

@@ -10,7 +10,7 @@ Pair k asks row ``i_k`` to score at least ``g_k`` below row ``j_k`` (lower is be
   :mod:`._rank2plan_smoothed`.
 - ``"ccg"`` (default): column and constraint generation (Dedieu, Mazumder & Wang, JMLR 2022) over
   HiGHS, warm-started by the smoothed method; exact, certified; :mod:`._rank2plan_ccg`.
-- ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp` with any solver.
+- ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp_problem` with any solver.
 
 Every result's ``objective`` is recomputed from beta with
 :func:`infpush_cvx.formulations.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
@@ -329,7 +329,7 @@ def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
 
 def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol=None,
                  deadline: Deadline, verbose: bool = False, **solve_options) -> SolverResult:
-    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp`.
+    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp_problem`.
 
     CVXPY's status is the certificate here (no full-LP gap is computed for this method): its
     "optimal" is "optimal", "user_limit" (or any status once the deadline has passed) is
@@ -337,7 +337,7 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol
     "failed". ``verbose`` is CVXPY's (its own and the solver's output)."""
     import cvxpy as cp
 
-    from ..formulations import rank2plan_lp as build  # imported late: CVXPY is slow to import
+    from ..formulations import rank2plan_lp_problem as build  # imported late: CVXPY is slow to import
 
     solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
     t0 = time.perf_counter()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._moved import deprecated_alias
 from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
@@ -40,7 +41,7 @@ _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000
 
 @logs_progress
 @data_first
-def rank_svm(data: BipartiteData, lam: float, scaling: str = "paper",
+def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
              method: str = "smoothing_newton", tol: float = 1e-6, max_iter: int | None = None,
              warm_start: SolverResult | ArrayLike | None = None, *,
              wp: ArrayLike | None = None, wn: ArrayLike | None = None,
@@ -51,7 +52,7 @@ def rank_svm(data: BipartiteData, lam: float, scaling: str = "paper",
     """Minimise the bipartite RankSVM objective; returns a :class:`~.result.SolverResult`.
 
     Arguments as in :func:`infpush_cvx.solvers.infinite_push.infinite_push`: the data first
-    (``rank_svm(data, lam)``, or the arrays ``rank_svm(Xp, Xn, lam)``); the l2 penalty only;
+    (``ranksvm(data, lam)``, or the arrays ``ranksvm(Xp, Xn, lam)``); the l2 penalty only;
     ``eta0`` is used by ``"paper"``, ``options`` by ``"working_set"``, and refused otherwise).
     ``verbose=True`` prints a header, one line per iteration (with mu and the step size for
     ``"smoothing_newton"``; at most about 50 lines for ``"fista"`` and ``"paper"``) and a
@@ -63,7 +64,7 @@ def rank_svm(data: BipartiteData, lam: float, scaling: str = "paper",
     """
     if kernel is not None:
         from ._kernel import kernel_solve
-        return kernel_solve(rank_svm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
+        return kernel_solve(ranksvm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
                             scaling=scaling, method=method, tol=tol, max_iter=max_iter,
@@ -83,7 +84,7 @@ def rank_svm(data: BipartiteData, lam: float, scaling: str = "paper",
         require_unweighted(data, method)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     common = dict(loss="ranksvm", penalty="l2", scaling=scaling, tol=tol)
-    log_progress(f"rank_svm {method}: {data.m} positives, {data.n} negatives, {data.d} features, "
+    log_progress(f"ranksvm {method}: {data.m} positives, {data.n} negatives, {data.d} features, "
                  f"lambda {lam_p:.4g} in paper scaling, tol {tol:g}, max_iter {max_iter}")
     if method in ("working_set", "smoothing_newton"):
         w0 = warm_weights(data, warm_start)
@@ -129,7 +130,7 @@ def _finish_by_working_set(newton: dict, data, lam_p: float, tol: float, deadlin
     the same way, finishes in a few rounds. The better certified result is returned, with both
     stages in its message and iteration count.
     """
-    log_progress(f"rank_svm smoothing_newton: stopped ({newton['status']}, gap "
+    log_progress(f"ranksvm smoothing_newton: stopped ({newton['status']}, gap "
                  f"{newton['gap']:.2e} after {newton['iterations']} steps); the working set "
                  f"continues from its best point")
     rescue = _working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
@@ -142,3 +143,7 @@ def _finish_by_working_set(newton: dict, data, lam_p: float, tol: float, deadlin
     rescue["message"] = f"{stage}: {rescue['message']}" if rescue["message"] else stage
     rescue["iterations"] += newton["iterations"]
     return rescue
+
+
+#: The old name of :func:`ranksvm` (one release, with a DeprecationWarning).
+rank_svm = deprecated_alias(ranksvm, "rank_svm")

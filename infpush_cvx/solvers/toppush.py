@@ -50,7 +50,7 @@ search, as the paper's). Differences from the authors' code, and why:
 
 Each step costs two passes over the data (``Xp^T alpha - Xn^T beta``, then ``Xp w`` and ``Xn w``):
 the scores at the extrapolated point are extrapolated themselves (they are linear in the dual).
-Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush` (Clarabel by default) and
+Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush_problem` (Clarabel by default) and
 certifies its answer with the dual read from the constraints' multipliers.
 """
 
@@ -344,10 +344,10 @@ def _history() -> dict:
 
 
 def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
-    """CVXPY on :func:`infpush_cvx.formulations.toppush`; the dual from its multipliers."""
+    """CVXPY on :func:`infpush_cvx.formulations.toppush_problem`; the dual from its multipliers."""
     import cvxpy as cp
 
-    from ..formulations.toppush import toppush as build  # late: CVXPY is slow to import
+    from ..formulations._toppush import toppush_problem as build  # late: CVXPY is slow to import
 
     prob = build(data, lam, loss=loss)
     options = {}

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from infpush_cvx import BipartiteData
 from infpush_cvx.data import reductions
-from infpush_cvx.formulations import infinite_push, ranksvm
+from infpush_cvx.formulations import infinite_push_problem, ranksvm_problem
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.data.reductions import CollapseInfo, collapse_duplicates
@@ -118,8 +118,8 @@ def test_collapsed_objective_and_optimum_equal_the_original(density, loss, penal
         assert bipartite_objective(collapsed, w, 0.2, loss=loss, penalty=penalty, scaling=sc) \
             == pytest.approx(bipartite_objective(data, w, 0.2, loss=loss, penalty=penalty,
                                                  scaling=sc), rel=1e-12)
-    build = (lambda d: infinite_push(d, 0.1, penalty=penalty)) if loss == "infinite_push" \
-        else (lambda d: ranksvm(d, 0.1))
+    build = (lambda d: infinite_push_problem(d, 0.1, penalty=penalty)) if loss == "infinite_push" \
+        else (lambda d: ranksvm_problem(d, 0.1))
     values = []
     for d in (collapsed, data):
         problem = build(d)

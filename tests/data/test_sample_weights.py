@@ -11,8 +11,9 @@ import scipy.sparse as sp
 
 from infpush_cvx import BipartiteData
 from infpush_cvx.formulations import scaling
-from infpush_cvx.formulations import (infinite_push, infinite_push_dual, primal_value_from_dual,
-                                      ranksvm, ranksvm_dual)
+from infpush_cvx.formulations import (infinite_push_dual_problem, infinite_push_problem,
+                                      primal_value_from_dual, ranksvm_dual_problem,
+                                      ranksvm_problem)
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.formulations.objectives import bipartite_objective, negative_hinge_sums
 
@@ -177,8 +178,8 @@ def build(data, loss, penalty, lam_paper, sc, form):
     lam = scaling.from_paper_lambda(lam_paper, sc, loss=loss, penalty=penalty, m=data.wp_sum,
                                     n=data.wn_sum)
     if loss == "infinite_push":
-        return infinite_push(data, lam, penalty=penalty, scaling=sc, form=form)
-    return ranksvm(data, lam, scaling=sc, form=form)
+        return infinite_push_problem(data, lam, penalty=penalty, scaling=sc, form=form)
+    return ranksvm_problem(data, lam, scaling=sc, form=form)
 
 
 @pytest.mark.parametrize("loss, penalty", [("infinite_push", "l2"), ("infinite_push", "l1"),
@@ -202,7 +203,7 @@ def test_weighted_optimum_equals_repeated_rows(loss, penalty, form, sc):
 
 def test_weighted_sparse_optimum_equals_repeated_rows():
     data = with_integer_weights(DATA["sparse"], seed=3)
-    values = [solve(infinite_push(d, 0.1, penalty="l1")) for d in (data, expanded(data))]
+    values = [solve(infinite_push_problem(d, 0.1, penalty="l1")) for d in (data, expanded(data))]
     assert values[0] == pytest.approx(values[1], rel=1e-6)
 
 
@@ -215,10 +216,10 @@ def test_weighted_duals_agree_with_weighted_primals(loss, sc):
     data = BipartiteData(base.Xp, base.Xn, r.random(base.m) * 2 + 0.2, r.random(base.n) * 2 + 0.2)
     lam = scaling.from_paper_lambda(0.2, sc, loss=loss, penalty="l2", m=data.wp_sum,
                                     n=data.wn_sum)
-    primal = infinite_push(data, lam, scaling=sc) if loss == "infinite_push" \
-        else ranksvm(data, lam, scaling=sc)
-    dual = infinite_push_dual(data, lam, scaling=sc) if loss == "infinite_push" \
-        else ranksvm_dual(data, lam, scaling=sc)
+    primal = infinite_push_problem(data, lam, scaling=sc) if loss == "infinite_push" \
+        else ranksvm_problem(data, lam, scaling=sc)
+    dual = infinite_push_dual_problem(data, lam, scaling=sc) if loss == "infinite_push" \
+        else ranksvm_dual_problem(data, lam, scaling=sc)
     p, q = solve(primal), solve(dual)
     assert primal_value_from_dual(q, lam, loss=loss, scaling=sc, m=data.wp_sum, n=data.wn_sum) \
         == pytest.approx(p, rel=1e-6)
@@ -238,5 +239,5 @@ def test_weighted_duals_agree_with_weighted_primals(loss, sc):
 @pytest.mark.parametrize("loss", ["infinite_push", "ranksvm"])
 def test_weighted_dual_equals_dual_on_repeated_rows(loss):
     data = with_integer_weights(DATA["dense"], seed=4)
-    make = infinite_push_dual if loss == "infinite_push" else ranksvm_dual
+    make = infinite_push_dual_problem if loss == "infinite_push" else ranksvm_dual_problem
     assert solve(make(data, 0.2)) == pytest.approx(solve(make(expanded(data), 0.2)), rel=1e-6)

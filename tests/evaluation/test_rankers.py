@@ -199,11 +199,11 @@ if parametrize_with_checks is not None:
 @pytest.mark.parametrize("cls,module,func", [
     (InfinitePushRanker, "infinite_push", "infinite_push"),
     (SparseInfinitePushRanker, "infinite_push", "infinite_push"),
-    (RankSVMRanker, "ranksvm", "rank_svm")])
+    (RankSVMRanker, "ranksvm", "ranksvm")])
 def test_native_backend_call_contract(monkeypatch, cls, module, func):
     # The project's first-order solvers are called as
     # infinite_push(Xp, Xn, lam, penalty=..., scaling="paper", method=..., tol=...) and
-    # rank_svm(Xp, Xn, lam, scaling="paper", method=..., tol=...), returning a SolverResult.
+    # ranksvm(Xp, Xn, lam, scaling="paper", method=..., tol=...), returning a SolverResult.
     import sys
     import types
 
@@ -425,7 +425,7 @@ def test_sample_weights_need_the_working_set_method(cls, method):
 @pytest.mark.parametrize("cls,module,func", [
     (InfinitePushRanker, "infinite_push", "infinite_push"),
     (SparseInfinitePushRanker, "infinite_push", "infinite_push"),
-    (RankSVMRanker, "ranksvm", "rank_svm")])
+    (RankSVMRanker, "ranksvm", "ranksvm")])
 def test_native_backend_receives_split_sample_weights(monkeypatch, cls, module, func):
     # the weights reach the solver as wp, wn (split by class, zero rows dropped with their X rows)
     import sys

@@ -158,8 +158,8 @@ def test_native_fit_reports_the_solver_iterations_and_certified_gap(cls):
     r = cls(C=3.0, solver="native", tol=1e-7).fit(X, y)
     data = BipartiteData.from_labels(X, y)
     if cls is RankSVMRanker:
-        from infpush_cvx.solvers.ranksvm import rank_svm
-        res = rank_svm(data.Xp, data.Xn, 1 / 3.0, scaling="paper", tol=1e-7)
+        from infpush_cvx.solvers.ranksvm import ranksvm
+        res = ranksvm(data.Xp, data.Xn, 1 / 3.0, scaling="paper", tol=1e-7)
     else:
         from infpush_cvx.solvers.infinite_push import infinite_push
         res = infinite_push(data.Xp, data.Xn, 1 / 3.0, scaling="paper", tol=1e-7)
@@ -181,7 +181,7 @@ def test_n_iter_and_gap_come_from_the_solver_result(monkeypatch, gap, expected):
     import types
     mod = types.ModuleType("infpush_cvx.solvers.ranksvm")
     mod.METHODS = ("fista",)
-    mod.rank_svm = lambda Xp, Xn, lam, **kw: SolverResult(
+    mod.ranksvm = lambda Xp, Xn, lam, **kw: SolverResult(
         w=np.ones(Xp.shape[1]), objective=0.0, gap=gap, status="optimal", iterations=17,
         time=0.0)
     monkeypatch.setitem(sys.modules, "infpush_cvx.solvers.ranksvm", mod)
@@ -460,7 +460,7 @@ def _recording_solver(monkeypatch, module, func):
 
 
 @pytest.mark.parametrize("cls,module,func", [(InfinitePushRanker, "infinite_push", "infinite_push"),
-                                             (RankSVMRanker, "ranksvm", "rank_svm")])
+                                             (RankSVMRanker, "ranksvm", "ranksvm")])
 def test_ranker_cv_native_path_runs_from_small_C_warm_started(monkeypatch, cls, module, func):
     calls = _recording_solver(monkeypatch, module, func)
     X, y = _data()
@@ -482,7 +482,7 @@ def test_ranker_cv_cvxpy_path_compiles_once_per_fold_and_warm_starts(monkeypatch
 
     from infpush_cvx import formulations
     built, solves = [], []
-    factory, solve = formulations.ranksvm, cp.Problem.solve
+    factory, solve = formulations.ranksvm_problem, cp.Problem.solve
 
     def counting_factory(*args, **kwargs):
         built.append(args[1])

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 import pytest
 
-from infpush_cvx.formulations.toppush import toppush as toppush_problem
+from infpush_cvx.formulations._toppush import toppush_problem
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.evaluation.rankers import TopPushRanker
 from infpush_cvx.solvers.toppush import primal_objective

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from infpush_cvx import formulations
 from infpush_cvx.data import BipartiteData, PairData
-from infpush_cvx.solvers import ConvergenceWarning, infinite_push, rank2plan_lp, rank_svm
+from infpush_cvx.solvers import ConvergenceWarning, infinite_push, rank2plan_lp, ranksvm
 from infpush_cvx.solvers.result import STATUSES
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
@@ -92,9 +92,9 @@ def _names(arg: str, message: str) -> bool:
 def bipartite_optimum(loss: str, penalty: str, lam: float) -> float:
     data = BipartiteData(XP, XN)
     if loss == "infinite_push":
-        prob = formulations.infinite_push(data, lam, penalty=penalty)
+        prob = formulations.infinite_push_problem(data, lam, penalty=penalty)
     else:
-        prob = formulations.ranksvm(data, lam)
+        prob = formulations.ranksvm_problem(data, lam)
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == cp.OPTIMAL
     return float(prob.value)
@@ -102,7 +102,7 @@ def bipartite_optimum(loss: str, penalty: str, lam: float) -> float:
 
 @functools.lru_cache(maxsize=None)
 def rank2plan_optimum(lam: float) -> float:
-    prob = formulations.rank2plan_lp(PairData(X, I, J), lam)
+    prob = formulations.rank2plan_lp_problem(PairData(X, I, J), lam)
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == cp.OPTIMAL
     return float(prob.value)
@@ -153,7 +153,7 @@ def _bipartite_call(loss, penalty, method, kwargs):
     Xp, Xn, lam = kwargs.pop("Xp"), kwargs.pop("Xn"), kwargs.pop("lam")
     if loss == "infinite_push":
         return lambda: infinite_push(Xp, Xn, lam, penalty=penalty, method=method, **kwargs)
-    return lambda: rank_svm(Xp, Xn, lam, method=method, **kwargs)
+    return lambda: ranksvm(Xp, Xn, lam, method=method, **kwargs)
 
 
 def _bipartite_base(method):

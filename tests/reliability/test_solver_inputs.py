@@ -23,7 +23,7 @@ from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.prox import (project_l1ball, project_l1inf, project_linf1, project_simplex,
                               prox_infinite_push_loss, prox_l1inf, prox_linf1)
 from infpush_cvx.solvers import (ConvergenceWarning, infinite_push, rank2plan_lambda_max,
-                                 rank2plan_lp, rank_svm)
+                                 rank2plan_lp, ranksvm)
 from infpush_cvx.solvers.pnorm_push import pnorm_push
 from infpush_cvx.solvers.svmmap import svmmap
 from infpush_cvx.solvers.toppush import toppush
@@ -206,7 +206,7 @@ def test_detect_degenerate_must_be_a_bool():
 @pytest.mark.parametrize("solve", [
     lambda Xp, Xn, X, i, j, tl: infinite_push(Xp, Xn, 0.1, time_limit=tl),
     lambda Xp, Xn, X, i, j, tl: infinite_push(Xp, Xn, 0.1, method="fista", time_limit=tl),
-    lambda Xp, Xn, X, i, j, tl: rank_svm(Xp, Xn, 0.1, time_limit=tl),
+    lambda Xp, Xn, X, i, j, tl: ranksvm(Xp, Xn, 0.1, time_limit=tl),
     lambda Xp, Xn, X, i, j, tl: rank2plan_lp(X, i, j, 0.1, time_limit=tl),
     lambda Xp, Xn, X, i, j, tl: rank2plan_lp(X, i, j, 0.1, method="smoothed", time_limit=tl),
 ])
@@ -221,7 +221,7 @@ def test_bad_time_limits_are_refused(solve, bad):
 def test_infinite_time_limit_means_no_limit():
     Xp, Xn = bipartite()
     assert infinite_push(Xp, Xn, 0.1, time_limit=np.inf).status == "optimal"
-    assert rank_svm(Xp, Xn, 0.1, time_limit=np.inf).status == "optimal"
+    assert ranksvm(Xp, Xn, 0.1, time_limit=np.inf).status == "optimal"
     X, i, j = pairs()
     assert rank2plan_lp(X, i, j, 0.1, time_limit=None).status == "optimal"
 
@@ -296,7 +296,7 @@ def test_infinite_push_refuses_options_its_method_does_not_use(kwargs, name):
 def test_rank_svm_refuses_options_its_method_does_not_use(kwargs, name):
     Xp, Xn = bipartite()
     with pytest.raises(TypeError, match=name):
-        rank_svm(Xp, Xn, 0.1, **kwargs)
+        ranksvm(Xp, Xn, 0.1, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs,exc,name", [
@@ -356,7 +356,7 @@ DEGENERATE = {
 @pytest.mark.parametrize("kind", DEGENERATE)
 @pytest.mark.parametrize("solver,method", [
     (infinite_push, "fista"), (infinite_push, "paper"), (infinite_push, "admm"),
-    (rank_svm, "fista"), (rank_svm, "paper"),
+    (ranksvm, "fista"), (ranksvm, "paper"),
 ])
 def test_dual_methods_answer_degenerate_data_exactly(kind, solver, method):
     """With every pair difference (numerically) zero the objective is 1 at w = 0 whatever w
@@ -455,7 +455,7 @@ def test_warm_start_of_the_wrong_type_is_named():
         with pytest.raises((TypeError, ValueError), match="warm_start"):
             infinite_push(Xp, Xn, 0.1, method=method, warm_start="abc")
     with pytest.raises((TypeError, ValueError), match="warm_start"):
-        rank_svm(Xp, Xn, 0.1, warm_start="abc")
+        ranksvm(Xp, Xn, 0.1, warm_start="abc")
 
 
 @pytest.mark.parametrize("method", ["working_set", "fista", "paper", "admm"])
@@ -481,14 +481,14 @@ def test_a_data_container_with_an_extra_xn_is_named():
     with pytest.raises(TypeError, match="Xn"):
         infinite_push(BipartiteData(Xp, Xn), Xn, 0.1)
     with pytest.raises(TypeError, match="Xn"):
-        rank_svm(BipartiteData(Xp, Xn), Xn, 0.1)
+        ranksvm(BipartiteData(Xp, Xn), Xn, 0.1)
 
 
 def test_numpy_integers_are_accepted_as_max_iter_everywhere():
     Xp, Xn = bipartite()
     X, i, j = pairs()
     assert infinite_push(Xp, Xn, 0.1, max_iter=np.int64(50)).status == "optimal"
-    assert rank_svm(Xp, Xn, 0.1, max_iter=np.int32(50)).status == "optimal"
+    assert ranksvm(Xp, Xn, 0.1, max_iter=np.int32(50)).status == "optimal"
     assert rank2plan_lp(X, i, j, 0.1, max_iter=np.int64(50)).status == "optimal"
     for bad in (5.0, True, "5"):
         with pytest.raises(TypeError, match="max_iter"):
@@ -510,8 +510,8 @@ def test_pairdata_result_objective_matches_recomputation():
 @pytest.mark.parametrize("solver", [
     lambda Xp, Xn, **kw: infinite_push(Xp, Xn, 0.1, **kw),
     lambda Xp, Xn, **kw: infinite_push(Xp, Xn, 0.1, penalty="l1", **kw),
-    lambda Xp, Xn, **kw: rank_svm(Xp, Xn, 0.1, **kw),
-    lambda Xp, Xn, **kw: rank_svm(Xp, Xn, 0.1, method="working_set", **kw),
+    lambda Xp, Xn, **kw: ranksvm(Xp, Xn, 0.1, **kw),
+    lambda Xp, Xn, **kw: ranksvm(Xp, Xn, 0.1, method="working_set", **kw),
 ])
 def test_sample_weights_of_any_scale_give_the_same_answer(solver, scale):
     """In paper scaling the losses divide by the weights' sums: only their ratios matter."""
@@ -537,12 +537,12 @@ def test_working_set_options_by_name():
     with pytest.raises(TypeError, match="new_negative.*allowed"):
         infinite_push(Xp, Xn, 0.1, options={"new_negative": 5})
     with pytest.raises(ValueError, match="options.band"):
-        rank_svm(Xp, Xn, 0.1, method="working_set", options={"band": -1.0})
+        ranksvm(Xp, Xn, 0.1, method="working_set", options={"band": -1.0})
     with pytest.raises(TypeError, match="options"):
         infinite_push(Xp, Xn, 0.1, options=[("band", 0.3)])
 
 
-@pytest.mark.parametrize("solver", [infinite_push, rank_svm, toppush, pnorm_push, svmmap])
+@pytest.mark.parametrize("solver", [infinite_push, ranksvm, toppush, pnorm_push, svmmap])
 def test_the_data_container_comes_first(solver):
     """``solver(data, lam)`` is the documented call; the arrays ``solver(Xp, Xn, lam)`` and the
     older ``solver(data, None, lam)`` are the same solve; ambiguous calls are refused."""

@@ -18,7 +18,7 @@ from infpush_cvx.catalog import registry
 from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.data.kernels import kernel_options
 from infpush_cvx.formulations.objectives import rank2plan_objective
-from infpush_cvx.solvers import infinite_push, rank2plan_lp, rank_svm
+from infpush_cvx.solvers import infinite_push, rank2plan_lp, ranksvm
 
 from bruteforce import brute_dual, brute_primal  # tests/solvers/bruteforce.py, via conftest.py
 
@@ -132,7 +132,7 @@ def test_solver_reproduces_stored_value(problem_id, method):
             res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=penalty,
                                 scaling=spec.scaling, method=method, tol=TOL, **kernel)
         else:
-            res = rank_svm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, method=method,
+            res = ranksvm(data.Xp, data.Xn, spec.lam, scaling=spec.scaling, method=method,
                            tol=TOL, **kernel)
         if kernel:
             data, res = _kernel_view(data, res, kernel)
@@ -181,7 +181,7 @@ def test_certified_solver_reproduces_stored_real_value(problem_id, method):
     if loss == "infinite_push":
         res = infinite_push(data.Xp, data.Xn, spec.lam, penalty=penalty, method=method, tol=TOL)
     else:
-        res = rank_svm(data.Xp, data.Xn, spec.lam, method=method, tol=TOL)
+        res = ranksvm(data.Xp, data.Xn, spec.lam, method=method, tol=TOL)
     assert res.status in CERTIFIED, res.message
     gap = columnwise_gap(data, res.w, res.dual, spec.lam, loss=loss, penalty=penalty)
     assert gap <= TOL + 1e-8 and gap == pytest.approx(res.gap, abs=1e-8)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from infpush_cvx.formulations import scaling as sc
-from infpush_cvx.formulations import infinite_push as ip_problem
+from infpush_cvx.formulations import infinite_push_problem as ip_problem
 from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
 from infpush_cvx.solvers.infinite_push import infinite_push
 

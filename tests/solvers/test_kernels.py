@@ -20,7 +20,7 @@ from infpush_cvx.data.kernels import (factorise, gram_factor, kernel_matrix, ker
 from infpush_cvx.prox import project_l1inf
 from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, ZeroModelWarning
-from infpush_cvx.solvers import infinite_push, rank_svm
+from infpush_cvx.solvers import infinite_push, ranksvm
 
 pytest.importorskip("sklearn")
 from sklearn.metrics import pairwise  # noqa: E402
@@ -180,7 +180,7 @@ def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
     data = catalog.instance_data(spec.instance)
     stored = load_reference(problem_id)["opt_val"]
     ip = spec.formulation == "infinite_push"
-    linear = (infinite_push if ip else rank_svm).__wrapped__
+    linear = (infinite_push if ip else ranksvm).__wrapped__
     for method in ("cholesky", "eigh"):
         res = kernel_solve(linear, data.Xp, data.Xn, spec.lam, nystroem=None, seed=0, wp=None,
                            wn=None, warm_start=None, time_limit=None, factor_method=method,
@@ -202,7 +202,7 @@ def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
 def test_factorised_solve_matches_cvxpy_rkhs_problem(loss, kernel, params):
     lam = 0.05
     K = kernel_matrix(Z, None, kernel, **params)
-    solver = infinite_push if loss == "infinite_push" else rank_svm
+    solver = infinite_push if loss == "infinite_push" else ranksvm
     res = solver(DATA.Xp, DATA.Xn, lam, kernel=kernel, tol=TOL, **params)
     assert res.status == "optimal" and res.w.shape == (M + N,)
     np.testing.assert_array_equal(res.beta, res.w)
@@ -214,7 +214,7 @@ def test_factorised_solve_matches_cvxpy_rkhs_problem(loss, kernel, params):
     reference = cvxpy_rkhs(K, lam, loss)
     assert abs(res.objective - reference) <= 2 * TOL * reference
     # the project's formulation (variable w = beta) gives the same value
-    build = formulations.infinite_push if loss == "infinite_push" else formulations.ranksvm
+    build = formulations.infinite_push_problem if loss == "infinite_push" else formulations.ranksvm_problem
     problem = build(DATA, lam, kernel=kernel, **params)
     # (Clarabel reports "optimal_inaccurate" on the rank-deficient poly direct build above:
     # both CVXPY values are held to the certified solve's tolerance)
@@ -228,20 +228,20 @@ def test_seed_scaling_and_sample_weights_follow_the_linear_conventions():
                          gamma=0.5)
     paper = infinite_push(DATA.Xp, DATA.Xn, lam_p, kernel="rbf", gamma=0.5)
     assert seed.objective == pytest.approx(M * paper.objective, rel=2e-6)
-    problem = formulations.infinite_push(DATA, lam_p * M / 2, scaling="seed", kernel="rbf",
+    problem = formulations.infinite_push_problem(DATA, lam_p * M / 2, scaling="seed", kernel="rbf",
                                          gamma=0.5)
     assert problem.solve(solver="CLARABEL") == pytest.approx(seed.objective, rel=2e-6)
     # integer weights = repeated rows (the kernel of a repeated row repeats too)
     wp = np.ones(M)
     wp[0] = 2.0
-    weighted = rank_svm(DATA.Xp, DATA.Xn, lam_p, kernel="rbf", gamma=0.5, wp=wp)
-    repeated = rank_svm(np.vstack([DATA.Xp[:1], DATA.Xp]), DATA.Xn, lam_p, kernel="rbf",
+    weighted = ranksvm(DATA.Xp, DATA.Xn, lam_p, kernel="rbf", gamma=0.5, wp=wp)
+    repeated = ranksvm(np.vstack([DATA.Xp[:1], DATA.Xp]), DATA.Xn, lam_p, kernel="rbf",
                         gamma=0.5)
     assert weighted.objective == pytest.approx(repeated.objective, rel=2e-6)
 
 
 def test_linear_kernel_is_the_linear_solver():
-    for solver in (infinite_push, rank_svm):
+    for solver in (infinite_push, ranksvm):
         linear = solver(DATA.Xp, DATA.Xn, 0.05)
         kernel = solver(DATA.Xp, DATA.Xn, 0.05, kernel="linear")
         assert kernel.objective == pytest.approx(linear.objective, rel=2e-6)
@@ -296,7 +296,7 @@ def test_adaptive_span_is_certified_on_the_exact_problem(loss):
     the pair dual and the full K."""
     lam = 0.02
     K = kernel_matrix(Z, None, "rbf", "scale")
-    solver = infinite_push if loss == "infinite_push" else rank_svm
+    solver = infinite_push if loss == "infinite_push" else ranksvm
     exact = solver(DATA.Xp, DATA.Xn, lam, kernel="rbf")
     res = solver(DATA.Xp, DATA.Xn, lam, kernel="rbf", nystroem="adaptive", tol=TOL)
     assert res.status == "optimal" and res.info["rounds"] >= 1
@@ -377,9 +377,9 @@ def test_bad_kernel_arguments_are_refused_naming_them(kwargs, error, name):
     with pytest.raises(error, match=name):
         infinite_push(DATA.Xp, DATA.Xn, 0.1, **kwargs)
     with pytest.raises(error, match=name):
-        rank_svm(DATA.Xp, DATA.Xn, 0.1, **kwargs)
+        ranksvm(DATA.Xp, DATA.Xn, 0.1, **kwargs)
     with pytest.raises(error, match=name):
-        formulations.ranksvm(DATA, 0.1, **kwargs)
+        formulations.ranksvm_problem(DATA, 0.1, **kwargs)
     X, y = _labelled()
     with pytest.raises(error, match=name):
         InfinitePushRanker(**kwargs).fit(X, y)
@@ -389,7 +389,7 @@ def test_other_refusals():
     with pytest.raises(ValueError, match="penalty"):
         infinite_push(DATA.Xp, DATA.Xn, 0.1, penalty="l1", kernel="rbf")
     with pytest.raises(ValueError, match="penalty"):
-        formulations.infinite_push(DATA, 0.1, penalty="l1", kernel="rbf")
+        formulations.infinite_push_problem(DATA, 0.1, penalty="l1", kernel="rbf")
     with pytest.raises(TypeError, match="nystroem"):
         infinite_push(DATA.Xp, DATA.Xn, 0.1, nystroem=5)
     with pytest.raises(ValueError, match="nystroem"):

@@ -46,7 +46,7 @@ def brute_dual(Xp, Xn, sigma, rho, lam, p, wp=None, wn=None):
 
 
 def cvxpy_value(data, lam, p):
-    prob = formulations.pnorm_push(data, lam, p=p)
+    prob = formulations.pnorm_push_problem(data, lam, p=p)
     for solver in ("CLARABEL", "ECOS"):  # Clarabel's exponential cones can stop inaccurate
         try:
             prob.solve(solver=solver)
@@ -65,7 +65,7 @@ def test_formulation_is_the_brute_force_objective(p, weighted):
     rng = np.random.default_rng(3)
     Xp, Xn = rng.normal(size=(7, 4)), rng.normal(size=(9, 4))
     wp, wn = (rng.uniform(0.5, 3, 7), rng.uniform(0.5, 3, 9)) if weighted else (None, None)
-    prob = formulations.pnorm_push(BipartiteData(Xp, Xn, wp, wn), 0.3, p=p)
+    prob = formulations.pnorm_push_problem(BipartiteData(Xp, Xn, wp, wn), 0.3, p=p)
     assert prob.is_dcp() and set(prob.var_dict) == {"w"} and "lam" in prob.param_dict
     for _ in range(3):
         w = rng.normal(size=4)
@@ -294,7 +294,7 @@ def test_bad_data_is_refused():
     with pytest.raises(TypeError, match="Xn must be omitted"):
         pnorm_push(BipartiteData(Xp, Xn[:, :3]), Xn[:, :3], 0.1)
     with pytest.raises(ValueError, match="p must be at least 1"):
-        formulations.pnorm_push(BipartiteData(Xp, Xn[:, :3]), 0.1, p=0.9)
+        formulations.pnorm_push_problem(BipartiteData(Xp, Xn[:, :3]), 0.1, p=0.9)
     assert METHODS == ("newton", "boosting", "cvxpy")
 
 

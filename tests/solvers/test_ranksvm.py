@@ -1,11 +1,12 @@
 """RankSVM solvers against independent CVXPY + Clarabel solves, certificates re-derived here."""
 
+import numpy as np
 import pytest
 
 from infpush_cvx.formulations import scaling as sc
-from infpush_cvx.formulations import ranksvm as rs_problem
+from infpush_cvx.formulations import ranksvm_problem as rs_problem
 from infpush_cvx.data.generators import planted_bipartite
-from infpush_cvx.solvers.ranksvm import rank_svm
+from infpush_cvx.solvers.ranksvm import ranksvm
 
 from bruteforce import brute_gap, brute_primal
 
@@ -41,7 +42,7 @@ def check(data, res, scaling):
 @pytest.mark.parametrize("method", ["smoothing_newton", "working_set", "fista"])
 def test_certified_methods_match_cvxpy(kind, scaling, method):
     data = INSTANCES[kind]()
-    res = rank_svm(data.Xp, data.Xn, LAMS[scaling], scaling=scaling, method=method,
+    res = ranksvm(data.Xp, data.Xn, LAMS[scaling], scaling=scaling, method=method,
                    max_iter=None if method != "fista" else 100000)
     assert res.status == "optimal"
     assert check(data, res, scaling) <= 1e-6
@@ -51,7 +52,7 @@ def test_certified_methods_match_cvxpy(kind, scaling, method):
 
 def test_paper_method_is_honest():
     data = INSTANCES["dense"]()
-    res = rank_svm(data.Xp, data.Xn, LAMS["paper"], method="paper", max_iter=300)
+    res = ranksvm(data.Xp, data.Xn, LAMS["paper"], method="paper", max_iter=300)
     gap = check(data, res, "paper")
     assert (res.status == "optimal") == (gap <= 1e-6)
     ref = reference(data, "paper")
@@ -61,9 +62,9 @@ def test_paper_method_is_honest():
 def test_bad_input():
     data = INSTANCES["dense"]()
     with pytest.raises(ValueError, match="method"):
-        rank_svm(data.Xp, data.Xn, 0.1, method="admm")
+        ranksvm(data.Xp, data.Xn, 0.1, method="admm")
     with pytest.raises(ValueError, match="lam"):
-        rank_svm(data.Xp, data.Xn, 0.0)
+        ranksvm(data.Xp, data.Xn, 0.0)
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
@@ -86,8 +87,8 @@ def test_working_set_step_rules_with_a_capped_band(kind, prox):
 @pytest.mark.parametrize("method", ["smoothing_newton", "working_set"])
 def test_warm_start_is_certified(method):
     data = INSTANCES["dense"]()
-    cold = rank_svm(data.Xp, data.Xn, LAMS["paper"], method=method)
-    warm = rank_svm(data.Xp, data.Xn, LAMS["paper"], method=method, warm_start=cold)
+    cold = ranksvm(data.Xp, data.Xn, LAMS["paper"], method=method)
+    warm = ranksvm(data.Xp, data.Xn, LAMS["paper"], method=method, warm_start=cold)
     assert warm.status == "optimal" and warm.iterations <= cold.iterations
     assert check(data, warm, "paper") <= 1e-6
 
@@ -98,8 +99,17 @@ def test_smoothing_newton_certifies_nearly_separable_data_itself(seed):
     Newton's steps shrank to 1e-9 for 400 iterations at one smoothing level and the solve ended
     at max_iter. Now a step that finds no descent smooths less, and Newton certifies alone."""
     data = planted_bipartite(50, 50, 50, margin=0.5, seed=seed)
-    res = rank_svm(data.Xp, data.Xn, 0.01)
+    res = ranksvm(data.Xp, data.Xn, 0.01)
     assert res.status == "optimal" and res.gap <= 1e-6
     assert res.message == "" and res.iterations < 250  # no rescue by the working set needed
-    ref = rank_svm(data.Xp, data.Xn, 0.01, method="working_set")
+    ref = ranksvm(data.Xp, data.Xn, 0.01, method="working_set")
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
+
+
+def test_rank_svm_is_the_old_name_of_ranksvm_and_warns():
+    from infpush_cvx.solvers import rank_svm
+    rng = np.random.default_rng(0)
+    Xp, Xn = rng.normal(size=(8, 3)) + 0.5, rng.normal(size=(9, 3))
+    with pytest.warns(DeprecationWarning, match="rank_svm is now ranksvm"):
+        old = rank_svm(Xp, Xn, 0.1)
+    assert old.objective == pytest.approx(ranksvm(Xp, Xn, 0.1).objective, rel=1e-9)

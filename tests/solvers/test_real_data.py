@@ -12,10 +12,10 @@ import scipy.sparse as sp
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.data.degeneracy import check_degeneracy, separating_direction
-from infpush_cvx.formulations import infinite_push as ip_problem, ranksvm as rs_problem
+from infpush_cvx.formulations import infinite_push_problem as ip_problem, ranksvm_problem as rs_problem
 from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
 from infpush_cvx.data.reductions import collapse_duplicates
-from infpush_cvx.solvers import infinite_push, rank_svm
+from infpush_cvx.solvers import infinite_push, ranksvm
 
 from bruteforce import columnwise_gap
 
@@ -50,7 +50,7 @@ def a8a_subset(a8a, m, n, seed):
 
 def solve(data, loss, penalty, method, lam=LAM):
     if loss == "ranksvm":
-        return rank_svm(data.Xp, data.Xn, lam, method=method, wp=data.wp, wn=data.wn, tol=TOL)
+        return ranksvm(data.Xp, data.Xn, lam, method=method, wp=data.wp, wn=data.wn, tol=TOL)
     return infinite_push(data.Xp, data.Xn, lam, penalty=penalty, method=method, wp=data.wp,
                          wn=data.wn, tol=TOL)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from infpush_cvx.data import generators
-from infpush_cvx.solvers import infinite_push, rank_svm
+from infpush_cvx.solvers import infinite_push, ranksvm
 from infpush_cvx.solvers.result import HISTORY_KEYS, STATUSES, SolverResult
 
 
@@ -36,7 +36,7 @@ def test_missing_history_columns_are_filled_and_extras_kept():
     lambda d: infinite_push(d.Xp, d.Xn, 0.1),
     lambda d: infinite_push(d.Xp, d.Xn, 0.1, method="fista", max_iter=20),
     lambda d: infinite_push(d.Xp, d.Xn, 0.1, penalty="l1", method="admm", max_iter=20),
-    lambda d: rank_svm(d.Xp, d.Xn, 0.1),
+    lambda d: ranksvm(d.Xp, d.Xn, 0.1),
 ])
 def test_every_method_reports_the_same_history_columns(solve):
     data = generators.planted_bipartite(15, 20, 4, margin=0.5, seed=1)

@@ -9,8 +9,8 @@ import pytest
 
 from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.formulations.svmmap import ranking_patterns
-from infpush_cvx.formulations.svmmap import svmmap as svmmap_problem
+from infpush_cvx.formulations._svmmap import ranking_patterns
+from infpush_cvx.formulations._svmmap import svmmap_problem
 from infpush_cvx.solvers.result import ConvergenceWarning
 from infpush_cvx.solvers.svmmap import (most_violated_ranking, ranking_loss, svmmap,
                                         svmmap_objective)
@@ -18,7 +18,7 @@ from infpush_cvx.solvers.svmmap import (most_violated_ranking, ranking_loss, svm
 
 def _brute_force_violation(s, t):
     """max over every total order of Delta(y) - w.(Psi(y*) - Psi(y)): the sign patterns of all
-    (m+n)! orders (formulations.svmmap enumerates them with permutations, not sorting)."""
+    (m+n)! orders (formulations.svmmap_problem enumerates them with permutations, not sorting)."""
     m, n = s.size, t.size
     Y, delta = ranking_patterns(m, n)
     margins = s[:, None] - t[None, :]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.formulations.toppush import toppush as toppush_problem
+from infpush_cvx.formulations._toppush import toppush_problem
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.prox.equal_sums import project_equal_sums
 from infpush_cvx.solvers.result import ConvergenceWarning, SolverResult

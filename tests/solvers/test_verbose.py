@@ -21,7 +21,7 @@ from infpush_cvx._logging import MAX_LINES, log_every, solver_log, verbose_loggi
 from infpush_cvx.data.generators import planted_bipartite, rank2plan_pairs
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
                                  SparseInfinitePushRanker)
-from infpush_cvx.solvers import infinite_push, rank2plan_lambda_max, rank2plan_lp, rank_svm
+from infpush_cvx.solvers import infinite_push, rank2plan_lambda_max, rank2plan_lp, ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 DATA = planted_bipartite(20, 20, 5, seed=0)
@@ -42,12 +42,12 @@ SOLVES = {
               lambda **kw: infinite_push(DATA, None, 0.1, method="paper", **kw)),
     "admm": ("admm", "infinite_push",
              lambda **kw: infinite_push(DATA, None, 0.1, method="admm", **kw)),
-    "smoothing_newton": ("smoothing_newton", "rank_svm",
-                         lambda **kw: rank_svm(DATA, None, 0.1, **kw)),
-    "ranksvm_working_set": ("working_set", "rank_svm",
-                            lambda **kw: rank_svm(DATA, None, 0.1, method="working_set", **kw)),
-    "ranksvm_fista": ("fista", "rank_svm",
-                      lambda **kw: rank_svm(DATA, None, 0.1, method="fista", **kw)),
+    "smoothing_newton": ("smoothing_newton", "ranksvm",
+                         lambda **kw: ranksvm(DATA, None, 0.1, **kw)),
+    "ranksvm_working_set": ("working_set", "ranksvm",
+                            lambda **kw: ranksvm(DATA, None, 0.1, method="working_set", **kw)),
+    "ranksvm_fista": ("fista", "ranksvm",
+                      lambda **kw: ranksvm(DATA, None, 0.1, method="fista", **kw)),
     "ccg": ("ccg", "rank2plan_lp",
             lambda **kw: rank2plan_lp(PAIRS, lam=PAIR_LAM, method="ccg", **kw)),
     "smoothed": ("smoothed", "rank2plan_lp",
@@ -142,7 +142,7 @@ def test_log_every():
 
 @pytest.mark.parametrize("call", [
     lambda: infinite_push(DATA, None, 0.1, verbose="yes"),
-    lambda: rank_svm(DATA, None, 0.1, verbose=1),
+    lambda: ranksvm(DATA, None, 0.1, verbose=1),
     lambda: rank2plan_lp(PAIRS, lam=PAIR_LAM, verbose="yes"),
     lambda: InfinitePushRanker(verbose="yes").fit(X, Y),
     lambda: SparseInfinitePushRanker(verbose=None).fit(X, Y),
@@ -291,7 +291,7 @@ def test_ranker_cv_verbose(caplog):
     assert folds[0].startswith("RankerCV fold 1/2, C=0.1: held-out score ")
     assert folds[-1].startswith("RankerCV: C=")
     summaries = [r for r in records if r.name == "infpush_cvx.solvers"
-                 and r.getMessage().startswith("rank_svm smoothing_newton: status")]
+                 and r.getMessage().startswith("ranksvm smoothing_newton: status")]
     assert len(summaries) == 2 * 2 + 1  # every path solve and the refit
 
 

@@ -27,7 +27,7 @@ from ._common import as_bipartite, lam_parameter
 LOSSES = ("truncated_quadratic", "hinge")
 
 
-def toppush(data, lam, *, loss: str = "truncated_quadratic") -> cp.Problem:
+def toppush_problem(data, lam, *, loss: str = "truncated_quadratic") -> cp.Problem:
     """The TopPush primal in paper scaling (see the module docstring)."""
     data = as_bipartite(data)
     check_choice(loss, "loss", LOSSES)

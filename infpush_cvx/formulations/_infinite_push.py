@@ -87,7 +87,7 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     return cp.Problem(cp.Minimize(objective), constraints)
 
 
-def infinite_push(data, lam, *, penalty: str = "l2", scaling: str = "paper",
+def infinite_push_problem(data, lam, *, penalty: str = "l2", scaling: str = "paper",
                   form: str = "compact", kernel=None, gamma="scale", degree: int = 3,
                   coef0: float = 0.0) -> cp.Problem:
     """The Infinite Push primal, l2 or l1 penalty, in paper or seed scaling, compact or direct;
@@ -97,7 +97,7 @@ def infinite_push(data, lam, *, penalty: str = "l2", scaling: str = "paper",
                               degree=degree, coef0=coef0)
 
 
-def ranksvm(data, lam, *, scaling: str = "paper", form: str = "compact", kernel=None,
+def ranksvm_problem(data, lam, *, scaling: str = "paper", form: str = "compact", kernel=None,
             gamma="scale", degree: int = 3, coef0: float = 0.0) -> cp.Problem:
     """The bipartite RankSVM primal (l2 penalty), in paper or seed scaling; with ``kernel``,
     the RKHS problem over beta (module docstring)."""

@@ -51,7 +51,7 @@ def ranking_patterns(m: int, n: int):
     return Y, delta
 
 
-def svmmap(data, lam) -> cp.Problem:
+def svmmap_problem(data, lam) -> cp.Problem:
     """The SVMMAP primal over every ranking (m, n <= 4); variables ``w`` and ``xi``, parameter
     ``lam``."""
     data = as_bipartite(data)

@@ -50,7 +50,7 @@ def _dual_objective(data, alpha):
     return 0.5 * cp.sum_squares(w) - cp.sum(alpha)
 
 
-def infinite_push_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
+def infinite_push_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Problem:
     """The l2 Infinite Push dual (Agarwal eq. 3.9): minimise Q(alpha) over the l1,inf set.
 
     Weighted data: ``sum_j max_i (alpha_ij / p_i) <= C/M`` (module docstring).
@@ -66,7 +66,7 @@ def infinite_push_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
     return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
 
 
-def ranksvm_dual(data, lam, *, scaling: str = "paper") -> cp.Problem:
+def ranksvm_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Problem:
     """The bipartite RankSVM dual (Agarwal, Figure 3): minimise Q(alpha) over a box.
 
     Weighted data: ``alpha_ij <= C p_i q_j / (M N)`` (module docstring).

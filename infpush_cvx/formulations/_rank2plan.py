@@ -21,7 +21,7 @@ from ..data.containers import PairData
 from ._common import FORMS, lam_parameter
 
 
-def rank2plan_lp(data, lam, *, form: str = "compact") -> cp.Problem:
+def rank2plan_lp_problem(data, lam, *, form: str = "compact") -> cp.Problem:
     """The weighted-pair LP of Rank2Plan for ``data`` (a :class:`PairData`)."""
     if not isinstance(data, PairData):
         raise TypeError(f"data must be a PairData, got {type(data).__name__}")

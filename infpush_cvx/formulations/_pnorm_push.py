@@ -45,7 +45,7 @@ def log_mean_weights(data) -> tuple[np.ndarray, np.ndarray]:
     return log_a, log_b
 
 
-def pnorm_push(data, lam, *, p=1.0) -> cp.Problem:
+def pnorm_push_problem(data, lam, *, p=1.0) -> cp.Problem:
     """The l2-regularised P-Norm Push of exponent ``p`` (module docstring), paper scaling."""
     data = as_bipartite(data)
     p = check_p(p)
