@@ -56,6 +56,39 @@ def _unrepresentable(data, alpha0, project, L):
                        f"large for float64; rescale them or use method='working_set'"}
 
 
+def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_every,
+             record=()):
+    """The loop both methods share: (status, message, steps taken, history).
+
+    ``step(t)`` takes step t and returns the iterate whose gap is checked with the extra values
+    to log (those named in ``record`` also go into the history), or a string, the message of a
+    failed step. Every ``check_every`` steps (and at the last) the relative duality gap of that
+    iterate goes into the history and the loop stops once it is below ``tol``; it stops with
+    "time_limit" once the deadline has passed.
+    """
+    hist = {key: [] for key in ("objective", "gap", "time", *record)}
+    every = log_every(max_iter, check_every)
+    for t in range(1, max_iter + 1):
+        if deadline.expired():
+            return "time_limit", deadline.message(), t - 1, hist
+        out = step(t)
+        if isinstance(out, str):
+            return "failed", out, t, hist
+        x, extra = out
+        if t % check_every == 0 or t == max_iter:
+            _, p, gap = _gap(data, x, lam, loss)
+            hist["objective"].append(p)
+            hist["gap"].append(gap)
+            hist["time"].append(deadline.elapsed())
+            for key in record:
+                hist[key].append(extra[key])
+            if t % every == 0 or t == max_iter or gap <= tol:
+                log_iteration(name, t, p, gap, hist["time"][-1], **extra)
+            if gap <= tol:
+                return "optimal", "", t, hist
+    return "max_iter", "", max(max_iter, 0), hist
+
+
 def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadline, eta0=None,
                               alpha0=None, check_every=10):
     """Figure 2 (Infinite Push) / Figure 3 (RankSVM) of Agarwal 2011; returns a dict.
@@ -72,33 +105,21 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
     C = 1.0 / lam
     alpha = np.full((m, n), C / (1000.0 * m * n)) if alpha0 is None else project(alpha0)
     best_q, best = np.inf, alpha
-    hist = {"objective": [], "gap": [], "time": [], "Q": []}
-    status, message, t = "max_iter", "", 0
-    every = log_every(max_iter, check_every)
-    for t in range(1, max_iter + 1):
-        if deadline.expired():
-            status, message, t = "time_limit", deadline.message(), t - 1
-            break
+
+    def step(t):
+        nonlocal alpha, best_q, best
         q = duality.dual_Q(data.Xp, data.Xn, alpha)
         if not np.isfinite(q):
-            status, message = "failed", f"the dual objective became {q!r} at step {t}"
-            break
+            return f"the dual objective became {q!r} at step {t}"
         if q < best_q:
             best_q, best = q, alpha
         grad = duality.dual_gradient(data.Xp, data.Xn, alpha)
         alpha = project(alpha - (eta0 / np.sqrt(t)) * grad)
-        if t % check_every == 0 or t == max_iter:
-            _, p, gap = _gap(data, best, lam, loss)
-            hist["objective"].append(p)
-            hist["gap"].append(gap)
-            hist["time"].append(deadline.elapsed())
-            hist["Q"].append(best_q)
-            if t % every == 0 or t == max_iter or gap <= tol:
-                log_iteration("paper", t, p, gap, hist["time"][-1], Q=best_q,
-                              step=eta0 / np.sqrt(t))
-            if gap <= tol:
-                status = "optimal"
-                break
+        return best, {"Q": best_q, "step": eta0 / np.sqrt(t)}
+
+    status, message, t, hist = _iterate("paper", step, data, lam, loss, max_iter=max_iter,
+                                        tol=tol, deadline=deadline, check_every=check_every,
+                                        record=("Q",))
     if status != "failed" and duality.dual_Q(data.Xp, data.Xn, alpha) < best_q:
         best = alpha
     w, _, _ = _gap(data, best, lam, loss)
@@ -108,28 +129,23 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
 
 def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, check_every=10):
     """Accelerated projected gradient with restart on Q, gap-certified; returns a dict."""
-    m, n = data.m, data.n
     L = duality.lipschitz_constant(data.Xp, data.Xn)
     if L == 0:
         return dict(linear_dual_answer(data, lam, project, loss=loss), lipschitz=0.0)
     if not np.isfinite(L):
         return dict(_unrepresentable(data, alpha0, project, L), lipschitz=L)
-    step = 1.0 / L
-    x = project(np.zeros((m, n)) if alpha0 is None else alpha0)
+    step_size = 1.0 / L
+    x = project(np.zeros((data.m, data.n)) if alpha0 is None else alpha0)
     y, theta = x.copy(), 1.0
     q_prev = duality.dual_Q(data.Xp, data.Xn, x)
-    hist = {"objective": [], "gap": [], "time": []}
-    status, message, it = "max_iter", "", 0
-    every = log_every(max_iter, check_every)
-    for it in range(1, max_iter + 1):
-        if deadline.expired():
-            status, message, it = "time_limit", deadline.message(), it - 1
-            break
-        x_new = project(y - step * duality.dual_gradient(data.Xp, data.Xn, y))
+
+    def step(t):
+        nonlocal x, y, theta, q_prev
+        x_new = project(y - step_size * duality.dual_gradient(data.Xp, data.Xn, y))
         q = duality.dual_Q(data.Xp, data.Xn, x_new)
         if q > q_prev:  # restart: drop the momentum, take a plain projected step from x
             theta = 1.0
-            x_new = project(x - step * duality.dual_gradient(data.Xp, data.Xn, x))
+            x_new = project(x - step_size * duality.dual_gradient(data.Xp, data.Xn, x))
             q = duality.dual_Q(data.Xp, data.Xn, x_new)
             y = x_new
         else:
@@ -137,19 +153,12 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
             y = x_new + ((theta - 1.0) / theta_new) * (x_new - x)
             theta = theta_new
         if not np.isfinite(q):
-            status, message = "failed", f"the dual objective became {q!r} at step {it}"
-            break
+            return f"the dual objective became {q!r} at step {t}"
         x, q_prev = x_new, q
-        if it % check_every == 0 or it == max_iter:
-            _, p, gap = _gap(data, x, lam, loss)
-            hist["objective"].append(p)
-            hist["gap"].append(gap)
-            hist["time"].append(deadline.elapsed())
-            if it % every == 0 or it == max_iter or gap <= tol:
-                log_iteration("fista", it, p, gap, hist["time"][-1], Q=q)
-            if gap <= tol:
-                status = "optimal"
-                break
+        return x, {"Q": q}
+
+    status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
+                                         tol=tol, deadline=deadline, check_every=check_every)
     w, _, _ = _gap(data, x, lam, loss)
     return {"w": w, "alpha": x, "status": status, "iterations": it, "history": hist,
             "lipschitz": L, "message": message}
