@@ -128,7 +128,11 @@ def _grid_pair_rows(sI, sJ, pi, e, out2, out3, rows_e):
 
 @nb.njit(cache=True, nogil=True)
 def _grid_sums(v, pi, cols, rows):
-    """Column and row sums of ``pi v`` over the grid."""
+    """Column and row sums of ``pi v`` over the grid.
+
+    Its loop over the grid is the one of :func:`_grid_einv_sums` on purpose: that kernel fuses
+    its Sherman-Morrison solve into the same pass instead of writing ``D2 t`` to a temporary
+    and calling this one (one pass over the pairs per kernel, see the section comment)."""
     g, nI = rows.size, cols.size
     cols[:] = 0.0
     for j in range(g):
@@ -181,7 +185,8 @@ def _grid_scaling(s2, z2, s3, z3, pi, inv_delta, D2, Om, Cm, cols_om, rows_om, s
 def _grid_einv_sums(re, inv_delta, gamma, D2, pi, cols, rows, t_rows):
     """``t = E^{-1} r_e`` group by group (``t_b = (r_b - gamma_j sum_i r_b / delta_b) / delta_b``,
     Sherman-Morrison), reduced to its group sums and to the column and row sums of
-    ``pi D2 t``."""
+    ``pi D2 t``: :func:`_grid_sums` fused into the solve's second pass (deliberately the same
+    loop, without a temporary of the pairs' length)."""
     g, nI = rows.size, cols.size
     cols[:] = 0.0
     for j in range(g):
