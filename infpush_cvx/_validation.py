@@ -35,6 +35,21 @@ def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool =
     return X
 
 
+def check_fitted_matrix(estimator, X, fitted: str, fit_call: str):
+    """``X`` for a fitted transformer's ``transform``: a dense matrix (:func:`check_matrix`) with
+    the number of features the estimator was fitted on, the first dimension of its attribute
+    ``fitted``. ValueError naming the estimator when that attribute is missing (not fitted; the
+    message tells to call ``fit_call`` first) or the numbers differ."""
+    what = type(estimator).__name__
+    if not hasattr(estimator, fitted):
+        raise ValueError(f"{what} is not fitted; call {fit_call} first")
+    X = check_matrix(X, "X", allow_sparse=False)
+    n_features = getattr(estimator, fitted).shape[0]
+    if X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, {what} was fitted on {n_features}")
+    return X
+
+
 def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""

@@ -38,7 +38,7 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix
+from .._validation import check_fitted_matrix, check_matrix
 from ..files import atomic_open
 from .labels import binary_labels
 
@@ -382,12 +382,7 @@ class MinMaxScaler01:
         return self
 
     def transform(self, X):
-        if not hasattr(self, "scale_"):
-            raise ValueError("MinMaxScaler01 is not fitted; call fit(X_train) first")
-        X = check_matrix(X, "X", allow_sparse=False)
-        if X.shape[1] != self.scale_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} features, the scaler was fitted on "
-                             f"{self.scale_.shape[0]}")
+        X = check_fitted_matrix(self, X, "scale_", "fit(X_train)")
         with np.errstate(over="ignore"):
             shifted = X - self.data_min_  # an overflow here is repaired below
         with np.errstate(invalid="ignore"):

@@ -120,6 +120,10 @@ def test_random_fourier_features_approximate_rbf_kernel():
         RandomFourierFeatures(10, gamma=0.0, seed=0)
     with pytest.raises(ValueError, match="n_components"):
         RandomFourierFeatures(0, seed=0)
+    with pytest.raises(ValueError, match="RandomFourierFeatures is not fitted"):
+        RandomFourierFeatures(10, seed=0).transform(X)
+    with pytest.raises(ValueError, match="X has 3 features, RandomFourierFeatures was fitted on 4"):
+        RandomFourierFeatures(10, seed=0).fit(X).transform(X[:, :3])
 
 
 def test_bad_input():

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ..._validation import check_matrix, check_scalar
+from ..._validation import check_fitted_matrix, check_matrix, check_scalar
 
 
 class RandomFourierFeatures:
@@ -46,12 +46,7 @@ class RandomFourierFeatures:
         return self
 
     def transform(self, X):
-        if not hasattr(self, "W_"):
-            raise ValueError("RandomFourierFeatures is not fitted; call fit(X) first")
-        X = check_matrix(X, "X", allow_sparse=False)
-        if X.shape[1] != self.W_.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} features, the map was fitted on "
-                             f"{self.W_.shape[0]}")
+        X = check_fitted_matrix(self, X, "W_", "fit(X)")
         return np.sqrt(2.0 / self.n_components) * np.cos(X @ self.W_ + self.b_)
 
     def fit_transform(self, X):
