@@ -48,21 +48,10 @@ class CollapseInfo:
     pos_counts: np.ndarray
     neg_counts: np.ndarray
 
-    @property
-    def m_before(self) -> int:
-        return self.pos_index.shape[0]
-
-    @property
-    def n_before(self) -> int:
-        return self.neg_index.shape[0]
-
-    @property
-    def m_after(self) -> int:
-        return self.pos_first.shape[0]
-
-    @property
-    def n_after(self) -> int:
-        return self.neg_first.shape[0]
+    m_before = property(lambda self: self.pos_index.shape[0], doc="Positives before.")
+    n_before = property(lambda self: self.neg_index.shape[0], doc="Negatives before.")
+    m_after = property(lambda self: self.pos_first.shape[0], doc="Positives after.")
+    n_after = property(lambda self: self.neg_first.shape[0], doc="Negatives after.")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:

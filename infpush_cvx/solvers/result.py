@@ -115,30 +115,15 @@ class SolverResult:
             raise ValueError(f"status must be one of {list(STATUSES)}, got {self.status!r}")
         self.history = complete_history(self.history)
 
-    @property
-    def beta(self) -> np.ndarray:
-        return self.w
-
+    beta = property(lambda self: self.w, doc="The solution (the same array as ``w``).")
     # scipy.optimize.OptimizeResult's names for the same fields (``message`` is shared)
-    @property
-    def x(self) -> np.ndarray:
-        """The solution, as ``OptimizeResult.x`` (the same array as ``w``)."""
-        return self.w
-
-    @property
-    def fun(self) -> float:
-        """The objective at ``x``, as ``OptimizeResult.fun``."""
-        return self.objective
-
-    @property
-    def success(self) -> bool:
-        """Whether the certificate holds, as ``OptimizeResult.success`` (``converged``)."""
-        return self.converged
-
-    @property
-    def nit(self) -> int:
-        """Iterations, as ``OptimizeResult.nit``."""
-        return self.iterations
+    x = property(lambda self: self.w,
+                 doc="The solution, as ``OptimizeResult.x`` (the same array as ``w``).")
+    fun = property(lambda self: self.objective,
+                   doc="The objective at ``x``, as ``OptimizeResult.fun``.")
+    success = property(lambda self: self.converged, doc="Whether the certificate holds, as "
+                       "``OptimizeResult.success`` (``converged``).")
+    nit = property(lambda self: self.iterations, doc="Iterations, as ``OptimizeResult.nit``.")
 
     @property
     def converged(self) -> bool:
