@@ -17,13 +17,14 @@ times (see :mod:`infpush_cvx.formulations.objectives` for the weighted losses).
 from __future__ import annotations
 
 import hashlib
+import warnings
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_index_vector, check_matrix, check_vector
+from .._validation import check_index_vector, check_matrix, check_vector, renamed_argument
 from .labels import binary_labels
 
 
@@ -254,20 +255,35 @@ class BipartiteData:
         return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind}{weights})"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class PairData:
     """Weighted preference pairs over the rows of ``X`` (N x p), the Rank2Plan data.
 
-    Pair k says row ``i[k]`` should score at least ``gap[k]`` *below* row ``j[k]`` under
+    Pair k says row ``i[k]`` should score at least ``margin[k]`` *below* row ``j[k]`` under
     ``r(x) = beta . x`` (lower is better), with importance ``weight[k]``.
-    Defaults: gap 1, weight 1.
+    Defaults: margin 1, weight 1. ``margin`` was called ``gap`` before 0.2 (a name the duality
+    gap of every result also has); ``gap=`` and ``.gap`` still work for one release, with a
+    ``DeprecationWarning``.
     """
 
     X: object
     i: object
     j: object
-    gap: object = None
+    margin: object = None
     weight: object = None
+
+    def __init__(self, X, i, j, margin=None, weight=None, *, gap=None):
+        margin = renamed_argument(margin, "margin", gap, "gap")
+        for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin), ("weight", weight)):
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
+    @property
+    def gap(self):
+        """The deprecated name of :attr:`margin` (one release)."""
+        warnings.warn("PairData.gap is deprecated and will be removed in the next release; use "
+                      "PairData.margin", DeprecationWarning, stacklevel=2)
+        return self.margin
 
     def __post_init__(self):
         X = _private(check_matrix(self.X, "X"), self.X)
@@ -282,13 +298,14 @@ class PairData:
         if same.size:
             raise ValueError(f"pair {same[0]} compares row {i[same[0]]} with itself (i == j)")
         n_pairs = i.shape[0]
-        gap = np.ones(n_pairs) if self.gap is None else \
-            check_vector(self.gap, "gap", length=n_pairs, nonnegative=True)
+        margin = np.ones(n_pairs) if self.margin is None else \
+            check_vector(self.margin, "margin", length=n_pairs, nonnegative=True)
         weight = np.ones(n_pairs) if self.weight is None else \
             check_vector(self.weight, "weight", length=n_pairs, nonnegative=True)
-        gap = _own(gap) if self.gap is None else _private(gap, self.gap)
+        margin = _own(margin) if self.margin is None else _private(margin, self.margin)
         weight = _own(weight) if self.weight is None else _private(weight, self.weight)
-        for name, value in (("X", X), ("i", i), ("j", j), ("gap", gap), ("weight", weight)):
+        for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin),
+                            ("weight", weight)):
             object.__setattr__(self, name, value)
 
     @property
@@ -316,10 +333,12 @@ class PairData:
         return sp.csr_matrix((vals, (rows, cols)), shape=(self.n_pairs, self.n_states))
 
     def fingerprint(self) -> str:
-        return fingerprint(**self.arrays())
+        # "gap": the margin's name in the fingerprints stored before 0.2, kept so they still match
+        return fingerprint(X=self.X, i=self.i, j=self.j, gap=self.margin, weight=self.weight)
 
     def arrays(self) -> dict:
-        return {"X": self.X, "i": self.i, "j": self.j, "gap": self.gap, "weight": self.weight}
+        return {"X": self.X, "i": self.i, "j": self.j, "margin": self.margin,
+                "weight": self.weight}
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"

@@ -256,7 +256,7 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     gap = np.minimum(diff, 3) / 3.0
     per_group = np.bincount(group, minlength=n_groups)
     weight = np.where(diff == 1, 2.0, 1.0) / per_group[group]
-    return PairData(X, i, j, gap=gap, weight=weight)
+    return PairData(X, i, j, margin=gap, weight=weight)
 
 
 #: Data sets :func:`real_subset` draws from (names of :func:`infpush_cvx.data.datasets.load`).

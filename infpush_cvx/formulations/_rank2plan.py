@@ -34,6 +34,6 @@ def rank2plan_lp_problem(data, lam, *, form: str = "compact") -> cp.Problem:
     else:
         r = cp.Variable(data.n_states, name="r")
         margins, constraints = E @ r, [r == data.X @ w]
-    hinge = cp.pos(data.gap - margins)
+    hinge = cp.pos(data.margin - margins)
     objective = data.weight @ hinge + lam_p * cp.norm1(w)
     return cp.Problem(cp.Minimize(objective), constraints)

@@ -109,5 +109,5 @@ def rank2plan_objective(data: PairData, beta, lam: float) -> float:
     if beta.shape[0] != data.n_features:
         raise ValueError(f"beta must have length {data.n_features}, got {beta.shape[0]}")
     r = np.asarray(data.X @ beta).ravel()
-    slack = np.maximum(data.gap - (r[data.j] - r[data.i]), 0.0)
+    slack = np.maximum(data.margin - (r[data.j] - r[data.i]), 0.0)
     return float(data.weight @ slack + lam * np.abs(beta).sum())

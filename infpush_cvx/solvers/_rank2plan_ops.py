@@ -32,7 +32,7 @@ class PairOperator:
         self.X = data.X
         self.XT = data.X.T.tocsr() if sp.issparse(data.X) else np.ascontiguousarray(data.X.T)
         self.i, self.j = data.i, data.j
-        self.s, self.g = data.weight, data.gap
+        self.s, self.g = data.weight, data.margin
         self.N, self.p, self.n = data.n_states, data.n_features, data.n_pairs
 
     def matvec(self, beta: np.ndarray) -> np.ndarray:

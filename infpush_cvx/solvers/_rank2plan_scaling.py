@@ -51,7 +51,7 @@ class PairScaling:
     @classmethod
     def of(cls, data: PairData) -> "PairScaling":
         """The scaling of ``data`` (see :meth:`check` for whether its LP is representable)."""
-        return cls(_exponent(float(abs(data.X).max())), _exponent(float(data.gap.max())),
+        return cls(_exponent(float(abs(data.X).max())), _exponent(float(data.margin.max())),
                    _exponent(float(data.weight.max())))
 
     def check(self, data: PairData) -> None:
@@ -60,15 +60,15 @@ class PairScaling:
         Refused: an objective at beta = 0, ``sum_k s_k g_k``, that overflows or underflows, and
         gaps so large or small against X that a beta of the LP's size, about g / X, would.
         """
-        p0 = float(np.ldexp(data.weight, -self.es) @ np.ldexp(data.gap, -self.eg))
+        p0 = float(np.ldexp(data.weight, -self.es) @ np.ldexp(data.margin, -self.eg))
         objective_at_zero = _ldexp(p0, self.eg + self.es)
         if not math.isfinite(objective_at_zero) or 0 < objective_at_zero < np.finfo(float).tiny:
-            raise ValueError(f"weight and gap: the objective at beta = 0, sum(weight * gap) = "
+            raise ValueError(f"weight and margin: the objective at beta = 0, sum(weight * margin) = "
                              f"{p0:.3g} * 2**{self.eg + self.es}, is outside float64's range; "
                              f"rescale them (the optimal beta does not change when weight is "
                              f"scaled with lam)")
         if p0 > 0 and float(abs(data.X).max()) > 0 and abs(self.eg - self.ex) > 1000:
-            raise ValueError(f"gap and X: the LP's beta is of the order of gap / X = "
+            raise ValueError(f"margin and X: the LP's beta is of the order of margin / X = "
                              f"2**{self.eg - self.ex}, outside float64's range; rescale them")
 
     def data(self, data: PairData) -> PairData:
@@ -78,7 +78,7 @@ class PairScaling:
             X.data = np.ldexp(X.data, -self.ex)
         else:
             X = np.ldexp(data.X, -self.ex)
-        return PairData(X, data.i, data.j, np.ldexp(data.gap, -self.eg),
+        return PairData(X, data.i, data.j, np.ldexp(data.margin, -self.eg),
                         np.ldexp(data.weight, -self.es))
 
     def lam(self, lam: float) -> float:

@@ -43,26 +43,31 @@ METHODS = ("ccg", "smoothed", "cvxpy")
 _CCG_WARM_ITER = 300
 
 
-def _as_pairdata(X, i, j, gap, weight) -> PairData:
+def _as_pairdata(X, i, j, margin, weight, gap=None, stacklevel=4) -> PairData:
+    """The PairData of a call: ``X`` itself, or ``PairData(X, i, j, margin, weight)`` for the
+    raw arrays (``gap``: the deprecated name of ``margin``, warned at the solver's caller,
+    ``stacklevel`` frames up)."""
+    margin = renamed_argument(margin, "margin", gap, "gap", stacklevel=stacklevel)
     if isinstance(X, PairData):
-        if any(a is not None for a in (i, j, gap, weight)):
-            raise TypeError("when the first argument is a PairData, i, j, gap and weight must be "
-                            "omitted (they are part of the PairData)")
+        if any(a is not None for a in (i, j, margin, weight)):
+            raise TypeError("when the first argument is a PairData, i, j, margin and weight must "
+                            "be omitted (they are part of the PairData)")
         return X
     if i is None or j is None:
         raise TypeError("i and j (the pair indices) are required when X is a matrix")
-    return PairData(X, i, j, gap, weight)
+    return PairData(X, i, j, margin, weight)
 
 
 def rank2plan_lambda_max(X: ArrayLike | PairData, i: ArrayLike | None = None,
-                         j: ArrayLike | None = None, gap: ArrayLike | None = None,
-                         weight: ArrayLike | None = None) -> float:
+                         j: ArrayLike | None = None, margin: ArrayLike | None = None,
+                         weight: ArrayLike | None = None, *, gap: ArrayLike | None = None
+                         ) -> float:
     """``||D^T (s * 1[g > 0])||_inf``: for any lam at or above this value beta = 0 is optimal.
 
     Useful to pick lam as a fraction of it (a smaller fraction gives a denser beta). Computed on
     the data scaled to unit size, so it neither overflows nor underflows before the result does.
     """
-    data = _as_pairdata(X, i, j, gap, weight)
+    data = _as_pairdata(X, i, j, margin, weight, gap)
     scaling = PairScaling.of(data)
     return scaling.reduced_cost(PairOperator(scaling.data(data)).lambda_max())
 
@@ -70,24 +75,27 @@ def rank2plan_lambda_max(X: ArrayLike | PairData, i: ArrayLike | None = None,
 @logs_progress
 def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
                  j: ArrayLike | None = None, lam: float | None = None,
-                 gap: ArrayLike | None = None, weight: ArrayLike | None = None, *,
+                 margin: ArrayLike | None = None, weight: ArrayLike | None = None, *,
                  method: str = "ccg", tol: float | None = None, max_iter: int | None = None,
                  warm_start: SolverResult | ArrayLike | None = None, tau: float | None = None,
                  solver: str | None = None, form: str | None = None,
                  time_limit: float | None = None, verbose: bool = False,
-                 beta0: ArrayLike | None = None, **options) -> SolverResult:
+                 beta0: ArrayLike | None = None, gap: ArrayLike | None = None,
+                 **options) -> SolverResult:
     """Fit the Rank2Plan weighted-pair LP.
 
     Parameters
     ----------
     X : array (N x p), scipy.sparse matrix, or PairData
-        State features; if a :class:`PairData`, omit ``i, j, gap, weight``.
+        State features; if a :class:`PairData`, omit ``i, j, margin, weight``
+        (``rank2plan_lp(data, lam)``: the second argument is then lam).
     i, j : int arrays
         Pair k prefers state ``i[k]`` (lower score) over ``j[k]``.
     lam : float >= 0
         l1 penalty weight (required; pass it by name when X is a PairData).
-    gap, weight : arrays, optional
-        Required score gaps ``g_k >= 0`` (default 1) and importances ``s_k >= 0`` (default 1).
+    margin, weight : arrays, optional
+        Required score margins ``g_k >= 0`` (default 1) and importances ``s_k >= 0`` (default 1).
+        ``gap=`` is the deprecated name of ``margin`` (one release).
     method : {"ccg", "smoothed", "cvxpy"}
     tol : float, optional
         Target certified relative gap (default 1e-6). For "cvxpy" it becomes the solver's
@@ -137,7 +145,9 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
         ``status``, ``iterations``, ``time``, ``history``, ``dual`` (pair multipliers pi), ``info``.
     """
     deadline = Deadline(check_time_limit(time_limit))
-    data = _as_pairdata(X, i, j, gap, weight)
+    if isinstance(X, PairData) and lam is None and j is None and np.ndim(i) == 0:
+        lam, i = i, None  # rank2plan_lp(data, lam): the solver front's data-first form
+    data = _as_pairdata(X, i, j, margin, weight, gap, stacklevel=5)  # 5: through logs_progress
     if lam is None:
         raise TypeError("lam is required (the l1 penalty weight, >= 0)")
     lam = check_scalar(lam, "lam", nonnegative=True)

@@ -67,10 +67,10 @@ X = rng.random((6, 4))
     (dict(i=[0, 1], j=[1]), ValueError, "same length"),
     (dict(i=[], j=[]), ValueError, "at least one pair"),
     (dict(i=[0.5], j=[1]), TypeError, "i must hold integer"),
-    (dict(i=[0], j=[1], gap=[-1.0]), ValueError, "gap must be nonnegative"),
+    (dict(i=[0], j=[1], margin=[-1.0]), ValueError, "margin must be nonnegative"),
     (dict(i=[0], j=[1], weight=[-0.1]), ValueError, "weight must be nonnegative"),
     (dict(i=[0], j=[1], weight=[np.nan]), ValueError, "weight contains NaN"),
-    (dict(i=[0], j=[1], gap=[1.0, 2.0]), ValueError, "gap must have length 1"),
+    (dict(i=[0], j=[1], margin=[1.0, 2.0]), ValueError, "margin must have length 1"),
 ])
 def test_pairdata_rejects_bad_pairs(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -79,7 +79,32 @@ def test_pairdata_rejects_bad_pairs(kwargs, exc, match):
 
 def test_pairdata_defaults_and_difference_operator():
     data = PairData(sp.csr_matrix(X), [0, 2, 2], [1, 3, 3])
-    np.testing.assert_array_equal(data.gap, 1.0)
+    np.testing.assert_array_equal(data.margin, 1.0)
     np.testing.assert_array_equal(data.weight, 1.0)
     E = data.difference_operator()
     np.testing.assert_allclose((E @ data.X).toarray(), X[[1, 3, 3]] - X[[0, 2, 2]])
+
+
+def test_pairdata_gap_is_the_old_name_of_margin_and_warns():
+    with pytest.warns(DeprecationWarning, match="gap is deprecated"):
+        data = PairData(X, [0, 2], [1, 3], gap=[2.0, 3.0])
+    np.testing.assert_array_equal(data.margin, [2.0, 3.0])
+    with pytest.warns(DeprecationWarning, match="PairData.margin"):
+        np.testing.assert_array_equal(data.gap, [2.0, 3.0])
+    with pytest.raises(TypeError, match="give margin only"):
+        PairData(X, [0], [1], margin=[1.0], gap=[1.0])
+
+
+def test_rank2plan_takes_the_data_first_and_gap_as_the_old_name_of_margin():
+    from infpush_cvx.solvers import rank2plan_lambda_max, rank2plan_lp
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(12, 4))
+    i, j = np.arange(0, 6), np.arange(6, 12)
+    data = PairData(Z, i, j, margin=np.full(6, 2.0))
+    lam = 0.1 * rank2plan_lambda_max(data)
+    front = rank2plan_lp(data, lam)
+    assert front.objective == pytest.approx(rank2plan_lp(data, lam=lam).objective, rel=1e-9)
+    with pytest.warns(DeprecationWarning, match="gap is deprecated") as record:
+        old = rank2plan_lp(Z, i, j, lam, gap=np.full(6, 2.0))
+    assert record[0].filename == __file__  # points at the caller
+    assert old.objective == pytest.approx(front.objective, rel=1e-9)

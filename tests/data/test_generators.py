@@ -97,7 +97,7 @@ def test_rank2plan_pairs_shape_and_content():
     assert data.n_pairs == 6 * 50
     assert np.all(data.X.data >= 1) and np.all(data.X.data == np.round(data.X.data))
     assert np.all(data.i // 30 == data.j // 30), "pairs stay inside one group"
-    assert np.unique(data.gap).size > 1 and np.unique(data.weight).size > 1
+    assert np.unique(data.margin).size > 1 and np.unique(data.weight).size > 1
     np.testing.assert_allclose(np.bincount(data.i // 30, weights=data.weight) > 0, True)
     assert rank2plan_pairs(6, 30, 40, 50, seed=0, density=0.1).fingerprint() == data.fingerprint()
     assert not rank2plan_pairs(2, 5, 4, 3, seed=0, sparse=False).is_sparse

@@ -492,7 +492,7 @@ def test_ranker_cv_cvxpy_path_compiles_once_per_fold_and_warm_starts(monkeypatch
         solves.append((self.param_dict["lam"].value, kwargs.get("warm_start")))
         return solve(self, *args, **kwargs)
 
-    monkeypatch.setattr(formulations, "ranksvm", counting_factory)
+    monkeypatch.setattr(formulations, "ranksvm_problem", counting_factory)
     monkeypatch.setattr(cp.Problem, "solve", recording_solve)
     X, y = _data()
     RankerCV(RankSVMRanker(solver="cvxpy"), Cs=[10.0, 0.1, 1.0], cv=3).fit(X, y)

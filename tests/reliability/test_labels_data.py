@@ -208,8 +208,8 @@ def test_complex_input_is_refused_not_truncated():
             BipartiteData(A, B, wp=np.ones(3) + 0j)
         with pytest.raises(TypeError, match="X"):
             PairData(np.ones((3, 2)) + 1j, [0], [1])
-        with pytest.raises(TypeError, match="gap"):
-            PairData(np.ones((3, 2)), [0], [1], gap=[1 + 1j])
+        with pytest.raises(TypeError, match="margin"):
+            PairData(np.ones((3, 2)), [0], [1], margin=[1 + 1j])
         with pytest.raises(TypeError, match="y_score"):
             M.auc([1, 0], [1 + 1j, 0])
 
@@ -242,16 +242,16 @@ def test_bipartite_data_is_not_changed_through_the_callers_arrays():
 def test_pair_data_is_not_changed_through_the_callers_arrays():
     X = np.arange(12.0).reshape(4, 3)
     i, j = np.array([0, 1]), np.array([2, 3])
-    gap, weight = np.ones(2), np.ones(2)
-    data = PairData(X, i, j, gap=gap, weight=weight)
+    margin, weight = np.ones(2), np.ones(2)
+    data = PairData(X, i, j, margin=margin, weight=weight)
     fp = data.fingerprint()
     X[0, 0] = np.nan
     i[0] = 99
     j[0] = 0
-    gap[0] = -1.0
+    margin[0] = -1.0
     weight[0] = np.nan
     assert data.fingerprint() == fp
-    for name in ("X", "i", "j", "gap", "weight"):
+    for name in ("X", "i", "j", "margin", "weight"):
         assert not getattr(data, name).flags.writeable, name
 
 

@@ -105,7 +105,7 @@ def test_rank2plan_weights_scale_the_objective_exactly(scale):
 def test_rank2plan_weights_whose_objective_overflows_are_refused():
     X, i, j = pairs()
     with pytest.raises(ValueError, match="weight"):
-        rank2plan_lp(X, i, j, 0.1, weight=np.full(i.size, 1e300), gap=np.full(i.size, 1e300))
+        rank2plan_lp(X, i, j, 0.1, weight=np.full(i.size, 1e300), margin=np.full(i.size, 1e300))
 
 
 def test_ccg_gives_highs_the_remaining_time(monkeypatch):
@@ -385,10 +385,10 @@ def test_rank2plan_is_scale_invariant(c, method):
     assert_status_agrees_with_gap(scaled)
 
 
-def test_rank2plan_gap_scale_multiplies_beta_and_objective():
+def test_rank2plan_margin_scale_multiplies_beta_and_objective():
     X, i, j = pairs()
     base = rank2plan_lp(X, i, j, 0.1)
-    scaled = rank2plan_lp(X, i, j, 0.1, gap=np.full(i.size, 1e20))
+    scaled = rank2plan_lp(X, i, j, 0.1, margin=np.full(i.size, 1e20))
     assert scaled.status == "optimal"
     assert scaled.objective == pytest.approx(1e20 * base.objective, rel=1e-6)
     np.testing.assert_allclose(scaled.beta, 1e20 * base.beta, rtol=1e-4, atol=1e14)

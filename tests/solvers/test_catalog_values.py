@@ -105,7 +105,7 @@ def _rank2plan_lower_bound(data, pi, lam):
     reduced = np.abs((X[data.j] - X[data.i]).T @ pi).max(initial=0.0)
     if reduced > lam:
         pi = pi * (lam / reduced)
-    return float(data.gap @ pi)
+    return float(data.margin @ pi)
 
 
 @pytest.mark.parametrize("problem_id,method", _cases())

@@ -280,8 +280,8 @@ def test_bad_inputs_are_rejected():
         rank2plan_lp(Xnan, i, j, 1.0)
     with pytest.raises(ValueError, match="i == j"):
         rank2plan_lp(X, np.array([0, 1]), np.array([0, 2]), 1.0)
-    with pytest.raises(ValueError, match="gap"):
-        rank2plan_lp(X, i, j, 1.0, gap=-np.ones(i.size))
+    with pytest.raises(ValueError, match="margin"):
+        rank2plan_lp(X, i, j, 1.0, margin=-np.ones(i.size))
     with pytest.raises(ValueError, match="weight"):
         rank2plan_lp(X, i, j, 1.0, weight=np.r_[-1.0, np.ones(i.size - 1)])
     with pytest.raises(ValueError, match="j"):
