@@ -16,8 +16,8 @@ Printed per row: time, the Gram/factor part of it, the factor's rank and residua
 (recomputed by the exact routes with the full Gram matrix; for a Nystroem row computed after
 the timed call with :func:`infpush_cvx.solvers._kernel.exact_certificate`), the linear solver's
 own gap on the factor rows, objective, peak RSS, and for Ionosphere the time of CVXPY +
-Clarabel on the same RKHS problem (``formulations.infinite_push_problem(..., kernel="rbf")``, compile
-included) measured in the same run, with the ratio and the relative difference of the two
+Clarabel on the same RKHS problem (``formulations.infinite_push_problem(..., kernel="rbf")``,
+compile included) measured in the same run, with the ratio and the relative difference of the two
 objectives. Targets: certified gap 1e-6 on all of Ionosphere in <= 2 s, and on all of Spambase
 (exact factor) in <= 60 s; every Spambase solve runs under ``--time-limit`` (the solver's own
 limit: an unfinished solve reports its status and gap).

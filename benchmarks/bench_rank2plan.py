@@ -1,7 +1,7 @@
 """Benchmark: Rank2Plan weighted-pair LP, column/constraint generation vs CVXPY (Clarabel, HiGHS).
 
-Instances come from ``infpush_cvx.data.generators.rank2plan_pairs`` (sparse count features, pairs within
-groups, unequal gaps and weights). The solves are tasks of the package's benchmark runner
+Instances come from ``infpush_cvx.data.generators.rank2plan_pairs`` (sparse count features, pairs
+within groups, unequal gaps and weights). The solves are tasks of the package's benchmark runner
 (:mod:`infpush_cvx.benchmarking`) on generated instances (``Instance``: the generator and its
 parameters), run by its process executor with ``fresh=True``: each solve in a new process (so its
 peak resident memory is its own) after a warm-up solve there (imports, numba cache loading,

@@ -11,9 +11,9 @@ Then the data are loaded and the one solve is timed:
 
 - ``time (s)``: wall clock of the solver call: ``infinite_push(...)`` / ``ranksvm(...)``; for
   CVXPY + Clarabel, building the compact problem (``formulations.infinite_push_problem`` /
-  ``formulations.ranksvm_problem``, paper scaling) plus the whole ``problem.solve(solver="CLARABEL")``
-  (canonicalisation + compilation + Clarabel at its default settings); Clarabel's own time
-  (``problem.solver_stats.solve_time``) is in its own column;
+  ``formulations.ranksvm_problem``, paper scaling) plus the whole
+  ``problem.solve(solver="CLARABEL")`` (canonicalisation + compilation + Clarabel at its default
+  settings); Clarabel's own time (``problem.solver_stats.solve_time``) is in its own column;
 - ``certified relative gap``, ``status``, ``iterations``: as the project's solver returns them
   (``status`` "optimal" / "degenerate_optimal" means the gap 1e-6 is certified; CVXPY has no
   certificate here and shows Clarabel's status);

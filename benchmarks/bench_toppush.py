@@ -1,8 +1,8 @@
 """TopPush (Li, Jin & Zhou, NIPS 2014): time to a certified relative gap of 1e-6.
 
 Instances: the whole of Spambase (4601 x 57, scaled to [0, 1] by ``MinMaxScaler01`` as
-``infpush_cvx.data.datasets`` does) and planted m = n = 10^4, d = 50 (``planted_bipartite``, seed 0),
-both at C = 1, i.e. ``lam = 1/C = 1`` in paper scaling (the rankers' and
+``infpush_cvx.data.datasets`` does) and planted m = n = 10^4, d = 50 (``planted_bipartite``, seed
+0), both at C = 1, i.e. ``lam = 1/C = 1`` in paper scaling (the rankers' and
 ``experiments/agarwal.py``'s convention). Every figure is measured in this run, each solve in a
 fresh single-threaded process after a warm-up (``benchmarks/_harness.py``), with its peak RSS:
 

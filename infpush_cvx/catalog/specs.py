@@ -155,7 +155,8 @@ class ProblemSpec:
 
 class CatalogProblem(cp.Problem):
     """A catalog problem: a ``cvxpy.Problem`` whose ``solve`` consults the project's solver table
-    first (:func:`infpush_cvx.catalog.cvxpy_solvers.check_handles`, the table every entry point uses).
+    first (:func:`infpush_cvx.catalog.cvxpy_solvers.check_handles`, the table every entry point
+    uses).
 
     So ``problem.solve(solver="HIGHS")`` on an l2 problem is a ValueError naming the solver and
     the problem class, instead of a solve that hangs inside HiGHS's QP path. Everything else is

@@ -221,8 +221,8 @@ class BipartiteData:
     def from_labels(cls, X, y, sample_weight=None, *, pos_label=None) -> "BipartiteData":
         """Split a feature matrix by binary labels ``y``.
 
-        ``y`` follows the binary-label contract of :mod:`infpush_cvx.data.labels`: the positive class
-        is the greater label ({0, 1}, {-1, 1}, {1, 2}, booleans) or ``pos_label``; NaN labels,
+        ``y`` follows the binary-label contract of :mod:`infpush_cvx.data.labels`: the positive
+        class is the greater label ({0, 1}, {-1, 1}, {1, 2}, booleans) or ``pos_label``; NaN labels,
         more than two classes, one class only and strings without ``pos_label`` are refused.
 
         ``sample_weight`` (one nonnegative weight per row) is split the same way into ``wp`` and

@@ -12,16 +12,16 @@ regulariser through ``C = 1/lambda``, eq. 3.8; docs/mathematics.md)::
 2007, see :class:`SVMMAPRanker`).
 The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: the objective fixes only
 differences of scores, and a ranking is invariant to a shift). ``score(X, y)`` is the average
-precision of :func:`infpush_cvx.evaluation.metrics.average_precision`. ``predict(X)`` is the positive class
-where ``decision_function(X) > 0`` (scikit-learn's rule for a binary decision function). That
-threshold is not fitted: without an intercept the score 0 is wherever the origin of the features
-puts it (on features scaled to [0, 1] it can put every item in the positive class), so choose a
-threshold on held-out data when the decisions matter
+precision of :func:`infpush_cvx.evaluation.metrics.average_precision`. ``predict(X)`` is the
+positive class where ``decision_function(X) > 0`` (scikit-learn's rule for a binary decision
+function). That threshold is not fitted: without an intercept the score 0 is wherever the origin of
+the features puts it (on features scaled to [0, 1] it can put every item in the positive class), so
+choose a threshold on held-out data when the decisions matter
 (``sklearn.model_selection.TunedThresholdClassifierCV``).
 
-Labels follow the binary-label contract of :mod:`infpush_cvx.data.labels` (scikit-learn's): ``classes_``
-holds the two labels seen in ``fit``, sorted; the positive class is the greater one ({0, 1},
-{-1, 1}, {1, 2}, booleans) or the hyper-parameter ``pos_label`` (needed for string labels).
+Labels follow the binary-label contract of :mod:`infpush_cvx.data.labels` (scikit-learn's):
+``classes_`` holds the two labels seen in ``fit``, sorted; the positive class is the greater one
+({0, 1}, {-1, 1}, {1, 2}, booleans) or the hyper-parameter ``pos_label`` (needed for string labels).
 ``score`` reads its ``y`` with the same classes, so cross-validation on any two labels works.
 
 scikit-learn conventions. The rankers are binary classifiers to scikit-learn (``ClassifierMixin``:
@@ -32,8 +32,8 @@ method="decision_function")`` returns the 1-D scores and the ``"roc_auc"`` and
 ``decision_function`` as the score of ``classes_[1]``; that is the positive class unless
 ``pos_label`` names the smaller label (``pos_label=0`` on {0, 1}, ``"fraud"`` against
 ``"legit"``), when scikit-learn's scorers see the ranking reversed (``"roc_auc"`` reports
-``1 - AUC``): there, score with :mod:`infpush_cvx.evaluation.metrics` and ``pos_label``, or encode the labels
-so that the positive class is the greater one. After ``fit``: ``n_features_in_``, and
+``1 - AUC``): there, score with :mod:`infpush_cvx.evaluation.metrics` and ``pos_label``, or encode
+the labels so that the positive class is the greater one. After ``fit``: ``n_features_in_``, and
 ``feature_names_in_`` when X has string column names (a pandas DataFrame); ``decision_function``,
 ``predict`` and ``score`` refuse an X with another number of columns or other names
 (ValueError). ``n_iter_`` is the iteration count of the solve (None when CVXPY's solver reports
@@ -79,16 +79,16 @@ Fitting backends (hyper-parameter ``solver``):
 - ``"auto"`` (default): native when those solver modules are importable, else CVXPY (except the
   l1 ranker, where CVXPY is faster; see :class:`SparseInfinitePushRanker`).
 
-Along a path of C values (cross-validation, :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`) the C are
-solved from the smallest (strongest regularisation) to the largest. Native solves are
+Along a path of C values (cross-validation, :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`) the
+C are solved from the smallest (strongest regularisation) to the largest. Native solves are
 warm-started from the previous C's result. The CVXPY problem is compiled once, with lambda a
 ``cp.Parameter``, and solved with ``warm_start=True``: CVXPY then reuses its compiled problem
 and, for solvers that accept one, the previous solution (SCS); Clarabel, the default, is an
 interior-point method that reuses its allocated solver but starts from its own initial point.
 
 scikit-learn is optional: without it the estimators still fit, rank and predict (small stand-ins
-replace ``BaseEstimator`` and the feature checks, :mod:`infpush_cvx.evaluation._sklearn_compat`); RankerCV
-needs it. With it, ``sklearn.utils.estimator_checks`` runs on every ranker
+replace ``BaseEstimator`` and the feature checks, :mod:`infpush_cvx.evaluation._sklearn_compat`);
+RankerCV needs it. With it, ``sklearn.utils.estimator_checks`` runs on every ranker
 (tests/evaluation/test_rankers.py); the checks that do not apply to a bipartite ranker are listed
 there with the reason (``_expected_failed_checks``).
 """
@@ -431,7 +431,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         self.classes_ = training.classes
         self._set_kernel_model(training, solve)
 
-    # ---- kernels (InfinitePushRanker, RankSVMRanker: infpush_cvx.evaluation._kernel_ranker) -------------
+    # ---- kernels (InfinitePushRanker, RankSVMRanker: infpush_cvx.evaluation._kernel_ranker)
+    # -------------
     def _kernel_kwargs(self) -> dict:
         return {}
 
@@ -537,10 +538,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The CVXPY problem of this ranker at ``lam`` (a parameter named "lam")."""
         from .. import formulations
         if self._loss == "infinite_push":
-            return formulations.infinite_push_problem(data, lam, penalty=self._penalty, scaling="paper",
-                                              form="compact", **self._kernel_kwargs())
+            return formulations.infinite_push_problem(data, lam, penalty=self._penalty,
+                                                      scaling="paper", form="compact",
+                                                      **self._kernel_kwargs())
         return formulations.ranksvm_problem(data, lam, scaling="paper", form="compact",
-                                    **self._kernel_kwargs())
+                                            **self._kernel_kwargs())
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
@@ -847,8 +849,8 @@ class PNormPushRanker(_BipartiteRanker):
     (Rudin's algorithm: coordinate descent over the features, ``max_iter`` rounds, default 100,
     unregularised, so C does not change its model and every fit warns that the regularised
     problem is not certified). The ``"cvxpy"`` backend solves the exponential-cone problem of
-    :func:`infpush_cvx.formulations.pnorm_push_problem`. Sample weights weight both averages (integer
-    weights are repeated rows), with every method.
+    :func:`infpush_cvx.formulations.pnorm_push_problem`. Sample weights weight both averages
+    (integer weights are repeated rows), with every method.
     """
 
     _loss = "pnorm_push"

@@ -11,8 +11,8 @@ RankSVM, bipartite (Agarwal, eq. 4.18)::
     seed:   minimise  lam * pen_s(w) + sum_ij max(0, 1 - (s_i - t_j))
 
 with ``s = Xp w``, ``t = Xn w``, ``pen`` = ||w||^2/2 or ||w||_1 and ``pen_s`` = ||w||^2 or ||w||_1
-(conventions in :mod:`infpush_cvx.formulations.scaling`). The weight variable is named ``w`` and lambda is the
-parameter ``lam``.
+(conventions in :mod:`infpush_cvx.formulations.scaling`). The weight variable is named ``w`` and
+lambda is the parameter ``lam``.
 
 Weighted data (sample weights p of the positives, q of the negatives, sums M and N; see
 :class:`infpush_cvx.data.BipartiteData`): the sum over positives becomes ``sum_i p_i h_ij``, the

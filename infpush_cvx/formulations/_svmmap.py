@@ -32,8 +32,8 @@ MAX_SIDE = 4
 def ranking_patterns(m: int, n: int):
     """Every distinct pair-sign pattern of a total order of m positives and n negatives:
     ``(Y, delta)`` with ``Y[k, i, j] = +1`` when positive i is above negative j (else -1) and
-    ``delta[k] = 1 - AP`` of that order (:func:`infpush_cvx.evaluation.metrics.average_precision` on its
-    untied rank scores)."""
+    ``delta[k] = 1 - AP`` of that order (:func:`infpush_cvx.evaluation.metrics.average_precision` on
+    its untied rank scores)."""
     if not (1 <= m <= MAX_SIDE and 1 <= n <= MAX_SIDE):
         raise ValueError(f"the enumeration of rankings is limited to 1 <= m, n <= {MAX_SIDE}, "
                          f"got m={m}, n={n}")

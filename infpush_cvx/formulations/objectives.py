@@ -61,8 +61,8 @@ def mean_loss(H: np.ndarray, loss: str, M: float, q: np.ndarray, N: float) -> fl
 
 def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
-    scaling's ``||w||^2`` or ``||w||_1`` times :func:`~infpush_cvx.formulations.scaling.paper_penalty_coefficient`
-    in paper scaling."""
+    scaling's ``||w||^2`` or ``||w||_1`` times
+    :func:`~infpush_cvx.formulations.scaling.paper_penalty_coefficient` in paper scaling."""
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
     c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0

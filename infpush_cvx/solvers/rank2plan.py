@@ -3,19 +3,20 @@
 
     minimise_beta  sum_k s_k max(0, g_k - (X_{j_k} - X_{i_k}) beta) + lam ||beta||_1
 
-Pair k asks row ``i_k`` to score at least ``g_k`` below row ``j_k`` (lower is better) with importance
-``s_k``. Three methods share one entry point, :func:`rank2plan_lp`:
+Pair k asks row ``i_k`` to score at least ``g_k`` (its ``margin``) below row ``j_k`` (lower is
+better) with importance ``s_k``. Three methods share one entry point, :func:`rank2plan_lp`:
 
 - ``"smoothed"``: Nesterov smoothing + accelerated proximal gradient (low accuracy, fast);
   :mod:`._rank2plan_smoothed`.
 - ``"ccg"`` (default): column and constraint generation (Dedieu, Mazumder & Wang, JMLR 2022) over
   HiGHS, warm-started by the smoothed method; exact, certified; :mod:`._rank2plan_ccg`.
-- ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp_problem` with any solver.
+- ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp_problem` with any
+solver.
 
 Every result's ``objective`` is recomputed from beta with
-:func:`infpush_cvx.formulations.objectives.rank2plan_objective`, and ``gap`` is the certified relative gap
-``(P(beta) - g^T pi) / P(beta)`` (:func:`~.result.relative_gap`) of the full LP for a dual
-feasible pi. All methods solve the LP scaled to unit size (:mod:`._rank2plan_scaling`).
+:func:`infpush_cvx.formulations.objectives.rank2plan_objective`, and ``gap`` is the certified
+relative gap ``(P(beta) - g^T pi) / P(beta)`` (:func:`~.result.relative_gap`) of the full LP for
+a dual feasible pi. All methods solve the LP scaled to unit size (:mod:`._rank2plan_scaling`).
 """
 
 from __future__ import annotations
@@ -347,7 +348,7 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol
     "failed". ``verbose`` is CVXPY's (its own and the solver's output)."""
     import cvxpy as cp
 
-    from ..formulations import rank2plan_lp_problem as build  # imported late: CVXPY is slow to import
+    from ..formulations import rank2plan_lp_problem as build  # late: CVXPY is slow to import
 
     solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
     t0 = time.perf_counter()

@@ -1,5 +1,5 @@
-"""Every file the command line (and ``python -m infpush_cvx.evaluation.experiments``) writes survives a
-kill in the middle of the write.
+"""Every file the command line (and ``python -m infpush_cvx.evaluation.experiments``) writes
+survives a kill in the middle of the write.
 
 Each case runs the CLI in a subprocess whose low-level writer (``DataFrame.to_csv``,
 ``DataFrame.to_parquet``, ``numpy.savez_compressed``, ``Figure.savefig``) is wrapped to write the

@@ -43,7 +43,8 @@ def store(tmp_path, monkeypatch):
 @pytest.fixture
 def edited_catalog(tmp_path, monkeypatch):
     """``edit(old, new)``: the default catalog becomes a copy of
-    infpush_cvx/catalog/problems/catalog.toml with the one occurrence of ``old`` replaced by ``new``."""
+    infpush_cvx/catalog/problems/catalog.toml with the one occurrence of ``old`` replaced by
+    ``new``."""
     def edit(old: str, new: str):
         text = catalog.DEFAULT_CATALOG.read_text()
         assert text.count(old) == 1, old

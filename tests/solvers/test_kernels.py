@@ -1,4 +1,5 @@
-"""Kernel Infinite Push and RankSVM (infpush_cvx.data.kernels, solvers._kernel, the rankers' kernels).
+"""Kernel Infinite Push and RankSVM (infpush_cvx.data.kernels, solvers._kernel, the rankers'
+kernels).
 
 Independent checks: scikit-learn's pairwise kernels and SVC's gamma, CVXPY's solve of the RKHS
 problem ``(lam/2) beta^T K beta + loss(K beta)`` built here from K alone, the RKHS primal and
@@ -214,7 +215,8 @@ def test_factorised_solve_matches_cvxpy_rkhs_problem(loss, kernel, params):
     reference = cvxpy_rkhs(K, lam, loss)
     assert abs(res.objective - reference) <= 2 * TOL * reference
     # the project's formulation (variable w = beta) gives the same value
-    build = formulations.infinite_push_problem if loss == "infinite_push" else formulations.ranksvm_problem
+    build = (formulations.infinite_push_problem if loss == "infinite_push"
+             else formulations.ranksvm_problem)
     problem = build(DATA, lam, kernel=kernel, **params)
     # (Clarabel reports "optimal_inaccurate" on the rank-deficient poly direct build above:
     # both CVXPY values are held to the certified solve's tolerance)
