@@ -188,25 +188,24 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         return self
 
     # ---- prediction: the refitted ranker's ----------------------------------------------------
-    def _check_fitted(self):
+    def _fitted(self):
+        """``best_estimator_``; NotFittedError before ``fit``."""
         if not hasattr(self, "best_estimator_"):
             raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
                                  f"call fit(X, y) first")
+        return self.best_estimator_
 
     def decision_function(self, X):
         """``best_estimator_.decision_function(X)``: ranking scores, higher = nearer the top."""
-        self._check_fitted()
-        return self.best_estimator_.decision_function(X)
+        return self._fitted().decision_function(X)
 
     def predict(self, X):
         """``best_estimator_.predict(X)``: the positive class where the score is above 0."""
-        self._check_fitted()
-        return self.best_estimator_.predict(X)
+        return self._fitted().predict(X)
 
     def score(self, X, y):
         """``best_estimator_.score(X, y)``: average precision of the ranking of X."""
-        self._check_fitted()
-        return self.best_estimator_.score(X, y)
+        return self._fitted().score(X, y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
