@@ -69,9 +69,8 @@ SUCCESS = registry.SUCCESS
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
 
-#: The project solvers of a catalog problem and their agreement tolerance (the registry's).
+#: The project solvers of a catalog problem (the registry's).
 native_methods = registry.methods
-native_rtol = registry.rtol
 
 
 @dataclass(frozen=True)

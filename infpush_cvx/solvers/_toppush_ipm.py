@@ -38,8 +38,7 @@ import scipy.sparse as sp
 
 from .._logging import log_iteration
 
-#: Interior-point iterations per working set, and working-set rounds.
-_MAX_IPM = 80
+#: Working-set rounds (the interior-point iterations are bounded by ``max_iter`` in all).
 _MAX_ROUNDS = 50
 
 

@@ -9,7 +9,7 @@ import pytest
 from infpush_cvx import catalog
 from infpush_cvx.benchmarking import ProcessExecutor, make_tasks, native_methods, run_task
 from infpush_cvx.benchmarking import run_benchmark
-from infpush_cvx.benchmarking.tasks import COLUMNS, Instance, Task, native_rtol
+from infpush_cvx.benchmarking.tasks import COLUMNS, Instance, Task
 from infpush_cvx.catalog import registry
 from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
 from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
@@ -78,8 +78,8 @@ def test_native_row_carries_the_certificate():
                         tol=1e-7))
     assert row["status"] == "optimal" and row["agrees"]
     assert row["gap"] <= 1e-7 and row["iterations"] >= 1
-    assert row["rel_error"] <= native_rtol(1e-7)
-    assert row["rtol"] == native_rtol(1e-7)
+    assert row["rel_error"] <= registry.rtol(1e-7)
+    assert row["rtol"] == registry.rtol(1e-7)
 
 
 def test_a_method_that_stops_early_is_a_row_not_an_agreement():

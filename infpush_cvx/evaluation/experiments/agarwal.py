@@ -199,15 +199,13 @@ def _cv_folds(y, n_folds: int, rng):
     return fold
 
 
-def _identity_scaler(X):
-    class _Id:
-        def transform(self, Z):
-            return Z
-    return _Id()
+class _Identity:
+    def transform(self, Z):
+        return Z
 
 
 def _fit_scaler(X, scale: str):
-    return MinMaxScaler01().fit(X) if scale == "train" else _identity_scaler(X)
+    return MinMaxScaler01().fit(X) if scale == "train" else _Identity()
 
 
 def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, scale: str = "train", **ranker_kw):
