@@ -45,6 +45,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import check_choice
 from ..data.containers import BipartiteData
 from ..data.kernels import factorise
 from .result import SolverResult, relative_gap, warn_if_not_converged
@@ -76,15 +77,30 @@ def _warm_start(warm_start):
     return warm_start
 
 
+#: The losses of the linear solvers the kernel route runs.
+LOSSES = ("infinite_push", "ranksvm")
+
+
+def _loss(loss, kwargs) -> str:
+    """The linear solver's loss, one of :data:`LOSSES`, as its caller names it. ``None`` (a
+    caller that does not name it yet, for one release) infers it from the options: only the
+    Infinite Push takes a ``penalty``."""
+    if loss is None:
+        return "infinite_push" if "penalty" in kwargs else "ranksvm"
+    return check_choice(loss, "loss", LOSSES)
+
+
 def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem, seed,
-                 wp, wn, warm_start, time_limit, factor_method="cholesky",
+                 wp, wn, warm_start, time_limit, factor_method="cholesky", loss=None,
                  **kwargs) -> SolverResult:
     """Solve the RKHS problem with the linear solver ``linear`` (``infinite_push`` or
-    ``rank_svm``) on the factor rows; ``kwargs`` go to it unchanged. ``factor_method``: the
-    exact route's factor (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report
-    the objective and gap of the exact problem, recomputed with the Gram matrix
-    (:func:`exact_certificate`; ``info["factor_gap"]`` is the linear solver's own)."""
+    ``rank_svm``, whose loss is ``loss``: ``"infinite_push"`` or ``"ranksvm"``) on the factor
+    rows; ``kwargs`` go to it unchanged. ``factor_method``: the exact route's factor
+    (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report the objective and
+    gap of the exact problem, recomputed with the Gram matrix (:func:`exact_certificate`;
+    ``info["factor_gap"]`` is the linear solver's own)."""
     t0 = time.perf_counter()
+    loss = _loss(loss, kwargs)
     data = _bipartite(Xp, Xn, wp, wn)
     if isinstance(nystroem, str):
         if nystroem != "adaptive":
@@ -94,7 +110,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
             raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
                             "rebuilt from the data)")
         return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma, degree=degree,
-                              coef0=coef0, time_limit=time_limit, t0=t0, **kwargs)
+                              coef0=coef0, time_limit=time_limit, t0=t0, loss=loss, **kwargs)
     factor = factorise(training_rows(data), kernel, gamma, degree, coef0, nystroem=nystroem,
                        seed=seed, method=factor_method)
     factor_time = time.perf_counter() - t0
@@ -113,7 +129,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
                 factor_residual=factor.residual if factor.gram is not None else None)
     res = dataclasses.replace(res, w=beta, info=info)
     if factor.gram is not None and res.dual is not None:
-        res = _certified_on_gram(res, factor.gram, data, lam, kwargs)
+        res = _certified_on_gram(res, factor.gram, data, lam, kwargs, loss=loss)
     return dataclasses.replace(res, time=time.perf_counter() - t0)
 
 
@@ -144,11 +160,12 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     return mult * primal, mult * lower, relative_gap(primal, lower)
 
 
-def _certified_on_gram(res: SolverResult, K, data, lam, kwargs) -> SolverResult:
+def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss=None) -> SolverResult:
     """``res`` (beta in ``w``) with its objective and gap recomputed on the exact problem
-    (:func:`exact_certificate`); a certificate that holds on the factor but not on K (a factor
-    residual too large for ``tol``) becomes status "stalled", with a message and a warning."""
-    loss = "infinite_push" if "penalty" in kwargs else "ranksvm"  # only infinite_push has one
+    (:func:`exact_certificate`; ``loss`` as for :func:`kernel_solve`, ``kwargs`` the linear
+    solver's options); a certificate that holds on the factor but not on K (a factor residual
+    too large for ``tol``) becomes status "stalled", with a message and a warning."""
+    loss = _loss(loss, kwargs)
     objective, _, gap = exact_certificate(K, res.w, res.dual, data, lam, loss=loss,
                                           scaling=kwargs.get("scaling", "paper"))
     info = dict(res.info, factor_gap=res.gap)
@@ -181,8 +198,8 @@ def _pair_sums(dual, m: int, n: int):
 _ATOMS_PER_ROUND = 100
 
 
-def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limit, t0, tol=1e-6,
-                   max_iter=None, **kwargs) -> SolverResult:
+def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limit, t0, loss,
+                   tol=1e-6, max_iter=None, **kwargs) -> SolverResult:
     """The exact RKHS problem certified with the full Gram matrix, solved on a growing span.
 
     ``f`` is restricted to the span of atoms ``g = sum_l B_lk K(z_l, .)`` (the columns of B):
@@ -205,7 +222,6 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     K = kernel_matrix(Z, None, kernel, g, degree, coef0)
     K = 0.5 * (K + K.T)
     factor_time = time.perf_counter() - t0
-    loss = "infinite_push" if "penalty" in kwargs else "ranksvm"  # only infinite_push has one
     scaling = kwargs.get("scaling", "paper")
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
     near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]

@@ -1,0 +1,43 @@
+"""The kernel route names the linear solver's loss (solvers._kernel.kernel_solve's ``loss``)."""
+
+import numpy as np
+import pytest
+
+from infpush_cvx.data.generators import planted_bipartite
+from infpush_cvx.data.kernels import kernel_matrix
+from infpush_cvx.solvers import infinite_push
+from infpush_cvx.solvers._kernel import kernel_solve
+
+DATA = planted_bipartite(12, 15, 3, seed=4)
+ARGS = dict(kernel="rbf", gamma=0.5, degree=3, coef0=0.0, seed=0, wp=None, wn=None,
+            warm_start=None, time_limit=None, penalty="l2", tol=1e-7)
+
+
+@pytest.mark.parametrize("nystroem", [None, "adaptive"])
+def test_a_named_loss_gives_the_inferred_answer(nystroem):
+    linear = infinite_push.__wrapped__
+    named = kernel_solve(linear, DATA.Xp, DATA.Xn, 0.1, nystroem=nystroem, loss="infinite_push",
+                         **ARGS)
+    inferred = kernel_solve(linear, DATA.Xp, DATA.Xn, 0.1, nystroem=nystroem, **ARGS)
+    assert named.status == "optimal" and named.gap <= 1e-7
+    assert (named.objective, named.gap) == (inferred.objective, inferred.gap)
+    np.testing.assert_array_equal(named.w, inferred.w)
+
+
+def test_the_named_loss_is_the_certified_one():
+    """The exact certificate follows ``loss``, not the options: naming RankSVM's reports the
+    RankSVM objective of the coefficients, ``(lam/2) beta^T K beta + mean_ij h_ij``."""
+    lam = 0.1
+    out = kernel_solve(infinite_push.__wrapped__, DATA.Xp, DATA.Xn, lam, nystroem=None,
+                       loss="ranksvm", **ARGS)
+    K = kernel_matrix(np.vstack([DATA.Xp, DATA.Xn]), None, "rbf", 0.5)
+    f = K @ out.w
+    hinge = np.maximum(0.0, 1.0 - (f[:DATA.m, None] - f[None, DATA.m:]))
+    assert out.objective == pytest.approx(0.5 * lam * out.w @ f + hinge.mean(), rel=1e-9)
+    assert out.objective < 0.5 * lam * out.w @ f + hinge.sum(axis=0).max() / DATA.m
+
+
+def test_an_unknown_loss_is_refused():
+    with pytest.raises(ValueError, match="loss"):
+        kernel_solve(infinite_push.__wrapped__, DATA.Xp, DATA.Xn, 0.1, nystroem=None,
+                     loss="hinge", **ARGS)
