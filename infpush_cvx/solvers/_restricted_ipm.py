@@ -34,8 +34,6 @@ row.
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 import scipy.linalg
@@ -558,8 +556,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
     <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
     ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
-    end; ``trace`` prints the residuals per iteration. Past ``deadline`` (a
-    ``time.perf_counter()`` value) it stops with status ``"time_limit"``.
+    end; ``trace`` prints the residuals per iteration. Once ``deadline`` (a
+    :class:`~._deadline.Deadline`, or None) has expired it stops with status ``"time_limit"``.
 
     Returns ``(w, z_groups, z_pairs, info)``: the weights, the multipliers of the group rows and of
     the pair rows (``z_groups`` is None without groups), and a dict with ``status``,
@@ -649,7 +647,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         if err <= tol:
             status = "optimal"
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline is not None and deadline.expired():
             status = "time_limit"
             break
         if best[0] <= tol_almost and err > 10.0 * best[0]:

@@ -350,8 +350,9 @@ def _solve_clarabel(rp: RestrictedProblem, deadline):
     settings.verbose = False
     settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
-    if deadline is not None:  # the time left once the data are built
-        settings.time_limit = _left(deadline)
+    left = _left(deadline)  # the time left once the data are built
+    if left is not None:
+        settings.time_limit = left
     sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         raise RestrictedStepFailed(f"Clarabel: {sol.status}")
@@ -367,8 +368,9 @@ def _solve_highs(rp: RestrictedProblem, deadline):
     d = rp.d
     bounds = [(None, None)] * A_ub.shape[1]
     options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    if deadline is not None:  # the time left once the data are built
-        options["time_limit"] = _left(deadline)
+    left = _left(deadline)  # the time left once the data are built
+    if left is not None:
+        options["time_limit"] = left
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
     if res.status != 0:
         raise RestrictedStepFailed(f"HiGHS: {res.message}")
@@ -376,13 +378,16 @@ def _solve_highs(rp: RestrictedProblem, deadline):
     return res.x[:d].copy(), mu, nu
 
 
-def _left(deadline):
-    return None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+def _left(deadline: Deadline | None) -> float | None:
+    """The time limit to hand an external solver now (:meth:`Deadline.for_solver`); None
+    without a deadline or a limit."""
+    return None if deadline is None else deadline.for_solver()
 
 
-def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None, accept_inexact=False,
-                    simplex_first=False):
-    """The structured interior-point method, then Clarabel, then (an LP) HiGHS.
+def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
+                    accept_inexact=False, simplex_first=False):
+    """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
+    solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
     ``simplex_first``: an LP (l1 penalty, no proximal term) goes to HiGHS first, for a vertex
     solution without an interior point's round-off floor.
@@ -400,12 +405,11 @@ def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None, accept_in
     span = span_step(rp)
     if span is not None:
         w, mu, nu, name = restricted_step(span.problem, span.to_span(centre),
-                                          time_limit=time_limit, accept_inexact=accept_inexact,
+                                          deadline=deadline, accept_inexact=accept_inexact,
                                           simplex_first=simplex_first)
         return span.from_span(w), mu, nu, name
     errors = []
     attempts = []
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
     if rp.d <= _IPM_MAX_D:
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
     if rp.nb <= _CLARABEL_MAX_BAND:
@@ -420,7 +424,7 @@ def restricted_step(rp: RestrictedProblem, centre, *, time_limit=None, accept_in
         else:
             attempts.append(highs)
     for name, attempt in attempts:
-        if deadline is not None and time.perf_counter() >= deadline:
+        if deadline is not None and deadline.expired():
             errors.append(f"{name}: not tried, the time limit was reached")
             break
         try:
@@ -588,10 +592,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if it != exact_from:  # (the exact model has every pair already)
             band = _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW if ip else None)
         model = _Model(prob, s_c, t_c, cols, *band)
-        remaining = deadline.for_solver()
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
-                                                time_limit=remaining,
+                                                deadline=deadline,
                                                 accept_inexact=(gap > _INEXACT_UNTIL
                                                                 or band[0].size > _LARGE_BAND),
                                                 simplex_first=exact_lp and kappa == 0)

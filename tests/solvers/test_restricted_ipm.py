@@ -141,3 +141,21 @@ def test_grid_of_pairs_gives_the_same_operators_and_step_as_scattered_pairs(grou
     assert i1["status"] == i2["status"] == "optimal"
     np.testing.assert_allclose(w1, w2, atol=1e-7)
     np.testing.assert_allclose(z1[order], z2, atol=1e-7)
+
+
+def test_the_solve_deadline_stops_the_restricted_step():
+    """The restricted step draws on the solve's Deadline: an expired one stops the
+    interior-point method at its first check and leaves the other solvers untried; one with
+    time left (or None) does not change the answer."""
+    from infpush_cvx.solvers._deadline import Deadline
+    from infpush_cvx.solvers._working_set import RestrictedStepFailed, restricted_step
+
+    prob, center = random_problem(0, groups=True, l1=False, prox=0.0)
+    *_, info = solve_restricted(prob, center=center, deadline=Deadline(1.0, start=-1e9))
+    assert info["status"] == "time_limit" and info["iterations"] == 1
+    with pytest.raises(RestrictedStepFailed, match="not tried, the time limit was reached"):
+        restricted_step(prob, center, deadline=Deadline(1.0, start=-1e9))
+    w, *_, used = restricted_step(prob, center, deadline=Deadline(60.0))
+    w0, *_, used0 = restricted_step(prob, center, deadline=None)
+    assert used == used0 == "ipm"
+    np.testing.assert_array_equal(w, w0)
