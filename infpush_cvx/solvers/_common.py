@@ -57,23 +57,26 @@ def data_first(solver):
     return front
 
 
-def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter, wp=None,
-            wn=None):
-    """Validate the inputs; return ``(data, paper lambda, max_iter)`` (max_iter None or int)."""
+def as_bipartite(Xp, Xn, wp=None, wn=None) -> BipartiteData:
+    """The data of ``(Xp, Xn)``: a BipartiteData as ``Xp`` with ``Xn`` None (given weights
+    replace its own), or the arrays of the positives and negatives; a TypeError otherwise."""
     if isinstance(Xp, BipartiteData):
         if Xn is not None:
             raise TypeError(f"Xn must be omitted when Xp is a BipartiteData (it holds the "
                             f"negatives), got Xn of type {type(Xn).__name__}")
-        data = Xp
-        if wp is not None or wn is not None:
-            data = BipartiteData(data.Xp, data.Xn, wp, wn)
-    elif isinstance(Xn, BipartiteData):
+        return Xp if wp is None and wn is None else BipartiteData(Xp.Xp, Xp.Xn, wp, wn)
+    if isinstance(Xn, BipartiteData):
         raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
                         "BipartiteData alone as Xp (with Xn omitted)")
-    elif Xn is None:
+    if Xn is None:
         raise TypeError("Xn (the negatives) is required when Xp is an array")
-    else:
-        data = BipartiteData(Xp, Xn, wp, wn)
+    return BipartiteData(Xp, Xn, wp, wn)
+
+
+def prepare(Xp, Xn, lam, *, loss: str, penalty: str, scaling: str, tol, max_iter, wp=None,
+            wn=None):
+    """Validate the inputs; return ``(data, paper lambda, max_iter)`` (max_iter None or int)."""
+    data = as_bipartite(Xp, Xn, wp, wn)
     lam = check_scalar(lam, "lam", positive=True)
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     check_choice(scaling, "scaling", _scaling.SCALINGS)

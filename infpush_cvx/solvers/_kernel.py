@@ -48,19 +48,8 @@ import scipy.sparse as sp
 from .._validation import check_choice
 from ..data.containers import BipartiteData
 from ..data.kernels import factorise
+from ._common import as_bipartite
 from .result import SolverResult, relative_gap, warn_if_not_converged
-
-
-def _bipartite(Xp, Xn, wp, wn) -> BipartiteData:
-    """The data as the linear solvers' front reads it (same errors)."""
-    if isinstance(Xp, BipartiteData):
-        if Xn is not None:
-            raise TypeError(f"Xn must be omitted when Xp is a BipartiteData (it holds the "
-                            f"negatives), got Xn of type {type(Xn).__name__}")
-        return Xp if wp is None and wn is None else BipartiteData(Xp.Xp, Xp.Xn, wp, wn)
-    if Xn is None:
-        raise TypeError("Xn (the negatives) is required when Xp is an array")
-    return BipartiteData(Xp, Xn, wp, wn)
 
 
 def training_rows(data: BipartiteData) -> np.ndarray:
@@ -101,7 +90,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     ``info["factor_gap"]`` is the linear solver's own)."""
     t0 = time.perf_counter()
     loss = _loss(loss, kwargs)
-    data = _bipartite(Xp, Xn, wp, wn)
+    data = as_bipartite(Xp, Xn, wp, wn)
     if isinstance(nystroem, str):
         if nystroem != "adaptive":
             raise ValueError(f"unknown nystroem {nystroem!r}; expected None, a number of "
