@@ -41,7 +41,6 @@ Real data (binary features, repeated rows, ties, bad scaling) shape three choice
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -536,8 +535,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     point found.
     """
     opt = options or WorkingSetOptions()
-    t_start = time.perf_counter()
-    deadline = Deadline(time_limit, start=t_start)
+    deadline = Deadline(time_limit)
     data, collapsed = collapse(data)
     prob = _Problem(data, lam, loss, penalty)
     n = prob.n
@@ -605,7 +603,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
                 kappa = max(10.0 * kappa, opt.prox)
                 history["step"].append("failed")
-                _record(history, t_start, best_p[0], gap, cols.size, band[0].size, "none", kappa)
+                _record(history, deadline, best_p[0], gap, cols.size, band[0].size, "none", kappa)
                 message = f"restricted step failed, retried with a larger proximal weight: {exc}"
                 continue
             status, message = "failed", f"restricted step failed: {exc}"
@@ -645,7 +643,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                     best_p = (P_r, w_r)
                     gap = relative_gap(best_p[0], best_d[0])
         history["step"].append("serious" if serious else "null")
-        _record(history, t_start, best_p[0], gap, cols.size, band[0].size, used, kappa)
+        _record(history, deadline, best_p[0], gap, cols.size, band[0].size, used, kappa)
         end = round_end(gap, tol, deadline)
         if end is not None:
             status, message = end
@@ -736,10 +734,10 @@ def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
     return (*best[1], best[0])
 
 
-def _record(history, t_start, objective, gap, n_cols, n_band, used, kappa):
+def _record(history, deadline, objective, gap, n_cols, n_band, used, kappa):
     history["objective"].append(objective)
     history["gap"].append(gap)
-    history["time"].append(time.perf_counter() - t_start)
+    history["time"].append(deadline.elapsed())
     history["working_negatives"].append(int(n_cols))
     history["band_pairs"].append(int(n_band))
     history["step_solver"].append(used)
