@@ -58,7 +58,7 @@ def _solve(Xp, Xn, lam: float, route: str, nystroem: int, time_limit: float):
     if route == "eigh":
         return kernel_solve(infinite_push.__wrapped__, Xp, Xn, lam, degree=3, coef0=0.0,
                             nystroem=None, seed=0, wp=None, wn=None, warm_start=None,
-                            factor_method="eigh", penalty="l2", **kw)
+                            factor_method="eigh", loss="infinite_push", penalty="l2", **kw)
     nys = {"cholesky": None, "nystroem": nystroem, "adaptive": "adaptive"}[route]
     return infinite_push(Xp, Xn, lam, nystroem=nys, **kw)
 

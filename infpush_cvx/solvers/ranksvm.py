@@ -67,7 +67,8 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
         return kernel_solve(ranksvm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
-                            scaling=scaling, method=method, tol=tol, max_iter=max_iter,
+                            loss="ranksvm", scaling=scaling, method=method, tol=tol,
+                            max_iter=max_iter,
                             eta0=eta0, options=options, verbose=verbose)
     if nystroem is not None:
         raise TypeError(f"nystroem={nystroem!r} is used only with a kernel (kernel=...)")

@@ -161,7 +161,8 @@ def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
     res = dataclasses.replace(res, w=coarse.coefficients(res.w),
                               info=dict(res.info, factor_residual=coarse.residual))
     with pytest.warns(ConvergenceWarning, match="exact problem"):
-        out = _certified_on_gram(res, K, DATA, lam, {"penalty": "l2", "tol": TOL})
+        out = _certified_on_gram(res, K, DATA, lam, {"penalty": "l2", "tol": TOL},
+                                 loss="infinite_push")
     assert out.status == "stalled" and out.gap > TOL and out.info["factor_gap"] <= TOL
     assert out.objective == pytest.approx(rkhs_primal(K, out.w, lam, "infinite_push"), rel=1e-9)
     objective, lower, gap = exact_certificate(K, out.w, out.dual, DATA, lam,
@@ -185,7 +186,8 @@ def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
     for method in ("cholesky", "eigh"):
         res = kernel_solve(linear, data.Xp, data.Xn, spec.lam, nystroem=None, seed=0, wp=None,
                            wn=None, warm_start=None, time_limit=None, factor_method=method,
-                           scaling=spec.scaling, tol=TOL, **kernel_options(spec.options),
+                           loss=spec.formulation, scaling=spec.scaling, tol=TOL,
+                           **kernel_options(spec.options),
                            **({"penalty": "l2"} if ip else {}))
         assert res.status == "optimal" and res.info["factor"] == method, (problem_id, method)
         assert res.gap <= TOL and res.info["factor_residual"] <= 1e-8
