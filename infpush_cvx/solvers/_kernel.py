@@ -40,15 +40,15 @@ against a direct implementation with ``K``).
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_choice
+from .._validation import check_choice, check_time_limit
 from ..data.containers import BipartiteData
 from ..data.kernels import factorise
 from ._common import as_bipartite
+from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
 
 
@@ -87,8 +87,10 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     rows; ``kwargs`` go to it unchanged. ``factor_method``: the exact route's factor
     (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report the objective and
     gap of the exact problem, recomputed with the Gram matrix (:func:`exact_certificate`;
-    ``info["factor_gap"]`` is the linear solver's own)."""
-    t0 = time.perf_counter()
+    ``info["factor_gap"]`` is the linear solver's own). ``time_limit`` covers the Gram matrix,
+    its factor and the solves: the linear solver gets the time left of one
+    :class:`~._deadline.Deadline`."""
+    deadline = Deadline(check_time_limit(time_limit))
     loss = _loss(loss, kwargs)
     data = as_bipartite(Xp, Xn, wp, wn)
     if isinstance(nystroem, str):
@@ -99,17 +101,15 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
             raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
                             "rebuilt from the data)")
         return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma, degree=degree,
-                              coef0=coef0, time_limit=time_limit, t0=t0, loss=loss, **kwargs)
+                              coef0=coef0, deadline=deadline, loss=loss, **kwargs)
     factor = factorise(training_rows(data), kernel, gamma, degree, coef0, nystroem=nystroem,
                        seed=seed, method=factor_method)
-    factor_time = time.perf_counter() - t0
+    factor_time = deadline.elapsed()
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
-    if time_limit is not None and np.isfinite(time_limit):
-        time_limit = max(float(time_limit) - factor_time, 1e-3)
     res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, warm_start=_warm_start(warm_start),
-                 time_limit=time_limit, **kwargs)
+                 time_limit=deadline.for_solver(), **kwargs)
     v = res.w if factor.rank else np.zeros(0)
     beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
@@ -119,7 +119,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     res = dataclasses.replace(res, w=beta, info=info)
     if factor.gram is not None and res.dual is not None:
         res = _certified_on_gram(res, factor.gram, data, lam, kwargs, loss=loss)
-    return dataclasses.replace(res, time=time.perf_counter() - t0)
+    return dataclasses.replace(res, time=deadline.elapsed())
 
 
 def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
@@ -127,10 +127,10 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     point on the exact RKHS problem with the Gram matrix ``K``, the values in ``scaling``.
 
     Paper scaling: the primal ``lam/2 beta^T K beta + loss(K beta)`` (the weighted hinge sums of
-    :func:`infpush_cvx.formulations.objectives.negative_hinge_sums`), and the dual value ``lam (sum alpha -
-    1/2 b^T K b)`` with ``b = [alpha 1_n; -alpha^T 1_m]`` ([Agarwal2011], eq. 3.9 with ``w(alpha)
-    = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor). Neither uses a factor: the
-    gap is the exact problem's.
+    :func:`infpush_cvx.formulations.objectives.negative_hinge_sums`), and the dual value
+    ``lam (sum alpha - 1/2 b^T K b)`` with ``b = [alpha 1_n; -alpha^T 1_m]`` ([Agarwal2011],
+    eq. 3.9 with ``w(alpha) = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor).
+    Neither uses a factor: the gap is the exact problem's.
     """
     from ..formulations import scaling as _scaling
     from ..formulations.objectives import mean_loss, negative_hinge_sums
@@ -187,7 +187,7 @@ def _pair_sums(dual, m: int, n: int):
 _ATOMS_PER_ROUND = 100
 
 
-def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limit, t0, loss,
+def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline: Deadline, loss,
                    tol=1e-6, max_iter=None, **kwargs) -> SolverResult:
     """The exact RKHS problem certified with the full Gram matrix, solved on a growing span.
 
@@ -210,7 +210,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
     g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
     K = kernel_matrix(Z, None, kernel, g, degree, coef0)
     K = 0.5 * (K + K.T)
-    factor_time = time.perf_counter() - t0
+    factor_time = deadline.elapsed()
     scaling = kwargs.get("scaling", "paper")
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
     near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
@@ -228,11 +228,8 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
         keep = e > 1e-12 * max(float(e[-1]), 0.0) if e.size and e[-1] > 0 else e > np.inf
         T = U[:, keep] / np.sqrt(e[keep])
         L = KB @ T if T.shape[1] else np.zeros((N, 1))
-        remaining = None
-        if time_limit is not None and np.isfinite(time_limit):
-            remaining = max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
         res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, tol=inner_tol,
-                     max_iter=max_iter, time_limit=remaining, **kwargs)
+                     max_iter=max_iter, time_limit=deadline.for_solver(), **kwargs)
         beta = B @ (T @ res.w) if T.shape[1] else np.zeros(N)
         if res.dual is None:
             break
@@ -242,7 +239,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
         if gap <= tol or len(singles) == N or res.status not in ("optimal",
                                                                   "degenerate_optimal"):
             break
-        if time_limit is not None and time.perf_counter() - t0 >= time_limit:
+        if deadline.expired():
             break
         # new atoms: the dual's function, the negatives of its support, and the positives
         # whose coefficient departs most from the common one (the mean positive's atom)
@@ -259,8 +256,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
             break
     status = res.status
     if status in ("optimal", "degenerate_optimal") and not gap <= tol:
-        status = "time_limit" if time_limit is not None and \
-            time.perf_counter() - t0 >= time_limit else "stalled"
+        status = "time_limit" if deadline.expired() else "stalled"
     message = res.message if status == res.status else (
         f"the certified gap on the exact problem is {gap:.2e} after {rounds} rounds "
         f"({len(singles)} row atoms)")
@@ -268,7 +264,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, time_limi
                 coef0=coef0, landmarks=None, factor_time=factor_time, rounds=rounds,
                 atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
-                                 info=info, time=time.perf_counter() - t0)
+                                 info=info, time=deadline.elapsed())
     if not result.converged:
         warn_if_not_converged(result)
     return result

@@ -1,4 +1,5 @@
-"""The kernel route names the linear solver's loss (solvers._kernel.kernel_solve's ``loss``)."""
+"""The kernel route's front (solvers._kernel.kernel_solve): the linear solver's loss by name, and
+one deadline for the Gram matrix and the solves."""
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.data.kernels import kernel_matrix
 from infpush_cvx.solvers import infinite_push
 from infpush_cvx.solvers._kernel import kernel_solve
+from infpush_cvx.solvers.result import ConvergenceWarning
 
 DATA = planted_bipartite(12, 15, 3, seed=4)
 ARGS = dict(kernel="rbf", gamma=0.5, degree=3, coef0=0.0, seed=0, wp=None, wn=None,
@@ -41,3 +43,18 @@ def test_an_unknown_loss_is_refused():
     with pytest.raises(ValueError, match="loss"):
         kernel_solve(infinite_push.__wrapped__, DATA.Xp, DATA.Xn, 0.1, nystroem=None,
                      loss="hinge", **ARGS)
+
+
+@pytest.mark.parametrize("nystroem", [None, "adaptive"])
+def test_one_deadline_covers_the_gram_matrix_and_the_solves(nystroem):
+    """The time limit is checked before any work, and the linear solves get the time left after
+    the Gram matrix: a limit the set-up uses up ends the solve with status "time_limit"."""
+    args = dict(ARGS, time_limit=-1.0)
+    with pytest.raises(ValueError, match="time_limit"):
+        kernel_solve(infinite_push.__wrapped__, DATA.Xp, DATA.Xn, 0.1, nystroem=nystroem, **args)
+    args = dict(ARGS, time_limit=1e-9)
+    with pytest.warns(ConvergenceWarning):
+        out = kernel_solve(infinite_push.__wrapped__, DATA.Xp, DATA.Xn, 0.1, nystroem=nystroem,
+                           loss="infinite_push", **args)
+    assert out.status == "time_limit"
+    assert out.time >= out.info["factor_time"] > 0
