@@ -70,20 +70,13 @@ def _warm_start(warm_start):
 LOSSES = ("infinite_push", "ranksvm")
 
 
-def _loss(loss, kwargs) -> str:
-    """The linear solver's loss, one of :data:`LOSSES`, as its caller names it. ``None`` (a
-    caller that does not name it yet, for one release) infers it from the options: only the
-    Infinite Push takes a ``penalty``."""
-    if loss is None:
-        return "infinite_push" if "penalty" in kwargs else "ranksvm"
-    return check_choice(loss, "loss", LOSSES)
 
 
 def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem, seed,
-                 wp, wn, warm_start, time_limit, factor_method="cholesky", loss=None,
+                 wp, wn, warm_start, time_limit, factor_method="cholesky", loss,
                  **kwargs) -> SolverResult:
     """Solve the RKHS problem with the linear solver ``linear`` (``infinite_push`` or
-    ``rank_svm``, whose loss is ``loss``: ``"infinite_push"`` or ``"ranksvm"``) on the factor
+    ``ranksvm``, whose loss is ``loss``: ``"infinite_push"`` or ``"ranksvm"``) on the factor
     rows; ``kwargs`` go to it unchanged. ``factor_method``: the exact route's factor
     (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report the objective and
     gap of the exact problem, recomputed with the Gram matrix (:func:`exact_certificate`;
@@ -91,7 +84,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     its factor and the solves: the linear solver gets the time left of one
     :class:`~._deadline.Deadline`."""
     deadline = Deadline(check_time_limit(time_limit))
-    loss = _loss(loss, kwargs)
+    loss = check_choice(loss, "loss", LOSSES)
     data = as_bipartite(Xp, Xn, wp, wn)
     if isinstance(nystroem, str):
         if nystroem != "adaptive":
@@ -149,12 +142,12 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     return mult * primal, mult * lower, relative_gap(primal, lower)
 
 
-def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss=None) -> SolverResult:
+def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> SolverResult:
     """``res`` (beta in ``w``) with its objective and gap recomputed on the exact problem
     (:func:`exact_certificate`; ``loss`` as for :func:`kernel_solve`, ``kwargs`` the linear
     solver's options); a certificate that holds on the factor but not on K (a factor residual
     too large for ``tol``) becomes status "stalled", with a message and a warning."""
-    loss = _loss(loss, kwargs)
+    loss = check_choice(loss, "loss", LOSSES)
     objective, _, gap = exact_certificate(K, res.w, res.dual, data, lam, loss=loss,
                                           scaling=kwargs.get("scaling", "paper"))
     info = dict(res.info, factor_gap=res.gap)

@@ -221,7 +221,7 @@ def test_bipartite_solvers_under_rescaled_data(problem, scale):
 # ------------------------------------------------------------------ Rank2Plan
 
 R2P_METHODS = ("ccg", "smoothed", "cvxpy")
-R2P_ARRAYS = ("X", "i", "j", "gap", "weight", "warm_start", "tau")
+R2P_ARRAYS = ("X", "i", "j", "margin", "weight", "warm_start", "tau")
 R2P_SCALARS = ("lam", "tol", "max_iter", "time_limit")
 
 
@@ -243,7 +243,7 @@ def _r2p_call(kwargs):
        corruption=st.sampled_from(sorted(ARRAY_CORRUPTIONS)))
 def test_rank2plan_under_a_corrupted_array(method, arg, corruption):
     kwargs = _r2p_kwargs(method)
-    clean = {"X": X, "i": I, "j": J, "gap": np.ones(I.size), "weight": np.ones(I.size),
+    clean = {"X": X, "i": I, "j": J, "margin": np.ones(I.size), "weight": np.ones(I.size),
              "warm_start": np.zeros(3), "tau": np.array([0.5, 0.1])}[arg]
     kwargs[arg] = ARRAY_CORRUPTIONS[corruption](clean)
     if arg in ("warm_start", "tau") and corruption in ("huge", "tiny"):
