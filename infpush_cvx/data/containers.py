@@ -255,6 +255,13 @@ class BipartiteData:
         return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind}{weights})"
 
 
+def _pair_vector(value, name: str, n_pairs: int) -> np.ndarray:
+    """A nonnegative per-pair vector of PairData (ones by default), validated and owned."""
+    if value is None:
+        return _own(np.ones(n_pairs))
+    return _private(check_vector(value, name, length=n_pairs, nonnegative=True), value)
+
+
 @dataclass(frozen=True, eq=False, init=False)
 class PairData:
     """Weighted preference pairs over the rows of ``X`` (N x p), the Rank2Plan data.
@@ -298,12 +305,8 @@ class PairData:
         if same.size:
             raise ValueError(f"pair {same[0]} compares row {i[same[0]]} with itself (i == j)")
         n_pairs = i.shape[0]
-        margin = np.ones(n_pairs) if self.margin is None else \
-            check_vector(self.margin, "margin", length=n_pairs, nonnegative=True)
-        weight = np.ones(n_pairs) if self.weight is None else \
-            check_vector(self.weight, "weight", length=n_pairs, nonnegative=True)
-        margin = _own(margin) if self.margin is None else _private(margin, self.margin)
-        weight = _own(weight) if self.weight is None else _private(weight, self.weight)
+        margin = _pair_vector(self.margin, "margin", n_pairs)
+        weight = _pair_vector(self.weight, "weight", n_pairs)
         for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin),
                             ("weight", weight)):
             object.__setattr__(self, name, value)
