@@ -26,7 +26,7 @@ def measure(m: int, d: int, form: str) -> dict:
     from infpush_cvx.data.generators import planted_bipartite
 
     data = planted_bipartite(m, m, d, seed=0)
-    problem = infinite_push(data, 0.1, form=form)
+    problem = infinite_push_problem(data, 0.1, form=form)
     start = time.perf_counter()
     problem_data, _, _ = problem.get_problem_data(cp.CLARABEL)
     compile_time = time.perf_counter() - start
