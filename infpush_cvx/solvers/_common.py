@@ -28,7 +28,7 @@ def data_first(solver):
     matrices (sample weights as ``wp=``/``wn=``), is the call ``solver(BipartiteData(Xp, Xn), lam,
     ...)``; ``solver(data, None, lam, ...)``, the container followed by an empty ``Xn``, is
     ``solver(data, lam, ...)``. A container followed by another data argument, or arrays without
-    the negatives, is a TypeError that says so.
+    the negatives, is the TypeError of :func:`as_bipartite`.
     """
     @functools.wraps(solver)
     def front(*args, **kwargs):
@@ -38,22 +38,13 @@ def data_first(solver):
             return solver(**kwargs)  # (the solver's own TypeError for the missing data)
         first, rest = args[0], args[1:]
         second = rest[0] if rest else None
+        # the second argument is the negatives when it is data; a None after a container is the
+        # empty Xn of solver(data, None, lam); anything else (lam) belongs to the solver
         is_data = second is not None and (sp.issparse(second) or np.ndim(second) > 0
                                           or isinstance(second, BipartiteData))
-        if isinstance(first, BipartiteData):
-            if is_data:
-                raise TypeError(f"Xn must be omitted when the first argument is a BipartiteData "
-                                f"(it holds the negatives), got {type(second).__name__}")
-            if rest and second is None:
-                rest = rest[1:]
-            return solver(first, *rest, **kwargs)
-        if isinstance(second, BipartiteData):
-            raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
-                            "BipartiteData alone as the first argument")
-        if not is_data:
-            raise TypeError("Xn (the negatives) is required when the first argument is an array "
-                            "of the positives (or pass a BipartiteData)")
-        return solver(BipartiteData(first, second), *rest[1:], **kwargs)
+        if is_data or (rest and second is None and isinstance(first, BipartiteData)):
+            rest = rest[1:]
+        return solver(as_bipartite(first, second if is_data else None), *rest, **kwargs)
     return front
 
 
@@ -62,14 +53,15 @@ def as_bipartite(Xp, Xn, wp=None, wn=None) -> BipartiteData:
     replace its own), or the arrays of the positives and negatives; a TypeError otherwise."""
     if isinstance(Xp, BipartiteData):
         if Xn is not None:
-            raise TypeError(f"Xn must be omitted when Xp is a BipartiteData (it holds the "
-                            f"negatives), got Xn of type {type(Xn).__name__}")
+            raise TypeError(f"Xn must be omitted when the first argument is a BipartiteData (it "
+                            f"holds the negatives), got Xn of type {type(Xn).__name__}")
         return Xp if wp is None and wn is None else BipartiteData(Xp.Xp, Xp.Xn, wp, wn)
     if isinstance(Xn, BipartiteData):
         raise TypeError("Xn must be an array of the negatives, got a BipartiteData; pass the "
-                        "BipartiteData alone as Xp (with Xn omitted)")
+                        "BipartiteData alone as the first argument (with Xn omitted)")
     if Xn is None:
-        raise TypeError("Xn (the negatives) is required when Xp is an array")
+        raise TypeError("Xn (the negatives) is required when the first argument is an array of "
+                        "the positives (or pass a BipartiteData)")
     return BipartiteData(Xp, Xn, wp, wn)
 
 

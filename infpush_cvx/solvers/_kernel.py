@@ -70,8 +70,6 @@ def _warm_start(warm_start):
 LOSSES = ("infinite_push", "ranksvm")
 
 
-
-
 def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem, seed,
                  wp, wn, warm_start, time_limit, factor_method="cholesky", loss,
                  **kwargs) -> SolverResult:
@@ -147,7 +145,6 @@ def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> Solv
     (:func:`exact_certificate`; ``loss`` as for :func:`kernel_solve`, ``kwargs`` the linear
     solver's options); a certificate that holds on the factor but not on K (a factor residual
     too large for ``tol``) becomes status "stalled", with a message and a warning."""
-    loss = check_choice(loss, "loss", LOSSES)
     objective, _, gap = exact_certificate(K, res.w, res.dual, data, lam, loss=loss,
                                           scaling=kwargs.get("scaling", "paper"))
     info = dict(res.info, factor_gap=res.gap)
@@ -227,13 +224,13 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
         if res.dual is None:
             break
         _, _, gap = exact_certificate(K, beta, res.dual, data, lam, loss=loss, scaling=scaling)
-        rows, cols = _pair_sums(res.dual, m, n)
-        b = np.concatenate([rows, -cols])
         if gap <= tol or len(singles) == N or res.status not in ("optimal",
                                                                   "degenerate_optimal"):
             break
         if deadline.expired():
             break
+        rows, cols = _pair_sums(res.dual, m, n)
+        b = np.concatenate([rows, -cols])
         # new atoms: the dual's function, the negatives of its support, and the positives
         # whose coefficient departs most from the common one (the mean positive's atom)
         have = set(singles)
