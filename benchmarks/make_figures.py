@@ -172,7 +172,8 @@ def _project_solve(problem: str, data, lam: float):
 
 def _cvxpy_solve(problem: str, data, lam: float) -> float:
     from infpush_cvx import formulations
-    prob = (formulations.infinite_push_problem(data, lam, penalty="l2") if problem == "infinite_push"
+    prob = (formulations.infinite_push_problem(data, lam, penalty="l2")
+            if problem == "infinite_push"
             else formulations.ranksvm_problem(data, lam))
     prob.solve(solver="CLARABEL")
     return float(prob.value)

@@ -16,8 +16,8 @@ The subpackages follow the data through the package (docs/architecture.md):
   (``benchmarking.compare``).
 - :mod:`infpush_cvx.cli`: the ``infpush-cvx`` command.
 
-The modules of the flat 0.1 layout (``infpush_cvx.evaluation.rankers``...) are importable by their old paths
-for one release, with a ``DeprecationWarning`` (:mod:`infpush_cvx._moved`).
+The modules of the flat 0.1 layout (``infpush_cvx.rankers``...) are importable by their old
+paths for one release, with a ``DeprecationWarning`` (:mod:`infpush_cvx._moved`).
 """
 
 from importlib import metadata as _metadata

@@ -13,8 +13,8 @@
 - :mod:`.prox_timing`: timing of the l1,inf projection against the copy floor.
 - :mod:`.memory`: resident memory and the peak of one solve (every row carries both).
 
-The main job (``infpush-cvx check``, :mod:`infpush_cvx.benchmarking.compare`) is this runner on the serial
-executor; which solvers run on which problem is the catalog's
+The main job (``infpush-cvx check``, :mod:`infpush_cvx.benchmarking.compare`) is this runner on
+the serial executor; which solvers run on which problem is the catalog's
 (:mod:`infpush_cvx.catalog.registry`).
 """
 

@@ -3,9 +3,9 @@
 In the style of ``sklearn.linear_model.LassoCV`` and ``LogisticRegressionCV``: for every fold
 the ranker is fitted for every C of the grid on the fold's training part, from the smallest C
 (strongest regularisation) to the largest, each solve starting from the previous one (see "Along
-a path of C values" in :mod:`infpush_cvx.evaluation.rankers`); each fit is scored on the fold's held-out
-part; the C with the best mean score wins (ties: the smallest C), and the ranker is refitted with
-it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's).
+a path of C values" in :mod:`infpush_cvx.evaluation.rankers`); each fit is scored on the fold's
+held-out part; the C with the best mean score wins (ties: the smallest C), and the ranker is
+refitted with it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ _log = logging.getLogger(__name__)
 
 
 class RankerCV(ClassifierMixin, BaseEstimator):
-    """A ranker of :mod:`infpush_cvx.evaluation.rankers` with C chosen by (stratified) cross-validation.
+    """A ranker of :mod:`infpush_cvx.evaluation.rankers` with C chosen by (stratified)
+    cross-validation.
 
     Parameters
     ----------
@@ -51,8 +52,8 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         (ValueError), since it would rank the wrong class; a callable gets the fitted ranker
         as it is.
     verbose : bool, default False. True prints the progress to stderr (through the logger
-        ``infpush_cvx.evaluation.ranker_cv`` at INFO): one line per fold and C (held-out score, status,
-        iterations), the C chosen, and the progress of every solve (it sets the ranker's
+        ``infpush_cvx.evaluation.ranker_cv`` at INFO): one line per fold and C (held-out score,
+        status, iterations), the C chosen, and the progress of every solve (it sets the ranker's
         ``verbose``). False leaves the ranker's own ``verbose`` as it is.
 
     Attributes

@@ -47,7 +47,8 @@ def pair_hinges(s, t, m: int, n: int):
 
 
 def penalty_expression(w: cp.Variable, penalty: str, scaling: str):
-    """pen(w): ||w||^2/2 (paper l2), ||w||^2 (seed l2) or ||w||_1 (see infpush_cvx.formulations.scaling)."""
+    """pen(w): ||w||^2/2 (paper l2), ||w||^2 (seed l2) or ||w||_1 (see
+    infpush_cvx.formulations.scaling)."""
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
     if penalty == "l1":

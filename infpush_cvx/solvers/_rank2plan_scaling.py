@@ -63,10 +63,10 @@ class PairScaling:
         p0 = float(np.ldexp(data.weight, -self.es) @ np.ldexp(data.margin, -self.eg))
         objective_at_zero = _ldexp(p0, self.eg + self.es)
         if not math.isfinite(objective_at_zero) or 0 < objective_at_zero < np.finfo(float).tiny:
-            raise ValueError(f"weight and margin: the objective at beta = 0, sum(weight * margin) = "
-                             f"{p0:.3g} * 2**{self.eg + self.es}, is outside float64's range; "
-                             f"rescale them (the optimal beta does not change when weight is "
-                             f"scaled with lam)")
+            raise ValueError(f"weight and margin: the objective at beta = 0, "
+                             f"sum(weight * margin) = {p0:.3g} * 2**{self.eg + self.es}, is "
+                             f"outside float64's range; rescale them (the optimal beta does not "
+                             f"change when weight is scaled with lam)")
         if p0 > 0 and float(abs(data.X).max()) > 0 and abs(self.eg - self.ex) > 1000:
             raise ValueError(f"margin and X: the LP's beta is of the order of margin / X = "
                              f"2**{self.eg - self.ex}, outside float64's range; rescale them")

@@ -171,8 +171,9 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
                    alpha0=alpha0, deadline=deadline)
         info = {"rho": out["rho"]}
     elif method == "fista":
-        out = _dual_gradient.fista(data, lam_p, _projector(lam_p, data.m, data.n), loss="infinite_push",
-                                   max_iter=max_iter, tol=tol, alpha0=alpha0, deadline=deadline)
+        out = _dual_gradient.fista(data, lam_p, _projector(lam_p, data.m, data.n),
+                                   loss="infinite_push", max_iter=max_iter, tol=tol,
+                                   alpha0=alpha0, deadline=deadline)
         info = {"lipschitz": out["lipschitz"]}
     else:
         out = _dual_gradient.paper_gradient_projection(

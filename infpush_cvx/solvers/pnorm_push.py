@@ -1,8 +1,8 @@
 """The P-Norm Push (Rudin, JMLR 2009): a certified Newton solver and Rudin's boosting algorithm.
 
-The regularised convex form (:func:`infpush_cvx.formulations.pnorm_push_problem`), paper scaling, with
-``s = Xp w``, ``t = Xn w`` and the averaging weights ``a_i = p_i / M``, ``b_j = q_j / N`` (``1/m``,
-``1/n`` without sample weights)::
+The regularised convex form (:func:`infpush_cvx.formulations.pnorm_push_problem`), paper scaling,
+with ``s = Xp w``, ``t = Xn w`` and the averaging weights ``a_i = p_i / M``, ``b_j = q_j / N``
+(``1/m``, ``1/n`` without sample weights)::
 
     P(w) = (lam/2) ||w||^2 + f(t) + g(s)
     f(t) = (1/p) log sum_j b_j exp(p t_j),      g(s) = log sum_i a_i exp(-s_i)

@@ -36,9 +36,9 @@ halves search left and right of its choice), ``O(m log n + n)`` evaluations afte
 
 Ties. The oracle maximises over *total orders*: tied scores are broken in whatever way is
 worst for ``w`` (every interleaving is a candidate), so ``H`` does not depend on a tie rule.
-:func:`infpush_cvx.evaluation.metrics.average_precision` of tied *scores* enters a tied group together
-(scikit-learn's rule); the loss of a ranking is computed on untied rank positions, where the two
-agree.
+:func:`infpush_cvx.evaluation.metrics.average_precision` of tied *scores* enters a tied group
+together (scikit-learn's rule); the loss of a ranking is computed on untied rank positions, where
+the two agree.
 
 Cutting planes. Each oracle call at ``w_t`` gives a cut ``xi >= Delta_k - g_k.w`` with
 ``g_k = Psi(y*) - Psi(y_k)``; the working set is kept (it does not depend on lam, so a warm start

@@ -184,8 +184,8 @@ def toppush(data: BipartiteData, lam: float,
     """Minimise the TopPush objective (module docstring); returns a :class:`SolverResult`.
 
     ``data``: a :class:`BipartiteData`, or the positives and negatives as two arguments
-    (``toppush(Xp, Xn, lam)``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the paper's)
-    or "hinge"; ``method``: "dual_agd" (default) or "cvxpy" (``cvxpy_solver``, Clarabel by
+    (``toppush(Xp, Xn, lam)``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the
+    paper's) or "hinge"; ``method``: "dual_agd" (default) or "cvxpy" (``cvxpy_solver``, Clarabel by
     default). ``tol``: the certified relative duality gap at which "dual_agd" stops.
     ``warm_start``: a previous TopPush result (its dual ``(alpha, beta)`` starts "dual_agd").
     ``wp``: sample weights of the positives. The result's ``dual`` is ``(alpha, beta)``; its

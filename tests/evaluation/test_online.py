@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from infpush_cvx.evaluation.online import (RandomFourierFeatures, imbalanced_stream, minibatch_indices,
-                                perceptron_at_k, query_probabilities)
+from infpush_cvx.evaluation.online import (RandomFourierFeatures, imbalanced_stream,
+                                           minibatch_indices, perceptron_at_k,
+                                           query_probabilities)
 from infpush_cvx.evaluation.online.sampling import RANDOM_SCHEMES
 
 

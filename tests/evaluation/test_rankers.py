@@ -160,9 +160,10 @@ def _expected_failed_checks(estimator):
     """The scikit-learn checks that do not apply to a bipartite ranker, with the reason."""
     failed = {
         "check_classifiers_classes":
-            "string labels need pos_label under the binary-label contract (infpush_cvx/data/labels.py) "
-            "and the check fits 'one'/'two' without it; its other parts (labels {-1, 1}, string "
-            "labels with pos_label) pass in tests/evaluation/test_sklearn_conventions.py",
+            "string labels need pos_label under the binary-label contract "
+            "(infpush_cvx/data/labels.py) and the check fits 'one'/'two' without it; its other "
+            "parts (labels {-1, 1}, string labels with pos_label) pass in "
+            "tests/evaluation/test_sklearn_conventions.py",
     }
     if isinstance(estimator, SparseInfinitePushRanker) and estimator.C == 1.0:
         failed["check_classifiers_train"] = (

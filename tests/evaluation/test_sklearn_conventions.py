@@ -434,8 +434,9 @@ if parametrize_with_checks is not None and "expected_failed_checks" in \
     @parametrize_with_checks(
         [RankerCV(RankSVMRanker(), Cs=[1.0, 10.0], cv=3)],
         expected_failed_checks=lambda est: {"check_classifiers_classes": (
-            "string labels need pos_label under the binary-label contract (infpush_cvx/data/labels.py)"
-            "; see test_the_parts_of_check_classifiers_classes_that_apply")},
+            "string labels need pos_label under the binary-label contract "
+            "(infpush_cvx/data/labels.py); see "
+            "test_the_parts_of_check_classifiers_classes_that_apply")},
         xfail_strict=True)
     def test_ranker_cv_sklearn_estimator_checks(estimator, check):
         check(estimator)

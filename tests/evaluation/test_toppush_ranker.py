@@ -73,7 +73,8 @@ if parametrize_with_checks is not None and "expected_failed_checks" not in \
 if parametrize_with_checks is not None:
     def _expected_failed_checks(estimator):
         failed = {"check_classifiers_classes":
-                  "string labels need pos_label, as for the other rankers (infpush_cvx/data/labels.py)"}
+                  "string labels need pos_label, as for the other rankers "
+                  "(infpush_cvx/data/labels.py)"}
         if estimator.tol > 1e-8 or estimator.loss == "truncated_quadratic":
             # a certified gap g bounds ||w - w*|| by sqrt(2 g P* / lam): the check's rtol=1e-7
             # on the scores needs g near 1e-14, below round-off; the hinge instance at tol=1e-9

@@ -36,8 +36,10 @@ def test_infinite_push_0_is_100():
                                            ("ranksvm", "l2")])
 def test_forms_and_scalings_agree(kind, loss, penalty):
     data, lam_paper = DATA[kind], 0.1
-    build = (lambda **kw: infinite_push_problem(data, penalty=penalty, **kw)) if loss == "infinite_push" \
-        else (lambda **kw: ranksvm_problem(data, **kw))
+    if loss == "infinite_push":
+        build = lambda **kw: infinite_push_problem(data, penalty=penalty, **kw)  # noqa: E731
+    else:
+        build = lambda **kw: ranksvm_problem(data, **kw)  # noqa: E731
     lam_seed = scaling.from_paper_lambda(lam_paper, "seed", loss=loss, penalty=penalty,
                                          m=data.m, n=data.n)
     values = {}
@@ -59,8 +61,9 @@ def test_forms_and_scalings_agree(kind, loss, penalty):
 @pytest.mark.parametrize("loss", ["infinite_push", "ranksvm"])
 def test_primal_and_dual_values_agree(kind, loss):
     data, lam = DATA[kind], 0.2
-    primal = infinite_push_problem(data, lam) if loss == "infinite_push" else ranksvm_problem(data, lam)
-    dual = infinite_push_dual_problem(data, lam) if loss == "infinite_push" else ranksvm_dual_problem(data, lam)
+    ip = loss == "infinite_push"
+    primal = (infinite_push_problem if ip else ranksvm_problem)(data, lam)
+    dual = (infinite_push_dual_problem if ip else ranksvm_dual_problem)(data, lam)
     p, q = solve(primal), solve(dual)
     assert q < 0
     assert primal_value_from_dual(q, lam, loss=loss, scaling="paper", m=data.m, n=data.n) \
@@ -82,7 +85,8 @@ def test_degenerate_value_is_one_for_every_lambda():
     data = degenerate_bipartite(10, 20, 4, seed=0)
     for lam in (0.01, 1.0):
         for penalty in ("l2", "l1"):
-            assert solve(infinite_push_problem(data, lam, penalty=penalty)) == pytest.approx(1.0, rel=1e-7)
+            assert solve(infinite_push_problem(data, lam, penalty=penalty)) == \
+                pytest.approx(1.0, rel=1e-7)
 
 
 def test_lambda_is_a_parameter_and_resolves_without_rebuilding():

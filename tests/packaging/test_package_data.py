@@ -33,7 +33,8 @@ def test_environment_variables_name_another_catalog_and_reference_folder(tmp_pat
                            'formulation = "infinite_push"\nlam = 1.0\n')
     env = {**os.environ, "INFPUSH_CVX_CATALOG": str(own_catalog),
            "INFPUSH_CVX_REFERENCE_DIR": str(tmp_path / "refs")}
-    probe = ("import json\nfrom infpush_cvx import catalog\nfrom infpush_cvx.catalog import reference\n"
+    probe = ("import json\nfrom infpush_cvx import catalog\n"
+             "from infpush_cvx.catalog import reference\n"
              "print(json.dumps([catalog.problem_ids(), str(reference.REFERENCE_DIR),"
              " str(reference.writable_directory())]))")
     proc = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path,

@@ -12,7 +12,8 @@ from infpush_cvx.data import BipartiteData, PairData
 from infpush_cvx.data.datasets import MinMaxScaler01, load_libsvm
 from infpush_cvx.evaluation.online import perceptron_at_k
 from infpush_cvx.evaluation import rankers
-from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
+                                            SparseInfinitePushRanker)
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]

@@ -12,7 +12,8 @@ import scipy.sparse as sp
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.data.degeneracy import check_degeneracy, separating_direction
-from infpush_cvx.formulations import infinite_push_problem as ip_problem, ranksvm_problem as rs_problem
+from infpush_cvx.formulations import infinite_push_problem as ip_problem
+from infpush_cvx.formulations import ranksvm_problem as rs_problem
 from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
 from infpush_cvx.data.reductions import collapse_duplicates
 from infpush_cvx.solvers import infinite_push, ranksvm

@@ -82,7 +82,8 @@ def _run(args) -> int:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 40)
     if args.which == "agarwal":
-        from infpush_cvx.evaluation.experiments.agarwal import agarwal_experiment, compare_with_paper
+        from infpush_cvx.evaluation.experiments.agarwal import (agarwal_experiment,
+                                                                compare_with_paper)
         methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
         res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
                                  n_folds=args.n_folds, methods=tuple(methods),

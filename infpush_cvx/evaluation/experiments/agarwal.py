@@ -7,7 +7,8 @@ Protocol (docs/mathematics.md, section 7.1; keys as in docs/references.md):
 - Features scaled to [0, 1] by a min-max map fitted on the training split only.
 - C in {0.1, 1, 10, 100, 1000} picked by 5-fold cross-validation on the training split for the
   best mean average precision; the model is then refitted on the whole training split.
-- Test measures: AUC, positives at the top, average precision, DCG (:mod:`infpush_cvx.evaluation.metrics`),
+- Test measures: AUC, positives at the top, average precision, DCG
+(:mod:`infpush_cvx.evaluation.metrics`),
   plus the number of features used.
 
 Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split (and each CV
@@ -78,7 +79,8 @@ class MethodPlan:
     def ranker_class(self):
         cls = getattr(rankers, self.ranker, None)
         if cls is None:
-            raise ValueError(f"ranker {self.ranker!r} is not available in infpush_cvx.evaluation.rankers")
+            raise ValueError(f"ranker {self.ranker!r} is not available in "
+                             f"infpush_cvx.evaluation.rankers")
         return cls
 
 

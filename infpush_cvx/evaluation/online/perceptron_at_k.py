@@ -18,8 +18,8 @@ For each batch B with scores ``s = B w``:
      Delta positives are found. Queries: K + the points read. Same iterates as ``"full"``.
    - ``"exponential"``, ``"inverse"``, ``"uniform"`` (Algorithm 2, schemes 2-4): every point
      outside the top K is queried independently with the probability of
-     :func:`infpush_cvx.evaluation.online.sampling.query_probabilities`; every queried positive is added.
-     Queries: K + the points sampled.
+     :func:`infpush_cvx.evaluation.online.sampling.query_probabilities`; every queried positive is
+     added. Queries: K + the points sampled.
 
 The RBF variant (``kernel="rbf"``) runs the same linear algorithm on random Fourier features.
 Deterministic under ``seed`` (batch split, random features and query draws).
