@@ -12,8 +12,12 @@ class ConvergenceWarning(UserWarning):
     """A solve stopped before its certificate held (the result's ``status`` says why)."""
 
 #: Status values. "optimal" only when the method's certificate (duality gap or optimality check)
-#: holds at the requested tolerance; "max_iter"/"time_limit" when it stopped early without it.
-STATUSES = ("optimal", "max_iter", "time_limit", "stalled", "degenerate_optimal", "failed")
+#: holds at the requested tolerance; "max_iter"/"time_limit" when it stopped early without it;
+#: "unverified" for an answer the project has no certificate for (an external solver's point the
+#: project's own certificate cannot check); "numerical_error" when the certificate itself failed
+#: (a duality gap below minus its round-off bound: the numbers cannot be trusted).
+STATUSES = ("optimal", "max_iter", "time_limit", "stalled", "degenerate_optimal", "unverified",
+            "numerical_error", "failed")
 #: The statuses that claim a certificate (``SolverResult.converged``).
 CERTIFIED = ("optimal", "degenerate_optimal")
 #: The statuses of a solve that stopped on a budget or for lack of progress.
