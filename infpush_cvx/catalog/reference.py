@@ -13,9 +13,10 @@ also hold the problem's ``tier``, the wall-clock ``times`` of the two CVXPY solv
 included; the machine's architecture and CPU count beside them), and for instances drawn from a
 real data set its ``dataset``: name, file, SHA-256 of the original file and the subset drawn.
 
-Reading a record (:func:`load_reference`) checks it: a JSON object holding every required key
-with its type, finite numbers, and the record of the problem its file is named after. Any fault
-is a ValueError naming the file.
+Reading a record (:func:`load_reference`) checks it: a regular file of at most 16 MiB holding a
+JSON object with every required key and its type, finite numbers, and the record of the problem
+its file is named after. Any fault is a ValueError naming the file. A problem ID is a plain file
+name (:func:`._files.check_name`), and its record's path is checked to stay in the folder.
 
 Verification (``infpush-cvx reference verify``, :func:`verify`) checks everything a stored value
 depends on: the instance regenerates to its fingerprint, the catalog's definition of the problem
@@ -51,6 +52,7 @@ from ..data.containers import BipartiteData, PairData
 from ..files import MalformedFileError, write_text_atomic
 from . import cvxpy_solvers, registry
 from . import specs as _catalog
+from ._files import path_in, read_small_file
 
 #: Environment variable naming a reference folder to use instead of the packaged one.
 REFERENCE_DIR_ENV_VAR = "INFPUSH_CVX_REFERENCE_DIR"
@@ -190,8 +192,11 @@ def _versions(packages: tuple) -> tuple:
 
 
 def reference_path(problem_id: str, directory: str | os.PathLike | None = None) -> Path:
-    """The file of ``problem_id``'s record in ``directory`` (default :data:`REFERENCE_DIR`)."""
-    return Path(directory or REFERENCE_DIR) / f"{problem_id}.json"
+    """The file of ``problem_id``'s record in ``directory`` (default :data:`REFERENCE_DIR`).
+
+    ValueError unless ``problem_id`` is a plain file name (:func:`._files.check_name`) and the
+    path stays directly inside the folder (:func:`._files.path_in`)."""
+    return path_in(directory or REFERENCE_DIR, problem_id, ".json", "problem ID")
 
 
 def _in_source_checkout() -> bool:
@@ -227,7 +232,7 @@ def load_reference(problem_id: str, directory: str | os.PathLike | None = None) 
     """
     path = reference_path(problem_id, directory)
     try:
-        raw = path.read_bytes()
+        raw = read_small_file(path, "reference record")
     except FileNotFoundError:
         return None
     try:

@@ -38,7 +38,12 @@ from ..data import generators
 from ..formulations import scaling as _scaling
 from .._validation import check_scalar
 from ..data.containers import BipartiteData, PairData
+from ..data.kernels import KERNELS, check_kernel
 from ..files import MalformedFileError
+from ..formulations._common import FORMS
+from ..formulations._pnorm_push import check_p
+from ..formulations._toppush import LOSSES as TOPPUSH_LOSSES
+from ._files import check_name, read_small_file
 
 
 def package_data(*parts: str) -> Path:
@@ -225,6 +230,17 @@ def _lambda(value, name: str, where: str) -> float:
         return check_scalar(value, name, nonnegative=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: {exc}") from None
+    except OverflowError:  # an integer beyond float range
+        raise ValueError(f"{where}: {name} must be finite, got an integer too large for a "
+                         f"float") from None
+
+
+def _checked_name(name, what: str, where: str) -> str:
+    """``name`` after :func:`._files.check_name` (a plain file name), the error with ``where``."""
+    try:
+        return check_name(name, what)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _keyword_names(function) -> set | None:
@@ -261,6 +277,38 @@ def _check_options(formulation: str, names, where: str) -> None:
                              f"{formulation!r}; expected one of {sorted(known)}")
 
 
+def _one_of(choices):
+    """The check of an option that names one of ``choices``."""
+    def check(value, name):
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(choices)}")
+    return check
+
+
+#: The check of every formulation option's value, by name (an option means the same in every
+#: formulation that takes it); run while the catalog loads, so that a value no formulation
+#: takes (``penalty = "l7"``) is an error naming the file, not a failure of ``check``.
+OPTION_CHECKS = {
+    "penalty": _one_of(_scaling.PENALTIES),
+    "scaling": _one_of(_scaling.SCALINGS),
+    "form": _one_of(FORMS),
+    "loss": _one_of(TOPPUSH_LOSSES),
+    "kernel": _one_of(KERNELS),
+    "gamma": lambda value, name: check_kernel("rbf", gamma=value),
+    "degree": lambda value, name: check_kernel("poly", degree=value),
+    "coef0": lambda value, name: check_kernel("poly", coef0=value),
+    "p": lambda value, name: check_p(value),
+}
+
+
+def _check_option_value(key: str, value, field: str, where: str) -> None:
+    """Refuse an option value its formulation does not take; the message names ``field``."""
+    try:
+        OPTION_CHECKS[key](value, key)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{where}: {field}: {exc}") from None
+
+
 _TIER_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -280,6 +328,10 @@ def _instance_spec(name: str, entry, where: str) -> InstanceSpec:
     entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",), where)
     _check_known(entry["generator"], "generator", GENERATORS, where)
     params = _check_params(entry["generator"], _table(entry, "params", where), where)
+    try:
+        params = generators.check_parameters(params, prefix="params.")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
     return InstanceSpec(name, entry["generator"], params,
                         _check_tier(entry.get("tier", DEFAULT_TIER), where))
 
@@ -290,6 +342,8 @@ def _problem_spec(pid: str, entry, instances: dict, where: str) -> ProblemSpec:
     _check_known(entry["formulation"], "formulation", FORMULATIONS, where)
     options = _table(entry, "options", where)
     _check_options(entry["formulation"], options, where)
+    for key, value in options.items():
+        _check_option_value(key, value, f"options.{key}", where)
     return ProblemSpec(pid, entry["instance"], entry["formulation"], options,
                        _lambda(entry["lam"], "lam", where),
                        _problem_tier(entry, instances[entry["instance"]], where))
@@ -315,13 +369,19 @@ def _family_problems(family: dict, instances: dict, where: str):
         if not isinstance(values, list) or not values:
             raise ValueError(f"{where}: vary.{key} must be a non-empty list, got {values!r}")
     _check_options(formulation, [*base_options, *vary], where)
+    for key, value in base_options.items():
+        _check_option_value(key, value, f"options.{key}", where)
+    for key, values in vary.items():
+        for k, value in enumerate(values):
+            _check_option_value(key, value, f"vary.{key}[{k}]", where)
     keys = list(vary)
     for inst_name in names:
         _check_known(inst_name, "instance", instances, where)
         tier = _problem_tier(family, instances[inst_name], where)
         for values in itertools.product(*(vary[k] for k in keys)):
             options = {**base_options, **dict(zip(keys, values))}
-            pid = "_".join([family["prefix"], inst_name, *map(str, values)])
+            pid = _checked_name("_".join([family["prefix"], inst_name, *map(str, values)]),
+                                "problem ID", where)
             if "lam_paper" in family:
                 lam = _lambda_in_scaling(_lambda(family["lam_paper"], "lam_paper", where),
                                          formulation, options, instances[inst_name], where)
@@ -360,10 +420,16 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
     """Parse and check the catalog file ``path`` (default :data:`DEFAULT_CATALOG`: the packaged
     catalog, or the file named by ``$INFPUSH_CVX_CATALOG``).
 
-    Every error in the file is one ValueError that names the file and, where there is one, the
-    entry: TOML syntax, unknown or missing keys, values of the wrong type, unknown generators,
-    formulations, instances, generator parameters and formulation options, lambdas that are not
-    finite nonnegative numbers, and problem IDs declared twice.
+    Every error in the file is one :class:`~infpush_cvx.files.MalformedFileError` (a ValueError)
+    that names the file and, where there is one, the entry and the field: a file that is not a
+    regular file of at most 16 MiB (:func:`._files.read_small_file`) or not UTF-8 text, TOML
+    syntax, unknown or missing keys, values of the wrong type, unknown generators, formulations,
+    instances, generator parameters and formulation options, generator parameters out of range
+    (:func:`infpush_cvx.data.generators.check_parameters`), option values no formulation takes
+    (:data:`OPTION_CHECKS`), lambdas that are not finite nonnegative numbers, instance names and
+    problem IDs that are not plain file names (:func:`._files.check_name`), problem IDs declared
+    twice (or differing only in case: one file on a case-insensitive file system), and a catalog
+    that declares no problem. A missing file is FileNotFoundError.
     """
     path = Path(path) if path is not None else DEFAULT_CATALOG
     try:
@@ -372,19 +438,31 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
         raise
     except ValueError as exc:  # every message already starts with the file's path
         raise MalformedFileError(str(exc)) from None
+    except (OverflowError, RecursionError) as exc:  # a safety net: no check should let these by
+        raise MalformedFileError(f"{path}: {type(exc).__name__}: {exc}") from None
 
 
 def _parse_catalog(path: Path) -> Catalog:
+    data = read_small_file(path, "catalog")
     try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason})") \
+            from None
+    try:
+        raw = tomllib.loads(text)
+    except (ValueError, RecursionError) as exc:
+        # TOMLDecodeError; ValueError of an integer beyond Python's digit limit; RecursionError
+        # of arrays nested thousands deep
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ValueError(f"{path}: not valid TOML: {what}") from None
     _check_keys(raw, _TOP_KEYS, (), str(path))
     instances = {}
     for name, entry in _table(raw, "instances", str(path)).items():
+        _checked_name(name, "instance name", str(path))  # before it is shown as the entry
         instances[name] = _instance_spec(name, entry, f"{path}: instance {name}")
     _INSTANCE_SPECS.update(instances)
+    _check_case_collisions(instances, "instance", str(path))
     problems = {}
 
     def add(spec: ProblemSpec):
@@ -393,6 +471,7 @@ def _parse_catalog(path: Path) -> Catalog:
         problems[spec.id] = spec
 
     for pid, entry in _table(raw, "problems", str(path)).items():
+        _checked_name(pid, "problem ID", str(path))
         add(_problem_spec(pid, entry, instances, f"{path}: problem {pid}"))
     families = raw.get("families", [])
     if not isinstance(families, list):
@@ -401,7 +480,22 @@ def _parse_catalog(path: Path) -> Catalog:
     for k, family in enumerate(families):
         for spec in _family_problems(family, instances, _family_where(path, k, family)):
             add(spec)
+    _check_case_collisions(problems, "problem", str(path))
+    if not problems:
+        raise ValueError(f"{path}: declares no problem (an empty catalog); see the packaged "
+                         f"catalog {PACKAGED_CATALOG} for the format")
     return Catalog(instances, problems, path)
+
+
+def _check_case_collisions(names, what: str, where: str) -> None:
+    """Refuse two names that differ only in case: their files would be one on a
+    case-insensitive file system (macOS, Windows)."""
+    seen = {}
+    for name in names:
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise ValueError(f"{where}: {what}s {other!r} and {name!r} differ only in case "
+                             f"(one file on a case-insensitive file system)")
 
 
 _INSTANCE_SPECS: dict = {}
@@ -410,6 +504,7 @@ _INSTANCE_SPECS: dict = {}
 @functools.lru_cache(maxsize=None)
 def instance_data(name: str) -> BipartiteData | PairData:
     """The generated data of a catalog instance (cached per process)."""
+    check_name(name, "instance name")
     if name not in _INSTANCE_SPECS:
         load_catalog()
     if name not in _INSTANCE_SPECS:
@@ -434,6 +529,9 @@ def problem_ids(pattern: str | None = None, tier: str = DEFAULT_TIER) -> list[st
 
 
 def get(problem_id: str) -> ProblemSpec:
+    """The catalog's problem ``problem_id``; ValueError when it is not a valid problem ID (a plain
+    file name, :func:`._files.check_name`) or not in the catalog."""
+    check_name(problem_id, "problem ID")
     problems = load_catalog().problems
     if problem_id not in problems:
         raise ValueError(f"unknown problem {problem_id!r}; see infpush_cvx.catalog.problem_ids()")

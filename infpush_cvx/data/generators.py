@@ -21,18 +21,84 @@ from .._validation import check_scalar
 from .containers import BipartiteData, PairData
 
 
+#: The largest size (rows, features, groups...) a generator takes: the largest index SciPy's
+#: sparse matrices hold in 32-bit integers. Larger is a typo (``1e11``), not an instance.
+MAX_SIZE = 2**31 - 1
+#: The largest seed: ``np.random.RandomState`` (the original script's generator) takes seeds in
+#: ``[0, 2**32 - 1]``; every generator takes the same range.
+MAX_SEED = 2**32 - 1
+
+
 def _check_size(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    """An integer (never a bool, float or string) in ``[minimum, MAX_SIZE]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+            not minimum <= value <= MAX_SIZE:
         kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
+        raise ValueError(f"{name} must be {kind} (at most {MAX_SIZE}), got {value!r}")
     return int(value)
 
 
-def _check_density(density) -> float:
-    density = check_scalar(density, "density")
+def _check_seed(seed, name: str = "seed") -> int:
+    """A seed: an integer (never a bool, float or string) in ``[0, MAX_SEED]``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
+            not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer in [0, {MAX_SEED}], got {seed!r}")
+    return int(seed)
+
+
+def _check_density(density, name: str = "density") -> float:
+    density = check_scalar(density, name)
     if not 0 < density <= 1:
-        raise ValueError(f"density must be in (0, 1], got {density!r}")
+        raise ValueError(f"{name} must be in (0, 1], got {density!r}")
     return density
+
+
+def _check_positive(value, name: str) -> float:
+    return check_scalar(value, name, positive=True)
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def _check_dataset(value, name: str = "dataset") -> str:
+    if not isinstance(value, str) or value not in REAL_DATASETS:
+        raise ValueError(f"unknown data set {value!r} ({name}); expected one of "
+                         f"{list(REAL_DATASETS)}")
+    return value
+
+
+#: The check of every generator parameter, by name (the same name means the same thing in
+#: every generator); :func:`check_parameters` applies them without generating anything.
+PARAMETER_CHECKS = {
+    "m": _check_size, "n": _check_size, "d": _check_size, "n_features": _check_size,
+    "n_groups": _check_size, "pairs_per_group": _check_size, "exclusive": _check_size,
+    "states_per_group": lambda v, name: _check_size(v, name, minimum=2),
+    "informative": lambda v, name: _check_size(v, name, minimum=0),
+    "max_distance": _check_size, "seed": _check_seed, "density": _check_density,
+    "mu": _check_density, "margin": _check_positive, "row_nnz": _check_positive,
+    "sparse": _check_flag, "scale01": _check_flag, "dataset": _check_dataset,
+}
+
+
+def check_parameters(params: dict, prefix: str = "") -> dict:
+    """``params`` (a generator's keyword arguments) with every value checked by its rule in
+    :data:`PARAMETER_CHECKS`, without generating anything: integers that are ints, positive and
+    at most :data:`MAX_SIZE`; seeds in ``[0, MAX_SEED]``; finite floats in their range; flags
+    that are booleans. ValueError naming ``prefix + name``; names without a rule are left to the
+    generator's signature."""
+    out = dict(params)
+    for name, value in params.items():
+        check = PARAMETER_CHECKS.get(name)
+        if check is not None:
+            try:
+                out[name] = check(value, prefix + name)
+            except OverflowError:  # an integer beyond float range where a float belongs
+                raise ValueError(f"{prefix}{name} must be a finite number, got an integer "
+                                 f"too large for a float") from None
+    return out
 
 
 def normalized_data_matrix(m: int, n: int, mu: float, random_state: np.random.RandomState):
@@ -80,7 +146,7 @@ def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) 
     ``normalized_bipartite(100, 200, 20, seed=0)``. Both classes share one distribution, so such
     instances are usually degenerate (check with :mod:`infpush_cvx.data.degeneracy`).
     """
-    rs = np.random.RandomState(seed)
+    rs = np.random.RandomState(_check_seed(seed))
     Xp = normalized_data_matrix(m, d, mu, rs)
     Xn = normalized_data_matrix(n, d, mu, rs)
     return BipartiteData(Xp, Xn)
@@ -118,9 +184,9 @@ def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
     ``max(1, d // 10)`` features, so only those columns of ``Xp`` fill in.
     """
     m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
-    margin = check_scalar(margin, "margin", positive=True)
+    margin = _check_positive(margin, "margin")
     density = _check_density(density)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     Xp = _gaussian(rng, m, d, density)
     Xn = _gaussian(rng, n, d, density)
     u = np.zeros(d)
@@ -146,7 +212,7 @@ def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 
     """
     m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
     density = _check_density(density)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     Xp = _gaussian(rng, m, d, density)
     Xn = _gaussian(rng, n, d, density)
     weights = rng.dirichlet(np.ones(n))
@@ -177,13 +243,13 @@ def binary_bipartite(m: int, n: int, d: int, *, seed: int, row_nnz: float = 12.0
     Rows are drawn in blocks of 8,192, so memory stays linear in the nonzeros.
     """
     m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
-    row_nnz = check_scalar(row_nnz, "row_nnz", positive=True)
+    row_nnz = _check_positive(row_nnz, "row_nnz")
     informative = _check_size(informative, "informative", minimum=0)
     exclusive = _check_size(exclusive, "exclusive")
     if informative + exclusive > d:
         raise ValueError(f"informative + exclusive must be at most d = {d}, got "
                          f"{informative} + {exclusive}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     q = (1.0 + np.arange(d)) ** -0.8
     q = np.clip(q * row_nnz / q.sum(), 1e-4, 0.9)
     chosen = rng.permutation(d)[:informative + exclusive]
@@ -225,7 +291,9 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     density = _check_density(density)
     if states_per_group < 2:
         raise ValueError("states_per_group must be at least 2 to form pairs")
-    rng = np.random.default_rng(seed)
+    max_distance = _check_size(max_distance, "max_distance")
+    sparse = _check_flag(sparse, "sparse")
+    rng = np.random.default_rng(_check_seed(seed))
     N = n_groups * states_per_group
     h = rng.integers(0, max_distance + 1, size=N)
     # Rates: a per-feature base and slope in distance; some features grow, some shrink with h.
@@ -303,12 +371,10 @@ def real_subset(dataset: str, m: int, n: int, seed: int, scale01: bool = False) 
     row numbers, then the negatives'; both are sorted, so the instance (and its fingerprint)
     depends only on the arguments and the data file.
     """
-    if dataset not in REAL_DATASETS:
-        raise ValueError(f"unknown data set {dataset!r}; expected one of {list(REAL_DATASETS)}")
+    dataset = _check_dataset(dataset)
     m, n = _check_size(m, "m"), _check_size(n, "n")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    X, y = _real_data(dataset, bool(scale01))
+    seed, scale01 = _check_seed(seed), _check_flag(scale01, "scale01")
+    X, y = _real_data(dataset, scale01)
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     if m > pos.size or n > neg.size:
         raise ValueError(f"{dataset} has {pos.size} positives and {neg.size} negatives; "
