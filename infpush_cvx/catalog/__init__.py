@@ -30,11 +30,13 @@ from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_CATALOG, DEFAULT_TIER,  
 def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:
     """Yield the original script's benchmark dictionaries ``{"problemID", "problem", "opt_val"}``.
 
-    ``opt_val`` is the stored reference value (None when none is stored yet).
+    ``opt_val`` is the stored reference value, None when none is stored yet or when the stored
+    one no longer belongs to the problem (changed instance or definition; a
+    :class:`.reference.StaleReferenceWarning` says so: :func:`.reference.stored_value`).
     """
-    from .reference import load_reference
+    from .reference import stored_value
 
     for pid in (problem_ids() if ids is None else ids):
-        ref = load_reference(pid)
-        yield {"problemID": pid, "problem": get(pid).build(),
-               "opt_val": None if ref is None else ref["opt_val"]}
+        data = instance_data(get(pid).instance)
+        yield {"problemID": pid, "problem": get(pid).build(data),
+               "opt_val": stored_value(pid, data).value}

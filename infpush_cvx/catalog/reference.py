@@ -13,10 +13,19 @@ also hold the problem's ``tier``, the wall-clock ``times`` of the two CVXPY solv
 included; the machine's architecture and CPU count beside them), and for instances drawn from a
 real data set its ``dataset``: name, file, SHA-256 of the original file and the subset drawn.
 
-Reading a record (:func:`load_reference`) checks it: a regular file of at most 16 MiB holding a
-JSON object with every required key and its type, finite numbers, and the record of the problem
-its file is named after. Any fault is a ValueError naming the file. A problem ID is a plain file
-name (:func:`._files.check_name`), and its record's path is checked to stay in the folder.
+Reading a record (:func:`load_reference`) checks it: a regular file of at most 16 MiB, UTF-8
+JSON with no key given twice, nested at most ``MAX_JSON_DEPTH`` deep, with no integer of more
+than ``MAX_INT_DIGITS`` digits, an object holding every required key with its type, finite
+numbers, the status of an optimal solve (``STORED_STATUSES``), a nonnegative tolerance, and the
+record of the problem its file is named after. Any fault is a
+:class:`~infpush_cvx.files.MalformedFileError` (a ValueError) naming the file. A problem ID is a
+plain file name (:func:`._files.check_name`), and its record's path is checked to stay in the
+reference folder.
+
+Using a stored value to judge a solve (:func:`stored_value`; :func:`infpush_cvx.catalog.problems`
+uses it) also checks that it still belongs to the problem: a record whose instance fingerprint
+or problem definition no longer matches gives no value, and says why
+(:class:`StaleReferenceWarning`).
 
 Verification (``infpush-cvx reference verify``, :func:`verify`) checks everything a stored value
 depends on: the instance regenerates to its fingerprint, the catalog's definition of the problem
@@ -41,8 +50,9 @@ import math
 import os
 import platform
 import time
+import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -109,6 +119,16 @@ OPTIONAL_KEYS = {"spec_fingerprint": "sha256", "tier": "string", "times": "objec
                  "dataset": "object"}
 #: The keys of a record's ``formulation``: the stored definition, shown when it changed.
 FORMULATION_KEYS = {"name": "string", "options": "object", "lam": "number"}
+#: The status of the reference solve a record may hold: only an optimum is a reference value
+#: (:func:`compute_reference` stores nothing else).
+STORED_STATUSES = (cp.OPTIMAL,)
+#: The statuses a record's cross-check may hold (``TIER_CROSS_CHECK_STATUSES``; records stored
+#: before the cross-check's status was kept have none).
+CROSS_CHECK_STATUSES = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+#: The deepest nesting of objects and arrays a record may hold (the records nest 4 deep).
+MAX_JSON_DEPTH = 32
+#: The most digits of an integer in a record (a record holds counts and options, never more).
+MAX_INT_DIGITS = 30
 
 
 def _check_value(value, kind: str, name: str) -> None:
@@ -122,8 +142,13 @@ def _check_value(value, kind: str, name: str) -> None:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int beyond float range
+            finite = False
+        if not finite:
+            shown = repr(value) if isinstance(value, float) else "an integer beyond float range"
+            raise ValueError(f"{name} must be a finite number, got {shown}")
     if kind == "object" and not isinstance(value, dict):
         raise ValueError(f"{name} must be an object, got {type(value).__name__}")
     if kind == "flag" and value is not None and not isinstance(value, bool):
@@ -160,9 +185,62 @@ def _check_record(record, where: str) -> dict:
             _check_value(record["formulation"][key], kind, f"formulation.{key}")
         for key, value in record.items():
             _check_finite(value, key)
+        if record["status"] not in STORED_STATUSES:
+            raise ValueError(f"status must be one of {list(STORED_STATUSES)} (only an optimum is "
+                             f"a reference value), got {record['status']!r}")
+        if record["tolerance"] < 0:
+            raise ValueError(f"tolerance must be nonnegative, got {record['tolerance']!r}")
+        check_status = record["cross_check"].get("status", cp.OPTIMAL)
+        if check_status not in CROSS_CHECK_STATUSES:
+            raise ValueError(f"cross_check.status must be one of {list(CROSS_CHECK_STATUSES)}, "
+                             f"got {check_status!r}")
     except ValueError as exc:
         raise MalformedFileError(f"{where}: {exc}") from None
     return record
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; ValueError for a key given twice (``json`` keeps the
+    last silently, so a second ``opt_val`` would hide the first)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} given twice in one object")
+        out[key] = value
+    return out
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, more than "
+                         f"{MAX_INT_DIGITS}")
+    return int(text)
+
+
+def _check_depth(value) -> None:
+    """ValueError when objects and arrays nest deeper than ``MAX_JSON_DEPTH`` (iterative)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"objects and arrays nested more than {MAX_JSON_DEPTH} deep")
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+
+
+def _parse_record(data: bytes, path) -> object:
+    """The JSON value of a record file's bytes; MalformedFileError naming ``path``."""
+    try:
+        value = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys,
+                           parse_int=_bounded_int)
+        _check_depth(value)
+    except RecursionError:  # the C parser recurses once per level
+        raise MalformedFileError(f"{path}: not a valid JSON record (objects and arrays nested "
+                                 f"more than {MAX_JSON_DEPTH} deep)") from None
+    except ValueError as exc:  # JSONDecodeError, not UTF-8, a duplicate key, a long integer
+        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
+    return value
 
 
 def _write_record(path: Path, record: dict) -> None:
@@ -226,24 +304,70 @@ def writable_directory(directory: str | os.PathLike | None = None) -> Path:
 def load_reference(problem_id: str, directory: str | os.PathLike | None = None) -> dict | None:
     """The stored record of a problem, checked, or None when there is none.
 
-    ValueError naming the file when it is not a valid record of ``problem_id``: not JSON (a
-    truncated file), a missing key, a value of the wrong type, NaN or infinity anywhere, or the
-    record of another problem.
+    :class:`~infpush_cvx.files.MalformedFileError` naming the file when it is not a valid record
+    of ``problem_id`` (module docstring): not a regular file of at most 16 MiB (a FIFO, a
+    device), not UTF-8 JSON (a truncated file), a key given twice, nested too deep, a missing
+    key, a value of the wrong type, NaN or infinity anywhere, a status other than optimal, a
+    negative tolerance, or the record of another problem. ValueError when ``problem_id`` is not
+    a valid problem ID.
     """
     path = reference_path(problem_id, directory)
     try:
-        raw = read_small_file(path, "reference record")
+        data = read_small_file(path, "reference record")
     except FileNotFoundError:
         return None
-    try:
-        record = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not text
-        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
+    record = _parse_record(data, path)
     _check_record(record, str(path))
     if record["problem_id"] != problem_id:
         raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
                          f"not {problem_id!r}")
     return record
+
+
+class StaleReferenceWarning(UserWarning):
+    """A stored value was not used: its record no longer matches the problem (its instance
+    regenerates to another fingerprint, or the catalog's definition changed)."""
+
+
+@dataclass(frozen=True)
+class StoredValue:
+    """The stored optimal value of a problem as it may be used for agreement.
+
+    ``value`` is None when no value may be used, and ``reason`` then says why (no record; the
+    record no longer matches the problem, with the command that stores a fresh value);
+    ``reason`` is "" when ``value`` is given."""
+
+    value: float | None
+    reason: str = ""
+
+
+def stored_value(problem_id: str, data: BipartiteData | PairData | None = None, *,
+                 directory: str | os.PathLike | None = None) -> StoredValue:
+    """The stored optimal value of ``problem_id`` for comparing a solve with, when it still
+    belongs to the problem.
+
+    A record whose instance fingerprint differs from the instance's (``data``, else regenerated
+    once per process) or whose problem definition differs from the catalog's gives no value:
+    ``StoredValue(None, reason)`` and a :class:`StaleReferenceWarning` with the same text, which
+    names the problem, what changed, and says to run ``infpush-cvx reference regenerate --only
+    <id>``. No record: ``StoredValue(None, "no stored value ...")``, without a warning. An
+    unreadable record raises, as :func:`load_reference` does; so does an instance whose data set
+    is not available (FileNotFoundError).
+    """
+    record = load_reference(problem_id, directory)
+    if record is None:
+        return StoredValue(None, f"{problem_id}: no stored value (run `infpush-cvx reference "
+                                 f"regenerate --only {problem_id}`)")
+    spec = _catalog.get(problem_id)
+    changes = [c for c in (_instance_change(spec, record, data),
+                           _definition_change(record, spec)) if c is not None]
+    if not changes:
+        return StoredValue(float(record["opt_val"]))
+    reason = (f"{problem_id}: stored value {record['opt_val']!r} not used: "
+              f"{'; '.join(changes)}; run `infpush-cvx reference regenerate --only "
+              f"{problem_id}` to see the change and store a fresh value (add --accept-changes)")
+    warnings.warn(reason, StaleReferenceWarning, stacklevel=2)
+    return StoredValue(None, reason)
 
 
 def dataset_provenance(instance: str) -> dict | None:
