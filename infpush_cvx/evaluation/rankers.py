@@ -68,7 +68,10 @@ the negatives: the negatives' weights do not change it (any positive weight keep
 max, exactly as a repeated negative counts once); only a weight of 0, which drops the row, does.
 RankSVM uses both classes' weights. Weighted fits need a certified native method
 (``"working_set"``, ``"smoothing_newton"`` or ``method=None``, the solver's default) or the CVXPY
-backend; any other native method raises ValueError.
+backend; any other native method raises ValueError. Whatever else a fit reads from the data is
+weighted the same way: a kernel's ``gamma="scale"`` is ``1 / (d * Var_w(X))``, the weighted
+variance of the training rows (:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with
+the repeated rows to the precision of the solve.
 
 Fitting backends (hyper-parameter ``solver``):
 
@@ -433,7 +436,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     # ---- kernels (InfinitePushRanker, RankSVMRanker: infpush_cvx.evaluation._kernel_ranker)
     # -------------
-    def _kernel_kwargs(self) -> dict:
+    def _kernel_kwargs(self, data) -> dict:
         return {}
 
     def _set_kernel_model(self, training, solve) -> None:
@@ -504,7 +507,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 kwargs[name] = getattr(self, name)
         if data.weighted:
             kwargs["wp"], kwargs["wn"] = data.wp, data.wn
-        kwargs.update(self._kernel_kwargs())
+        kwargs.update(self._kernel_kwargs(data))
         return kwargs
 
     def _native_solve(self, data, lam: float, options: dict, warm_start):
@@ -540,9 +543,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if self._loss == "infinite_push":
             return formulations.infinite_push_problem(data, lam, penalty=self._penalty,
                                                       scaling="paper", form="compact",
-                                                      **self._kernel_kwargs())
+                                                      **self._kernel_kwargs(data))
         return formulations.ranksvm_problem(data, lam, scaling="paper", form="compact",
-                                            **self._kernel_kwargs())
+                                            **self._kernel_kwargs(data))
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
@@ -657,9 +660,9 @@ class _KernelRanker(_BipartiteRanker):
         _kernel_ranker.check_params(self)
         return super()._check_params()
 
-    def _kernel_kwargs(self) -> dict:
+    def _kernel_kwargs(self, data) -> dict:
         from . import _kernel_ranker
-        return _kernel_ranker.solver_kwargs(self)
+        return _kernel_ranker.solver_kwargs(self, data)
 
     def _set_kernel_model(self, training, solve) -> None:
         from . import _kernel_ranker
@@ -682,10 +685,12 @@ class InfinitePushRanker(_KernelRanker):
     C : float > 0, ``1/lambda``.
     kernel : "linear" (default: the weights ``coef_`` on the features), "rbf", "poly" or a
         callable ``kernel(A, B)``; ``gamma`` ("scale", "auto" or a number >= 0), ``degree``,
-        ``coef0``: as in scikit-learn's ``SVC``. A kernel fits ``f = sum_k beta_k K(x_k, .)``
-        over the training rows (the RKHS problem, :mod:`infpush_cvx.data.kernels`), exactly, by the
-        native solvers on the rows of a factor of the Gram matrix (O(N^2) memory, O(N^3) time)
-        or by CVXPY. Not for the l1 ranker.
+        ``coef0``: as in scikit-learn's ``SVC`` (except that "scale" reads the training rows
+        with their sample weights, so integer weights are repeated rows). A kernel fits
+        ``f = sum_k beta_k K(x_k, .)`` over the training rows (the RKHS problem,
+        :mod:`infpush_cvx.data.kernels`), exactly, by the native solvers on the rows of a
+        factor of the Gram matrix (O(N^2) memory, O(N^3) time) or by CVXPY. Not for the l1
+        ranker.
     solver : "auto" | "native" | "cvxpy" (see the module docstring).
     method : None (the native solver's default, certified) or one of the native solver's
         methods for this ranker; ``tol``: passed to the native solver.
