@@ -71,7 +71,9 @@ RankSVM uses both classes' weights. Weighted fits need a certified native method
 backend; any other native method raises ValueError. Whatever else a fit reads from the data is
 weighted the same way: a kernel's ``gamma="scale"`` is ``1 / (d * Var_w(X))``, the weighted
 variance of the training rows (:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with
-the repeated rows to the precision of the solve.
+the repeated rows to the precision of the solve; TopPush's are refined to the exact optimum
+(:mod:`infpush_cvx.evaluation._toppush_polish`), since the certified gap of its smooth truncated
+quadratic loss bounds the weights' error only by its square root.
 
 Fitting backends (hyper-parameter ``solver``):
 
@@ -802,8 +804,12 @@ class TopPushRanker(_BipartiteRanker):
     ``loss``: ``"truncated_quadratic"`` (``(1 + z)_+^2``, the paper's) or ``"hinge"``. Other
     parameters and attributes as :class:`InfinitePushRanker`; the native methods are
     ``"interior_point"`` (the default, certified) and ``"dual_agd"`` (the paper's accelerated
-    dual gradient, certified by the same gap), warm-started along a path of C. As for the
-    Infinite Push the negatives' sample weights do not change the loss (a maximum over them).
+    dual gradient, certified by the same gap), warm-started along a path of C. A certified
+    native solve is then refined to the exact optimum on its active sets, kept only when its
+    certified gap is smaller (:mod:`infpush_cvx.evaluation._toppush_polish`; ``dual_gap_`` is
+    the kept point's): the smooth loss leaves the weights of a point at gap ``g`` only
+    ``sqrt(g)``-accurate. As for the Infinite Push the negatives' sample weights do not change
+    the loss (a maximum over them).
     """
 
     _loss = "toppush"
@@ -830,7 +836,13 @@ class TopPushRanker(_BipartiteRanker):
 
     def _native_solve(self, data, lam, options, warm_start):
         from ..solvers.toppush import toppush
-        return toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
+        from ._toppush_polish import polish
+        result = toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
+        if result.status not in _CERTIFIED:
+            return result
+        # the exact optimum on the certified point's active sets, certified by the same gap
+        # (the negatives' weights, in data, do not enter TopPush's objective or certificate)
+        return polish(data, lam, self.loss, result)
 
     def _cvxpy_problem(self, data, lam):
         from ..formulations import toppush_problem

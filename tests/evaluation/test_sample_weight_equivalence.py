@@ -1,15 +1,21 @@
 """Integer sample weights are repeated rows, to round-off, for the kernel rankers (gamma="scale"
-from the weighted rows); issue 26, item 5. The reproducers use the data of scikit-learn's
-check_sample_weight_equivalence_on_dense_data (15 rows, 30 features, weights 0..4), where the
-decision functions differed by up to 48% (rbf)."""
+from the weighted rows) and for TopPushRanker (the exact optimum on the certified point's active
+sets, infpush_cvx/evaluation/_toppush_polish.py); issue 26, item 5. The reproducers use the data
+of scikit-learn's check_sample_weight_equivalence_on_dense_data (15 rows, 30 features, weights
+0..4), where the decision functions differed by up to 48% (rbf) and 2.1e-4 (TopPush)."""
 
+import dataclasses
 import importlib
+import warnings
 
 import numpy as np
 import pytest
 
+from infpush_cvx.data import BipartiteData
 from infpush_cvx.data.kernels import resolve_gamma
-from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker
+from infpush_cvx.evaluation import _toppush_polish
+from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, TopPushRanker
+from infpush_cvx.solvers.toppush import duality_gap, toppush
 
 CERTIFIED = ("optimal", "degenerate_optimal")
 
@@ -106,3 +112,79 @@ def test_the_solvers_get_the_resolved_gamma(monkeypatch):
     X, y, sw = _check_data()
     ranker = InfinitePushRanker(kernel="rbf").fit(X, y, sample_weight=sw)
     assert seen == [ranker.gamma_] and isinstance(seen[0], float)
+
+
+# ---- TopPush ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("loss", ["truncated_quadratic", "hinge"])
+def test_toppush_weighted_equal_repeated_rows_at_the_default_tol(loss):
+    # reproducer: 2.1e-4 (truncated quadratic) and 2.2e-6 (hinge) apart before, both fits
+    # certified to tol=1e-6; the smooth loss leaves ||w - w*|| of order sqrt(gap)
+    X, y, sw = _check_data()
+    weighted = TopPushRanker(loss=loss).fit(X, y, sample_weight=sw)
+    repeated = TopPushRanker(loss=loss).fit(X.repeat(sw, axis=0), y.repeat(sw))
+    assert weighted.status_ == repeated.status_ == "optimal"
+    assert weighted.dual_gap_ <= 1e-13 and repeated.dual_gap_ <= 1e-13
+    err = _max_relative(weighted.decision_function(X), repeated.decision_function(X))
+    assert err <= 1e-9, err
+
+
+def _solve(X, y, sw, lam, loss, **kwargs):
+    data = BipartiteData.from_labels(X, y == 1, sample_weight=sw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return data, toppush(data.Xp, data.Xn, lam, loss=loss, **kwargs)
+
+
+@pytest.mark.parametrize("loss", ["truncated_quadratic", "hinge"])
+@pytest.mark.parametrize("lam", [1e-2, 1.0, 100.0])
+def test_polish_certifies_a_smaller_gap_and_the_same_optimum(loss, lam):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 8))
+    y = (rng.random(60) < 0.4).astype(int)
+    X[y == 1, :3] += 1.0
+    data, result = _solve(X, y, None, lam, loss)
+    polished = _toppush_polish.polish(data, lam, loss, result)
+    assert result.status == "optimal" and polished.info["polished"]
+    # the certificate is recomputed here, independently of the module's bookkeeping
+    primal, dual, gap = duality_gap(data, polished.w, *polished.dual, lam, loss)
+    assert gap == pytest.approx(polished.gap, abs=1e-15) and gap <= 1e-12 < result.gap
+    assert primal == pytest.approx(polished.objective, rel=1e-14)
+    _, exact = _solve(X, y, None, lam, loss, tol=1e-13)
+    np.testing.assert_allclose(polished.w, exact.w, atol=1e-6 * np.abs(exact.w).max())
+
+
+def test_polish_keeps_the_solver_point_when_the_sets_give_nothing_better():
+    X, y, _ = _check_data()
+    data, result = _solve(X, y, None, 1.0, "truncated_quadratic")
+    # a dual point that names no active constraint: the systems' points are not better
+    wrong = dataclasses.replace(result, dual=(np.zeros(data.m), np.zeros(data.n)),
+                                w=np.zeros(data.d))
+    kept = _toppush_polish.polish(data, 1.0, "truncated_quadratic", wrong)
+    assert kept.info["polished"] is False and kept.gap == wrong.gap
+    np.testing.assert_array_equal(kept.w, wrong.w)
+    # too large a system is not attempted
+    big = _toppush_polish._solve_active(data, 1.0, "truncated_quadratic",
+                                        data.pos_weights / data.wp_sum, np.arange(data.m),
+                                        np.zeros(0, np.intp), np.arange(data.n))
+    assert big is not None
+    original = _toppush_polish.MAX_UNKNOWNS
+    try:
+        _toppush_polish.MAX_UNKNOWNS = data.d
+        assert _toppush_polish.polish(data, 1.0, "truncated_quadratic", result) \
+            .info["polished"] is False
+    finally:
+        _toppush_polish.MAX_UNKNOWNS = original
+
+
+def test_only_a_certified_toppush_fit_is_polished(monkeypatch):
+    # a solve that ends without its certificate is reported as it is (and warns), unpolished
+    from infpush_cvx.evaluation.rankers import ConvergenceWarning
+    module = importlib.import_module("infpush_cvx.solvers.toppush")
+    solve, calls = module.toppush, []
+    monkeypatch.setattr(module, "toppush", lambda *a, **k: dataclasses.replace(
+        solve(*a, **k), status="max_iter"))
+    monkeypatch.setattr(_toppush_polish, "polish", lambda *a: calls.append(a))
+    X, y, _ = _check_data()
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        ranker = TopPushRanker().fit(X, y)
+    assert ranker.status_ == "max_iter" and not calls
