@@ -616,16 +616,18 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         negative_class = self.classes_[~is_positive][0]
         return np.where(above, positive_class, negative_class)
 
-    def score(self, X, y):
+    def score(self, X, y, sample_weight=None):
         """Average precision of the ranking of X (Agarwal 2011, section 6).
 
         ``y`` is read with the classes seen in ``fit`` (and ``pos_label``): a label not among
-        ``classes_`` is a ValueError.
+        ``classes_`` is a ValueError. ``sample_weight``: one weight per row of X, the weighted
+        AP of :func:`~infpush_cvx.evaluation.metrics.average_precision` (integer weights are
+        repeated rows).
         """
         scores = self.decision_function(X)
         labels = _read_labels(y, scores.shape[0], type(self).__name__, pos_label=self.pos_label,
                               classes=self.classes_)
-        return average_precision(labels.positive, scores)
+        return average_precision(labels.positive, scores, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"

@@ -188,3 +188,78 @@ def test_only_a_certified_toppush_fit_is_polished(monkeypatch):
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         ranker = TopPushRanker().fit(X, y)
     assert ranker.status_ == "max_iter" and not calls
+
+
+# ---- held-out scores: the weighted AP, and RankerCV's choice of C -------------------------------
+def test_weighted_average_precision_is_the_ap_of_the_repeated_items():
+    from sklearn.metrics import average_precision_score
+
+    from infpush_cvx.evaluation.metrics import average_precision
+    rng = np.random.default_rng(5)
+    y = (rng.random(40) < 0.4).astype(int)
+    s = np.round(rng.normal(size=40), 1)  # ties
+    w = rng.integers(0, 4, size=40)
+    w[np.flatnonzero(y)[0]] = 2  # a positive of positive weight
+    repeated = average_precision(y.repeat(w), s.repeat(w))
+    assert average_precision(y, s, sample_weight=w) == pytest.approx(repeated, rel=1e-14)
+    assert average_precision(y, s, sample_weight=w) == pytest.approx(
+        average_precision_score(y, s, sample_weight=w), rel=1e-12)
+    assert average_precision(y, s, sample_weight=np.ones(40)) == average_precision(y, s)
+    with pytest.raises(ValueError, match="sample_weight"):
+        average_precision(y, s, sample_weight=np.where(y == 1, 0.0, 1.0))
+    with pytest.raises(ValueError, match="sample_weight"):
+        average_precision(y, s, sample_weight=-np.ones(40))
+
+
+def test_ranker_score_takes_sample_weight():
+    X, y, sw = _check_data()
+    ranker = RankSVMRanker().fit(X, y)
+    assert ranker.score(X, y, sample_weight=sw) == pytest.approx(
+        ranker.score(X.repeat(sw, axis=0), y.repeat(sw)), rel=1e-14)
+
+
+def _repeated_folds(sw, folds):
+    """The folds of the repeated rows: each row's copies go where the row went."""
+    owner = np.repeat(np.arange(sw.size), sw)
+    return [(np.flatnonzero(np.isin(owner, train)), np.flatnonzero(np.isin(owner, test)))
+            for train, test in folds]
+
+
+@pytest.mark.parametrize("scoring", [None, "roc_auc", "average_precision"])
+def test_ranker_cv_weighted_chooses_c_as_the_repeated_rows(scoring):
+    # the held-out scores are weighted too; before, they were unweighted and the scores_ of
+    # the weighted fit differed from those of the repeated rows on the same folds
+    from infpush_cvx.evaluation.ranker_cv import RankerCV
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(45, 4))
+    y = (rng.random(45) < 0.45).astype(int)
+    X[y == 1, 0] += 0.7
+    sw = rng.integers(0, 4, size=45)
+    sw[:6] = [1, 1, 2, 3, 1, 2]
+    folds = [(np.setdiff1d(np.arange(45), part), part) for part in np.array_split(np.arange(45), 3)]
+    Cs = [0.01, 1.0, 100.0]
+    weighted = RankerCV(RankSVMRanker(), Cs=Cs, cv=folds, scoring=scoring).fit(
+        X, y, sample_weight=sw)
+    repeated = RankerCV(RankSVMRanker(), Cs=Cs, cv=_repeated_folds(sw, folds),
+                        scoring=scoring).fit(X.repeat(sw, axis=0), y.repeat(sw))
+    np.testing.assert_allclose(weighted.scores_, repeated.scores_, rtol=1e-9)
+    assert weighted.C_ == repeated.C_
+
+
+def test_ranker_cv_callable_scoring_gets_the_weights_when_it_takes_them():
+    from infpush_cvx.evaluation.ranker_cv import RankerCV
+    X, y, sw = _check_data()
+    sw = sw + 1
+    folds = [(np.arange(15)[::2], np.arange(15)[1::2]), (np.arange(15)[1::2], np.arange(15)[::2])]
+    seen = []
+
+    def weighted(est, X_test, y_test, sample_weight=None):
+        seen.append(sample_weight)
+        return 0.0
+
+    RankerCV(RankSVMRanker(), Cs=[1.0], cv=folds, scoring=weighted).fit(X, y, sample_weight=sw)
+    np.testing.assert_array_equal(seen[0], sw[1::2])
+    np.testing.assert_array_equal(seen[1], sw[::2])
+    plain = RankerCV(RankSVMRanker(), Cs=[1.0], cv=folds,
+                     scoring=lambda est, X_test, y_test: 0.5).fit(X, y, sample_weight=sw)
+    assert np.all(plain.scores_ == 0.5)
