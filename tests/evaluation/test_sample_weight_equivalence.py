@@ -1,8 +1,9 @@
 """Integer sample weights are repeated rows, to round-off, for the kernel rankers (gamma="scale"
-from the weighted rows) and for TopPushRanker (the exact optimum on the certified point's active
-sets, infpush_cvx/evaluation/_toppush_polish.py); issue 26, item 5. The reproducers use the data
-of scikit-learn's check_sample_weight_equivalence_on_dense_data (15 rows, 30 features, weights
-0..4), where the decision functions differed by up to 48% (rbf) and 2.1e-4 (TopPush)."""
+from the weighted rows), for TopPushRanker (the exact optimum on the certified point's active
+sets, infpush_cvx/evaluation/_toppush_polish.py) and for RankerCV's held-out scores (the weighted
+average precision); issue 26, item 5. The reproducers use the data of scikit-learn's
+check_sample_weight_equivalence_on_dense_data (15 rows, 30 features, weights 0..4), where the
+decision functions differed by up to 48% (rbf) and 2.1e-4 (TopPush)."""
 
 import dataclasses
 import importlib
