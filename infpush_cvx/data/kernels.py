@@ -79,7 +79,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._validation import check_int, check_matrix, check_scalar
+from .._validation import check_int, check_matrix, check_scalar, check_vector
 
 __all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "factorise",
            "gram_factor", "kernel_matrix", "kernel_options", "pivoted_cholesky", "resolve_gamma"]
@@ -124,13 +124,29 @@ def kernel_options(options: dict) -> dict:
     return {k: options[k] for k in KERNEL_OPTIONS if k in options}
 
 
-def resolve_gamma(gamma, X) -> float:
+def resolve_gamma(gamma, X, sample_weight=None) -> float:
     """``gamma`` as a number for the training points ``X`` (scikit-learn's ``SVC`` rule):
-    ``"scale"`` is ``1 / (d * X.var())`` (1 when ``X.var()`` is 0), ``"auto"`` is ``1 / d``."""
+    ``"scale"`` is ``1 / (d * X.var())`` (1 when ``X.var()`` is 0), ``"auto"`` is ``1 / d``.
+
+    ``sample_weight`` (one nonnegative weight per row of ``X``, not all zero): ``X.var()`` is
+    then the weighted variance of the entries, ``sum_i w_i sum_k (X_ik - mu)^2 / (d sum_i w_i)``
+    about the weighted mean ``mu = sum_i w_i sum_k X_ik / (d sum_i w_i)``, so that integer
+    weights give the gamma of the data with every row repeated that many times (scikit-learn's
+    ``SVC`` also computes it from the unweighted X; here a weight is a repeated row).
+    """
     X = _dense(X, "X")
     d = X.shape[1]
     if gamma == "scale":
-        var = float(X.var())
+        if sample_weight is None:
+            var = float(X.var())
+        else:
+            w = check_vector(sample_weight, "sample_weight", length=X.shape[0],
+                             nonnegative=True)
+            if not w.sum() > 0:
+                raise ValueError("sample_weight: every weight is zero")
+            row_mean = X.mean(axis=1)
+            mu = float(np.average(row_mean, weights=w))
+            var = float(np.average(((X - mu) ** 2).mean(axis=1), weights=w))
         return 1.0 / (d * var) if var != 0 else 1.0
     if gamma == "auto":
         return 1.0 / d

@@ -13,12 +13,18 @@ Fitted attributes (both cases): ``dual_coef_`` (one coefficient per row of the X
 ``fit``, zero for rows of sample weight 0), ``support_`` (indices of the rows with a nonzero
 coefficient), ``support_vectors_`` (those rows) and ``gamma_`` (the resolved gamma; None for the
 linear kernel).
+
+``gamma="scale"`` is resolved here, before the solve, on the training rows with their sample
+weights (:func:`infpush_cvx.data.kernels.resolve_gamma`: ``1 / (d * Var_w(X))``, the weighted
+variance of the entries about their weighted mean), and the solvers get the number: integer
+weights then fit the same kernel as the repeated rows, as they fit the same loss.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..data.containers import BipartiteData
 from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
 from ..solvers._kernel import training_rows
 
@@ -32,11 +38,22 @@ def is_linear(ranker) -> bool:
     return isinstance(ranker.kernel, str) and ranker.kernel == "linear"
 
 
-def solver_kwargs(ranker) -> dict:
-    """Keyword arguments for the native solver and the CVXPY formulation ({} when linear)."""
+def resolved_gamma(ranker, data: BipartiteData):
+    """The ranker's gamma as a number on the training data (None for a callable kernel):
+    ``"scale"`` from the weighted training rows (module docstring), ``"auto"`` is ``1 / d``."""
+    if callable(ranker.kernel):
+        return None
+    weights = np.concatenate([data.pos_weights, data.neg_weights])
+    return resolve_gamma(ranker.gamma, training_rows(data), sample_weight=weights)
+
+
+def solver_kwargs(ranker, data: BipartiteData) -> dict:
+    """Keyword arguments for the native solver and the CVXPY formulation ({} when linear);
+    a named kernel's gamma resolved on ``data`` (:func:`resolved_gamma`)."""
     if is_linear(ranker):
         return {}
-    return {"kernel": ranker.kernel, "gamma": ranker.gamma, "degree": ranker.degree,
+    gamma = ranker.gamma if callable(ranker.kernel) else resolved_gamma(ranker, data)
+    return {"kernel": ranker.kernel, "gamma": gamma, "degree": ranker.degree,
             "coef0": ranker.coef0}
 
 
@@ -50,7 +67,7 @@ def set_fitted(ranker, training, solve) -> None:
         ranker.gamma_ = None
     else:
         beta_z = np.asarray(solve.coef, dtype=np.float64)
-        ranker.gamma_ = None if callable(ranker.kernel) else resolve_gamma(ranker.gamma, Z)
+        ranker.gamma_ = resolved_gamma(ranker, training.data)
         ranker.coef_ = None
         ranker.n_features_used_ = None
     beta = np.zeros(n)

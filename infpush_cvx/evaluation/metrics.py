@@ -114,18 +114,46 @@ def r_inf(y_true, y_score, *, pos_label=None) -> float:
     return float(np.count_nonzero(sp < s[~pos].max()) / sp.shape[0])
 
 
-def average_precision(y_true, y_score, *, pos_label=None) -> float:
+def average_precision(y_true, y_score, *, pos_label=None, sample_weight=None) -> float:
     """``AP = (1/m) sum_i #{positives scored >= s_i} / #{items scored >= s_i}`` over positives i.
 
     Equal to ``(1/m) sum_i #{positives k : r(k) <= r(i)} / r(i)`` (Agarwal 2011, section 6)
     without ties; a tied group is entered together (see the module's tie rule).
+
+    ``sample_weight`` (one finite nonnegative weight per item): every count becomes the sum of
+    the items' weights, ``AP = sum_i w_i W+(s_i) / (W+(s_i) + W-(s_i)) / sum_i w_i`` over
+    positives i, with ``W+(s)``, ``W-(s)`` the weights of the positives and negatives scored
+    ``>= s``: integer weights give the AP of the items repeated that many times (as
+    ``sklearn.metrics.average_precision_score`` does). ValueError naming sample_weight when
+    every positive has weight 0.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    sp, sn = np.sort(s[pos]), np.sort(s[~pos])
-    m, n = sp.size, sn.size
-    pos_at_or_above = m - np.searchsorted(sp, sp, side="left")
-    neg_at_or_above = n - np.searchsorted(sn, sp, side="left")
-    return float(np.mean(pos_at_or_above / (pos_at_or_above + neg_at_or_above)))
+    if sample_weight is None:
+        w = np.ones(s.shape[0])
+    else:
+        w = check_vector(sample_weight, "sample_weight", length=s.shape[0], nonnegative=True)
+    wp, sp = _sorted_with_weights(s[pos], w[pos])
+    wn, sn = _sorted_with_weights(s[~pos], w[~pos])
+    total = wp.sum()
+    if not total > 0:
+        raise ValueError("sample_weight: every positive has weight 0, so AP is undefined")
+    # weight scored >= sp[k]: suffix sums from the first item with that score
+    pos_at_or_above = _suffix_sums(wp)[np.searchsorted(sp, sp, side="left")]
+    neg_at_or_above = _suffix_sums(wn)[np.searchsorted(sn, sp, side="left")]
+    counted = wp > 0  # (a positive of weight 0 may have nothing of weight above it)
+    precision = pos_at_or_above[counted] / (pos_at_or_above[counted] + neg_at_or_above[counted])
+    return float(wp[counted] @ precision / total)
+
+
+def _sorted_with_weights(s, w):
+    """``(w, s)`` in increasing order of ``s``."""
+    order = np.argsort(s, kind="stable")
+    return w[order], s[order]
+
+
+def _suffix_sums(w):
+    """``out[k] = sum(w[k:])``, length ``len(w) + 1`` (the last entry 0)."""
+    return np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
 
 
 def dcg(y_true, y_score, *, pos_label=None) -> float:

@@ -10,6 +10,7 @@ refitted with it on all the data. scikit-learn is needed (folds and scorers are 
 
 from __future__ import annotations
 
+import inspect
 import logging
 import numbers
 
@@ -66,10 +67,13 @@ class RankerCV(ClassifierMixin, BaseEstimator):
     n_iter_path_ : (n_folds, n_Cs) iterations of every path solve (NaN where the solver reports
         none): the warm start shows as fewer iterations after the first C.
 
-    ``fit(X, y, sample_weight=None)``: the weights enter every fit (each fold's training rows);
-    the held-out scores are unweighted. Fold fits that end without their certificate warn
-    (ConvergenceWarning); a zero model on a fold (a C too small for the l1 penalty) does not
-    warn: it scores as a constant ranking. The refit warns as the ranker's ``fit`` does.
+    ``fit(X, y, sample_weight=None)``: the weights enter every fit (each fold's training rows)
+    and every held-out score (the scorer's ``sample_weight``; a callable ``scoring`` gets them
+    when it takes a ``sample_weight`` argument, else scores unweighted), so integer weights
+    choose C as the repeated rows would on the same folds. Fold fits that end without their
+    certificate warn (ConvergenceWarning); a zero model on a fold (a C too small for the l1
+    penalty) does not warn: it scores as a constant ranking. The refit warns as the ranker's
+    ``fit`` does.
 
     Scaling: in ``Pipeline([("scale", MinMaxScaler()), ("rank", RankerCV(...))])`` the scaler is
     fitted on all the rows the pipeline gets, the held-out folds of RankerCV included (a small
@@ -149,6 +153,7 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         folds = list(check_cv(5 if self.cv is None else self.cv, y_array,
                               classifier=True).split(X_array, y_array))
         scorer = check_scoring(base, scoring=self.scoring)
+        held_out_weights = _held_out_weights(self.scoring, weights)
 
         self.scores_ = np.empty((len(folds), Cs.size))
         self.n_iter_path_ = np.full((len(folds), Cs.size), np.nan)
@@ -165,7 +170,8 @@ class RankerCV(ClassifierMixin, BaseEstimator):
                     fitted = clone(base).set_params(C=float(C))
                     fitted._set_fitted(training, float(C), solve)
                     fitted.n_features_in_ = X_array.shape[1]
-                    self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test])
+                    self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test],
+                                                **held_out_weights(test))
                     if solve.n_iter is not None:
                         self.n_iter_path_[k, j] = solve.n_iter
                     log_progress(f"RankerCV fold {k + 1}/{len(folds)}, C={C:.4g}: held-out "
@@ -204,9 +210,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         """``best_estimator_.predict(X)``: the positive class where the score is above 0."""
         return self._fitted().predict(X)
 
-    def score(self, X, y):
-        """``best_estimator_.score(X, y)``: average precision of the ranking of X."""
-        return self._fitted().score(X, y)
+    def score(self, X, y, sample_weight=None):
+        """``best_estimator_.score(X, y, sample_weight)``: average precision of the ranking of
+        X (weighted by ``sample_weight``)."""
+        return self._fitted().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -216,3 +223,17 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
 
+
+def _held_out_weights(scoring, weights):
+    """``test -> {"sample_weight": weights[test]}`` (or ``{}``: no weights, or a callable
+    ``scoring`` without a ``sample_weight`` argument)."""
+    if weights is None:
+        return lambda test: {}
+    if callable(scoring):
+        try:
+            takes = "sample_weight" in inspect.signature(scoring).parameters
+        except (TypeError, ValueError):  # no signature to read: called as documented
+            takes = False
+        if not takes:
+            return lambda test: {}
+    return lambda test: {"sample_weight": weights[test]}

@@ -68,7 +68,12 @@ the negatives: the negatives' weights do not change it (any positive weight keep
 max, exactly as a repeated negative counts once); only a weight of 0, which drops the row, does.
 RankSVM uses both classes' weights. Weighted fits need a certified native method
 (``"working_set"``, ``"smoothing_newton"`` or ``method=None``, the solver's default) or the CVXPY
-backend; any other native method raises ValueError.
+backend; any other native method raises ValueError. Whatever else a fit reads from the data is
+weighted the same way: a kernel's ``gamma="scale"`` is ``1 / (d * Var_w(X))``, the weighted
+variance of the training rows (:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with
+the repeated rows to the precision of the solve; TopPush's are refined to the exact optimum
+(:mod:`infpush_cvx.evaluation._toppush_polish`), since the certified gap of its smooth truncated
+quadratic loss bounds the weights' error only by its square root.
 
 Fitting backends (hyper-parameter ``solver``):
 
@@ -433,7 +438,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     # ---- kernels (InfinitePushRanker, RankSVMRanker: infpush_cvx.evaluation._kernel_ranker)
     # -------------
-    def _kernel_kwargs(self) -> dict:
+    def _kernel_kwargs(self, data) -> dict:
         return {}
 
     def _set_kernel_model(self, training, solve) -> None:
@@ -504,7 +509,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 kwargs[name] = getattr(self, name)
         if data.weighted:
             kwargs["wp"], kwargs["wn"] = data.wp, data.wn
-        kwargs.update(self._kernel_kwargs())
+        kwargs.update(self._kernel_kwargs(data))
         return kwargs
 
     def _native_solve(self, data, lam: float, options: dict, warm_start):
@@ -540,9 +545,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if self._loss == "infinite_push":
             return formulations.infinite_push_problem(data, lam, penalty=self._penalty,
                                                       scaling="paper", form="compact",
-                                                      **self._kernel_kwargs())
+                                                      **self._kernel_kwargs(data))
         return formulations.ranksvm_problem(data, lam, scaling="paper", form="compact",
-                                            **self._kernel_kwargs())
+                                            **self._kernel_kwargs(data))
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
@@ -611,16 +616,18 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         negative_class = self.classes_[~is_positive][0]
         return np.where(above, positive_class, negative_class)
 
-    def score(self, X, y):
+    def score(self, X, y, sample_weight=None):
         """Average precision of the ranking of X (Agarwal 2011, section 6).
 
         ``y`` is read with the classes seen in ``fit`` (and ``pos_label``): a label not among
-        ``classes_`` is a ValueError.
+        ``classes_`` is a ValueError. ``sample_weight``: one weight per row of X, the weighted
+        AP of :func:`~infpush_cvx.evaluation.metrics.average_precision` (integer weights are
+        repeated rows).
         """
         scores = self.decision_function(X)
         labels = _read_labels(y, scores.shape[0], type(self).__name__, pos_label=self.pos_label,
                               classes=self.classes_)
-        return average_precision(labels.positive, scores)
+        return average_precision(labels.positive, scores, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
@@ -657,9 +664,9 @@ class _KernelRanker(_BipartiteRanker):
         _kernel_ranker.check_params(self)
         return super()._check_params()
 
-    def _kernel_kwargs(self) -> dict:
+    def _kernel_kwargs(self, data) -> dict:
         from . import _kernel_ranker
-        return _kernel_ranker.solver_kwargs(self)
+        return _kernel_ranker.solver_kwargs(self, data)
 
     def _set_kernel_model(self, training, solve) -> None:
         from . import _kernel_ranker
@@ -682,10 +689,12 @@ class InfinitePushRanker(_KernelRanker):
     C : float > 0, ``1/lambda``.
     kernel : "linear" (default: the weights ``coef_`` on the features), "rbf", "poly" or a
         callable ``kernel(A, B)``; ``gamma`` ("scale", "auto" or a number >= 0), ``degree``,
-        ``coef0``: as in scikit-learn's ``SVC``. A kernel fits ``f = sum_k beta_k K(x_k, .)``
-        over the training rows (the RKHS problem, :mod:`infpush_cvx.data.kernels`), exactly, by the
-        native solvers on the rows of a factor of the Gram matrix (O(N^2) memory, O(N^3) time)
-        or by CVXPY. Not for the l1 ranker.
+        ``coef0``: as in scikit-learn's ``SVC`` (except that "scale" reads the training rows
+        with their sample weights, so integer weights are repeated rows). A kernel fits
+        ``f = sum_k beta_k K(x_k, .)`` over the training rows (the RKHS problem,
+        :mod:`infpush_cvx.data.kernels`), exactly, by the native solvers on the rows of a
+        factor of the Gram matrix (O(N^2) memory, O(N^3) time) or by CVXPY. Not for the l1
+        ranker.
     solver : "auto" | "native" | "cvxpy" (see the module docstring).
     method : None (the native solver's default, certified) or one of the native solver's
         methods for this ranker; ``tol``: passed to the native solver.
@@ -797,8 +806,12 @@ class TopPushRanker(_BipartiteRanker):
     ``loss``: ``"truncated_quadratic"`` (``(1 + z)_+^2``, the paper's) or ``"hinge"``. Other
     parameters and attributes as :class:`InfinitePushRanker`; the native methods are
     ``"interior_point"`` (the default, certified) and ``"dual_agd"`` (the paper's accelerated
-    dual gradient, certified by the same gap), warm-started along a path of C. As for the
-    Infinite Push the negatives' sample weights do not change the loss (a maximum over them).
+    dual gradient, certified by the same gap), warm-started along a path of C. A certified
+    native solve is then refined to the exact optimum on its active sets, kept only when its
+    certified gap is smaller (:mod:`infpush_cvx.evaluation._toppush_polish`; ``dual_gap_`` is
+    the kept point's): the smooth loss leaves the weights of a point at gap ``g`` only
+    ``sqrt(g)``-accurate. As for the Infinite Push the negatives' sample weights do not change
+    the loss (a maximum over them).
     """
 
     _loss = "toppush"
@@ -825,7 +838,13 @@ class TopPushRanker(_BipartiteRanker):
 
     def _native_solve(self, data, lam, options, warm_start):
         from ..solvers.toppush import toppush
-        return toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
+        from ._toppush_polish import polish
+        result = toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
+        if result.status not in _CERTIFIED:
+            return result
+        # the exact optimum on the certified point's active sets, certified by the same gap
+        # (the negatives' weights, in data, do not enter TopPush's objective or certificate)
+        return polish(data, lam, self.loss, result)
 
     def _cvxpy_problem(self, data, lam):
         from ..formulations import toppush_problem

@@ -12,7 +12,8 @@ from infpush_cvx.data import BipartiteData
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.result import ConvergenceWarning
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
-                                 SparseInfinitePushRanker, ZeroModelWarning)
+                                            SparseInfinitePushRanker, SVMMAPRanker,
+                                            TopPushRanker, ZeroModelWarning)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
 LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
@@ -173,6 +174,32 @@ def _expected_failed_checks(estimator):
     return failed
 
 
+#: Every public ranker of infpush_cvx.evaluation (RankerCV: its own list, in
+#: tests/evaluation/test_sklearn_conventions.py): default instances (native backend when
+#: present), the kernel rankers with kernel="rbf" (gamma="scale", resolved on the weighted rows),
+#: the CVXPY backend of the l2 rankers, the l1 ranker at a C where its model is not zero (at C=1
+#: the weight-equivalence checks pass trivially, w = 0) with its certified native solver
+#: (CVXPY + Clarabel agrees with itself only to about 1e-5 in the weights, see
+#: test_integer_sample_weights_equal_repeated_rows_cvxpy, against the check's rtol=1e-7), and
+#: both TopPush losses.
+SKLEARN_CHECKED = ([cls() for cls in RANKERS]
+                   + [cls(kernel="rbf") for cls in (InfinitePushRanker, RankSVMRanker)]
+                   + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)]
+                   + [SparseInfinitePushRanker(C=10.0, solver="native")]
+                   + [SVMMAPRanker(), TopPushRanker(), TopPushRanker(loss="hinge")]
+                   + [PNormPushRanker(), PNormPushRanker(p=16.0)])
+
+
+def test_every_public_ranker_is_checked():
+    """Each ranker class exported by infpush_cvx.evaluation.rankers has a default instance
+    among the estimators scikit-learn's checks run on."""
+    from infpush_cvx.evaluation import rankers
+    public = {getattr(rankers, name) for name in rankers.__all__ if name.endswith("Ranker")}
+    checked = {type(est) for est in SKLEARN_CHECKED if est.get_params() == type(est)().get_params()}
+    assert public == checked == {InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
+                                 SVMMAPRanker, TopPushRanker, PNormPushRanker}
+
+
 if parametrize_with_checks is not None:
     # scikit-learn's estimator checks, classifier checks included (the rankers are binary
     # classifiers to scikit-learn: decision_function, predict, classes_). Every check passes
@@ -180,19 +207,12 @@ if parametrize_with_checks is not None:
     # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: sparse-input
     # checks (tags.input_tags.sparse = False) and multiclass checks (classifier_tags.multi_class
     # = False declares the binary-label contract; check_classifier_not_supporting_multiclass
-    # runs and passes). fit takes sample_weight, so scikit-learn's sample-weight checks run and
-    # pass, including check_sample_weight_equivalence_on_dense_data (integer / zero weights
-    # against repeated / removed rows, decision_function compared at rtol=1e-7).
-    # Default instances (native backend when present), the CVXPY backend of the l2 rankers, and
-    # the l1 ranker at a C where its model is not zero (at C=1 the weight-equivalence checks pass
-    # trivially, w = 0) with its certified native solver (CVXPY + Clarabel agrees with itself
-    # only to about 1e-5 in the weights, see test_integer_sample_weights_equal_repeated_rows_cvxpy,
-    # against the check's rtol=1e-7).
-    @parametrize_with_checks([cls() for cls in RANKERS]
-                             + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)]
-                             + [SparseInfinitePushRanker(C=10.0, solver="native")]
-                             + [PNormPushRanker(), PNormPushRanker(p=16.0)],
-                             expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+    # runs and passes). fit takes sample_weight (SVMMAPRanker's does not), so scikit-learn's
+    # sample-weight checks run and pass, including check_sample_weight_equivalence_on_dense_data
+    # (integer / zero weights against repeated / removed rows, decision_function compared at
+    # rtol=1e-7).
+    @parametrize_with_checks(SKLEARN_CHECKED, expected_failed_checks=_expected_failed_checks,
+                             xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check):
         check(estimator)
 

@@ -1,8 +1,6 @@
 """TopPushRanker: the fitted coef_ minimises the TopPush objective (independent CVXPY solve),
-backends agree, weights are repeated rows, hyper-parameters are checked, scikit-learn's
-estimator checks pass."""
-
-import inspect
+backends agree, weights are repeated rows, hyper-parameters are checked. scikit-learn's estimator
+checks run on it with every ranker (tests/evaluation/test_rankers.py)."""
 
 import numpy as np
 import pytest
@@ -60,33 +58,3 @@ def test_bad_hyper_parameters_name_themselves(params, match):
     _, X, y = _xy()
     with pytest.raises(ValueError, match=match):
         TopPushRanker(**params).fit(X, y)
-
-
-try:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-except ImportError:  # scikit-learn is an extra
-    parametrize_with_checks = None
-if parametrize_with_checks is not None and "expected_failed_checks" not in \
-        inspect.signature(parametrize_with_checks).parameters:
-    parametrize_with_checks = None
-
-if parametrize_with_checks is not None:
-    def _expected_failed_checks(estimator):
-        failed = {"check_classifiers_classes":
-                  "string labels need pos_label, as for the other rankers "
-                  "(infpush_cvx/data/labels.py)"}
-        if estimator.tol > 1e-8 or estimator.loss == "truncated_quadratic":
-            # a certified gap g bounds ||w - w*|| by sqrt(2 g P* / lam): the check's rtol=1e-7
-            # on the scores needs g near 1e-14, below round-off; the hinge instance at tol=1e-9
-            # ends at a vertex-like optimum and passes (measured: 1e-5 apart at tol=1e-6, 2e-6
-            # for the truncated quadratic at tol=1e-9)
-            failed["check_sample_weight_equivalence_on_dense_data"] = (
-                "the weights are certified through the objective gap, about 1e-5 apart at "
-                "tol=1e-6, against the check's rtol=1e-7")
-        return failed
-
-    @parametrize_with_checks(
-        [TopPushRanker(), TopPushRanker(loss="hinge", tol=1e-9)],
-        expected_failed_checks=_expected_failed_checks, xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check):
-        check(estimator)
