@@ -1,6 +1,5 @@
 """collapse_duplicates: exact grouping of identical rows, index maps, and unchanged optima."""
 
-import time
 
 import cvxpy as cp
 import numpy as np
@@ -134,16 +133,7 @@ def test_rejects_other_types():
         collapse_duplicates((XP, XN))
 
 
-def best_time(f, repeats=3):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = f()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
-def test_a8a_sized_sparse_binary_data_collapses_fast():
+def test_a8a_sized_sparse_binary_data_collapses():
     # The shape of a8a: 22,696 rows of 123 binary features, 14 one-hot groups, many repeats.
     r = np.random.default_rng(0)
     sizes = np.array([9] * 13 + [6])
@@ -153,19 +143,18 @@ def test_a8a_sized_sparse_binary_data_collapses_fast():
     X = sp.csr_matrix((np.ones(cols.size), cols.ravel(), np.arange(0, cols.size + 1, 14)),
                       shape=(rows, 123))
     data = BipartiteData.from_labels(X, r.random(rows) < 0.24)
-    seconds, (collapsed, info) = best_time(lambda: collapse_duplicates(data))
-    assert seconds < 1.0  # about 0.02 s when measured
+    # No wall-clock assertion (CI machines are loaded): the time, about 0.02 s, is a benchmark's.
+    collapsed, info = collapse_duplicates(data)
     assert collapsed.m < data.m and collapsed.wp_sum == data.m
     assert info.pos_counts.sum() == data.m and info.neg_counts.sum() == data.n
 
 
-def test_large_dense_data_collapses_fast():
+def test_large_dense_data_collapses():
     r = np.random.default_rng(1)
     X = r.standard_normal((100_000, 50))
     X[50_000:] = X[:50_000]  # every row twice
     data = BipartiteData(X, X[:10])
-    seconds, (collapsed, info) = best_time(lambda: collapse_duplicates(data))
-    assert seconds < 1.0  # about 0.1 s when measured
+    collapsed, info = collapse_duplicates(data)  # about 0.1 s; timed in benchmarks, not here
     assert collapsed.m == 50_000
     np.testing.assert_array_equal(info.pos_index, np.tile(np.arange(50_000), 2))
     np.testing.assert_array_equal(collapsed.wp, np.full(50_000, 2.0))
