@@ -699,8 +699,9 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     environment variable ``TRACEBACK_ENV_VAR`` prints), 130 for Ctrl-C."""
     show_traceback = show_traceback or os.environ.get(TRACEBACK_ENV_VAR, "") not in ("", "0")
     try:
-        code = work()
-        _flush_stdout()
+        with _named_stdout():
+            code = work()
+            sys.stdout.flush()
         return code
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", None) or getattr(getattr(exc, "cause", None), "signum",
@@ -715,6 +716,9 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
         return 128 + 13
     except Exception as exc:
         error = exc
+    if isinstance(error, OSError) and error.filename == STDOUT:
+        with contextlib.suppress(OSError, ValueError):
+            _stdout_to_devnull()  # what was left unwritten goes nowhere at exit
     if isinstance(error, (ValueError, TypeError, OSError)):
         code, message = EXIT_USAGE, _one_line(error)
     else:
@@ -734,17 +738,45 @@ def _stdout_to_devnull() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _flush_stdout() -> None:
-    """Flush stdout now, so that an output that cannot be written (``> /dev/full``) is an
-    error naming it rather than a message of the interpreter at exit."""
+#: How the errors name the standard output.
+STDOUT = "<stdout>"
+
+
+class _NamedStream:
+    """A text stream whose write errors (``> /dev/full``: ENOSPC) name it, so the one-line
+    error says the output, not a file, could not be written (a closed pipe stays a
+    BrokenPipeError: the reader went away)."""
+
+    def __init__(self, stream, name: str):
+        self._stream, self._name = stream, name
+
+    def _named(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise named_os_error(exc, self._name) from exc
+
+    def write(self, text):
+        return self._named(self._stream.write, text)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _named_stdout():
+    stream = sys.stdout
+    sys.stdout = _NamedStream(stream, STDOUT)
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        with contextlib.suppress(OSError, ValueError):
-            _stdout_to_devnull()  # what was left unwritten goes nowhere at exit
-        raise named_os_error(exc, "<stdout>") from exc
+        yield
+    finally:
+        if isinstance(sys.stdout, _NamedStream):  # unless the command replaced it
+            sys.stdout = stream
 
 
 def _raise_terminated(signum, frame):
