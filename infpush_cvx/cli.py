@@ -217,6 +217,9 @@ def _save_interrupted(stopped, write, partial, where) -> None:
     """A run stopped by Ctrl-C or SIGTERM: save what it did (``write()``), say so on stderr,
     and stop (re-raise, exit 130 or 143)."""
     table = stopped.run.table
+    if table.empty:  # nothing started: keep the previous files as they are
+        print("no solve had started; nothing saved", file=sys.stderr)
+        raise stopped
     cut = int((table["status"] == "interrupted").sum())
     try:
         _save_final(write, partial)
@@ -591,7 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
                    action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
-    p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
+    p.add_argument("--out", default="results/comparison.csv",
+                   help="CSV output path (default results/comparison.csv; a symbolic link is "
+                        "written through; rows are appended to OUT.partial as solves end)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_verbose(p)
     p.set_defaults(func=_cmd_check)

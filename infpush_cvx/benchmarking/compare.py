@@ -40,7 +40,7 @@ def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
         tier: str = _catalog.DEFAULT_TIER, time_limit: float | None = None,
         tol: float = 1e-6, on_row=None) -> pd.DataFrame:
     """The results table of every problem (default: the catalog's ``tier``, "core"; "all" for
-    every tier) x every solver that handles it, run serially in this process.
+    every tier) x every solver that handles it, run one after the other.
 
     ``solvers``: installed CVXPY solver names, ``"all"`` for every one (default: the comparison
     set, ``cvxpy_solvers.comparison_set()``); ``native``: project solver methods (``"fista"``),

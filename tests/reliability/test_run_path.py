@@ -308,3 +308,53 @@ def test_repeats_is_bounded_with_a_clear_error(no_solving, capsys):
     assert cli.MAX_REPEATS == runner.MAX_REPEATS
     with pytest.raises(ValueError, match="repeats"):
         benchmarking.make_tasks([LP], repeats=runner.MAX_REPEATS + 1)
+
+
+# -- Ctrl-C: the rows so far, and an "interrupted" row for what was running ----------------------
+
+class Interrupting:
+    """An executor that finishes the first task, starts the second and is then interrupted."""
+
+    name = "serial"
+
+    def __init__(self, finish=1, *args, **kwargs):
+        self.finish, self.started = finish, {}
+
+    def run(self, tasks):
+        from infpush_cvx.benchmarking.tasks import run_task
+        for k in range(self.finish):
+            self.started[k] = 0.0
+            yield k, run_task(tasks[k])
+        self.started[self.finish] = 0.0
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_keeps_its_rows_and_marks_the_running_task(tmp_path):
+    tasks = benchmarking.make_tasks([LP], cvxpy=["HIGHS", "CLARABEL", "SCS"], native=[])
+    streamed = []
+    with pytest.raises(runner.RunInterrupted) as caught:
+        benchmarking.benchmark(tasks, Interrupting(), progress=False, on_row=streamed.append)
+    run = caught.value.run
+    assert isinstance(caught.value, KeyboardInterrupt) and run.interrupted
+    assert list(run.table["solver"]) == ["HIGHS", "CLARABEL"]  # SCS never started: no row
+    assert list(run.table["status"]) == ["optimal", runner.INTERRUPTED]
+    assert "SIGINT" in run.table["error"].iloc[1] and not run.table["agrees"].iloc[1]
+    assert [r["status"] for r in streamed] == ["optimal", runner.INTERRUPTED]
+    assert run.metadata["summary"]["interrupted"] == 1
+    assert run.metadata["summary"]["not_started"] == 1
+
+
+class InterruptedAtOnce(Interrupting):
+    def run(self, tasks):
+        raise KeyboardInterrupt
+        yield
+
+
+def test_ctrl_c_before_any_solve_keeps_the_previous_table(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "x.csv"
+    out.write_text("previous\n")
+    monkeypatch.setattr(compare, "SerialExecutor", InterruptedAtOnce)
+    code, _, err = run_cli([*CHECK, "--out", str(out)], capsys)
+    assert code == 130 and "nothing saved" in err and "interrupted" in err
+    assert out.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.csv"]
