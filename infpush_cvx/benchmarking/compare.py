@@ -6,9 +6,9 @@ Every catalog problem (the "core" tier by default) with the CVXPY solvers of the
 certified methods (``CHECK_METHODS``), one task each, made and run by
 :mod:`infpush_cvx.benchmarking` (:func:`~infpush_cvx.benchmarking.make_tasks`,
 :func:`~infpush_cvx.benchmarking.benchmark` with ``SerialExecutor(warmup=False)``: one after
-the other in a worker process killed at the time limit, no warm-up). So its rows are the benchmark's rows
-(:data:`infpush_cvx.benchmarking.tasks.COLUMNS`), made and failed by the same code; a solver that
-fails is a row with its status, never a crash of the run. :func:`format_table` prints the
+the other in a worker process killed at the time limit, no warm-up). So its rows are the
+benchmark's rows (:data:`infpush_cvx.benchmarking.tasks.COLUMNS`), made and failed by the same
+code; a solver that fails is a row with its status, never a crash of the run. :func:`format_table` prints the
 agreement columns (``COLUMNS``) of such a table.
 """
 

@@ -27,9 +27,10 @@ the smallest positive cost of the table, since the ratios need positive costs (a
 iterations ties with the smallest count measured).
 
 Figures need matplotlib (the ``plots`` extra); :func:`matplotlib_available` says whether it is
-installed, so a caller can leave the figure out and say so. Figures are built on :class:`matplotlib.figure.Figure` directly, never through
-``matplotlib.use`` or pyplot's global state: the library does not select or change the
-caller's backend, so a notebook's inline figures keep working.
+installed, so a caller can leave the figure out and say so. Figures are built on
+:class:`matplotlib.figure.Figure` directly, never through ``matplotlib.use`` or pyplot's global
+state: the library does not select or change the caller's backend, so a notebook's inline
+figures keep working.
 """
 
 from __future__ import annotations
