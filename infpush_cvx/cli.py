@@ -205,7 +205,7 @@ def _save_final(write, partial):
         result = write()
     except OSError as exc:
         partial.close()
-        if not partial.rows:
+        if not partial.rows or exc.errno is None:
             raise
         raise OSError(exc.errno, f"{exc.strerror or exc} (the {partial.rows} finished rows are "
                                  f"kept in {partial.path})", exc.filename) from exc
