@@ -37,9 +37,10 @@
         Time the l1,inf projection core against the copy floor.
 
 Every solve has a time limit (--time-limit, default 1200 s), given to the solver as its own
-time-limit option; a solver without one (ECOS, CVXOPT, PIQP, ...) runs in a worker process
-killed at the limit in ``solve`` and ``bench`` (in ``check``, ECOS is bounded by its iteration
-cap only). Project solvers check their limit between iterations.
+time-limit option, and every solve runs in a worker process killed at the limit (``check``,
+``solve`` and ``bench`` on every executor but Dask, which can only stop waiting): the limit
+holds for CVXPY's compilation, a solver's set-up and solvers without a limit of their own
+(ECOS, CVXOPT, PIQP, ...) too; such a solve's row says "timeout".
 
 The same option means the same thing in every command: --problems (IDs containing the text),
 --tier, --cvxpy (CVXPY solvers), --native (project solver methods), --tol (target gap of the
@@ -48,13 +49,23 @@ warning: check --solvers (now --cvxpy), --timeout (now --time-limit).
 
 Output is quiet by default (no solver banners); -v (-vv) logs progress (debug) to stderr.
 
-Files are written atomically (a killed run leaves the previous file, never a partial one), and
-output locations are checked before any solve.
+Results are never lost. Output locations are checked before any solve (one that exists and is
+not a regular file, such as /dev/null, a FIFO or a folder, is refused; a symbolic link is
+written through, to the file it points to). Each row is appended to OUT.partial (``check``:
+the --out file's name plus ".partial"; ``bench``: <id>.csv.partial) as its solve ends, so a
+killed run keeps every finished row there; the final files are written atomically (a killed
+write leaves the previous file, never a partial one) and the .partial file is then removed.
+Nothing is printed before it is saved. A file that cannot be written (a full disk) is named in
+the error, and the .partial file keeps the rows. Ctrl-C (SIGINT) or SIGTERM stops the run at
+once: the rows that finished and an "interrupted" row for each solve that was running are
+saved, and the exit status is 130 (143 for SIGTERM). Without pyarrow (the parquet extra)
+``bench`` writes CSV tables only, without matplotlib (the plots extra) no figure; both say so.
 
 Exit status: 0 success; 1 a solve disagrees with the stored value (or stopped without an
 answer); 2 usage error (bad arguments or values, unreadable or malformed input, unwritable
 output), reported as one line naming the argument or file; 3 unexpected failure, one line
-(--traceback, or INFPUSH_CVX_TRACEBACK=1, prints the full traceback).
+(--traceback, or INFPUSH_CVX_TRACEBACK=1, prints the full traceback); 130 interrupted (Ctrl-C),
+143 terminated (SIGTERM); 141 the reader of the output went away (``| head``).
 """
 
 from __future__ import annotations
@@ -64,12 +75,14 @@ import contextlib
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
 from ._logging import StderrHandler
-from .files import MalformedFileError
+from .files import MalformedFileError, named_os_error
 
 #: Default time limit of one solve, in seconds: twice the longest solve the catalog needs
 #: (ECOS on the real tier's a8a 300 x 3000 problem, about 10 minutes on 2 cores).
@@ -78,6 +91,19 @@ DEFAULT_TIME_LIMIT = 1200.0
 TRACEBACK_ENV_VAR = "INFPUSH_CVX_TRACEBACK"
 
 EXIT_DISAGREEMENT, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
+#: Largest --repeats of ``bench`` (``benchmarking.runner.MAX_REPEATS``; the CLI keeps its own
+#: copy so that ``--help`` does not import pandas).
+MAX_REPEATS = 1000
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so a run stops as on Ctrl-C: its finished rows are
+    saved, its temporary files removed, and the exit status is 128 + 15."""
+
+    signum = signal.SIGTERM
+
+    def __str__(self):
+        return "SIGTERM"
 
 
 class CommandFailed(Exception):
@@ -118,6 +144,9 @@ positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "a 
                                 "must be positive and finite")
 #: A positive integer (counts, sizes).
 positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must be at least 1")
+#: The repeats of a benchmark: 1 to MAX_REPEATS.
+repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
+                              f"must be between 1 and {MAX_REPEATS}")
 #: An integer >= 0 (seeds).
 nonnegative_int = _argument_type(int, lambda v: v >= 0, "an integer >= 0", "must be >= 0")
 
@@ -162,8 +191,48 @@ def _save_csv(df, path) -> None:
         df.to_csv(fh, index=False)
 
 
+def _partial_table(final):
+    """The ``.partial`` file of the run whose final table is ``final`` (rows as they end)."""
+    from .benchmarking.partial import PartialTable
+    from .benchmarking.tasks import COLUMNS, versions
+    return PartialTable(final, COLUMNS + list(versions()))
+
+
+def _save_final(write, partial):
+    """``write()`` the final files, then remove the ``.partial`` file; if the write fails (a
+    full disk), keep it and say where the rows are, in the error that names the file."""
+    try:
+        result = write()
+    except OSError as exc:
+        partial.close()
+        if not partial.rows or exc.errno is None:
+            raise
+        raise OSError(exc.errno, f"{exc.strerror or exc} (the {partial.rows} finished rows are "
+                                 f"kept in {partial.path})", exc.filename) from exc
+    partial.discard()
+    return result
+
+
+def _save_interrupted(stopped, write, partial, where) -> None:
+    """A run stopped by Ctrl-C or SIGTERM: save what it did (``write()``), say so on stderr,
+    and stop (re-raise, exit 130 or 143)."""
+    table = stopped.run.table
+    if table.empty:  # nothing started: keep the previous files as they are
+        print("no solve had started; nothing saved", file=sys.stderr)
+        raise stopped
+    cut = int((table["status"] == "interrupted").sum())
+    try:
+        _save_final(write, partial)
+        saved = f"saved to {where}"
+    except OSError as exc:
+        saved = f"not saved: {_one_line(exc)}"
+    print(f"{len(table) - cut} finished and {cut} interrupted solves {saved}", file=sys.stderr)
+    raise stopped
+
+
 def _cmd_check(args) -> int:
     from .benchmarking import compare
+    from .benchmarking.runner import RunInterrupted
     from .catalog import cvxpy_solvers, registry
     from .files import check_writable
     _quiet_start(args)
@@ -173,14 +242,18 @@ def _cmd_check(args) -> int:
     if not solvers and not native:
         raise ValueError("--cvxpy and --native select no solver")
     out = check_writable(args.out, name="--out")
+    partial = _partial_table(out)
     with _working("check"):
-        df = compare.run(ids, solvers, native, progress=not args.no_progress,
-                         time_limit=args.time_limit, tol=args.tol)
-        print(compare.format_table(df))
-        _save_csv(df, out)
+        try:
+            df = compare.run(ids, solvers, native, progress=not args.no_progress,
+                             time_limit=args.time_limit, tol=args.tol, on_row=partial.append)
+        except RunInterrupted as stopped:
+            _save_interrupted(stopped, lambda: _save_csv(stopped.run.table, out), partial, out)
+        _save_final(lambda: _save_csv(df, out), partial)  # saved before anything is printed
+    print(compare.format_table(df))
     bad = df[~df["agrees"]]
     print(f"\n{len(df)} solves of {len(ids)} problems; {len(df) - len(bad)} agree with the stored "
-          f"values; table saved to {out}")
+          f"values; table saved to {args.out}")
     if len(bad):
         print("DISAGREEMENTS:\n" + compare.format_table(bad), file=sys.stderr)
         return EXIT_DISAGREEMENT
@@ -277,20 +350,13 @@ def _resolve_solver(problem_id: str, solver: str):
 
 
 def _solve_within_time_limit(task) -> dict:
-    """The row of ``task``, solved so that it ends by ``task.timeout``: in this process when the
-    solver enforces the limit itself (project solvers, CVXPY solvers with a time-limit option,
-    ``cvxpy_solvers.TIME_LIMIT_OPTIONS``); otherwise (ECOS, CVXOPT, PIQP, ...) in a worker
-    process killed at the limit, whose row then says "timeout"."""
-    from .benchmarking.executors import ProcessExecutor
-    from .catalog import cvxpy_solvers
-    from .benchmarking.tasks import solve_task
-    if task.kind == "cvxpy" and not cvxpy_solvers.spec(task.solver).has_time_limit:
-        logging.getLogger(__name__).info(
-            "%s has no time-limit option: solving in a worker process killed after %g s",
-            task.solver, task.timeout)
-        [(_, row)] = list(ProcessExecutor(n_workers=1, warmup=False).run([task]))
-        return row
-    return solve_task(task)
+    """The row of ``task``, solved in a worker process killed at ``task.timeout``
+    (:class:`~.benchmarking.executors.SerialExecutor`), so that the solve ends by its limit
+    whatever the solver (ECOS has no limit of its own; CVXPY's compilation and SCS's set-up
+    are not counted in a solver's own); a solve cut short has the row status "timeout"."""
+    from .benchmarking.executors import SerialExecutor
+    [(_, row)] = list(SerialExecutor(warmup=False).run([task]))
+    return row
 
 
 def _cmd_solve(args) -> int:
@@ -317,25 +383,48 @@ def _report_paths(out_dir, metric) -> dict:
     return {"comparison": out_dir / "comparison.csv", "profile": out_dir / f"profile_{metric}.png"}
 
 
-def _write_reports(df, out_dir, metric, problems_set) -> list[str]:
+def _write_reports(df, out_dir, metric, problems_set, figure: bool = True):
+    """Save the comparison table (and, with ``figure``, the performance profile) in
+    ``out_dir``, created only now; then print the table. Returns ``(paths written, errors)``:
+    a file that cannot be written (OSError, naming it) does not stop the others."""
     from .benchmarking import reports
     paths = _report_paths(out_dir, metric)
     table = reports.comparison_table(df)
-    print(reports.format_comparison(table))
-    _save_csv(table, paths["comparison"])
-    written = [str(paths["comparison"])]
+    written, errors = [], []
     try:
-        written.append(str(reports.plot_performance_profile(
-            df, paths["profile"], metric=metric, problems=problems_set)))
-    except ValueError:
-        # No problem was attempted by every solver (HiGHS runs LPs only, project solvers
-        # primal problems only): profile every solver on the problems it attempted, so the
-        # project's own solvers stay in the figure (the legend gives each one's counts).
-        print("no problem was attempted by every solver: the profile shows every solver on "
-              "the problems it attempted", file=sys.stderr)
-        written.append(str(reports.plot_performance_profile(
-            df, paths["profile"], metric=metric, problems="all")))
-    return written
+        _save_csv(table, paths["comparison"])
+        written.append(str(paths["comparison"]))
+    except OSError as exc:
+        errors.append(exc)
+    if figure:
+        try:
+            try:
+                reports.plot_performance_profile(df, paths["profile"], metric=metric,
+                                                 problems=problems_set)
+            except ValueError:
+                # No problem was attempted by every solver (HiGHS runs LPs only, project
+                # solvers primal problems only): profile every solver on the problems it
+                # attempted, so the project's own solvers stay in the figure (the legend gives
+                # each one's counts).
+                print("no problem was attempted by every solver: the profile shows every "
+                      "solver on the problems it attempted", file=sys.stderr)
+                reports.plot_performance_profile(df, paths["profile"], metric=metric,
+                                                 problems="all")
+            written.append(str(paths["profile"]))
+        except OSError as exc:
+            errors.append(exc)
+    print(reports.format_comparison(table))
+    return written, errors
+
+
+def _figures_available() -> bool:
+    """Whether matplotlib is installed; if not, say on stderr that no figure is drawn."""
+    from .benchmarking.reports import matplotlib_available
+    if matplotlib_available():
+        return True
+    print("matplotlib is not installed: no performance profile figure (install the 'plots' "
+          "extra)", file=sys.stderr)
+    return False
 
 
 def _report_dir(table) -> Path:
@@ -356,7 +445,7 @@ def _cmd_bench(args) -> int:
     from .benchmarking import benchmark, make_tasks, save_run
     from .benchmarking.executors import make_executor
     from .benchmarking.provenance import new_run_id
-    from .benchmarking.runner import run_paths
+    from .benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
     if args.scheduler and args.executor != "dask":
@@ -366,13 +455,27 @@ def _cmd_bench(args) -> int:
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
     run_id = new_run_id()
     paths = run_paths(args.out, run_id)
-    _check_writable([paths["csv"], paths["parquet"], paths["metadata"],
-                     *_report_paths(paths["report"], "time").values()])
+    parquet = parquet_available()
+    if not parquet:
+        print("pyarrow is not installed: the tables are written as CSV only (install the "
+              "'parquet' extra for Parquet files)", file=sys.stderr)
+    figure = _figures_available()
+    report = _report_paths(paths["report"], "time")
+    _check_writable([paths["csv"], paths["metadata"], report["comparison"],
+                     *([paths["parquet"]] if parquet else []),
+                     *([report["profile"]] if figure else [])])
+    partial = _partial_table(paths["csv"])
     with _working("bench"):
-        run = benchmark(tasks, executor, progress=not args.no_progress, run_id=run_id,
-                        command=["infpush-cvx", *(getattr(args, "argv", None) or [])])
-        saved = save_run(run, args.out)
-        written = _write_reports(run.table, paths["report"], "time", args.problems_set)
+        try:
+            run = benchmark(tasks, executor, progress=not args.no_progress, run_id=run_id,
+                            command=["infpush-cvx", *(getattr(args, "argv", None) or [])],
+                            on_row=partial.append)
+        except RunInterrupted as stopped:
+            _save_interrupted(stopped, lambda: save_run(stopped.run, args.out, parquet=parquet),
+                              partial, run_folder(args.out))
+        saved = _save_final(lambda: save_run(run, args.out, parquet=parquet), partial)
+        written, errors = _write_reports(run.table, paths["report"], "time", args.problems_set,
+                                         figure)
     df = run.table
     bad = df[~df["agrees"]]
     print(f"\n{len(df)} solves ({len(tasks)} tasks); {len(df) - len(bad)} succeeded and agree "
@@ -382,19 +485,24 @@ def _cmd_bench(args) -> int:
         from .benchmarking.reports import format_comparison
         cols = ["problem", "solver", "repeat", "status", "objective", "reference", "rel_error"]
         print("DISAGREEMENTS:\n" + format_comparison(bad[cols]), file=sys.stderr)
-        return EXIT_DISAGREEMENT
-    return 0
+    if errors:  # after every summary: the results are saved, a report is not
+        raise errors[0]
+    return EXIT_DISAGREEMENT if len(bad) else 0
 
 
 def _cmd_report(args) -> int:
     from .benchmarking import load_results
     df = load_results(args.table)  # exactly the named file; ValueError naming it if malformed
     out = Path(args.out) if args.out else _report_dir(args.table)
-    _check_writable(_report_paths(out, args.metric).values())
+    figure = _figures_available()
+    paths = _report_paths(out, args.metric)
+    _check_writable([paths["comparison"], *([paths["profile"]] if figure else [])])
     with _working("report"):
-        written = _write_reports(df, out, args.metric, args.problems_set)
+        written, errors = _write_reports(df, out, args.metric, args.problems_set, figure)
     for p in written:
         print(f"written: {p}")
+    if errors:
+        raise errors[0]
     return 0
 
 
@@ -486,7 +594,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
                    action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
-    p.add_argument("--out", default="results/comparison.csv", help="CSV output path")
+    p.add_argument("--out", default="results/comparison.csv",
+                   help="CSV output path (default results/comparison.csv; a symbolic link is "
+                        "written through; rows are appended to OUT.partial as solves end)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_verbose(p)
     p.set_defaults(func=_cmd_check)
@@ -533,8 +643,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
     _add_selection(p, "all that apply")
-    p.add_argument("--repeats", type=positive_int, default=1,
-                   help="runs of every task (default 1)")
+    p.add_argument("--repeats", type=repeat_count, default=1,
+                   help=f"runs of every task (default 1, at most {MAX_REPEATS})")
     _add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")
@@ -594,17 +704,26 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     environment variable ``TRACEBACK_ENV_VAR`` prints), 130 for Ctrl-C."""
     show_traceback = show_traceback or os.environ.get(TRACEBACK_ENV_VAR, "") not in ("", "0")
     try:
-        return work()
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted", file=sys.stderr)
-        return 130
+        with _named_stdout():
+            code = work()
+            sys.stdout.flush()
+        return code
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", None) or getattr(getattr(exc, "cause", None), "signum",
+                                                         None) or signal.SIGINT
+        print(f"{prog}: {'terminated' if signum == signal.SIGTERM else 'interrupted'}",
+              file=sys.stderr)
+        return 128 + int(signum)
     except BrokenPipeError:
         # the reader went away (``infpush-cvx list | head``): stop quietly, with the status of a
         # process ended by SIGPIPE, and keep Python from failing again when it flushes stdout
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_devnull()
         return 128 + 13
     except Exception as exc:
         error = exc
+    if isinstance(error, OSError) and error.filename == STDOUT:
+        with contextlib.suppress(OSError, ValueError):
+            _stdout_to_devnull()  # what was left unwritten goes nowhere at exit
     if isinstance(error, (ValueError, TypeError, OSError)):
         code, message = EXIT_USAGE, _one_line(error)
     else:
@@ -620,6 +739,69 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     return code
 
 
+def _stdout_to_devnull() -> None:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+#: How the errors name the standard output.
+STDOUT = "<stdout>"
+
+
+class _NamedStream:
+    """A text stream whose write errors (``> /dev/full``: ENOSPC) name it, so the one-line
+    error says the output, not a file, could not be written (a closed pipe stays a
+    BrokenPipeError: the reader went away)."""
+
+    def __init__(self, stream, name: str):
+        self._stream, self._name = stream, name
+
+    def _named(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise named_os_error(exc, self._name) from exc
+
+    def write(self, text):
+        return self._named(self._stream.write, text)
+
+    def flush(self):
+        return self._named(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _named_stdout():
+    stream = sys.stdout
+    sys.stdout = _NamedStream(stream, STDOUT)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stdout, _NamedStream):  # unless the command replaced it
+            sys.stdout = stream
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_stops_the_run():
+    """SIGTERM raises :class:`Terminated` while the command runs (main thread only), so the run
+    stops as on Ctrl-C, saving its rows and removing its temporary files."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -627,7 +809,8 @@ def _one_line(exc: BaseException) -> str:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
+    with _sigterm_stops_the_run():
+        return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
 
 
 if __name__ == "__main__":

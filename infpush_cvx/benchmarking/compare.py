@@ -5,10 +5,10 @@ Every catalog problem (the "core" tier by default) with the CVXPY solvers of the
 (``cvxpy_solvers.comparison_set()``; any other installed one on request) and the project's
 certified methods (``CHECK_METHODS``), one task each, made and run by
 :mod:`infpush_cvx.benchmarking` (:func:`~infpush_cvx.benchmarking.make_tasks`,
-:func:`~infpush_cvx.benchmarking.benchmark` with ``SerialExecutor(warmup=False)``: in this
-process, one after the other, no warm-up). So its rows are the benchmark's rows
-(:data:`infpush_cvx.benchmarking.tasks.COLUMNS`), made and failed by the same code; a solver that
-fails is a row with its status, never a crash of the run. :func:`format_table` prints the
+:func:`~infpush_cvx.benchmarking.benchmark` with ``SerialExecutor(warmup=False)``: one after
+the other in a worker process killed at the time limit, no warm-up). So its rows are the
+benchmark's rows (:data:`infpush_cvx.benchmarking.tasks.COLUMNS`), made and failed by the same
+code; a solver that fails is a row with its status, never a crash of the run. :func:`format_table` prints the
 agreement columns (``COLUMNS``) of such a table.
 """
 
@@ -38,21 +38,24 @@ CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg", "newton", "i
 
 def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
         tier: str = _catalog.DEFAULT_TIER, time_limit: float | None = None,
-        tol: float = 1e-6) -> pd.DataFrame:
+        tol: float = 1e-6, on_row=None) -> pd.DataFrame:
     """The results table of every problem (default: the catalog's ``tier``, "core"; "all" for
-    every tier) x every solver that handles it, run serially in this process.
+    every tier) x every solver that handles it, run one after the other.
 
     ``solvers``: installed CVXPY solver names, ``"all"`` for every one (default: the comparison
     set, ``cvxpy_solvers.comparison_set()``); ``native``: project solver methods (``"fista"``),
     labels (``"infinite_push.fista"``) or modules (``"ranksvm"``), default ``CHECK_METHODS``;
     ``()`` for none; ``tol``: their target relative gap. ``time_limit``: seconds per solve, given
-    to each solver as its own limit (solvers without one, ECOS, are bounded by their iteration
-    caps only here)."""
+    to each solver as its own limit; with a limit, the solves run one after the other in a
+    worker process killed at it (:class:`SerialExecutor`), so it holds for every solver, ECOS
+    included. ``on_row(row)``: called as each solve ends. Ctrl-C raises
+    :class:`~.runner.RunInterrupted` with the rows so far."""
     ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
     tasks = make_tasks(ids, cvxpy=solvers, native=native, tol=tol,
                        timeout=check_time_limit(time_limit))
     log.info("check: %d solves of %d problems", len(tasks), len(ids))
-    return benchmark(tasks, SerialExecutor(warmup=False), progress=progress).table
+    return benchmark(tasks, SerialExecutor(warmup=False), progress=progress,
+                     on_row=on_row).table
 
 
 def _number(spec: str):

@@ -1,7 +1,9 @@
 """Executors: run a list of tasks and yield ``(index, row)`` as they finish.
 
-- :class:`SerialExecutor`: in this process, one task after the other. The timeout is only the
-  soft ``time_limit`` passed to project solvers (a CVXPY solve cannot be interrupted in-process).
+- :class:`SerialExecutor`: one task after the other. A task with a timeout runs in one worker
+  process (as below, with this process's environment) killed at the limit, so the limit holds
+  for every solver: CVXPY's compilation and a solver's set-up count, and ECOS, which has no
+  limit of its own, is stopped too. Tasks without a timeout run in this process.
 - :class:`ProcessExecutor` (default): long-lived worker processes started with the ``spawn``
   method, with ``OMP/OPENBLAS/MKL/NUMBA`` thread counts set to 1 in their environment before
   NumPy is imported, so timings stay comparable with a serial run. A task that exceeds its
@@ -10,6 +12,12 @@
 - :class:`DaskExecutor`: a Dask distributed cluster (``address`` of a scheduler, or a local
   cluster). A task past its timeout is cancelled and recorded as ``"timeout"``; Dask cannot kill a
   running thread, so the worker may stay busy until the solver returns.
+
+Every executor records in ``started`` when each task began (index -> ``time.perf_counter()``),
+so that the runner can mark the tasks a Ctrl-C cut short as "interrupted". Worker processes
+ignore SIGINT (a Ctrl-C at the terminal reaches the whole process group): the parent alone
+stops the run and kills them, so an interrupt never becomes a solver's failure. A worker also
+dies with its parent (Linux), so a killed run leaves no solve running.
 
 Every executor warms up each of its workers before the first timed task (:mod:`.warmup`: one
 small untimed solve of every solver kind of the run), so that no row's time includes numba
@@ -22,6 +30,8 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
+import signal
+import sys
 import time
 from multiprocessing.connection import wait
 
@@ -43,19 +53,36 @@ def _blas_threads(tasks) -> int:
 
 
 class SerialExecutor:
-    """Tasks one after the other in this process, after one warm-up here."""
+    """Tasks one after the other, after one warm-up. With ``isolate`` (default) and a task with
+    a timeout, in one worker process killed and replaced at a task's limit (a ``"timeout"``
+    row); otherwise in this process, where only the solvers' own limits bound a solve."""
 
     name = "serial"
+    #: Run tasks that have a timeout in a worker process killed at the limit.
+    isolate = True
 
-    def __init__(self, warmup: bool = True):
+    def __init__(self, warmup: bool = True, isolate: bool | None = None):
         self.warmup = warmup
+        if isolate is not None:
+            self.isolate = bool(isolate)
         self.warmup_info: list[dict] = []
+        self.started: dict = {}
 
     def run(self, tasks):
         tasks = list(tasks)
+        self.started = {}
+        if self.isolate and any(getattr(t, "timeout", None) is not None for t in tasks):
+            worker = ProcessExecutor(n_workers=1, env={}, warmup=self.warmup)
+            self.started = worker.started = {}
+            try:
+                yield from worker.run(tasks)
+            finally:
+                self.warmup_info = worker.warmup_info
+            return
         if self.warmup and tasks:
             self.warmup_info = [warm_up(warmup_jobs(tasks), blas_threads=_blas_threads(tasks))]
         for k, task in enumerate(tasks):
+            self.started[k] = time.perf_counter()
             yield k, run_task(task)
 
 
@@ -65,9 +92,32 @@ _WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.benchmarking.tas
                  "infpush_cvx.solvers.rank2plan")
 
 
+def _die_with_parent() -> None:
+    """Have the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
+    a run killed with SIGKILL leaves no solve running; elsewhere the worker ends at its next
+    message (EOF)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _ignore_interrupts() -> None:
+    """SIGINT ignored, and blocked so that a solver that installs its own handler while it runs
+    (SCS does) never sees it: the parent turns a Ctrl-C into "interrupted" rows."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 def _worker_main(conn, env, jobs=(), blas_threads=1):
     """Worker loop: import, warm up (``jobs``), say ``("ready", warm-up info)``, then receive
     (index, task) and send back (index, row); None stops it."""
+    _ignore_interrupts()
+    _die_with_parent()
     os.environ.update(env)  # before the first NumPy import in this (spawned) process
     import importlib
     for name in _WARM_IMPORTS:
@@ -144,9 +194,11 @@ class ProcessExecutor:
         self.warmup = warmup
         self.fresh = bool(fresh)
         self.warmup_info: list[dict] = []
+        self.started: dict = {}
 
     def run(self, tasks):
         tasks = list(tasks)
+        self.started.clear()
         if not tasks:
             return
         ctx = mp.get_context("spawn")
@@ -212,6 +264,7 @@ class ProcessExecutor:
                         continue
                     if w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
+                        self.started[w.job[0]] = w.started
         finally:
             for w in workers:
                 if w is None:
@@ -233,6 +286,7 @@ class DaskExecutor:
         self.address, self.client, self.n_workers = address, client, n_workers
         self.warmup = warmup
         self.warmup_info: list[dict] = []
+        self.started: dict = {}
 
     def _warm_up(self, client, tasks) -> None:
         """One warm-up task pinned to each worker of the cluster, waited for."""
@@ -260,6 +314,7 @@ class DaskExecutor:
     def run(self, tasks):
         from dask.distributed import wait as dask_wait
         tasks = list(tasks)
+        self.started = {}
         if not tasks:
             return
         client, owned = self._client()
@@ -276,6 +331,7 @@ class DaskExecutor:
                     k, task = pending.pop()
                     fut = client.submit(run_task, task, pure=False)
                     running[fut] = (k, time.perf_counter())
+                    self.started[k] = running[fut][1]
                 now = time.perf_counter()
                 left = [s + tasks[k].timeout - now for k, s in running.values()
                         if tasks[k].timeout is not None]

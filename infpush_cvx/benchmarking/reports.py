@@ -26,9 +26,11 @@ gives nothing to compare; it is treated as not attempted for that metric. Costs 
 the smallest positive cost of the table, since the ratios need positive costs (a count of 0
 iterations ties with the smallest count measured).
 
-Figures are built on :class:`matplotlib.figure.Figure` directly, never through
-``matplotlib.use`` or pyplot's global state: the library does not select or change the
-caller's backend, so a notebook's inline figures keep working.
+Figures need matplotlib (the ``plots`` extra); :func:`matplotlib_available` says whether it is
+installed, so a caller can leave the figure out and say so. Figures are built on
+:class:`matplotlib.figure.Figure` directly, never through ``matplotlib.use`` or pyplot's global
+state: the library does not select or change the caller's backend, so a notebook's inline
+figures keep working.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 #: Markers of the series; 7 is prime to 10, so (colour, marker) pairs repeat only after 70.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def matplotlib_available() -> bool:
+    """Whether matplotlib (the ``plots`` extra) can be imported, for the figures."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def series_styles(n: int) -> list[dict]:

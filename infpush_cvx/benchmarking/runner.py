@@ -12,6 +12,12 @@ overwriting one):
 >>> run = benchmark(tasks, "processes")                 # table, curves and metadata
 >>> save_run(run, "results/bench")   # results/bench/<UTC time>_<id>.csv, .parquet, .json
 
+Rows reach disk as each solve ends when the caller passes ``on_row`` (the command line appends
+them to a ``.partial`` file, :mod:`.partial`). A Ctrl-C (KeyboardInterrupt) stops the run at
+once: :func:`benchmark` then raises :class:`RunInterrupted`, whose ``run`` holds the rows that
+finished and an ``"interrupted"`` row for every task that was running. Without pyarrow (the
+``parquet`` extra) tables are written as CSV only, with a warning.
+
 Solvers are the CVXPY comparison solvers (``cvxpy_solvers.comparison_set()``, or any installed
 one by name) on the problem classes they handle, and every method of the project's solvers that
 maps to the problem (:func:`infpush_cvx.catalog.registry.methods`); the rows are those of
@@ -24,6 +30,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +44,21 @@ from .executors import make_executor
 from .tasks import COLUMNS, Task, versions
 
 log = logging.getLogger(__name__)
+
+#: Largest ``repeats`` of a run (each repeat is a task per problem and solver, held in memory).
+MAX_REPEATS = 1000
+
+#: Status of the row of a task that was running when the run was interrupted.
+INTERRUPTED = "interrupted"
+
+
+def parquet_available() -> bool:
+    """Whether pandas can write Parquet files here (pyarrow or fastparquet installed)."""
+    try:
+        pd.io.parquet.get_engine("auto")
+    except ImportError:
+        return False
+    return True
 
 
 def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol: float = 1e-6,
@@ -62,6 +84,8 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
     for pid in problems:
         catalog.get(pid)
     repeats = int(check_scalar(repeats, "repeats", positive=True))
+    if repeats > MAX_REPEATS:
+        raise ValueError(f"repeats must be at most {MAX_REPEATS}, got {repeats}")
     tol = check_scalar(tol, "tol", positive=True)
     if timeout is not None:
         timeout = check_scalar(timeout, "timeout", positive=True)
@@ -105,24 +129,69 @@ class BenchmarkRun:
     def run_id(self) -> str:
         return self.metadata["run_id"]
 
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.metadata.get("interrupted"))
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (or, in the command line, SIGTERM): ``run`` holds the rows that
+    finished and an "interrupted" row for each task that was running; tasks not started have
+    no row. ``cause`` is the original exception."""
+
+    def __init__(self, run: BenchmarkRun, cause: BaseException):
+        super().__init__(f"run {run.run_id} interrupted")
+        self.run, self.cause = run, cause
+
 
 def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=None,
-              scheduler=None, run_id: str | None = None, command=None) -> BenchmarkRun:
+              scheduler=None, run_id: str | None = None, command=None,
+              on_row=None) -> BenchmarkRun:
     """Run ``tasks`` on ``executor`` (a name or an executor object, warmed up in every worker
     before the first timed task) and record the run's provenance.
 
     Every row gets the ``run_id`` (default: a new ``<UTC time>_<id>``); ``curves`` has one row
     per recorded iteration of each project solver task made with ``curves=True`` (with the
-    task's ``run_id``, ``problem``, ``solver``, ``repeat``; see :mod:`.curves`)."""
-    from .curves import curves_frame
-    from .provenance import new_run_id, run_metadata, utc_now
+    task's ``run_id``, ``problem``, ``solver``, ``repeat``; see :mod:`.curves`). ``on_row(row)``
+    is called with every row as its task ends (to put it on disk at once). A KeyboardInterrupt
+    stops the run: :class:`RunInterrupted` carries what it did."""
+    from .provenance import new_run_id, utc_now
     tasks = list(tasks)
     if isinstance(executor, str):
         executor = make_executor(executor, n_workers=n_workers, scheduler=scheduler)
     started = utc_now()
     run_id = run_id or new_run_id(started)
     log.info("run %s: %d tasks on the %s executor", run_id, len(tasks), executor.name)
-    rows, curve_rows = _execute(tasks, executor, progress)
+    rows, curve_rows = [None] * len(tasks), []
+    try:
+        _execute(tasks, executor, progress, rows, curve_rows, run_id, on_row)
+    except KeyboardInterrupt as exc:
+        _mark_interrupted(tasks, executor, rows, run_id, on_row, exc)
+        run = _finished(tasks, executor, [r for r in rows if r is not None], curve_rows,
+                        run_id, started, command, interrupted=True)
+        raise RunInterrupted(run, exc) from exc
+    return _finished(tasks, executor, rows, curve_rows, run_id, started, command)
+
+
+def _mark_interrupted(tasks, executor, rows, run_id, on_row, exc) -> None:
+    """An "interrupted" row for every task the executor started that has no row."""
+    from .tasks import failed_row
+    now = time.perf_counter()
+    why = str(exc) or ("SIGINT" if type(exc) is KeyboardInterrupt else type(exc).__name__)
+    for k, began in sorted(getattr(executor, "started", {}).items()):
+        if rows[k] is not None:
+            continue
+        row = failed_row(tasks[k], INTERRUPTED, f"run stopped by {why}", now - began)
+        row.update(executor=executor.name, run_id=run_id)
+        rows[k] = row
+        if on_row is not None:
+            on_row(row)
+
+
+def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
+              interrupted: bool = False) -> BenchmarkRun:
+    from .curves import curves_frame
+    from .provenance import run_metadata
     table = _tidy(rows)
     table["run_id"] = run_id
     curves = curves_frame([{"run_id": run_id, **r} for r in curve_rows])
@@ -134,14 +203,18 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
                  "warmup": list(getattr(executor, "warmup_info", []) or [])}
     metadata = run_metadata(tasks, table, run_id=run_id, started=started, execution=execution,
                             command=command)
+    if interrupted:
+        metadata["interrupted"] = True
+        metadata["summary"]["interrupted"] = int((table["status"] == INTERRUPTED).sum())
+        metadata["summary"]["not_started"] = len(tasks) - len(table)
     log.info("run %s: %d of %d rows agree with the stored values", run_id,
              metadata["summary"]["agree"], len(table))
     return BenchmarkRun(table, curves, metadata)
 
 
-def _execute(tasks, executor, progress):
-    """``(rows, curve rows)`` of ``tasks`` on ``executor``, rows in task order."""
-    rows, curves = [None] * len(tasks), []
+def _execute(tasks, executor, progress, rows, curves, run_id, on_row):
+    """Fill ``rows`` (in task order) and ``curves`` with what ``tasks`` give on ``executor``,
+    passing each row to ``on_row`` as it comes."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -154,14 +227,16 @@ def _execute(tasks, executor, progress):
                 task = tasks[k]
                 curves.extend({"problem": str(task.problem), "solver": task.solver,
                                "repeat": task.repeat, **c} for c in curve)
+            row["run_id"] = run_id
             rows[k] = row
+            if on_row is not None:
+                on_row(row)
             if bar is not None:
                 bar.set_postfix_str(tasks[k].label(), refresh=False)
                 bar.update()
     finally:
         if bar is not None:
             bar.close()
-    return rows, curves
 
 
 def _tidy(rows) -> pd.DataFrame:
@@ -200,25 +275,41 @@ def table_paths(path) -> dict:
             "parquet": stem.parent / (stem.name + ".parquet")}
 
 
-def save_results(df: pd.DataFrame, path) -> dict:
-    """Write ``<stem>.csv`` and ``<stem>.parquet`` (see :func:`table_paths`); returns both paths.
+def save_results(df: pd.DataFrame, path, *, parquet: bool | None = None) -> dict:
+    """Write ``<stem>.csv`` and ``<stem>.parquet`` (see :func:`table_paths`); returns the paths
+    written. ``parquet``: also the Parquet file (default: when pyarrow is installed; without it,
+    CSV only, with a warning).
 
     Both are written to temporary files first and replace the previous pair only when both are
     complete, so a run killed while writing leaves the previous tables, never a partial file
     nor a new CSV beside an old Parquet file."""
     out = table_paths(path)
-    with _table_files(df, out["csv"], out["parquet"]):
+    if not _with_parquet(parquet):
+        del out["parquet"]
+    with _table_files(df, out["csv"], out.get("parquet")):
         pass
     return out
 
 
+def _with_parquet(parquet: bool | None) -> bool:
+    if parquet is None:
+        parquet = parquet_available()
+        if not parquet:
+            log.warning("pyarrow is not installed: tables are written as CSV only (install "
+                        "the 'parquet' extra for Parquet files)")
+    return bool(parquet)
+
+
 @contextlib.contextmanager
-def _table_files(df: pd.DataFrame, csv, parquet):
-    """``df`` written to temporary CSV and Parquet files that replace ``csv`` and ``parquet``
-    together when the block (more files of the same set) ends without an exception."""
-    with atomic_path(csv) as csv_tmp, atomic_path(parquet) as parquet_tmp:
+def _table_files(df: pd.DataFrame, csv, parquet=None):
+    """``df`` written to temporary CSV (and Parquet, unless ``parquet`` is None) files that
+    replace ``csv`` and ``parquet`` together when the block (more files of the same set) ends
+    without an exception."""
+    parquet_file = contextlib.nullcontext() if parquet is None else atomic_path(parquet)
+    with atomic_path(csv) as csv_tmp, parquet_file as parquet_tmp:
         df.to_csv(csv_tmp, index=False)
-        df.to_parquet(parquet_tmp, index=False)
+        if parquet is not None:
+            df.to_parquet(parquet_tmp, index=False)
         yield
 
 
@@ -244,15 +335,18 @@ def run_paths(out, run_id: str) -> dict:
             "report": stem.with_name(run_id + "_report")}
 
 
-def save_run(run: BenchmarkRun, out) -> dict:
+def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
     """Write ``run`` under base path ``out`` as a new set of files (:func:`run_paths`): its
     table (CSV + Parquet), its curves when it has any, and its metadata (JSON, which names the
-    other files). Never replaces a file: FileExistsError when one of them exists. All files are
-    written to temporary files first and appear together (a run killed while writing leaves
-    none of them). Returns the paths written."""
+    other files). ``parquet``: write the Parquet files (default: when pyarrow is installed;
+    without it, CSV only, with a warning). Never replaces a file: FileExistsError when one of
+    them exists. All files are written to temporary files first and appear together (a run
+    killed while writing leaves none of them). Returns the paths written."""
     paths = run_paths(out, run.run_id)
-    written = ["csv", "parquet", "metadata"] + \
-        (["curves_csv", "curves_parquet"] if not run.curves.empty else [])
+    parquet = _with_parquet(parquet)
+    written = ["csv"] + (["parquet"] if parquet else []) + ["metadata"]
+    if not run.curves.empty:
+        written += ["curves_csv"] + (["curves_parquet"] if parquet else [])
     taken = [str(paths[k]) for k in written if paths[k].exists()]
     if taken:
         raise FileExistsError(f"run {run.run_id}: {taken[0]} exists; a run never replaces "
@@ -260,8 +354,9 @@ def save_run(run: BenchmarkRun, out) -> dict:
     metadata = dict(run.metadata)
     metadata["files"] = {k: paths[k].name for k in written if k != "metadata"}
     curves = contextlib.nullcontext() if run.curves.empty else \
-        _table_files(run.curves, paths["curves_csv"], paths["curves_parquet"])
-    with _table_files(run.table, paths["csv"], paths["parquet"]), curves:
+        _table_files(run.curves, paths["curves_csv"],
+                     paths["curves_parquet"] if parquet else None)
+    with _table_files(run.table, paths["csv"], paths["parquet"] if parquet else None), curves:
         with atomic_open(paths["metadata"], "w", encoding="utf-8") as fh:
             json.dump(metadata, fh, indent=1, sort_keys=False, default=_json_default)
             fh.write("\n")

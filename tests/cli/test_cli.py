@@ -5,6 +5,7 @@ import json
 import pandas as pd
 
 from infpush_cvx import cli
+from infpush_cvx.benchmarking import SerialExecutor
 from infpush_cvx.catalog import reference
 
 
@@ -47,6 +48,7 @@ def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
     record["opt_val"] *= 1.01
     (tmp_path / f"{pid}.json").write_text(json.dumps(record))
     monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    monkeypatch.setattr(SerialExecutor, "isolate", False)  # the solves see the patched values
     rc = cli.main(["check", "--problems", pid, "--cvxpy", "CLARABEL", "--no-progress",
                    "--out", str(tmp_path / "x.csv")])
     assert rc == 1

@@ -46,5 +46,5 @@ def test_check_writable_names_the_argument(tmp_path):
     (tmp_path / "blocker").write_text("a file where a folder should be")
     with pytest.raises(ValueError, match="out: cannot write"):
         check_writable(tmp_path / "blocker" / "t.csv")
-    with pytest.raises(ValueError, match="--table: .* is a directory"):
+    with pytest.raises(ValueError, match="--table: .* is a folder"):
         check_writable(tmp_path, name="--table")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from infpush_cvx import benchmarking, catalog, cli
-from infpush_cvx.benchmarking import compare
+from infpush_cvx.benchmarking import SerialExecutor, compare
 from infpush_cvx.benchmarking.tasks import Task, solve_task
 from infpush_cvx.catalog import registry
 
@@ -60,7 +60,14 @@ def test_the_library_refuses_highs_on_a_qp(no_solving):
 
 
 @pytest.fixture
-def solve_options(monkeypatch):
+def in_process(monkeypatch):
+    """Solves in this process, where the test's monkeypatches apply (the command line runs
+    them in a worker process killed at the time limit)."""
+    monkeypatch.setattr(SerialExecutor, "isolate", False)
+
+
+@pytest.fixture
+def solve_options(monkeypatch, in_process):
     """The keyword arguments of every ``cvxpy.Problem.solve`` call (the solves still run)."""
     seen = []
     real = cp.Problem.solve
@@ -251,7 +258,8 @@ def test_the_full_traceback_on_request(how, monkeypatch, capsys):
     assert "Traceback (most recent call last)" in err and "RuntimeError: boom" in err
 
 
-def test_a_failure_inside_a_solve_is_an_internal_error_not_a_table(monkeypatch, capsys):
+def test_a_failure_inside_a_solve_is_an_internal_error_not_a_table(monkeypatch, in_process,
+                                                                  capsys):
     # a ValueError raised while solving is not the user's fault: exit 3, not 2 or 1
     _break(monkeypatch, registry, "solve", ValueError("boom"))
     code, out, err = run_cli(["solve", "ranksvm_planted_s_seed_compact", "--solver",

@@ -14,10 +14,17 @@ import subprocess
 import sys
 import time
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
+import infpush_cvx
+
 LP = "rank2plan_pairs_dense_compact"   # the quickest catalog problem for HiGHS
+#: The subprocess imports this checkout's package, not one installed elsewhere (its working
+#: folder is the test's temporary folder).
+ENV = {**os.environ, "PYTHONPATH": str(Path(infpush_cvx.__file__).resolve().parents[1])}
 
 DRIVER = r'''
 import io, os, sys, time
@@ -101,7 +108,7 @@ def kill_during_write(tmp_path, writer, argv, timeout=90.0):
     log = tmp_path / "driver.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(marker), writer, *argv],
-                                stdout=fh, stderr=subprocess.STDOUT, cwd=tmp_path)
+                                stdout=fh, stderr=subprocess.STDOUT, cwd=tmp_path, env=ENV)
         deadline = time.monotonic() + timeout
         try:
             while not marker.exists():

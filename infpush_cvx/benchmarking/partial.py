@@ -1,0 +1,90 @@
+"""The rows of a run on disk as each solve ends: ``<table>.partial`` beside the final table.
+
+A run's final tables are written once, atomically, when the run ends (:mod:`infpush_cvx.files`).
+Until then every finished row is appended to a CSV file of its own, ``<final name>.partial``
+(``results/comparison.csv.partial``), flushed and fsynced row by row: a run killed at any moment
+(``kill -9``, a lost machine) leaves every row that finished in that file, readable with
+``pandas.read_csv`` (a row cut by the kill is at most the last line). The file is created with
+its first row, so a run that finishes nothing creates nothing; it is removed once the final
+table is written (SIGINT and SIGTERM included: the command line then writes the rows so far as
+the final table), and kept when that write fails (a full disk), so no finished row is lost.
+
+Its columns are the results table's (``tasks.COLUMNS`` then ``version_<pkg>``); a value that is
+None is an empty field. Appending, not replacing, is the point of this file: it is the one file
+of the package not written through :func:`infpush_cvx.files.atomic_path`.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+from pathlib import Path
+
+from ..files import named_os_error, real_target
+
+log = logging.getLogger(__name__)
+
+#: Appended to the final table's file name.
+SUFFIX = ".partial"
+
+
+def partial_path(final) -> Path:
+    """Where the rows of the run whose final table is ``final`` are appended."""
+    final = real_target(final)
+    return final.with_name(final.name + SUFFIX)
+
+
+class PartialTable:
+    """Append rows (dicts) to :func:`partial_path` of ``final``, each on disk before the next.
+
+    An ``OSError`` (a full disk) names the file and leaves the rows already written. A file
+    left by an earlier run that was killed is replaced at the first row (with a warning).
+    """
+
+    def __init__(self, final, columns):
+        self.path = partial_path(final)
+        self.columns = list(columns)
+        self.rows = 0
+        self._fh = None
+        self._writer = None
+
+    def append(self, row: dict) -> None:
+        try:
+            if self._fh is None:
+                if self.path.exists():
+                    log.warning("%s: replacing the rows of an earlier run that did not end",
+                                self.path)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(self.path, "w", newline="", encoding="utf-8")
+                self._writer = csv.DictWriter(self._fh, self.columns, extrasaction="ignore")
+                self._writer.writeheader()
+            self._writer.writerow(row)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise named_os_error(exc, self.path) from exc
+        self.rows += 1
+
+    def close(self) -> None:
+        if self._fh is not None:
+            fh, self._fh = self._fh, None
+            try:
+                fh.close()
+            except OSError:  # its rows were flushed and fsynced one by one
+                pass
+
+    def discard(self) -> None:
+        """Close and remove the file (the final table now holds its rows)."""
+        self.close()
+        if self.rows:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
