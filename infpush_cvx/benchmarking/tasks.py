@@ -57,7 +57,7 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 #: Columns of the results table, in order (``version_<pkg>`` columns follow).
 COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
-           "rel_error", "rtol", "agrees", "gap", "iterations", "nnz_w", "compile_time",
+           "rel_error", "rtol", "agrees", "reference_note", "gap", "iterations", "nnz_w", "compile_time",
            "setup_time", "solve_time", "time", "timeout", "error", "executor", "host", "pid",
            "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
            "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
@@ -409,11 +409,27 @@ def solve_task(task: Task) -> dict:
         # task of a process is not charged for it.
         data = problem_data(task.problem)
         row.update(instance_shape(data))
+        if not isinstance(task.problem, Instance):
+            row.update(_checked_reference(task.problem, data))
         with peak_rss() as memory:
             row.update(run(task, problem_spec(task.problem), data, row["reference"]))
     row.update(rss_before_mib=memory.rss_before_mib, peak_rss_mib=memory.peak_rss_mib)
     row["error"] = ""
     return _with_threads(row, task)
+
+
+def _checked_reference(problem_id: str, data) -> dict:
+    """The stored value a solve of ``problem_id`` on ``data`` is compared with: none when the
+    record no longer belongs to the instance or to the problem's definition, and then
+    ``reference_note`` says why and how to store a fresh one (never a stale value used silently)."""
+    import warnings
+
+    from ..catalog.reference import StaleReferenceWarning, stored_value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StaleReferenceWarning)  # the row carries the reason
+        found = stored_value(problem_id, data)
+    note = "" if found.value is not None or found.reason is None else found.reason
+    return {"reference": found.value, "reference_note": note}
 
 
 def run_task(task: Task | CallTask) -> dict:

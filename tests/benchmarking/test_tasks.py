@@ -82,6 +82,23 @@ def test_native_row_carries_the_certificate():
     assert row["rtol"] == registry.rtol(1e-7)
 
 
+def test_a_stale_stored_value_is_not_compared_with_and_the_row_says_why(tmp_path, monkeypatch):
+    """Issue 26: ``check`` and ``solve`` used a record whose instance fingerprint no longer
+    matched without a word."""
+    from infpush_cvx.catalog import reference
+    pid = "ip_l2_planted_s_paper_compact"
+    fresh = run_task(Task(pid, "native", "infinite_push.working_set"))
+    assert fresh["agrees"] and fresh["reference_note"] == ""
+    record = json.loads(reference.reference_path(pid).read_text())
+    record["instance_fingerprint"] = "0" * len(record["instance_fingerprint"])
+    (tmp_path / f"{pid}.json").write_text(json.dumps(record))
+    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    row = run_task(Task(pid, "native", "infinite_push.working_set"))
+    assert row["status"] == "optimal" and row["reference"] is None and not row["agrees"]
+    assert "not used" in row["reference_note"]
+    assert f"reference regenerate --only {pid}" in row["reference_note"]
+
+
 def test_a_method_that_stops_early_is_a_row_not_an_agreement():
     # the paper's gradient projection does not reach a 1e-8 gap in its default 1000 steps
     row = run_task(Task("ip_l2_planted_s_paper_compact", "native", "infinite_push.paper",
