@@ -70,7 +70,8 @@ from ..prox.equal_sums import _project_checked
 from . import _toppush_ipm
 from ._common import blas_threads_for, check_representable, data_first
 from ._deadline import Deadline
-from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
+from ._cvxpy_backend import certified_status
+from .result import SolverResult, relative_gap, warn_if_not_converged
 
 LOSSES = ("truncated_quadratic", "hinge")
 METHODS = ("interior_point", "dual_agd", "cvxpy")
@@ -215,16 +216,24 @@ def toppush(data: BipartiteData, lam: float,
     else:
         out = _dual_agd(data, lam, loss, tol=tol, max_iter=max_iter, deadline=deadline,
                         dual0=dual0)
-    alpha, beta = feasible_dual(data, *out["dual"], loss)
     w = out["w"]
     primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
-    gap = relative_gap(primal, dual_objective(data, alpha, beta, lam, loss))
+    if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
+        dual, gap = None, None
+    else:
+        dual = feasible_dual(data, *out["dual"], loss)
+        gap = relative_gap(primal, dual_objective(data, *dual, lam, loss))
+    status = certified_status(out["status"], gap, tol)
+    message = out["message"]
+    if status == "unverified":
+        message = "CVXPY gave no multipliers: its answer could not be certified"
+    elif status == "stalled" and out["status"] == "optimal" and method == "cvxpy":
+        message = (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
+                   f"{gap:.3g}")
     info = dict(out.get("info", {}), lam_paper=lam, scaling="paper", penalty="l2", loss=loss)
-    result = SolverResult(w=w, objective=primal, gap=gap,
-                          status=status_for_gap(out["status"], gap, tol),
+    result = SolverResult(w=w, objective=primal, gap=gap, status=status,
                           iterations=out["iterations"], time=deadline.elapsed(), method=method,
-                          history=out["history"], dual=(alpha, beta), info=info,
-                          message=out["message"])
+                          history=out["history"], dual=dual, info=info, message=message)
     warn_if_not_converged(result)
     return result
 
@@ -344,41 +353,38 @@ def _history() -> dict:
 
 
 def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
-    """CVXPY on :func:`infpush_cvx.formulations.toppush_problem`; the dual from its multipliers."""
-    import cvxpy as cp
+    """CVXPY on :func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
+    (:mod:`._cvxpy_backend`); the dual ``(alpha, beta)`` from its multipliers (None when CVXPY
+    gave none: the answer is then "unverified"). A failed solve has w = NaN."""
+    import functools
 
-    from ..formulations._toppush import toppush_problem as build  # late: CVXPY is slow to import
+    from ..formulations._toppush import toppush_problem  # late: CVXPY is slow to import
+    from . import _cvxpy_backend as backend
 
-    prob = build(data, lam, loss=loss)
-    options = {}
-    if deadline.limit is not None:
-        from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS
-        key = TIME_LIMIT_OPTIONS.get(str(solver).upper())
-        if key is None or isinstance(key, tuple):
-            raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through CVXPY")
-        options[key] = deadline.for_solver()
-    message = ""
-    try:
-        prob.solve(solver=solver, verbose=verbose, **options)
-    except cp.error.SolverError as exc:
-        message = f"CVXPY: {exc}"
-    status = {"optimal": "optimal", "optimal_inaccurate": "stalled",
-              "user_limit": "time_limit"}.get(prob.status, "failed")
-    w = prob.var_dict["w"].value
-    stats = prob.solver_stats
-    iterations = int(stats.num_iters or 0) if stats is not None else 0
-    info = {"cvxpy_status": prob.status, "solver": solver}
-    if w is None:
-        return {"w": np.full(data.d, np.nan), "dual": (np.zeros(data.m), np.zeros(data.n)),
-                "status": "failed" if status != "time_limit" else status,
-                "iterations": iterations, "history": _history(), "info": info,
-                "message": message or f"CVXPY status {prob.status!r}"}
-    w = np.asarray(w, dtype=np.float64).ravel()
-    beta = np.asarray(prob.constraints[0].dual_value, dtype=np.float64).ravel()
-    if loss == "hinge":
-        alpha = np.asarray(prob.constraints[1].dual_value, dtype=np.float64).ravel()
-    else:  # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
-        s, t = _scores(data, w)
-        alpha = 2.0 * _weights(data) * np.maximum(1.0 + prob.var_dict["tau"].value - s, 0.0)
-    return {"w": w, "dual": (alpha, beta), "status": status, "iterations": iterations,
-            "history": _history(), "info": info, "message": message}
+    out = backend.solve(functools.partial(toppush_problem, loss=loss), (data, lam),
+                        solver=solver, options={}, deadline=deadline, verbose=verbose,
+                        size=_size(data))
+    info = {"cvxpy_status": out.cvxpy_status, "solver": out.info.get("solver", solver),
+            "solve_time": out.info.get("solve_time"),
+            "stage_times": out.info.get("stage_times"),
+            "isolated": out.info.get("isolated", False)}
+    if not out.has_point:
+        return {"w": np.full(data.d, np.nan), "dual": None,
+                "status": "time_limit" if out.status == "time_limit" else "failed",
+                "iterations": out.iterations, "history": _history(), "info": info,
+                "message": backend.failure_message(out, solver)}
+    w = out.values["w"].ravel()
+    beta = out.duals[0]
+    alpha = out.duals[1] if loss == "hinge" else None
+    if loss != "hinge" and beta is not None:
+        # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
+        s, _ = _scores(data, w)
+        alpha = 2.0 * _weights(data) * np.maximum(1.0 + float(out.values["tau"]) - s, 0.0)
+    dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
+    return {"w": w, "dual": dual, "status": out.status, "iterations": out.iterations,
+            "history": _history(), "info": info, "message": out.message}
+
+
+def _size(data: BipartiteData) -> int:
+    """Data entries of a bipartite problem (nonzeros of Xp and Xn)."""
+    return sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))

@@ -1,0 +1,315 @@
+"""One CVXPY backend for the solvers' ``method="cvxpy"``: staged solve, time limit, statuses.
+
+Every CVXPY answer a solver returns goes through :func:`solve` here, and then through the
+solver's own certificate (:func:`certified_status`): CVXPY's "optimal" is a claim, which the
+project calls "optimal" only when its certified relative gap (a primal objective at CVXPY's point
+against a dual bound built from CVXPY's multipliers or from the model's own dual) is at most
+``tol``; without a certificate it is "unverified".
+
+Statuses (:data:`STATUS_MAP`). CVXPY's vocabulary into the project's
+(:data:`~.result.STATUSES`): "optimal" stays a claim to be certified; "optimal_inaccurate" is
+"stalled", or "time_limit" when the solver stopped on its time limit (it used the time it was
+given, or the call's deadline passed); "user_limit" is "time_limit" or "max_iter" likewise;
+infeasible, unbounded and their inaccurate forms are "failed" (the problems solved here are
+always feasible and bounded: such a status is a numerical failure), with a message naming the
+CVXPY status and the solver. A ``SolverError`` is "failed" with its first line. A failed solve
+has no point: ``w`` is NaN, in every solver.
+
+Time limits. The solve is staged: the problem is built, compiled
+(``Problem.get_problem_data``) and solved (``SolvingChain.solve_via_data``), the deadline is
+checked between the stages and the solver is handed only the time left under its own option
+(:data:`~infpush_cvx.catalog.cvxpy_solvers.TIME_LIMIT_OPTIONS`). That bounds neither the
+compilation of a large problem nor a solver's set-up before its clock starts (nor ECOS, which has
+no time limit). Measured on 10,000 x 100 with 1M pairs (the Rank2Plan LP, 2-core machine):
+compilation 4.1 s and Clarabel 34 s with ``time_limit=1`` (its KKT factorisation is not
+interruptible). So when a time limit is given and the solve is not small (:data:`ISOLATE_SIZE`
+data entries) or the solver has no time-limit option, the staged solve runs in a child process
+that is killed at the deadline (plus :data:`KILL_GRACE` seconds for a solver stopping on its own
+limit to hand back its point); a killed solve is "time_limit", with no point.
+
+The child is started by ``multiprocessing``'s "forkserver" method: a server process forked from
+a fresh interpreter, which imports CVXPY once (``set_forkserver_preload``), then forks one child
+per solve. Measured: the server's start and CVXPY import 0.76 s on the first isolated solve of a
+process (counted against its time limit), 20 ms per solve after that, plus the pickling of the
+data (24 MB for the example: about 0.1 s). "fork" would save the first 0.76 s but copies the
+caller's state: a HiGHS, numba or OpenMP thread pool started in this process (ccg runs HiGHS)
+is not usable in a forked child and can hang it; "spawn" pays the CVXPY import on every solve.
+A daemonic process (a benchmark worker) cannot have children: there the solve stays in-process,
+bounded as well as the stages allow (the benchmark kills its workers at their limit). CVXPY is
+imported late everywhere here (``import infpush_cvx.solvers`` must not import it).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._deadline import Deadline
+from .result import status_for_gap
+
+#: CVXPY's statuses into the project's (see the module docstring); "optimal" is a claim that
+#: :func:`certified_status` checks. Statuses not listed (None included) are "failed".
+STATUS_MAP = {
+    "optimal": "optimal",
+    "optimal_inaccurate": "stalled",
+    "user_limit": "max_iter",
+    "infeasible": "failed",
+    "infeasible_inaccurate": "failed",
+    "unbounded": "failed",
+    "unbounded_inaccurate": "failed",
+    "infeasible_or_unbounded": "failed",
+    "solver_error": "failed",
+}
+#: Statuses that mean "the solver stopped on a limit" when it used up the time it was given.
+_LIMIT_STATUSES = ("optimal_inaccurate", "user_limit")
+#: A solver "used up" its time limit when its solve took at least this fraction of it.
+_USED_UP = 0.95
+#: Solves at least this many data entries (nonzeros of the data matrices plus pairs) run in a
+#: child process when a time limit is given: their compilation alone can exceed a second
+#: (about 2 microseconds per entry, measured at 2M entries).
+ISOLATE_SIZE = 50_000
+#: Seconds after the deadline before an isolated solve is killed: a solver stopping on its own
+#: limit hands back its point in that time.
+KILL_GRACE = 0.25
+#: Modules the forkserver imports once, so that no isolated solve pays for them.
+_PRELOAD = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.formulations",
+            "infpush_cvx.solvers._cvxpy_backend")
+
+
+@dataclass
+class Outcome:
+    """What a CVXPY solve gave back, in the project's terms.
+
+    ``status``: the project status before the certificate (:data:`STATUS_MAP`);
+    ``cvxpy_status``: CVXPY's own (None when the solve did not get that far); ``values``: the
+    problem's variables by name (empty without a point); ``duals``: the constraints' multipliers
+    in ``problem.constraints`` order (None where CVXPY gave none); ``message``: why it is not
+    "optimal" (the cause of a failure, or the stage at which the time ran out).
+    """
+
+    status: str
+    cvxpy_status: str | None = None
+    message: str = ""
+    values: dict = field(default_factory=dict)
+    duals: list = field(default_factory=list)
+    value: float | None = None
+    iterations: int = 0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def has_point(self) -> bool:
+        return bool(self.values) and all(v is not None for v in self.values.values())
+
+
+def map_status(cvxpy_status, *, limit_given: float | None, solve_time: float | None,
+               deadline: Deadline) -> str:
+    """The project status of CVXPY's ``cvxpy_status`` (see the module docstring).
+
+    A limit-like status (optimal_inaccurate, user_limit) is "time_limit" when the deadline has
+    passed or the solver used up the ``limit_given`` seconds (``solve_time``)."""
+    status = STATUS_MAP.get(cvxpy_status, "failed")
+    if cvxpy_status in _LIMIT_STATUSES:
+        used_up = limit_given is not None and solve_time is not None \
+            and solve_time >= _USED_UP * limit_given
+        if used_up or deadline.expired():
+            return "time_limit"
+    return status
+
+
+def certified_status(status: str, gap, tol: float) -> str:
+    """The status of a CVXPY answer after the project's certificate: ``gap`` (None: no
+    certificate could be built) against ``tol`` by :func:`~.result.status_for_gap`; a claimed
+    optimum without a certificate is "unverified", never "optimal"."""
+    if gap is None:
+        return "unverified" if status == "optimal" else status
+    return status_for_gap(status, gap, tol)
+
+
+def failure_message(outcome: Outcome, solver) -> str:
+    """The cause of a failed solve, for the result's ``message``."""
+    if outcome.message:
+        return outcome.message
+    return f"CVXPY ended with status {outcome.cvxpy_status!r} (solver {solver})"
+
+
+def time_limit_option(solver: str | None):
+    """The option name (or ``(dict option, key)``) of ``solver``'s own time limit, or None."""
+    from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS  # late: imports CVXPY
+
+    return None if solver is None else TIME_LIMIT_OPTIONS.get(str(solver).upper())
+
+
+def _with_time_limit(options: dict, option, seconds: float) -> dict:
+    """``options`` with ``seconds`` under ``option`` (never more than a limit already there)."""
+    options = dict(options)
+    if isinstance(option, tuple):  # a solver whose parameters CVXPY passes in one dict
+        outer, key = option
+        target = options[outer] = dict(options.get(outer, {}))
+    else:
+        target, key = options, option
+    target[key] = min(float(target.get(key, np.inf)), float(seconds))
+    return options
+
+
+def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: Deadline,
+          verbose: bool = False, size: int = 0, isolate: bool | None = None) -> Outcome:
+    """Build ``build(*args)`` (a ``cvxpy.Problem``), compile and solve it with ``solver`` and
+    ``options``, within ``deadline``; an :class:`Outcome`.
+
+    ``isolate``: run in a child process killed at the deadline (None: when a time limit is
+    given and the problem has at least :data:`ISOLATE_SIZE` entries (``size``) or the solver
+    has no time-limit option; never in a daemonic process). ``build`` and ``args`` must be
+    picklable (a module-level function) for an isolated solve.
+    """
+    if deadline.limit is not None and deadline.expired():
+        return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
+    if isolate is None:
+        isolate = deadline.limit is not None and (
+            size >= ISOLATE_SIZE or time_limit_option(solver) is None)
+    if isolate and mp.current_process().daemon:
+        isolate = False  # a daemonic process cannot have children
+    if not isolate:
+        return _staged(build, args, solver, options, deadline.remaining(), verbose,
+                       report=None, deadline=deadline)
+    return _isolated(build, args, solver, options, deadline, verbose)
+
+
+def _staged(build, args, solver, options, seconds, verbose, *, report, deadline=None):
+    """Build, compile and solve with ``seconds`` of time (inf: none), checking them between
+    the stages; ``report(stage)`` (the child's pipe) is told each stage as it starts."""
+    import cvxpy as cp
+
+    from ..catalog.cvxpy_solvers import silence_highs_banner
+
+    silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
+    deadline = Deadline(None if np.isinf(seconds) else seconds) if deadline is None \
+        else deadline
+    times = {}
+
+    def stage(name):
+        times[name] = deadline.elapsed()
+        if report is not None:
+            report(name)
+        if deadline.expired():
+            return Outcome("time_limit", message=f"{deadline.message()} before the CVXPY "
+                                                 f"{name} stage", info={"stage_times": times})
+        return None
+
+    if (out := stage("build")) is not None:
+        return out
+    prob = build(*args)
+    if (out := stage("compile")) is not None:
+        return out
+    option = time_limit_option(solver)
+    limit_given = None
+    try:
+        data, chain, inverse = prob.get_problem_data(solver, verbose=verbose,
+                                                     solver_opts=dict(options))
+        if (out := stage("solve")) is not None:
+            return out
+        if deadline.limit is not None and option is not None:
+            limit_given = deadline.for_solver()
+            options = _with_time_limit(options, option, limit_given)
+        t_solve = time.perf_counter()
+        solution = chain.solve_via_data(prob, data, False, verbose, dict(options))
+        solve_time = time.perf_counter() - t_solve
+        prob.unpack_results(solution, chain, inverse)
+    except cp.error.SolverError as exc:
+        times["end"] = deadline.elapsed()
+        name = solver or "CVXPY's default solver"
+        return Outcome("failed", "solver_error",
+                       f"{name}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                       info={"stage_times": times, "solver_options": options})
+    times["end"] = deadline.elapsed()
+    stats = prob.solver_stats
+    status = map_status(prob.status, limit_given=limit_given, solve_time=solve_time,
+                        deadline=deadline)
+    name = stats.solver_name if stats is not None else solver
+    message = ""
+    if status == "time_limit":
+        message = f"{name} stopped on its time limit (CVXPY status {prob.status!r})"
+    elif status != "optimal":
+        message = f"{name} ended with CVXPY status {prob.status!r}"
+    values = {v.name(): (None if v.value is None else np.asarray(v.value, dtype=np.float64))
+              for v in prob.variables()}
+    duals = [None if c.dual_value is None else np.asarray(c.dual_value, dtype=np.float64)
+             for c in prob.constraints]
+    return Outcome(status, prob.status, message, values, duals,
+                   None if prob.value is None else float(prob.value),
+                   int(getattr(stats, "num_iters", 0) or 0) if stats is not None else 0,
+                   {"solver": name, "solve_time": getattr(stats, "solve_time", None),
+                    "solver_options": options, "stage_times": times})
+
+
+def _child_main(conn, build, args, solver, options, seconds, verbose):
+    """The isolated solve: the staged solve, its stages and then its outcome sent on ``conn``
+    (an exception other than CVXPY's SolverError is sent back to be raised in the caller)."""
+    try:
+        out = _staged(build, args, solver, options, seconds, verbose,
+                      report=lambda name: conn.send(("stage", name)))
+        conn.send(("done", out))
+    except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it
+        try:
+            pickle.dumps(exc)
+        except Exception:  # noqa: BLE001 -- an exception that cannot cross processes
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+        conn.send(("error", exc))
+    finally:
+        conn.close()
+
+
+_CONTEXT = None
+
+
+def _context():
+    """The forkserver context (spawn where there is no forkserver), CVXPY preloaded."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+        _CONTEXT = mp.get_context(method)
+        if method == "forkserver":
+            _CONTEXT.set_forkserver_preload(list(_PRELOAD))
+    return _CONTEXT
+
+
+def _isolated(build, args, solver, options, deadline: Deadline, verbose) -> Outcome:
+    """:func:`_staged` in a child process, killed ``KILL_GRACE`` s after the deadline."""
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child_main, daemon=True,
+                        args=(send, build, args, solver, options, deadline.remaining(),
+                              verbose))
+    child.start()
+    send.close()
+    stage = "start"
+    try:
+        while True:
+            wait = deadline.remaining() + KILL_GRACE
+            if wait <= 0 or not receive.poll(wait):
+                break
+            try:
+                kind, payload = receive.recv()
+            except EOFError:  # the child died without a word (killed, out of memory)
+                child.join()
+                return Outcome("failed", message=f"the CVXPY process ended with exit code "
+                                                 f"{child.exitcode} in its {stage} stage",
+                               info={"isolated": True})
+            if kind == "stage":
+                stage = payload
+                continue
+            child.join()
+            if kind == "error":
+                raise payload
+            payload.info["isolated"] = True
+            return payload
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+            child.join()
+    return Outcome("time_limit", message=f"{deadline.message()}: the CVXPY process was stopped "
+                                         f"in its {stage} stage", info={"isolated": True})
