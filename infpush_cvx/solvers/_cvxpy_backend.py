@@ -27,22 +27,27 @@ data entries) or the solver has no time-limit option, the staged solve runs in a
 that is killed at the deadline (plus :data:`KILL_GRACE` seconds for a solver stopping on its own
 limit to hand back its point); a killed solve is "time_limit", with no point.
 
-The child is started by ``multiprocessing``'s "forkserver" method: a server process forked from
-a fresh interpreter, which imports CVXPY once (``set_forkserver_preload``), then forks one child
-per solve. Measured: the server's start and CVXPY import 0.76 s on the first isolated solve of a
-process (counted against its time limit), 20 ms per solve after that, plus the pickling of the
-data (24 MB for the example: about 0.1 s). "fork" would save the first 0.76 s but copies the
-caller's state: a HiGHS, numba or OpenMP thread pool started in this process (ccg runs HiGHS)
-is not usable in a forked child and can hang it; "spawn" pays the CVXPY import on every solve.
-A daemonic process (a benchmark worker) cannot have children: there the solve stays in-process,
-bounded as well as the stages allow (the benchmark kills its workers at their limit). CVXPY is
+The child is a fresh interpreter (``python -c``, :data:`_CHILD_PROGRAM`) that takes the
+caller's ``sys.path``, receives the pickled builder and data on a pipe, and sends back its stages
+and its :class:`Outcome`; on Linux it is killed with its parent (``PR_SET_PDEATHSIG``), so a
+killed caller leaves no solve behind. Measured: 0.8 to 1 s per isolated solve for the
+interpreter and the CVXPY import (counted against the time limit), plus the pickling of the data
+(24 MB for the example: about 0.1 s). Two cheaper ways were measured and refused. "fork" copies
+the caller's state: after one in-process Clarabel solve, a forked child's Clarabel solve hung
+(60 s, killed), as thread pools do not survive a fork. multiprocessing's "forkserver" and
+"spawn" re-run the caller's main script in the child (their "safe importing of main module"
+rule), so a script without an ``if __name__ == "__main__"`` guard would run twice. Without POSIX
+pipes (Windows) the solve stays in-process, bounded as well as the stages allow. CVXPY is
 imported late everywhere here (``import infpush_cvx.solvers`` must not import it).
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import os
 import pickle
+import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -75,9 +80,6 @@ ISOLATE_SIZE = 50_000
 #: Seconds after the deadline before an isolated solve is killed: a solver stopping on its own
 #: limit hands back its point in that time.
 KILL_GRACE = 0.25
-#: Modules the forkserver imports once, so that no isolated solve pays for them.
-_PRELOAD = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.formulations",
-            "infpush_cvx.solvers._cvxpy_backend")
 
 
 @dataclass
@@ -162,7 +164,7 @@ def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: De
 
     ``isolate``: run in a child process killed at the deadline (None: when a time limit is
     given and the problem has at least :data:`ISOLATE_SIZE` entries (``size``) or the solver
-    has no time-limit option; never in a daemonic process). ``build`` and ``args`` must be
+    has no time-limit option; in-process where there are no POSIX pipes). ``build`` and ``args`` must be
     picklable (a module-level function) for an isolated solve.
     """
     if deadline.limit is not None and deadline.expired():
@@ -170,8 +172,8 @@ def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: De
     if isolate is None:
         isolate = deadline.limit is not None and (
             size >= ISOLATE_SIZE or time_limit_option(solver) is None)
-    if isolate and mp.current_process().daemon:
-        isolate = False  # a daemonic process cannot have children
+    if isolate and os.name != "posix":
+        isolate = False  # the child's pipes are passed as file descriptors
     if not isolate:
         return _staged(build, args, solver, options, deadline.remaining(), verbose,
                        report=None, deadline=deadline)
@@ -245,71 +247,100 @@ def _staged(build, args, solver, options, seconds, verbose, *, report, deadline=
                     "solver_options": options, "stage_times": times})
 
 
-def _child_main(conn, build, args, solver, options, seconds, verbose):
-    """The isolated solve: the staged solve, its stages and then its outcome sent on ``conn``
-    (an exception other than CVXPY's SolverError is sent back to be raised in the caller)."""
+#: The child's program (``python -c``): take sys.path from the caller, die with it (Linux),
+#: then run :func:`_child_main` on the pipes whose descriptors are its arguments.
+_CHILD_PROGRAM = """
+import sys
+from multiprocessing.connection import Connection
+requests = Connection(int(sys.argv[1]), writable=False)
+results = Connection(int(sys.argv[2]), readable=False)
+sys.path[:] = requests.recv()
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = SIGKILL: no orphaned solve
+except Exception:
+    pass
+from infpush_cvx.solvers._cvxpy_backend import _child_main
+_child_main(requests, results)
+"""
+
+
+def _child_main(requests, results):
+    """The isolated solve: one request ``(build, args, solver, options, seconds, verbose)``,
+    then its stages and its outcome sent on ``results`` (an exception other than CVXPY's
+    SolverError is sent back to be raised in the caller)."""
     try:
+        build, args, solver, options, seconds, verbose = requests.recv()
         out = _staged(build, args, solver, options, seconds, verbose,
-                      report=lambda name: conn.send(("stage", name)))
-        conn.send(("done", out))
+                      report=lambda name: results.send(("stage", name)))
+        results.send(("done", out))
     except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it
         try:
             pickle.dumps(exc)
         except Exception:  # noqa: BLE001 -- an exception that cannot cross processes
             exc = RuntimeError(f"{type(exc).__name__}: {exc}")
-        conn.send(("error", exc))
+        results.send(("error", exc))
     finally:
-        conn.close()
+        results.close()
 
 
-_CONTEXT = None
+def _start_child():
+    """A fresh interpreter running :data:`_CHILD_PROGRAM`: ``(process, requests, results)``."""
+    from multiprocessing.connection import Connection
+
+    request_r, request_w = os.pipe()
+    result_r, result_w = os.pipe()
+    try:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD_PROGRAM, str(request_r),
+                                  str(result_w)], pass_fds=(request_r, result_w),
+                                 stdin=subprocess.DEVNULL)
+    finally:
+        os.close(request_r)
+        os.close(result_w)
+    return child, Connection(request_w, readable=False), Connection(result_r, writable=False)
 
 
-def _context():
-    """The forkserver context (spawn where there is no forkserver), CVXPY preloaded."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
-        _CONTEXT = mp.get_context(method)
-        if method == "forkserver":
-            _CONTEXT.set_forkserver_preload(list(_PRELOAD))
-    return _CONTEXT
+def _send_quietly(connection, messages) -> None:
+    """Send ``messages`` in order; a child killed meanwhile (a broken pipe) is not an error."""
+    try:
+        for message in messages:
+            connection.send(message)
+    except (OSError, TypeError, ValueError):  # the pipe broke or was closed under the send
+        pass
 
 
 def _isolated(build, args, solver, options, deadline: Deadline, verbose) -> Outcome:
     """:func:`_staged` in a child process, killed ``KILL_GRACE`` s after the deadline."""
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child_main, daemon=True,
-                        args=(send, build, args, solver, options, deadline.remaining(),
-                              verbose))
-    child.start()
-    send.close()
+    child, requests, results = _start_child()
     stage = "start"
     try:
+        # sent by a thread: a large request blocks until the child has imported and reads it
+        request = (build, args, solver, options, deadline.remaining(), verbose)
+        threading.Thread(target=_send_quietly, args=(requests, [list(sys.path), request]),
+                         daemon=True).start()
         while True:
             wait = deadline.remaining() + KILL_GRACE
-            if wait <= 0 or not receive.poll(wait):
+            if wait <= 0 or not results.poll(wait):
                 break
             try:
-                kind, payload = receive.recv()
-            except EOFError:  # the child died without a word (killed, out of memory)
-                child.join()
+                kind, payload = results.recv()
+            except EOFError:  # the child died without a word (out of memory, killed)
+                child.wait()
                 return Outcome("failed", message=f"the CVXPY process ended with exit code "
-                                                 f"{child.exitcode} in its {stage} stage",
+                                                 f"{child.returncode} in its {stage} stage",
                                info={"isolated": True})
             if kind == "stage":
                 stage = payload
                 continue
-            child.join()
             if kind == "error":
                 raise payload
             payload.info["isolated"] = True
             return payload
     finally:
-        receive.close()
-        if child.is_alive():
+        if child.poll() is None:
             child.kill()
-            child.join()
+        child.wait()
+        results.close()
+        requests.close()
     return Outcome("time_limit", message=f"{deadline.message()}: the CVXPY process was stopped "
                                          f"in its {stage} stage", info={"isolated": True})
