@@ -86,8 +86,25 @@ def loss_values(z: np.ndarray, loss: str) -> np.ndarray:
 
 
 def _weights(data: BipartiteData) -> np.ndarray:
-    """``c_i``: ``1/m``, or ``p_i / sum p`` with sample weights (the negatives' do not enter)."""
-    return data.pos_weights / data.wp_sum
+    """``c_i``: ``1/m``, or ``p_i / sum p`` with sample weights (the negatives' do not enter),
+    computed as ``q / sum q`` with ``q = p / max p`` so that ``sum p`` cannot overflow."""
+    q = data.pos_weights / data.pos_weights.max()
+    return q / q.sum()
+
+
+#: A positive whose c_i is below this fraction of the largest c changes P by less than that
+#: fraction of ``c_max loss_i``, far below rounding; the native methods leave it out of their
+#: solve (with ``alpha_i = 0``, a feasible multiplier) because weights spread over that many
+#: orders of magnitude break their conditioning (the interior-point method stalled at a ratio of
+#: 1e-100, "dual_agd" at 1e-10). The certificate is computed on every positive.
+_NEGLIGIBLE_WEIGHT = 2.0 ** -100
+
+
+def _significant_positives(data: BipartiteData):
+    """The indices of the positives the native methods solve on (None: all of them)."""
+    c = _weights(data)
+    keep = c >= _NEGLIGIBLE_WEIGHT * c.max()
+    return None if keep.all() else np.flatnonzero(keep)
 
 
 def _scores(data: BipartiteData, w: np.ndarray):
@@ -207,15 +224,9 @@ def toppush(data: BipartiteData, lam: float,
                  f"{data.d} features, lambda {lam:.4g}, tol {tol:g}, max_iter {max_iter}")
     if method == "cvxpy":
         out = _solve_cvxpy(data, lam, loss, cvxpy_solver, deadline, verbose)
-    elif method == "interior_point":
-        w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
-        with blas_threads_for(data.d):
-            out = _toppush_ipm.solve(data, lam, loss, c=_weights(data), tol=tol,
-                                     max_iter=max_iter, deadline=deadline, w0=w0,
-                                     certify=_certifier(data, lam, loss))
     else:
-        out = _dual_agd(data, lam, loss, tol=tol, max_iter=max_iter, deadline=deadline,
-                        dual0=dual0)
+        out = _solve_native(data, lam, loss, method, tol=tol, max_iter=max_iter,
+                            deadline=deadline, warm_start=warm_start, dual0=dual0)
     w = out["w"]
     primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
     if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
@@ -236,6 +247,32 @@ def toppush(data: BipartiteData, lam: float,
                           history=out["history"], dual=dual, info=info, message=message)
     warn_if_not_converged(result)
     return result
+
+
+def _solve_native(data, lam, loss, method, *, tol, max_iter, deadline, warm_start, dual0):
+    """"interior_point" or "dual_agd" on the positives of non-negligible weight
+    (:data:`_NEGLIGIBLE_WEIGHT`); the dual of the others is ``alpha_i = 0``."""
+    keep = _significant_positives(data)
+    solved = data
+    if keep is not None:
+        solved = BipartiteData(data.Xp[keep], data.Xn, data.pos_weights[keep], data.wn)
+        if dual0 is not None:
+            dual0 = (dual0[0][keep], dual0[1])
+    if method == "interior_point":
+        w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
+        with blas_threads_for(solved.d):
+            out = _toppush_ipm.solve(solved, lam, loss, c=_weights(solved), tol=tol,
+                                     max_iter=max_iter, deadline=deadline, w0=w0,
+                                     certify=_certifier(solved, lam, loss))
+    else:
+        out = _dual_agd(solved, lam, loss, tol=tol, max_iter=max_iter, deadline=deadline,
+                        dual0=dual0)
+    if keep is not None:
+        alpha = np.zeros(data.m)
+        alpha[keep] = out["dual"][0]
+        out["dual"] = (alpha, out["dual"][1])
+        out.setdefault("info", {})["negligible_positives"] = int(data.m - keep.size)
+    return out
 
 
 def _warm_dual(data: BipartiteData, warm_start):
