@@ -49,6 +49,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -164,8 +165,8 @@ def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: De
 
     ``isolate``: run in a child process killed at the deadline (None: when a time limit is
     given and the problem has at least :data:`ISOLATE_SIZE` entries (``size``) or the solver
-    has no time-limit option; in-process where there are no POSIX pipes). ``build`` and ``args`` must be
-    picklable (a module-level function) for an isolated solve.
+    has no time-limit option; in-process where there are no POSIX pipes). ``build`` and
+    ``args`` must be picklable (a module-level function) for an isolated solve.
     """
     if deadline.limit is not None and deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
@@ -219,7 +220,9 @@ def _staged(build, args, solver, options, seconds, verbose, *, report, deadline=
         t_solve = time.perf_counter()
         solution = chain.solve_via_data(prob, data, False, verbose, dict(options))
         solve_time = time.perf_counter() - t_solve
-        prob.unpack_results(solution, chain, inverse)
+        with warnings.catch_warnings():  # "Solution may be inaccurate": the status says so
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+            prob.unpack_results(solution, chain, inverse)
     except cp.error.SolverError as exc:
         times["end"] = deadline.elapsed()
         name = solver or "CVXPY's default solver"

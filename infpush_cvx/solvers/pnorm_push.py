@@ -63,8 +63,8 @@ from .._validation import check_choice, check_time_limit, check_unused_options
 from ..data.containers import BipartiteData
 from ..formulations._pnorm_push import check_p, log_mean_weights
 from ._common import blas_threads_for, data_first, prepare, warm_weights
-from ._deadline import Deadline
 from ._cvxpy_backend import certified_status
+from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
 
 METHODS = ("newton", "boosting", "cvxpy")

@@ -69,8 +69,8 @@ from ..data.containers import BipartiteData
 from ..prox.equal_sums import _project_checked
 from . import _toppush_ipm
 from ._common import blas_threads_for, check_representable, data_first
-from ._deadline import Deadline
 from ._cvxpy_backend import certified_status
+from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
 
 LOSSES = ("truncated_quadratic", "hinge")
