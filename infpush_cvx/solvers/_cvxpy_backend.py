@@ -43,6 +43,7 @@ imported late everywhere here (``import infpush_cvx.solvers`` must not import it
 
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import subprocess
@@ -158,15 +159,18 @@ def _with_time_limit(options: dict, option, seconds: float) -> dict:
     return options
 
 
-def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: Deadline,
-          verbose: bool = False, size: int = 0, isolate: bool | None = None) -> Outcome:
-    """Build ``build(*args)`` (a ``cvxpy.Problem``), compile and solve it with ``solver`` and
-    ``options``, within ``deadline``; an :class:`Outcome`.
+def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
+          options: dict, deadline: Deadline, verbose: bool = False, size: int = 0,
+          isolate: bool | None = None) -> Outcome:
+    """Build ``build(*args, **kwargs)`` (a ``cvxpy.Problem``), compile and solve it with
+    ``solver`` and ``options``, within ``deadline``; an :class:`Outcome`.
 
-    ``isolate``: run in a child process killed at the deadline (None: when a time limit is
-    given and the problem has at least :data:`ISOLATE_SIZE` entries (``size``) or the solver
-    has no time-limit option; in-process where there are no POSIX pipes). ``build`` and
-    ``args`` must be picklable (a module-level function) for an isolated solve.
+    ``build``: a callable, or ``"module:function"`` (imported at the build stage, so that an
+    isolated solve does not import CVXPY in this process). ``isolate``: run in a child process
+    killed at the deadline (None: when a time limit is given and the problem has at least
+    :data:`ISOLATE_SIZE` entries (``size``) or the solver has no time-limit option; in-process
+    where there are no POSIX pipes). ``build``, ``args`` and ``kwargs`` must be picklable for an
+    isolated solve.
     """
     if deadline.limit is not None and deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
@@ -175,20 +179,17 @@ def solve(build, args: tuple, *, solver: str | None, options: dict, deadline: De
             size >= ISOLATE_SIZE or time_limit_option(solver) is None)
     if isolate and os.name != "posix":
         isolate = False  # the child's pipes are passed as file descriptors
+    build = (build, args, kwargs or {})
     if not isolate:
-        return _staged(build, args, solver, options, deadline.remaining(), verbose,
-                       report=None, deadline=deadline)
-    return _isolated(build, args, solver, options, deadline, verbose)
+        return _staged(build, solver, options, deadline.remaining(), verbose, report=None,
+                       deadline=deadline)
+    return _isolated(build, solver, options, deadline, verbose)
 
 
-def _staged(build, args, solver, options, seconds, verbose, *, report, deadline=None):
-    """Build, compile and solve with ``seconds`` of time (inf: none), checking them between
-    the stages; ``report(stage)`` (the child's pipe) is told each stage as it starts."""
-    import cvxpy as cp
-
-    from ..catalog.cvxpy_solvers import silence_highs_banner
-
-    silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
+def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
+    """Build (``build``: the builder, its args and kwargs), compile and solve with ``seconds``
+    of time (inf: none), checking them between the stages; ``report(stage)`` (the child's pipe)
+    is told each stage as it starts."""
     deadline = Deadline(None if np.isinf(seconds) else seconds) if deadline is None \
         else deadline
     times = {}
@@ -204,9 +205,18 @@ def _staged(build, args, solver, options, seconds, verbose, *, report, deadline=
 
     if (out := stage("build")) is not None:
         return out
-    prob = build(*args)
+    builder, args, kwargs = build
+    if isinstance(builder, str):  # "module:function"
+        module, _, name = builder.partition(":")
+        builder = getattr(importlib.import_module(module), name)
+    prob = builder(*args, **kwargs)
     if (out := stage("compile")) is not None:
         return out
+    import cvxpy as cp
+
+    from ..catalog.cvxpy_solvers import silence_highs_banner
+
+    silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
     option = time_limit_option(solver)
     limit_given = None
     try:
@@ -269,12 +279,12 @@ _child_main(requests, results)
 
 
 def _child_main(requests, results):
-    """The isolated solve: one request ``(build, args, solver, options, seconds, verbose)``,
+    """The isolated solve: one request ``(build, solver, options, seconds, verbose)``,
     then its stages and its outcome sent on ``results`` (an exception other than CVXPY's
     SolverError is sent back to be raised in the caller)."""
     try:
-        build, args, solver, options, seconds, verbose = requests.recv()
-        out = _staged(build, args, solver, options, seconds, verbose,
+        build, solver, options, seconds, verbose = requests.recv()
+        out = _staged(build, solver, options, seconds, verbose,
                       report=lambda name: results.send(("stage", name)))
         results.send(("done", out))
     except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it
@@ -312,13 +322,13 @@ def _send_quietly(connection, messages) -> None:
         pass
 
 
-def _isolated(build, args, solver, options, deadline: Deadline, verbose) -> Outcome:
+def _isolated(build, solver, options, deadline: Deadline, verbose) -> Outcome:
     """:func:`_staged` in a child process, killed ``KILL_GRACE`` s after the deadline."""
     child, requests, results = _start_child()
     stage = "start"
     try:
         # sent by a thread: a large request blocks until the child has imported and reads it
-        request = (build, args, solver, options, deadline.remaining(), verbose)
+        request = (build, solver, options, deadline.remaining(), verbose)
         threading.Thread(target=_send_quietly, args=(requests, [list(sys.path), request]),
                          daemon=True).start()
         while True:

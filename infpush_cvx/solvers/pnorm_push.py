@@ -499,16 +499,14 @@ def _cvxpy(data, lam, p, *, solver, deadline, verbose) -> dict:
     """:func:`infpush_cvx.formulations.pnorm_push_problem` through the CVXPY backend
     (:mod:`._cvxpy_backend`: statuses, time limit); the caller certifies its w (NaN when the
     solve gave no point)."""
-    import functools
-
     from ..catalog.cvxpy_solvers import check_handles
-    from ..formulations import pnorm_push_problem  # late: CVXPY is slow to import
     from . import _cvxpy_backend as backend
 
     name = check_handles(solver or "CLARABEL", "EXP").name
     size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
-    out = backend.solve(functools.partial(pnorm_push_problem, p=p), (data, lam), solver=name,
-                        options={}, deadline=deadline, verbose=verbose, size=size)
+    out = backend.solve("infpush_cvx.formulations._pnorm_push:pnorm_push_problem",
+                        (data, lam), {"p": p}, solver=name, options={}, deadline=deadline,
+                        verbose=verbose, size=size)
     info = {"cvxpy_solver": name, "cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
             "stage_times": out.info.get("stage_times"),
             "isolated": out.info.get("isolated", False)}

@@ -339,16 +339,14 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol
     first (:meth:`PairOperator.repaired_dual`), whichever bound is sharper. "optimal" only when that
     relative gap is at most ``tol`` (default 1e-6); without multipliers the answer is
     "unverified". A failed solve has no point: beta is NaN and the message names the cause."""
-    import functools
-
-    from ..formulations import rank2plan_lp_problem  # late: CVXPY is slow to import
     from . import _cvxpy_backend as backend
 
     solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
     size = int(data.X.nnz if hasattr(data.X, "nnz") else data.X.size) + data.n_pairs
-    out = backend.solve(functools.partial(rank2plan_lp_problem, form=form), (data, lam),
-                        solver=solver, options=options, deadline=deadline, verbose=verbose,
-                        size=size)
+    # the builder by name: imported (with CVXPY) where the problem is built
+    out = backend.solve("infpush_cvx.formulations:rank2plan_lp_problem", (data, lam),
+                        {"form": form}, solver=solver, options=options, deadline=deadline,
+                        verbose=verbose, size=size)
     info = {"cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
             "solver": out.info.get("solver", solver), "solve_time": out.info.get("solve_time"),
             "solver_options": out.info.get("solver_options", options),

@@ -393,14 +393,12 @@ def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
     """CVXPY on :func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
     (:mod:`._cvxpy_backend`); the dual ``(alpha, beta)`` from its multipliers (None when CVXPY
     gave none: the answer is then "unverified"). A failed solve has w = NaN."""
-    import functools
-
-    from ..formulations._toppush import toppush_problem  # late: CVXPY is slow to import
     from . import _cvxpy_backend as backend
 
-    out = backend.solve(functools.partial(toppush_problem, loss=loss), (data, lam),
-                        solver=solver, options={}, deadline=deadline, verbose=verbose,
-                        size=_size(data))
+    # the builder by name: imported (with CVXPY) where the problem is built
+    out = backend.solve("infpush_cvx.formulations._toppush:toppush_problem", (data, lam),
+                        {"loss": loss}, solver=solver, options={}, deadline=deadline,
+                        verbose=verbose, size=_size(data))
     info = {"cvxpy_status": out.cvxpy_status, "solver": out.info.get("solver", solver),
             "solve_time": out.info.get("solve_time"),
             "stage_times": out.info.get("stage_times"),

@@ -215,7 +215,7 @@ def test_an_isolated_solve_is_killed_at_the_deadline():
     """A stage that does not return (here a build that sleeps a minute) is stopped at the
     deadline plus KILL_GRACE; the bound asserted leaves room for a loaded machine."""
     start = time.perf_counter()
-    out = backend.solve(time.sleep, (60,), solver="ECOS", options={}, deadline=Deadline(0.5),
+    out = backend.solve("time:sleep", (60,), solver="ECOS", options={}, deadline=Deadline(0.5),
                         isolate=True)
     elapsed = time.perf_counter() - start
     assert out.status == "time_limit" and not out.has_point and out.info["isolated"]
