@@ -179,7 +179,7 @@ def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
             Y = stacked[keep] * np.sqrt(v[keep])[:, None]
         else:
             Y = stacked * np.sqrt(v)[:, None]
-        rows = max(256, int(_HESSIAN_BLOCK_FLOPS / max(data.d, 1) ** 2))
+        rows = max(32, int(_HESSIAN_BLOCK_FLOPS / max(data.d, 1) ** 2))
         H = Y[:rows].T @ Y[:rows]
         for start in range(rows, Y.shape[0], rows):
             if deadline is not None and deadline.expired():
