@@ -71,6 +71,8 @@ STATUS_MAP = {
     "infeasible_or_unbounded": "failed",
     "solver_error": "failed",
 }
+#: ``Problem.solve`` keywords that belong to CVXPY's compilation, not to the solver.
+_COMPILE_OPTIONS = ("gp", "enforce_dpp", "ignore_dpp", "canon_backend")
 #: Statuses that mean "the solver stopped on a limit" when it used up the time it was given.
 _LIMIT_STATUSES = ("optimal_inaccurate", "user_limit")
 #: A solver "used up" its time limit when its solve took at least this fraction of it.
@@ -219,9 +221,12 @@ def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
     silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
     option = time_limit_option(solver)
     limit_given = None
+    options = dict(options)
+    compile_options = {key: options.pop(key) for key in _COMPILE_OPTIONS if key in options}
     try:
         data, chain, inverse = prob.get_problem_data(solver, verbose=verbose,
-                                                     solver_opts=dict(options))
+                                                     solver_opts=dict(options),
+                                                     **compile_options)
         if (out := stage("solve")) is not None:
             return out
         if deadline.limit is not None and option is not None:

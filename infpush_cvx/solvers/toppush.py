@@ -50,8 +50,13 @@ search, as the paper's). Differences from the authors' code, and why:
 
 Each step costs two passes over the data (``Xp^T alpha - Xn^T beta``, then ``Xp w`` and ``Xn w``):
 the scores at the extrapolated point are extrapolated themselves (they are linear in the dual).
-Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush_problem` (Clarabel by default) and
-certifies its answer with the dual read from the constraints' multipliers.
+Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush_problem` (Clarabel by default)
+through the CVXPY backend (:mod:`._cvxpy_backend`) and certifies its answer with the dual read
+from the constraints' multipliers: CVXPY's "optimal" is "optimal" only when that gap is at most
+``tol``, and "unverified" when CVXPY gives no multipliers.
+
+Sample weights spread over more than 2**100 are solved without the negligible positives and
+certified with them (:data:`_NEGLIGIBLE_WEIGHT`).
 """
 
 from __future__ import annotations
@@ -203,8 +208,10 @@ def toppush(data: BipartiteData, lam: float,
 
     ``data``: a :class:`BipartiteData`, or the positives and negatives as two arguments
     (``toppush(Xp, Xn, lam)``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the
-    paper's) or "hinge"; ``method``: "dual_agd" (default) or "cvxpy" (``cvxpy_solver``, Clarabel by
-    default). ``tol``: the certified relative duality gap at which "dual_agd" stops.
+    paper's) or "hinge"; ``method``: "interior_point" (default), "dual_agd" or "cvxpy"
+    (``cvxpy_solver``, Clarabel by default; a time limit is honoured as described in
+    :mod:`._cvxpy_backend`). ``tol``: the certified relative duality gap at which a method
+    stops (or a CVXPY answer is "optimal").
     ``warm_start``: a previous TopPush result (its dual ``(alpha, beta)`` starts "dual_agd").
     ``wp``: sample weights of the positives. The result's ``dual`` is ``(alpha, beta)``; its
     ``gap`` is certified for both methods. An early stop warns with a ConvergenceWarning.
