@@ -254,6 +254,8 @@ def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
         message = f"{name} stopped on its time limit (CVXPY status {prob.status!r})"
     elif status != "optimal":
         message = f"{name} ended with CVXPY status {prob.status!r}"
+        if status == "failed" and prob.status in STATUS_MAP:  # infeasible, unbounded
+            message += " (the problem is feasible and bounded: a numerical failure)"
     values = {v.name(): (None if v.value is None else np.asarray(v.value, dtype=np.float64))
               for v in prob.variables()}
     duals = [None if c.dual_value is None else np.asarray(c.dual_value, dtype=np.float64)

@@ -275,3 +275,21 @@ def test_large_bipartite_cvxpy_solves_stop_at_their_time_limit(method):
     assert time.perf_counter() - start < 0.5 + 3.0
     assert res.info["isolated"]
     assert res.status == "time_limit" or (res.status == "optimal" and res.gap <= 1e-6)
+
+
+def test_an_infeasible_claim_is_a_failure_that_says_so(monkeypatch):
+    """The problems solved here are feasible and bounded: 'infeasible' is a numerical failure."""
+    unpack = cp.Problem.unpack_results
+
+    def infeasible(self, *args, **kwargs):  # what CVXPY leaves after an 'infeasible' claim
+        unpack(self, *args, **kwargs)
+        self._status, self._value = "infeasible", np.inf
+        for variable in self.variables():
+            variable.value = None
+
+    monkeypatch.setattr(cp.Problem, "unpack_results", infeasible)
+    X, i, j = issue_pairs()
+    with pytest.warns(ConvergenceWarning, match="failed"):
+        res = rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver="CLARABEL")
+    assert res.status == "failed" and np.all(np.isnan(res.w))
+    assert "'infeasible'" in res.message and "numerical failure" in res.message
