@@ -321,23 +321,27 @@ def _start_child():
 
 
 def _send_quietly(connection, messages) -> None:
-    """Send ``messages`` in order; a child killed meanwhile (a broken pipe) is not an error."""
+    """Send the pickled ``messages`` in order; a child killed meanwhile (a broken pipe) is not
+    an error."""
     try:
         for message in messages:
-            connection.send(message)
+            connection.send_bytes(message)
     except (OSError, TypeError, ValueError):  # the pipe broke or was closed under the send
         pass
 
 
 def _isolated(build, solver, options, deadline: Deadline, verbose) -> Outcome:
     """:func:`_staged` in a child process, killed ``KILL_GRACE`` s after the deadline."""
+    from multiprocessing.reduction import ForkingPickler
+
     child, requests, results = _start_child()
     stage = "start"
     try:
-        # sent by a thread: a large request blocks until the child has imported and reads it
+        # pickled here (holding the GIL), written by a thread (which releases it): a large
+        # request blocks until the child has imported and reads it
         request = (build, solver, options, deadline.remaining(), verbose)
-        threading.Thread(target=_send_quietly, args=(requests, [list(sys.path), request]),
-                         daemon=True).start()
+        messages = [ForkingPickler.dumps(m) for m in (list(sys.path), request)]
+        threading.Thread(target=_send_quietly, args=(requests, messages), daemon=True).start()
         while True:
             wait = deadline.remaining() + KILL_GRACE
             if wait <= 0 or not results.poll(wait):
