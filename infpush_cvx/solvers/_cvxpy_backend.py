@@ -30,15 +30,21 @@ limit to hand back its point); a killed solve is "time_limit", with no point.
 The child is a fresh interpreter (``python -c``, :data:`_CHILD_PROGRAM`) that takes the
 caller's ``sys.path``, receives the pickled builder and data on a pipe, and sends back its stages
 and its :class:`Outcome`; on Linux it is killed with its parent (``PR_SET_PDEATHSIG``), so a
-killed caller leaves no solve behind. Measured: 0.8 to 1 s per isolated solve for the
-interpreter and the CVXPY import (counted against the time limit), plus the pickling of the data
-(24 MB for the example: about 0.1 s). Two cheaper ways were measured and refused. "fork" copies
-the caller's state: after one in-process Clarabel solve, a forked child's Clarabel solve hung
-(60 s, killed), as thread pools do not survive a fork. multiprocessing's "forkserver" and
-"spawn" re-run the caller's main script in the child (their "safe importing of main module"
-rule), so a script without an ``if __name__ == "__main__"`` guard would run twice. Without POSIX
-pipes (Windows) the solve stays in-process, bounded as well as the stages allow. CVXPY is
-imported late everywhere here (``import infpush_cvx.solvers`` must not import it).
+killed caller leaves no solve behind. Measured: 0.8 s per isolated solve for the interpreter
+and the CVXPY import on an idle machine, up to 3 s on a loaded one (counted against the time
+limit), plus the pickling of the data (24 MB for the example: about 0.1 s). Overruns past a
+1 s limit, 2 cores under a load average of 3.5 to 4.6: 0.26 to 0.28 s for the Rank2Plan LP at
+10,000 x 100 with 1M pairs (SCS, Clarabel, HiGHS, ECOS; before: SCS 38 s, Clarabel's solve
+alone 34 s, ECOS refused), 0.3 to 0.5 s for TopPush and the P-Norm Push at 10,000 + 10,000 x
+500 (before: 29 s and 26 s).
+
+Two cheaper ways were measured and refused. "fork" copies the caller's state: after one
+in-process Clarabel solve, a forked child's Clarabel solve hung (60 s, killed), as thread pools
+do not survive a fork. multiprocessing's "forkserver" and "spawn" re-run the caller's main
+script in the child (their "safe importing of main module" rule), so a script without an
+``if __name__ == "__main__"`` guard would run twice. Without POSIX pipes (Windows) the solve
+stays in-process, bounded as well as the stages allow. CVXPY is imported late everywhere here
+(``import infpush_cvx.solvers`` must not import it).
 """
 
 from __future__ import annotations
