@@ -15,6 +15,7 @@ import scipy.sparse as sp
 def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
     """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
     check_not_complex(X, name)
+    check_not_text(X, name)
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
@@ -54,6 +55,7 @@ def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
     check_not_complex(v, name)
+    check_not_text(v, name)
     try:
         v = np.asarray(v, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -161,6 +163,21 @@ def check_not_complex(x, name: str) -> None:
         return  # not array-like at all: the conversion that follows reports it
     if complex_input:
         raise TypeError(f"{name} must be real, got complex numbers")
+
+
+def check_not_text(x, name: str) -> None:
+    """Refuse strings with a TypeError: NumPy would parse numeric strings (``"1"``) as numbers,
+    so text read without conversion would pass for data."""
+    if sp.issparse(x) or isinstance(x, (numbers.Number, np.number)):
+        return
+    try:
+        arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    except (TypeError, ValueError):
+        return  # not array-like at all: the conversion that follows reports it
+    text = arr.dtype.kind in "SU" or (
+        arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat))
+    if text:
+        raise TypeError(f"{name} must be numeric, got strings (dtype {arr.dtype})")
 
 
 def check_unused_options(method: str, given: dict, used_by: dict) -> None:

@@ -6,8 +6,8 @@ of its interfaces (:func:`capabilities`): a QP interface (``SOLVER_MAP_QP``: OSQ
 ...) takes LPs and QPs; a conic interface (``SOLVER_MAP_CONIC``) takes LPs when it supports the
 zero and non-negative cones, SOCPs when it supports second-order cones, QPs when it takes a
 quadratic objective directly or through second-order cones, and "EXP" (exponential-cone
-problems with a quadratic penalty: the P-Norm Push) when it supports exponential cones as well. ``EXCLUDED`` lists the explicit
-exceptions to that table, each with its reason (HiGHS on QPs).
+problems with a quadratic penalty: the P-Norm Push) when it supports exponential cones as well.
+``EXCLUDED`` lists the explicit exceptions to that table, each with its reason (HiGHS on QPs).
 
 Each solver has a :class:`SolverSpec`: the options used for comparisons, the relative tolerance
 to which its answer must agree with a stored reference value, the problem classes it is run on
@@ -15,6 +15,11 @@ to which its answer must agree with a stored reference value, the problem classe
 own wall-clock limit is set (``TIME_LIMIT_OPTIONS``). Solvers without a tuned entry in
 ``TUNED`` run at CVXPY's defaults and are held to ``DEFAULT_RTOL``. A solver without a
 time-limit option must be bounded from outside (a worker process killed at the limit).
+
+The solvers' own ``method="cvxpy"`` (Rank2Plan, TopPush, P-Norm Push) solve through
+:mod:`infpush_cvx.solvers._cvxpy_backend`, which uses ``TIME_LIMIT_OPTIONS`` for the time left,
+bounds the rest in a child process, maps CVXPY's statuses into the project's and has every
+answer certified by the solver's own duality gap before it is called optimal.
 
 :func:`comparison_set` is what ``check`` and ``bench`` run by default (the tuned solvers that are
 installed); :func:`available` is every installed solver that takes at least one problem class.

@@ -3,8 +3,10 @@
     minimise   sum_k s_k xi_k + lam ||beta||_1
     subject to (X_j - X_i) beta >= g_k - xi_k,   xi >= 0,      k = (i, j) in P
 
-written with the hinge ``xi_k = max(0, g_k - (X_j - X_i) beta)``; CVXPY performs the split
-``beta = beta+ - beta-`` itself. The weight variable is named ``w`` (it is beta) and lambda is the
+with the hinge constraints written out (``problem.constraints[-1]``, ``xi >= g - D beta``), so
+that their multipliers are the pair multipliers pi of the LP's dual (docs/mathematics.md,
+section 4.2), which certify a CVXPY answer; CVXPY performs the split ``beta = beta+ - beta-``
+itself. The weight variable is named ``w`` (it is beta) and lambda is the
 parameter ``lam``. Sparse X stays sparse: the pair differences are ``E @ X`` for the sparse
 incidence matrix E of :meth:`PairData.difference_operator`.
 
@@ -34,6 +36,7 @@ def rank2plan_lp_problem(data, lam, *, form: str = "compact") -> cp.Problem:
     else:
         r = cp.Variable(data.n_states, name="r")
         margins, constraints = E @ r, [r == data.X @ w]
-    hinge = cp.pos(data.margin - margins)
-    objective = data.weight @ hinge + lam_p * cp.norm1(w)
+    xi = cp.Variable(data.n_pairs, name="xi", nonneg=True)
+    constraints.append(xi >= data.margin - margins)  # multipliers: the pair multipliers pi
+    objective = data.weight @ xi + lam_p * cp.norm1(w)
     return cp.Problem(cp.Minimize(objective), constraints)

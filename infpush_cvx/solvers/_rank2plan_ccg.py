@@ -1,8 +1,9 @@
 """Column and constraint generation for the Rank2Plan LP (Dedieu, Mazumder & Wang, JMLR 2022).
 
-The full LP (docs/mathematics.md, sections 4.1 and 4.4) is solved through a sequence of small restricted LPs, each
-solved exactly by HiGHS. Features are split into a working set F (the others are fixed at 0) and
-pairs into three sets, guessed from a warm start and corrected as the solve goes:
+The full LP (docs/mathematics.md, sections 4.1 and 4.4) is solved through a sequence of small
+restricted LPs, each solved exactly by HiGHS. Features are split into a working set F (the
+others are fixed at 0) and pairs into three sets, guessed from a warm start and corrected as the
+solve goes:
 
 - W: pairs near their margin, kept as explicit hinge constraints ``D_k beta + xi_k >= g_k``;
 - L: pairs assumed violated (``g_k > D_k beta``); their hinge is linear, ``s_k (g_k - D_k beta)``,
@@ -14,16 +15,17 @@ Restricted LP over (beta_F, xi_W)::
     minimise  sum_W s_k xi_k - (D_L^T s_L)_F . beta_F + lam ||beta_F||_1 + s_L . g_L
     s.t.      D_{W,F} beta_F + xi_W >= g_W,  xi_W >= 0.
 
-Its dual is the full dual restricted to F with pi_L = s_L and pi_Z = 0, so the full multiplier vector
-``pi = (pi_W, s_L, 0)`` from HiGHS gives the certificate of the FULL LP: if every L pair is still
-violated and every Z pair satisfied at beta, the restricted objective equals P(beta); if moreover
-``|D^T pi| <= lam`` for every feature, then ``g^T pi = P(beta)`` is attained by a dual feasible point
-and beta is optimal. Otherwise the offending pairs move to W and the most violated features
-(reduced cost ``|sum_k pi_k (X_jk - X_ik)| > lam``) join F, and the LP is solved again. The stopping
-test is the certified relative gap of the full LP (see :meth:`PairOperator.certificate`).
+Its dual is the full dual restricted to F with pi_L = s_L and pi_Z = 0, so the full multiplier
+vector ``pi = (pi_W, s_L, 0)`` from HiGHS gives the certificate of the FULL LP: if every L pair
+is still violated and every Z pair satisfied at beta, the restricted objective equals P(beta);
+if moreover ``|D^T pi| <= lam`` for every feature, then ``g^T pi = P(beta)`` is attained by a
+dual feasible point and beta is optimal. Otherwise the offending pairs move to W and the most
+violated features (reduced cost ``|sum_k pi_k (X_jk - X_ik)| > lam``) join F, and the LP is
+solved again. The stopping test is the certified relative gap of the full LP (see
+:meth:`PairOperator.certificate`).
 
-A trust region ``|beta - c|_inf <= radius`` around the warm start keeps a restricted LP bounded while
-L is still wrong (its linear cost could otherwise push beta to infinity, flipping thousands of
+A trust region ``|beta - c|_inf <= radius`` around the warm start keeps a restricted LP bounded
+while L is still wrong (its linear cost could otherwise push beta to infinity, flipping thousands of
 pairs). When it binds at a solution where every pair is in its right set, the model is exact there,
 so the centre moves to that solution and the radius doubles; at the returned solution it is
 inactive, which the certificate checks independently (a binding region shows up as reduced costs

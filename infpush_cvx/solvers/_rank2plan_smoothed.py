@@ -8,12 +8,13 @@ Wang, JMLR 2022, section 4, lemma 7)::
     w_k = clip(z_k / (2 tau), -1, 1),      H^0(z) - n tau / 2 <= H^tau(z) <= H^0(z),
 
 whose gradient in beta is ``-1/2 sum_k (1 + w_k) s_k D_k`` with Lipschitz constant
-``sigma_max(Xt^T Xt) / (4 tau)`` (Xt has rows ``s_k D_k``). FISTA with soft thresholding minimises
-``H^tau + lam ||beta||_1`` for a decreasing sequence of tau, warm-started, all vectorised over pairs.
+``sigma_max(Xt^T Xt) / (4 tau)`` (Xt has rows ``s_k D_k``). FISTA with soft thresholding
+minimises ``H^tau + lam ||beta||_1`` for a decreasing sequence of tau, warm-started, all
+vectorised over pairs.
 
-The multipliers ``pi_k = s_k (1 + w_k) / 2`` lie in [0, s]; scaled into the dual feasible set they give
-a certified lower bound, so the result carries a true optimality gap even though smoothing only
-reaches low accuracy.
+The multipliers ``pi_k = s_k (1 + w_k) / 2`` lie in [0, s]; scaled into the dual feasible set they
+give a certified lower bound, so the result carries a true optimality gap even though smoothing
+only reaches low accuracy.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def smoothed_hinge(z: np.ndarray, tau: float):
 def _pair_gradient_weights(r, i, j, s, sg, tau, v):
     """Fill ``v = E^T u`` with ``u_k = -(1 + w_k) s_k / 2`` in one pass over the pairs.
 
-    ``z_k = s_k g_k - s_k (r_j - r_i)`` and ``w_k = clip(z_k / (2 tau), -1, 1)``; the gradient of the
-    smoothed hinge sum is then ``X^T v``. One fused loop instead of ~10 NumPy passes over n pairs.
+    ``z_k = s_k g_k - s_k (r_j - r_i)`` and ``w_k = clip(z_k / (2 tau), -1, 1)``; the gradient of
+    the smoothed hinge sum is then ``X^T v``. One fused loop instead of ~10 NumPy passes over n
+    pairs.
     """
     v[:] = 0.0
     inv = 1.0 / (2.0 * tau)

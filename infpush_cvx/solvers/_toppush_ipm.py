@@ -32,6 +32,8 @@ is solved but the full gap is not closed, the negatives scoring above ``tau`` jo
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -120,10 +122,15 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
     n_ineq = 2 * m + k if hinge else m + k
     best = {"gap": np.inf, "w": w, "dual": (np.zeros(m), np.zeros(data.n))}
     status, message, it = "max_iter", "", 0
+    last = 0.0  # seconds of the last iteration: one is not started that cannot end in time
     for it in range(1, max_iter + 1):
-        if deadline.expired():
-            status, message, it = "time_limit", deadline.message(), it - 1
+        if deadline.expired() or deadline.remaining() < last:
+            status, it = "time_limit", it - 1
+            message = deadline.message() if deadline.expired() else (
+                f"time limit of {deadline.limit:g} s: the next interior-point iteration (about "
+                f"{last:.2g} s) would end past it")
             break
+        started = time.perf_counter()
         s_p = _mat(Xp, w)
         t_J = _mat(XJ, w)
         # certificate on the full problem at the current point (beta = 0 outside J)
@@ -245,6 +252,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         if not np.all(np.isfinite(w)):
             status, message = "failed", f"the iterate stopped being finite at step {it}"
             break
+        last = time.perf_counter() - started
     else:
         message = f"{max_iter} interior-point iterations"
     return {"w": best["w"], "dual": best["dual"], "gap": best["gap"], "status": status,

@@ -11,7 +11,8 @@ better) with importance ``s_k``. Three methods share one entry point, :func:`ran
 - ``"ccg"`` (default): column and constraint generation (Dedieu, Mazumder & Wang, JMLR 2022) over
   HiGHS, warm-started by the smoothed method; exact, certified; :mod:`._rank2plan_ccg`.
 - ``"cvxpy"``: the CVXPY LP of :func:`infpush_cvx.formulations.rank2plan_lp_problem` with any
-solver.
+  solver (:mod:`._cvxpy_backend`), its answer certified by the gap below from CVXPY's
+  multipliers ("unverified" without them).
 
 Every result's ``objective`` is recomputed from beta with
 :func:`infpush_cvx.formulations.objectives.rank2plan_objective`, and ``gap`` is the certified
@@ -20,8 +21,6 @@ a dual feasible pi. All methods solve the LP scaled to unit size (:mod:`._rank2p
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -100,8 +99,9 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
     method : {"ccg", "smoothed", "cvxpy"}
     tol : float, optional
         Target certified relative gap (default 1e-6). For "cvxpy" it becomes the solver's
-        relative-gap tolerance (Clarabel ``tol_gap_rel``, ECOS ``reltol``, SCS ``eps_rel``);
-        other solvers refuse it.
+        relative-gap tolerance (Clarabel ``tol_gap_rel``, ECOS ``reltol``, SCS ``eps_rel``;
+        other solvers refuse it) as well as the certified gap its answer must reach to be
+        "optimal" (default 1e-6 there too).
     max_iter : int, optional
         Restricted LPs for "ccg" (default 100), gradient steps for "smoothed" (default 2000).
     warm_start : SolverResult or array, optional
@@ -116,7 +116,8 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
     time_limit : float, optional
         Wall-clock seconds from the call (None or ``inf``: no limit), shared by every stage and
         handed to HiGHS and to the CVXPY solver; a run that reaches it reports status
-        "time_limit". With "cvxpy", a solver that cannot take a time limit is refused.
+        "time_limit". With "cvxpy", a large problem or a solver without a time-limit option is
+        solved in a child process stopped at the limit (:mod:`._cvxpy_backend`).
     verbose : bool, default False
         True prints the progress to stderr (through the logger ``infpush_cvx.solvers`` at INFO,
         or the application's own logging configuration when it shows INFO records): a header,
@@ -307,13 +308,13 @@ def _in_caller_units(res: SolverResult, scaling: PairScaling, data: PairData, la
 _CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 #: The solver used by "cvxpy" when a time limit or tol is given without one.
 _CVXPY_DEFAULT = "CLARABEL"
+#: The certified relative gap at which a CVXPY answer is "optimal" when no ``tol`` is given.
+_CVXPY_CERTIFY_TOL = 1e-6
 
 
 def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
-    """``(solver, options)`` with ``tol`` and the time left translated into the solver's own
-    option names; a TypeError (tol) or ValueError (time_limit) for a solver without them."""
-    from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS  # imported late: CVXPY is slow to import
-
+    """``(solver, options)`` with ``tol`` translated into the solver's own option name; a
+    TypeError for a solver without one. (The time left is added by the backend.)"""
     options = dict(solve_options)
     if solver is None and (tol is not None or deadline.limit is not None):
         solver = _CVXPY_DEFAULT
@@ -324,58 +325,61 @@ def _cvxpy_solver_options(solver, tol, deadline: Deadline, solve_options: dict):
                             f"use one of {sorted(_CVXPY_REL_GAP)} or pass the solver's own "
                             f"tolerance options")
         options[_CVXPY_REL_GAP[name]] = tol
-    if deadline.limit is not None:
-        if name not in TIME_LIMIT_OPTIONS:
-            raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through "
-                             f"CVXPY; use one of {sorted(TIME_LIMIT_OPTIONS)}")
-        key = TIME_LIMIT_OPTIONS[name]
-        if isinstance(key, tuple):  # a solver whose parameters CVXPY passes in one dict
-            outer, key = key
-            target = options[outer] = dict(options.get(outer, {}))
-        else:
-            target = options
-        target[key] = min(float(target.get(key, np.inf)), deadline.for_solver())
-    return solver, options
+    return name, options
 
 
 def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol=None,
                  deadline: Deadline, verbose: bool = False, **solve_options) -> SolverResult:
-    """Solve the CVXPY problem of :func:`infpush_cvx.formulations.rank2plan_lp_problem`.
+    """Solve :func:`infpush_cvx.formulations.rank2plan_lp_problem` through the CVXPY backend
+    (:mod:`._cvxpy_backend`: statuses, time limit) and certify its answer.
 
-    CVXPY's status is the certificate here (no full-LP gap is computed for this method): its
-    "optimal" is "optimal", "user_limit" (or any status once the deadline has passed) is
-    "time_limit", "optimal_inaccurate" is "stalled", anything else (a SolverError included)
-    "failed". ``verbose`` is CVXPY's (its own and the solver's output)."""
-    import cvxpy as cp
-
-    from ..formulations import rank2plan_lp_problem as build  # late: CVXPY is slow to import
+    The certificate is the project's (:meth:`PairOperator.certificate`): ``P(beta)`` at CVXPY's
+    beta against the dual bound of its hinge multipliers pi (``problem.constraints[-1]``),
+    clipped to ``[0, s]`` and scaled into ``||D^T pi||_inf <= lam``, or of the same pi repaired
+    first (:meth:`PairOperator.repaired_dual`), whichever bound is sharper. "optimal" only when that
+    relative gap is at most ``tol`` (default 1e-6); without multipliers the answer is
+    "unverified". A failed solve has no point: beta is NaN and the message names the cause."""
+    from . import _cvxpy_backend as backend
 
     solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
-    t0 = time.perf_counter()
-    prob = build(data, lam, form=form)
-    prob.param_dict["lam"].value = lam
-    message = ""
-    try:
-        prob.solve(solver=solver, verbose=verbose, **options)
-    except cp.error.SolverError as exc:
-        message = f"CVXPY: {exc}"
-    elapsed = time.perf_counter() - t0
-    w = prob.var_dict["w"].value
-    stats = prob.solver_stats
-    info = {"cvxpy_status": prob.status, "cvxpy_value": prob.value,
-            "solver": stats.solver_name if stats else solver,
-            "solve_time": stats.solve_time if stats else None, "solver_options": options}
-    status = {"optimal": "optimal", "optimal_inaccurate": "stalled",
-              "user_limit": "time_limit"}.get(prob.status, "failed")
-    if status != "optimal" and deadline.expired():
-        status, message = "time_limit", deadline.message()
-    if w is None:
+    size = int(data.X.nnz if hasattr(data.X, "nnz") else data.X.size) + data.n_pairs
+    # the builder by name: imported (with CVXPY) where the problem is built
+    out = backend.solve("infpush_cvx.formulations:rank2plan_lp_problem", (data, lam),
+                        {"form": form}, solver=solver, options=options, deadline=deadline,
+                        verbose=verbose, size=size)
+    info = {"cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
+            "solver": out.info.get("solver", solver), "solve_time": out.info.get("solve_time"),
+            "solver_options": out.info.get("solver_options", options),
+            "stage_times": out.info.get("stage_times"),
+            "isolated": out.info.get("isolated", False)}
+    if not out.has_point:
+        status = "time_limit" if out.status == "time_limit" else "failed"
         return SolverResult(w=np.full(data.n_features, np.nan), objective=np.nan, gap=None,
-                            status=status if status == "time_limit" else "failed",
-                            iterations=0, time=elapsed, method="cvxpy", info=info,
-                            message=message or f"CVXPY status {prob.status!r}")
-    w = np.asarray(w, dtype=np.float64).ravel()
-    # The multipliers live in constraints whose layout depends on the form: no gap from here.
-    return SolverResult(w=w, objective=rank2plan_objective(data, w, lam), gap=None, status=status,
-                        iterations=int(stats.num_iters or 0) if stats else 0, time=elapsed,
-                        method="cvxpy", info=info, message=message)
+                            status=status, iterations=out.iterations, time=deadline.elapsed(),
+                            method="cvxpy", info=info,
+                            message=backend.failure_message(out, solver))
+    w = out.values["w"].ravel()
+    pi = out.duals[-1]
+    op = PairOperator(data)
+    if pi is None or not np.all(np.isfinite(pi)) or not np.all(np.isfinite(w)):
+        gap, dual, cert = None, None, None
+    else:
+        cert = min((op.certificate(w, p, lam)  # two valid bounds: the sharper one
+                    for p in (pi.ravel(), op.repaired_dual(w, pi.ravel(), lam))),
+                   key=lambda c: c["gap"])
+        gap, dual = cert["gap"], cert["pi"]
+        info["lower_bound"] = cert["dual"]
+        info["dual_infeasibility"] = cert["dual_infeasibility"]
+    status = backend.certified_status(out.status, gap,
+                                      _CVXPY_CERTIFY_TOL if tol is None else tol)
+    message = out.message
+    if status == "unverified":
+        message = "CVXPY gave no finite multipliers: its answer could not be certified"
+    elif status == "stalled" and out.status == "optimal":
+        message = (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
+                   f"{gap:.3g}")
+    objective = op.objective(w, lam) if np.all(np.isfinite(w)) else np.nan
+    return SolverResult(w=w, objective=objective, gap=gap, status=status,
+                        iterations=out.iterations, time=deadline.elapsed(), method="cvxpy",
+                        history={"objective": [objective], "gap": [gap]}, dual=dual, info=info,
+                        message=message)

@@ -50,8 +50,13 @@ search, as the paper's). Differences from the authors' code, and why:
 
 Each step costs two passes over the data (``Xp^T alpha - Xn^T beta``, then ``Xp w`` and ``Xn w``):
 the scores at the extrapolated point are extrapolated themselves (they are linear in the dual).
-Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush_problem` (Clarabel by default) and
-certifies its answer with the dual read from the constraints' multipliers.
+Method ``"cvxpy"`` solves :func:`infpush_cvx.formulations.toppush_problem` (Clarabel by default)
+through the CVXPY backend (:mod:`._cvxpy_backend`) and certifies its answer with the dual read
+from the constraints' multipliers: CVXPY's "optimal" is "optimal" only when that gap is at most
+``tol``, and "unverified" when CVXPY gives no multipliers.
+
+Sample weights spread over more than 2**100 are solved without the negligible positives and
+certified with them (:data:`_NEGLIGIBLE_WEIGHT`).
 """
 
 from __future__ import annotations
@@ -69,8 +74,9 @@ from ..data.containers import BipartiteData
 from ..prox.equal_sums import _project_checked
 from . import _toppush_ipm
 from ._common import blas_threads_for, check_representable, data_first
+from ._cvxpy_backend import certified_status
 from ._deadline import Deadline
-from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
+from .result import SolverResult, relative_gap, warn_if_not_converged
 
 LOSSES = ("truncated_quadratic", "hinge")
 METHODS = ("interior_point", "dual_agd", "cvxpy")
@@ -85,8 +91,25 @@ def loss_values(z: np.ndarray, loss: str) -> np.ndarray:
 
 
 def _weights(data: BipartiteData) -> np.ndarray:
-    """``c_i``: ``1/m``, or ``p_i / sum p`` with sample weights (the negatives' do not enter)."""
-    return data.pos_weights / data.wp_sum
+    """``c_i``: ``1/m``, or ``p_i / sum p`` with sample weights (the negatives' do not enter),
+    computed as ``q / sum q`` with ``q = p / max p`` so that ``sum p`` cannot overflow."""
+    q = data.pos_weights / data.pos_weights.max()
+    return q / q.sum()
+
+
+#: A positive whose c_i is below this fraction of the largest c changes P by less than that
+#: fraction of ``c_max loss_i``, far below rounding; the native methods leave it out of their
+#: solve (with ``alpha_i = 0``, a feasible multiplier) because weights spread over that many
+#: orders of magnitude break their conditioning (the interior-point method stalled at a ratio of
+#: 1e-100, "dual_agd" at 1e-10). The certificate is computed on every positive.
+_NEGLIGIBLE_WEIGHT = 2.0 ** -100
+
+
+def _significant_positives(data: BipartiteData):
+    """The indices of the positives the native methods solve on (None: all of them)."""
+    c = _weights(data)
+    keep = c >= _NEGLIGIBLE_WEIGHT * c.max()
+    return None if keep.all() else np.flatnonzero(keep)
 
 
 def _scores(data: BipartiteData, w: np.ndarray):
@@ -185,8 +208,10 @@ def toppush(data: BipartiteData, lam: float,
 
     ``data``: a :class:`BipartiteData`, or the positives and negatives as two arguments
     (``toppush(Xp, Xn, lam)``); ``lam`` > 0 in paper scaling; ``loss``: "truncated_quadratic" (the
-    paper's) or "hinge"; ``method``: "dual_agd" (default) or "cvxpy" (``cvxpy_solver``, Clarabel by
-    default). ``tol``: the certified relative duality gap at which "dual_agd" stops.
+    paper's) or "hinge"; ``method``: "interior_point" (default), "dual_agd" or "cvxpy"
+    (``cvxpy_solver``, Clarabel by default; a time limit is honoured as described in
+    :mod:`._cvxpy_backend`). ``tol``: the certified relative duality gap at which a method
+    stops (or a CVXPY answer is "optimal").
     ``warm_start``: a previous TopPush result (its dual ``(alpha, beta)`` starts "dual_agd").
     ``wp``: sample weights of the positives. The result's ``dual`` is ``(alpha, beta)``; its
     ``gap`` is certified for both methods. An early stop warns with a ConvergenceWarning.
@@ -206,27 +231,55 @@ def toppush(data: BipartiteData, lam: float,
                  f"{data.d} features, lambda {lam:.4g}, tol {tol:g}, max_iter {max_iter}")
     if method == "cvxpy":
         out = _solve_cvxpy(data, lam, loss, cvxpy_solver, deadline, verbose)
-    elif method == "interior_point":
-        w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
-        with blas_threads_for(data.d):
-            out = _toppush_ipm.solve(data, lam, loss, c=_weights(data), tol=tol,
-                                     max_iter=max_iter, deadline=deadline, w0=w0,
-                                     certify=_certifier(data, lam, loss))
     else:
-        out = _dual_agd(data, lam, loss, tol=tol, max_iter=max_iter, deadline=deadline,
-                        dual0=dual0)
-    alpha, beta = feasible_dual(data, *out["dual"], loss)
+        out = _solve_native(data, lam, loss, method, tol=tol, max_iter=max_iter,
+                            deadline=deadline, warm_start=warm_start, dual0=dual0)
     w = out["w"]
     primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
-    gap = relative_gap(primal, dual_objective(data, alpha, beta, lam, loss))
+    if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
+        dual, gap = None, None
+    else:
+        dual = feasible_dual(data, *out["dual"], loss)
+        gap = relative_gap(primal, dual_objective(data, *dual, lam, loss))
+    status = certified_status(out["status"], gap, tol)
+    message = out["message"]
+    if status == "unverified":
+        message = "CVXPY gave no multipliers: its answer could not be certified"
+    elif status == "stalled" and out["status"] == "optimal" and method == "cvxpy":
+        message = (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
+                   f"{gap:.3g}")
     info = dict(out.get("info", {}), lam_paper=lam, scaling="paper", penalty="l2", loss=loss)
-    result = SolverResult(w=w, objective=primal, gap=gap,
-                          status=status_for_gap(out["status"], gap, tol),
+    result = SolverResult(w=w, objective=primal, gap=gap, status=status,
                           iterations=out["iterations"], time=deadline.elapsed(), method=method,
-                          history=out["history"], dual=(alpha, beta), info=info,
-                          message=out["message"])
+                          history=out["history"], dual=dual, info=info, message=message)
     warn_if_not_converged(result)
     return result
+
+
+def _solve_native(data, lam, loss, method, *, tol, max_iter, deadline, warm_start, dual0):
+    """"interior_point" or "dual_agd" on the positives of non-negligible weight
+    (:data:`_NEGLIGIBLE_WEIGHT`); the dual of the others is ``alpha_i = 0``."""
+    keep = _significant_positives(data)
+    solved = data
+    if keep is not None:
+        solved = BipartiteData(data.Xp[keep], data.Xn, data.pos_weights[keep], data.wn)
+        if dual0 is not None:
+            dual0 = (dual0[0][keep], dual0[1])
+    if method == "interior_point":
+        w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
+        with blas_threads_for(solved.d):
+            out = _toppush_ipm.solve(solved, lam, loss, c=_weights(solved), tol=tol,
+                                     max_iter=max_iter, deadline=deadline, w0=w0,
+                                     certify=_certifier(solved, lam, loss))
+    else:
+        out = _dual_agd(solved, lam, loss, tol=tol, max_iter=max_iter, deadline=deadline,
+                        dual0=dual0)
+    if keep is not None:
+        alpha = np.zeros(data.m)
+        alpha[keep] = out["dual"][0]
+        out["dual"] = (alpha, out["dual"][1])
+        out.setdefault("info", {})["negligible_positives"] = int(data.m - keep.size)
+    return out
 
 
 def _warm_dual(data: BipartiteData, warm_start):
@@ -344,41 +397,36 @@ def _history() -> dict:
 
 
 def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
-    """CVXPY on :func:`infpush_cvx.formulations.toppush_problem`; the dual from its multipliers."""
-    import cvxpy as cp
+    """CVXPY on :func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
+    (:mod:`._cvxpy_backend`); the dual ``(alpha, beta)`` from its multipliers (None when CVXPY
+    gave none: the answer is then "unverified"). A failed solve has w = NaN."""
+    from . import _cvxpy_backend as backend
 
-    from ..formulations._toppush import toppush_problem as build  # late: CVXPY is slow to import
+    # the builder by name: imported (with CVXPY) where the problem is built
+    out = backend.solve("infpush_cvx.formulations._toppush:toppush_problem", (data, lam),
+                        {"loss": loss}, solver=solver, options={}, deadline=deadline,
+                        verbose=verbose, size=_size(data))
+    info = {"cvxpy_status": out.cvxpy_status, "solver": out.info.get("solver", solver),
+            "solve_time": out.info.get("solve_time"),
+            "stage_times": out.info.get("stage_times"),
+            "isolated": out.info.get("isolated", False)}
+    if not out.has_point:
+        return {"w": np.full(data.d, np.nan), "dual": None,
+                "status": "time_limit" if out.status == "time_limit" else "failed",
+                "iterations": out.iterations, "history": _history(), "info": info,
+                "message": backend.failure_message(out, solver)}
+    w = out.values["w"].ravel()
+    beta = out.duals[0]
+    alpha = out.duals[1] if loss == "hinge" else None
+    if loss != "hinge" and beta is not None:
+        # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
+        s, _ = _scores(data, w)
+        alpha = 2.0 * _weights(data) * np.maximum(1.0 + float(out.values["tau"]) - s, 0.0)
+    dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
+    return {"w": w, "dual": dual, "status": out.status, "iterations": out.iterations,
+            "history": _history(), "info": info, "message": out.message}
 
-    prob = build(data, lam, loss=loss)
-    options = {}
-    if deadline.limit is not None:
-        from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS
-        key = TIME_LIMIT_OPTIONS.get(str(solver).upper())
-        if key is None or isinstance(key, tuple):
-            raise ValueError(f"time_limit cannot be honoured by solver={solver!r} through CVXPY")
-        options[key] = deadline.for_solver()
-    message = ""
-    try:
-        prob.solve(solver=solver, verbose=verbose, **options)
-    except cp.error.SolverError as exc:
-        message = f"CVXPY: {exc}"
-    status = {"optimal": "optimal", "optimal_inaccurate": "stalled",
-              "user_limit": "time_limit"}.get(prob.status, "failed")
-    w = prob.var_dict["w"].value
-    stats = prob.solver_stats
-    iterations = int(stats.num_iters or 0) if stats is not None else 0
-    info = {"cvxpy_status": prob.status, "solver": solver}
-    if w is None:
-        return {"w": np.full(data.d, np.nan), "dual": (np.zeros(data.m), np.zeros(data.n)),
-                "status": "failed" if status != "time_limit" else status,
-                "iterations": iterations, "history": _history(), "info": info,
-                "message": message or f"CVXPY status {prob.status!r}"}
-    w = np.asarray(w, dtype=np.float64).ravel()
-    beta = np.asarray(prob.constraints[0].dual_value, dtype=np.float64).ravel()
-    if loss == "hinge":
-        alpha = np.asarray(prob.constraints[1].dual_value, dtype=np.float64).ravel()
-    else:  # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
-        s, t = _scores(data, w)
-        alpha = 2.0 * _weights(data) * np.maximum(1.0 + prob.var_dict["tau"].value - s, 0.0)
-    return {"w": w, "dual": (alpha, beta), "status": status, "iterations": iterations,
-            "history": _history(), "info": info, "message": message}
+
+def _size(data: BipartiteData) -> int:
+    """Data entries of a bipartite problem (nonzeros of Xp and Xn)."""
+    return sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))

@@ -152,27 +152,18 @@ def test_degeneracy_lp_gets_the_time_limit(monkeypatch):
     assert seen and all(0 < o.get("time_limit", np.inf) <= 30.0 for o in seen)
 
 
-def test_cvxpy_method_passes_the_time_limit_to_the_solver(monkeypatch):
-    import cvxpy as cp
-
-    seen = {}
-    real = cp.Problem.solve
-
-    def recording(self, *args, **kwargs):
-        seen.update(kwargs)
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(cp.Problem, "solve", recording)
+def test_cvxpy_method_passes_the_time_limit_to_the_solver():
     X, i, j = pairs()
     res = rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="CLARABEL", time_limit=30.0)
-    assert res.status == "optimal"
-    assert 0 < seen["time_limit"] <= 30.0
+    assert res.status == "optimal" and not res.info["isolated"]  # small: solved in-process
+    assert 0 < res.info["solver_options"]["time_limit"] <= 30.0
 
 
-def test_cvxpy_method_refuses_a_time_limit_its_solver_cannot_honour():
+def test_cvxpy_method_bounds_a_solver_without_a_time_limit_from_outside():
+    """ECOS has no time-limit option: its solve runs in a child process killed at the limit."""
     X, i, j = pairs()
-    with pytest.raises(ValueError, match="time_limit"):
-        rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="ECOS", time_limit=5.0)
+    res = rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="ECOS", time_limit=30.0)
+    assert res.status == "optimal" and res.info["isolated"]
 
 
 @pytest.mark.parametrize("method", ["fista", "paper", "admm"])

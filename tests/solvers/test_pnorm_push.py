@@ -323,3 +323,28 @@ def test_ranker_fits_the_solver_problem_with_both_backends():
         PNormPushRanker(p=0.5).fit(X, y)
     with pytest.raises(ValueError, match="unknown method"):
         PNormPushRanker(method="fista").fit(X, y)
+
+
+def test_a_warm_start_with_an_infinite_objective_falls_back_to_zero():
+    """Issue 26: warm_start=np.full(d, 1e200) stalled with objective inf and gap NaN."""
+    data = planted_bipartite(m=8, n=10, d=3, seed=0)
+    with pytest.warns(UserWarning, match="warm_start: the objective there is inf") as record:
+        res = pnorm_push(data, 0.1, p=4, warm_start=np.full(3, 1e200))
+    assert record[0].filename == __file__  # points at the caller
+    cold = pnorm_push(data, 0.1, p=4)
+    assert res.status == "optimal" and res.gap <= 1e-8
+    assert res.objective == pytest.approx(cold.objective, rel=1e-10)
+
+
+def test_newton_stops_at_its_time_limit_within_a_step():
+    """Issue 26: newton overran a 1 s limit by 1.8 s (one Newton step's Hessian is long at large
+    d); the Hessian is now summed in blocks with the deadline checked between them."""
+    import time
+
+    rng = np.random.default_rng(4)
+    Xp, Xn = rng.normal(size=(3000, 800)) + 0.05, rng.normal(size=(3000, 800))
+    start = time.perf_counter()
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        res = pnorm_push(Xp, Xn, 1e-3, p=16, time_limit=0.2, tol=1e-14)
+    assert time.perf_counter() - start < 0.2 + 3.0
+    assert res.status == "time_limit" and "time limit of 0.2 s" in res.message

@@ -336,3 +336,14 @@ def test_beta0_is_the_deprecated_name_of_warm_start():
     assert again.status == "optimal" and again.iterations == 1
     with pytest.raises(TypeError, match="beta0"):
         rank2plan_lp(data, lam=lam, beta0=first.beta, warm_start=first)
+
+
+@pytest.mark.parametrize("bad", [np.array([["1", "2"], ["3", "4"]]),
+                                 np.array([["1", "2"], ["3", "4"]], dtype=object),
+                                 np.array([[b"1", b"2"], [b"3", b"4"]])])
+def test_numeric_strings_are_refused(bad):
+    """Issue 26: NumPy parsed numeric strings as numbers, though strings are refused."""
+    with pytest.raises(TypeError, match="X must be numeric, got strings"):
+        rank2plan_lp(bad, [0], [1], 0.1)
+    with pytest.raises(TypeError, match="margin must be numeric, got strings"):
+        rank2plan_lp(np.eye(2), [0], [1], 0.1, margin=np.array(["1"]))

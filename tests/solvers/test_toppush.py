@@ -274,3 +274,25 @@ def test_catalog_values_are_reproduced(problem_id, method):
     primal, dual = check_certificate(data, res, spec.lam, spec.options["loss"], 1e-6)
     # the stored value (Clarabel at 1e-10, cross-checked) lies between the two certified bounds
     assert dual <= stored * (1 + 1e-8) and primal >= stored * (1 - 1e-8)
+
+
+@pytest.mark.parametrize("method", ["interior_point", "dual_agd"])
+@pytest.mark.parametrize("extreme", [1e300, 1e-300])
+def test_an_extreme_sample_weight_is_solved_and_certified(method, extreme):
+    """Issue 26: a weight of 1e300 or 1e-300 among ones stalled both native methods."""
+    data = planted_bipartite(m=8, n=10, d=3, seed=0)
+    wp = np.r_[extreme, np.ones(7)]
+    res = toppush(data, None, 0.1, method=method, wp=wp)
+    assert res.status == "optimal" and res.gap <= 1e-6
+    weighted = BipartiteData(data.Xp, data.Xn, wp)
+    value, _ = cvxpy_optimum(weighted, 0.1, "truncated_quadratic")
+    assert res.objective == pytest.approx(value, rel=1e-5)
+    check_certificate(weighted, res, 0.1, "truncated_quadratic", 1e-6)
+    # the weights are only ratios: a common factor changes nothing
+    again = toppush(data, None, 0.1, method=method, wp=wp * 2.0 ** -60)
+    np.testing.assert_allclose(again.w, res.w, rtol=1e-12, atol=1e-15)
+
+
+def test_numeric_strings_are_refused():
+    with pytest.raises(TypeError, match="Xp must be numeric, got strings"):
+        toppush(np.array([["1", "2"]]), np.ones((2, 2)), 0.1)
