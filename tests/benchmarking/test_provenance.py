@@ -124,6 +124,7 @@ def test_curves_are_one_row_per_iteration(two_runs):
 
 
 def test_report_metric_iterations_on_a_saved_run(two_runs, tmp_path):
+    pytest.importorskip("matplotlib")
     table = two_runs.first.with_suffix(".parquet")
     assert pd.read_parquet(table)["iterations"].dtype == "Int64"
     assert cli.main(["report", str(table), "--metric", "iterations",

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytest.importorskip("matplotlib")  # the plots extra: without it these tests skip
+
 from infpush_cvx import cli
 from infpush_cvx.benchmarking.reports import (performance_profile_figure, profile_counts,
                                               series_styles)
