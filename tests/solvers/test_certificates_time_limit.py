@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers import _ranksvm_newton
@@ -50,14 +51,19 @@ def test_blocked_hessian_is_the_pair_sum():
     np.testing.assert_allclose(H, brute + lam * np.eye(40), rtol=1e-10, atol=1e-12)
 
 
-def test_a_hessian_block_that_cannot_end_in_time_is_not_begun():
-    Xp, Xn = planted(9, 11, 40)
+def test_a_hessian_block_that_cannot_end_in_time_is_not_begun(monkeypatch):
+    monkeypatch.setattr(_ranksvm_newton, "_HESSIAN_BLOCK", 16)
+    Xp, Xn = planted(9, 11, 40)  # three blocks
     p, q = np.ones(9), np.ones(11)
     ramp = RampSums(Xp @ np.ones(40), Xn @ np.ones(40), p, q, 1.0)
-    # reads: 0.3 (0.7 left > 0, begin), 0.6 (begun), 0.9 (took 0.3), 1.2 (-0.2 left): stop
-    deadline = TickingDeadline(1.0, 0.3)
+    # clock reads, 1/8 s each: the set-up (1/8 to 2/8: it took 1/8); block 1 (3/8: 7/8 left,
+    # begin; 4/8 to 5/8); block 2 (6/8: 4/8 left, begin; 7/8 to 1); block 3 (9/8: 1/8 left, no
+    # more than the 1/8 the last block took): not begun, with time still left
+    deadline = TickingDeadline(1.25, 0.125)
     assert _ranksvm_newton._hessian(Xp, Xn, p, q, ramp, 1.0, 0.1, deadline) is None
-    assert deadline.now == 1.2
+    assert deadline.now == 1.125 < deadline.limit
+    assert _ranksvm_newton._hessian(Xp, Xn, p, q, ramp, 1.0, 0.1, TickingDeadline(9.0, 0.1)) \
+        is not None
 
 
 def test_newton_stops_at_the_deadline_with_a_consistent_history():
