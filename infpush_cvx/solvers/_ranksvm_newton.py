@@ -258,7 +258,9 @@ def run(data, lam: float, *, tol: float, max_iter: int, deadline: Deadline, w0=N
     from ._working_set import _Problem, collapse
 
     reduced, collapsed = (data, None) if no_repeated_rows(data) else collapse(data)
-    if deadline.expired():  # before the rescaled copy of the data: nothing solved, no dual
+    # the rescaled copy of the data (below) takes about as long as the set-up so far (a copy
+    # of the data and a pass over it): when that no longer fits, stop before it, with no dual
+    if deadline.remaining() <= deadline.elapsed():
         w = np.zeros(data.d) if w0 is None else np.asarray(w0, float)
         return {"w": w, "dual": None, "gap": None, "status": "time_limit",
                 "message": deadline.message(), "iterations": 0, "history": {}}
