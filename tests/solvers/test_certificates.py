@@ -276,3 +276,14 @@ def test_infinite_push_ranker_at_a_huge_C_is_certified():
     assert res.status == "optimal"
     assert brute_gap(data, res.w, res.dual.to_dense(), 1e-12) <= 1e-6
     assert res.objective == pytest.approx(0.9617039, abs=1e-6)
+
+
+@pytest.mark.parametrize("route", ["ranksvm smoothing_newton", "ranksvm working_set",
+                                   "infinite_push working_set"])
+def test_sparse_data_with_an_offset_column_give_the_centred_optimum(route):
+    kind, solve = ROUTES[route]
+    Xp, Xn = issue_data()
+    shift = offset(1e7, "column")  # a column with every entry stored: shifted, still sparse
+    res = solve(sp.csr_matrix(Xp + shift), sp.csr_matrix(Xn + shift))
+    assert res.status == "optimal" and res.gap >= -res.info["gap_roundoff"]
+    assert res.objective - reference(kind) <= 1e-6 * reference(kind)

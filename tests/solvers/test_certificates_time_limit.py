@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers import _ranksvm_newton
