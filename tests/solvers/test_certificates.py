@@ -136,6 +136,16 @@ def test_centring_shifts_only_columns_far_from_zero_and_exactly():
     assert centred(plain) is plain
 
 
+def test_centring_reads_whole_the_columns_its_first_rows_do_not_rule_out():
+    rng = np.random.default_rng(2)
+    Xp = np.column_stack([rng.normal(size=40) + 1e6, np.full(40, 5.0), rng.normal(size=40)])
+    Xn = np.column_stack([rng.normal(size=30) + 1e6, np.full(30, 5.0), rng.normal(size=30)])
+    Xn[-1, 1] = -5.0  # far from 0 on the first rows only: spans 0 over all of them
+    c = centred(BipartiteData(Xp, Xn))
+    shift = Xp[0] - c.Xp[0]
+    assert 1e6 - 5 < shift[0] < 1e6 + 5 and shift[1] == 0.0 and shift[2] == 0.0
+
+
 def test_centring_keeps_sparse_data_sparse():
     dense_p = np.array([[1e6 + 1, 0.0], [1e6 + 2, 1.0]])
     dense_n = np.array([[1e6 + 3, 0.0], [1e6 + 0.5, 2.0]])
