@@ -69,6 +69,24 @@ def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     return c * float(np.abs(w).sum() if penalty == "l1" else w @ w)
 
 
+def penalty_term(w: np.ndarray, lam: float, penalty: str, scaling: str) -> float:
+    """``lam pen(w)`` (:func:`penalty_value` times lambda), finite whenever it is in float range.
+
+    ``w @ w`` overflows for ``|w|`` near 1e155, long before ``lam ||w||^2`` does at a small
+    lambda (``lam = 1e-300`` and ``|w| = 2e296``: ``lam ||w||^2 / 2 = 2e292``); then the l2 term
+    is computed as ``c (sqrt(lam) a)^2 ||w / a||^2`` with ``a = max |w_k|``.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        term = lam * penalty_value(w, penalty, scaling)
+    if np.isfinite(term) or penalty == "l1" or not np.all(np.isfinite(w)):
+        return float(term)
+    a = float(np.abs(w).max())
+    u = w / a
+    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    with np.errstate(over="ignore"):
+        return float(c * (np.sqrt(lam) * a) ** 2 * float(u @ u))
+
+
 def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infinite_push",
                         penalty: str = "l2", scaling: str = "paper") -> float:
     """The primal objective of the Infinite Push or RankSVM at ``w``, in the requested scaling.
@@ -99,7 +117,7 @@ def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infi
         H = negative_hinge_sums(s, t)
         loss_sum = H.max() if loss == "infinite_push" else H.sum()
         loss_value = loss_sum / N if scaling == "paper" else loss_sum
-    return float(lam * penalty_value(w, penalty, scaling) + loss_value)
+    return float(penalty_term(w, lam, penalty, scaling) + loss_value)
 
 
 def rank2plan_objective(data: PairData, beta, lam: float) -> float:

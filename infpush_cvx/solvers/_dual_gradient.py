@@ -104,23 +104,25 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
     m, n = data.m, data.n
     C = 1.0 / lam
     alpha = np.full((m, n), C / (1000.0 * m * n)) if alpha0 is None else project(alpha0)
-    best_q, best = np.inf, alpha
+    # the iterate with the smallest Q(alpha) is the one with the largest dual value
+    # D = -lam Q, compared instead of Q: finite at a tiny lambda, where ||w(alpha)||^2 overflows
+    best_d, best = -np.inf, alpha
 
     def step(t):
-        nonlocal alpha, best_q, best
-        q = duality.dual_Q(data.Xp, data.Xn, alpha)
-        if not np.isfinite(q):
-            return f"the dual objective became {q!r} at step {t}"
-        if q < best_q:
-            best_q, best = q, alpha
+        nonlocal alpha, best_d, best
+        d = duality.dual_value(data, alpha, lam)
+        if not np.isfinite(d):
+            return f"the dual objective became {-d / lam!r} at step {t}"
+        if d > best_d:
+            best_d, best = d, alpha
         grad = duality.dual_gradient(data.Xp, data.Xn, alpha)
         alpha = project(alpha - (eta0 / np.sqrt(t)) * grad)
-        return best, {"Q": best_q, "step": eta0 / np.sqrt(t)}
+        return best, {"Q": -best_d / lam, "step": eta0 / np.sqrt(t)}
 
     status, message, t, hist = _iterate("paper", step, data, lam, loss, max_iter=max_iter,
                                         tol=tol, deadline=deadline, check_every=check_every,
                                         record=("Q",))
-    if status != "failed" and duality.dual_Q(data.Xp, data.Xn, alpha) < best_q:
+    if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
     w, _, _ = _gap(data, best, lam, loss)
     return {"w": w, "alpha": best, "status": status, "iterations": t, "history": hist,
@@ -137,25 +139,26 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     step_size = 1.0 / L
     x = project(np.zeros((data.m, data.n)) if alpha0 is None else alpha0)
     y, theta = x.copy(), 1.0
-    q_prev = duality.dual_Q(data.Xp, data.Xn, x)
+    # the dual value D = -lam Q, compared instead of Q (finite where ||w(alpha)||^2 overflows)
+    d_prev = duality.dual_value(data, x, lam)
 
     def step(t):
-        nonlocal x, y, theta, q_prev
+        nonlocal x, y, theta, d_prev
         x_new = project(y - step_size * duality.dual_gradient(data.Xp, data.Xn, y))
-        q = duality.dual_Q(data.Xp, data.Xn, x_new)
-        if q > q_prev:  # restart: drop the momentum, take a plain projected step from x
+        d = duality.dual_value(data, x_new, lam)
+        if d < d_prev:  # restart: drop the momentum, take a plain projected step from x
             theta = 1.0
             x_new = project(x - step_size * duality.dual_gradient(data.Xp, data.Xn, x))
-            q = duality.dual_Q(data.Xp, data.Xn, x_new)
+            d = duality.dual_value(data, x_new, lam)
             y = x_new
         else:
             theta_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
             y = x_new + ((theta - 1.0) / theta_new) * (x_new - x)
             theta = theta_new
-        if not np.isfinite(q):
-            return f"the dual objective became {q!r} at step {t}"
-        x, q_prev = x_new, q
-        return x, {"Q": q}
+        if not np.isfinite(d):
+            return f"the dual objective became {-d / lam!r} at step {t}"
+        x, d_prev = x_new, d
+        return x, {"Q": -d / lam}
 
     status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
                                          tol=tol, deadline=deadline, check_every=check_every)

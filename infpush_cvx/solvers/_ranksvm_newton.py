@@ -23,7 +23,14 @@ Certificate: ``alpha_ij = (C/W) p_i q_j a(x_ij)`` lies in RankSVM's dual box for
 and is held implicitly by the scores and mu; ``w(alpha)`` and ``sum(alpha)`` are ramp sums too.
 At the minimiser of ``F_mu``, ``w = w(alpha)`` and the duality gap of the original problem is at
 most ``mu/8`` times the (weighted) fraction of pairs within ``c`` of the margin, so mu is
-divided by 10 until the certified relative gap is below ``tol``.
+divided by 10 until the certified relative gap is below ``tol``. The zone's sums divide by mu:
+they are summed pair by pair while the zone is small (:class:`._ramp_sums.RampSums`), so their
+round-off is not magnified by 1/mu, and mu stops where it would be lost in the round-off of the
+margins (status "stalled").
+
+Time: the deadline is looked at before every pass over the data (each certificate, each
+line-search trial, each block of the Hessian's columns), so a ``time_limit`` is overrun by at
+most one such stage.
 """
 
 from __future__ import annotations
@@ -46,8 +53,11 @@ class RampDual:
     loss = "ranksvm"
 
     def __init__(self, s_ref, t_ref, p, q, mu, coef, w_alpha, total, factor, alpha_scale,
-                 collapsed=None):
+                 collapsed=None, roundoff_amplification=1.0):
         self.s_ref, self.t_ref, self.p, self.q, self.mu = s_ref, t_ref, p, q, mu
+        #: how much the ramp sums magnified the round-off of w(alpha) and sum(alpha)
+        #: (:attr:`._ramp_sums.RampSums.amplification`, :func:`~.duality.gap_roundoff`)
+        self.roundoff_amplification = roundoff_amplification
         self.coef, self.w_alpha, self.total = coef, w_alpha, total
         self.factor, self.alpha_scale, self.collapsed = factor, alpha_scale, collapsed
 
@@ -68,27 +78,81 @@ class RampDual:
         return dense_from_columns(self)
 
 
-def _sorted_prefix_rows(X, order, weights):
-    """Dense prefix sums of ``weights_j x_j`` in the given row order ((n + 1) x d)."""
-    rows = X[order]
-    rows = rows.toarray() if sp.issparse(rows) else np.asarray(rows, dtype=float)
-    out = np.zeros((rows.shape[0] + 1, rows.shape[1]))
-    np.cumsum(rows * weights[order][:, None], axis=0, out=out[1:])
-    return out
+#: Columns of the Hessian built between two looks at the deadline (about 1/5 of the Hessian of
+#: 50k + 50k x 300, where the whole took 1.4 s and overran a time limit of 1 s by 3 s).
+_HESSIAN_BLOCK = 64
 
 
-def _quad_form(X, weights):
-    """``X^T diag(weights) X`` as a dense d x d array."""
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
+
+
+def _scaled_rows(X, weights):
+    """``diag(weights) X``, sparse when X is."""
     if sp.issparse(X):
-        return np.asarray((X.T @ X.multiply(weights[:, None]).tocsr()).toarray())
-    return X.T @ (X * weights[:, None])
+        return X.multiply(weights[:, None]).tocsr()
+    return X * weights[:, None]
 
 
-def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: float = 1.0):
+def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline):
+    """``lam I + (1/divisor) sum_{|x_ij| < c} p_i q_j z_ij z_ij^T`` (d x d), or None when the
+    deadline passes while it is built.
+
+    The pair sum is ``Xp^T diag(p row_zone) Xp + Xn^T diag(q col_zone) Xn - cross - cross^T``
+    with ``cross = Xp^T diag(p) R``, ``R_i = sum_{j in zone(i)} q_j x_j`` a difference of
+    prefix sums of the negatives' rows sorted by ``1 + t_j``. Built :data:`_HESSIAN_BLOCK`
+    columns at a time (Xp, Xn in CSC when sparse); a block is begun only when the time left
+    exceeds what the previous one took, so a time limit is overrun by at most one block.
+    """
+    d = Xp.shape[1]
+    order = ramp.v_order
+    wp, wn = p * ramp.row_zone, q * ramp.col_zone
+    begun = deadline.elapsed()
+    weighted = _scaled_rows(Xn[order], q[order])  # q_j x_j in the order of 1 + t_j
+    quad, cross = np.empty((d, d)), np.empty((d, d))
+    cum = np.zeros((Xn.shape[0] + 1, min(d, _HESSIAN_BLOCK)))
+    last = deadline.elapsed() - begun  # (the gather: a first estimate of a block's time)
+    for first in range(0, d, _HESSIAN_BLOCK):
+        if deadline.remaining() <= last:
+            return None
+        begun = deadline.elapsed()
+        cols = slice(first, min(d, first + _HESSIAN_BLOCK))
+        width = cols.stop - cols.start
+        np.cumsum(_dense(weighted[:, cols]), axis=0, out=cum[1:, :width])
+        R = cum[ramp.zone_hi, :width] - cum[ramp.zone_lo, :width]  # sum_{j in zone(i)} q_j x_j
+        cross[:, cols] = _dense(Xp.T @ (p[:, None] * R))
+        quad[:, cols] = (_dense(Xp.T @ _scaled_rows(Xp[:, cols], wp))
+                         + _dense(Xn.T @ _scaled_rows(Xn[:, cols], wn)))
+        last = deadline.elapsed() - begun
+    H = (quad - cross - cross.T) / divisor
+    H = 0.5 * (H + H.T)  # (the blocks' products round differently on either side)
+    H[np.diag_indices(d)] += lam
+    return H
+
+
+_ROUND_OFF_MESSAGE = ("the smoothing mu={mu:.1e} reached the round-off of the scores: no smaller "
+                      "gap can be certified")
+
+
+def below_round_off(mu: float, s, t) -> bool:
+    """Whether a smoothing ``mu`` is lost in the round-off of the margins ``1 - s_i + t_j``
+    (1000 ulps of the largest): the ramp's sums divide by mu, so their round-off would then
+    exceed their values (at tol=1e-14 mu fell to 0 and the sums became NaN)."""
+    scale = 1.0 + max(float(np.abs(s).max(initial=0.0)), float(np.abs(t).max(initial=0.0)))
+    return mu < 1000.0 * np.finfo(float).eps * scale
+
+
+def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: float = 1.0):
     """Smoothing continuation with Newton steps on the rescaled problem ``prob``
-    (a :class:`._working_set._Problem` of the RankSVM); returns the working set's result dict."""
-    deadline = Deadline(time_limit)
+    (a :class:`._working_set._Problem` of the RankSVM); returns the working set's result dict.
+
+    ``deadline`` (a :class:`~._deadline.Deadline`) is looked at before every stage that costs
+    a pass over the data: each certificate, each line-search trial, each block of the Hessian.
+    ``history["step_size"]`` holds the step taken after each record (NaN when none was).
+    """
     Xp, Xn, p, q = prob.Xp, prob.Xn, prob.p, prob.q
+    if sp.issparse(Xp):  # the Hessian's blocks of columns
+        Xp, Xn = Xp.tocsc(), Xn.tocsc()
     lam, W = prob.lam, prob.M * prob.N
     d = prob.d
     w = np.zeros(d) if w0 is None else np.asarray(w0, float).copy()
@@ -103,6 +167,8 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         F = 0.5 * lam * (w @ w) + float(q @ ramp.col_h) / W
         return s, t, ramp, F
 
+    if deadline.expired():  # (the rescaled copy took the time left): the start, no dual
+        return _stopped_before_start(w * prob.scale, deadline)
     s, t, ramp, F = smoothed(w)
     for it in range(1, max_iter + 1):
         # certificate at the current point: primal P(w) and the ramp dual
@@ -117,7 +183,7 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         D = dual_value(factor * w_alpha, factor * total, lam, "l2")
         if D > best_d[0]:
             best_d = (D, RampDual(s, t, p, q, mu, coef, factor * w_alpha, factor * total, factor,
-                                  prob.alpha_scale))
+                                  prob.alpha_scale, roundoff_amplification=ramp.amplification))
         if np.any(w_alpha):  # w(alpha) as a primal candidate
             P_a = prob.objective(factor * w_alpha)
             if P_a < best_p[0]:
@@ -127,19 +193,17 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         history["gap"].append(gap)
         history["time"].append(deadline.elapsed())
         history["mu"].append(mu)
+        history["step_size"].append(float("nan"))  # the step from here, once taken
         log_iteration("smoothing_newton", it, best_p[0], gap, history["time"][-1], mu=mu)
         end = round_end(gap, tol, deadline)
         if end is not None:
             status, message = end
             break
         grad = lam * w - g_pairs / W
-        # Hessian: lam I + (1/(W mu)) sum_zone p q z z^T, the cross term by prefix sums of rows
-        cum = _sorted_prefix_rows(Xn, ramp.v_order, q)
-        R = cum[ramp.zone_hi] - cum[ramp.zone_lo]  # sum_{j in zone(i)} q_j x_j
-        cross = np.asarray(Xp.T @ (p[:, None] * R))
-        H = (_quad_form(Xp, p * ramp.row_zone) + _quad_form(Xn, q * ramp.col_zone)
-             - cross - cross.T) / (W * mu)
-        H[np.diag_indices(d)] += lam
+        H = _hessian(Xp, Xn, p, q, ramp, W * mu, lam, deadline)
+        if H is None:
+            status, message = "time_limit", deadline.message()
+            break
         try:
             step = -scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
@@ -148,24 +212,33 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
         if decrement <= 1e-14 * max(abs(F), 1e-300):
             # converged for this mu: smooth less
             mu /= 10.0
+            history["step_size"][-1] = 0.0
+            if below_round_off(mu, s, t):
+                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
+                break
             s, t, ramp, F = smoothed(w)
-            history["step_size"].append(0.0)
             continue
         size = 1.0
-        while True:  # backtracking (Armijo) on F_mu
+        while not deadline.expired():  # backtracking (Armijo) on F_mu
             w_new = w + size * step
             s_n, t_n, ramp_n, F_n = smoothed(w_new)
             if F_n <= F - 1e-4 * size * decrement or size < 1e-10:
                 break
             size *= 0.5
-        history["step_size"].append(size)
+        else:
+            status, message = "time_limit", deadline.message()
+            break
+        history["step_size"][-1] = size
         if size < 1e-6:
             # (almost) no descent: the Newton direction is spoilt by round-off in a Hessian
             # whose curvature 1/mu is concentrated on few pairs (nearly separable data, d >= m,
             # stalled here for 400 steps at steps of 1e-9): smooth less
             if F_n < F:
-                w = w_new
+                w, s, t = w_new, s_n, t_n
             mu /= 10.0
+            if below_round_off(mu, s, t):
+                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
+                break
             s, t, ramp, F = smoothed(w)
             continue
         w, s, t, ramp, F = w_new, s_n, t_n, ramp_n, F_n
@@ -176,17 +249,44 @@ def solve(prob, *, tol: float, max_iter: int, w0=None, time_limit=None, mu0: flo
             "objective_paper": best_p[0]}
 
 
-def run(data, lam: float, *, tol: float, max_iter: int, w0=None, time_limit=None):
+def run(data, lam: float, *, tol: float, max_iter: int, deadline: Deadline, w0=None):
     """Collapse repeated rows, rescale, solve; ``lam`` in paper scaling, ``w0`` in the caller's
-    units. Returns the result dict of :func:`solve` (``dual`` maps back to the original rows)."""
+    units. Returns the result dict of :func:`solve` (``dual`` maps back to the original rows).
+
+    The collapse (a hash of every row) is skipped when a column already tells every row of a
+    class apart (continuous features: no row can repeat), where it would cost as much as a
+    Newton step and find nothing.
+    """
     from ._working_set import _Problem, collapse
 
-    reduced, collapsed = collapse(data)
+    reduced, collapsed = (data, None) if no_repeated_rows(data) else collapse(data)
+    # the rescaled copy of the data (below: a pass for the row norms, a copy) takes about half
+    # as long as the set-up so far (a copy, a check and four passes over the data): when that
+    # no longer fits, stop before it, with no dual
+    if deadline.remaining() <= 0.5 * deadline.elapsed():
+        return _stopped_before_start(np.zeros(data.d) if w0 is None else np.asarray(w0, float),
+                                     deadline)
     prob = _Problem(reduced, lam, "ranksvm", "l2")
     # from a warm start (a nearby lambda, the same problem) begin with little smoothing
-    out = solve(prob, tol=tol, max_iter=max_iter, time_limit=time_limit,
+    out = solve(prob, tol=tol, max_iter=max_iter, deadline=deadline,
                 w0=None if w0 is None else np.asarray(w0, float) / prob.scale,
                 mu0=1.0 if w0 is None else 1e-2)
     if out["dual"] is not None:
         out["dual"].collapsed = collapsed
     return out
+
+
+def _stopped_before_start(w, deadline: Deadline) -> dict:
+    """The result dict of a solve whose time ran out in its set-up: its start, uncertified."""
+    return {"w": w, "dual": None, "gap": None, "status": "time_limit",
+            "message": deadline.message(), "iterations": 0, "history": {}}
+
+
+def no_repeated_rows(data, columns: int = 3) -> bool:
+    """True when one of the first ``columns`` columns has distinct values within Xp and within
+    Xn: rows that differ there differ, so no row of a class repeats. False proves nothing."""
+    for k in range(min(columns, data.d)):
+        if all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
+               for X in (data.Xp, data.Xn)):
+            return True
+    return False

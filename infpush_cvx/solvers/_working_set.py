@@ -401,6 +401,16 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
     every solver fails, with each one's reason.
     """
+    if rp.coef > _LARGEST_COEF and not rp.l1:
+        # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
+        # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
+        # terms of size C made the interior-point method and Clarabel fail from C = 1e11 (the
+        # l1 penalty's weight 1 is built into the solvers' data: not divided)
+        f = rp.coef
+        w, mu, nu, name = restricted_step(_divided(rp, f), centre, deadline=deadline,
+                                          accept_inexact=accept_inexact,
+                                          simplex_first=simplex_first)
+        return w, None if mu is None else mu * f, nu * f, name
     span = span_step(rp)
     if span is not None:
         w, mu, nu, name = restricted_step(span.problem, span.to_span(centre),
@@ -435,6 +445,19 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
             return w, mu, nu, name
         errors.append(f"{name}: non-finite weights")
     raise RestrictedStepFailed("; ".join(errors))
+
+
+#: Above this C/M (C/(M N) for RankSVM), an l2 step is solved with its objective divided by it.
+_LARGEST_COEF = 1e6
+
+
+def _divided(rp: RestrictedProblem, f: float) -> RestrictedProblem:
+    """``rp`` with its objective divided by ``f`` (the same minimiser)."""
+    import copy
+
+    out = copy.copy(rp)
+    out.coef, out.c_e, out.q_w, out.kappa = rp.coef / f, rp.c_e / f, rp.q_w / f, rp.kappa / f
+    return out
 
 
 # ---- the loop ----------------------------------------------------------------------------------

@@ -27,8 +27,8 @@ import scipy.linalg
 from ..formulations import scaling as _scaling
 from .._validation import check_choice, check_scalar
 from ..data.containers import BipartiteData
-from ..formulations.objectives import bipartite_objective
-from .result import relative_gap  # the one definition of the gap, re-exported here
+from ..formulations.objectives import bipartite_objective, penalty_term, penalty_value
+from .result import relative_gap, roundoff_bound  # (the one definition of the gap, re-exported)
 
 
 def w_of_alpha(Xp, Xn, alpha: np.ndarray) -> np.ndarray:
@@ -80,7 +80,8 @@ def lipschitz_constant(Xp, Xn) -> float:
 
 
 def dual_bound(lam: float, m: int, n: int, loss: str) -> float:
-    """The paper's ``C/m`` (Infinite Push: bound on sum_j max_i alpha_ij) or ``C/(m n)`` (RankSVM)."""
+    """The paper's ``C/m`` (Infinite Push: bound on sum_j max_i alpha_ij) or ``C/(m n)``
+    (RankSVM)."""
     lam = check_scalar(lam, "lam", positive=True)
     return 1.0 / (lam * _scaling.loss_normaliser(loss, m, n))
 
@@ -133,7 +134,10 @@ def dual_value(data: BipartiteData, alpha: np.ndarray, lam: float, *,
     lam = check_scalar(lam, "lam", positive=True)
     if penalty == "l1":
         return float(lam * alpha.sum())
-    return float(-lam * dual_Q(data.Xp, data.Xn, alpha))
+    # lam sum(alpha) - lam ||w(alpha)||^2 / 2 = -lam Q(alpha), finite at a tiny lambda where
+    # ||w(alpha)||^2 alone overflows
+    w = w_of_alpha(data.Xp, data.Xn, alpha)
+    return float(lam * alpha.sum() - penalty_term(w, lam, "l2", "paper"))
 
 
 def duality_gap(data: BipartiteData, w, alpha: np.ndarray, lam: float, *,
@@ -146,3 +150,34 @@ def duality_gap(data: BipartiteData, w, alpha: np.ndarray, lam: float, *,
     primal = bipartite_objective(data, w, lam, loss=loss, penalty=penalty, scaling="paper")
     dual = dual_value(data, alpha, lam, penalty=penalty)
     return primal, dual, relative_gap(primal, dual)
+
+
+def gap_roundoff(data: BipartiteData, w, lam: float, primal: float, *, penalty: str = "l2",
+                 amplification: float = 1.0) -> float:
+    """The round-off bound of the relative duality gap at ``w`` whose primal value is ``primal``
+    (paper scaling, lambda ``lam``).
+
+    :func:`~.result.roundoff_bound` with ``n_terms = m + n + d + 2`` (the longest sum: a score
+    of d products, a hinge sum over m positives, the loss over n negatives) and the magnitude
+    of the terms of both values, with ``R = max_x ||x|| ||w||`` bounding every ``|s_i|, |t_j|``
+    (Cauchy-Schwarz over the rows of Xp and Xn)::
+
+        primal   lam pen(w) + mean_ij (1 + |s_i| + |t_j|)         <= lam pen(w) + 1 + 2 R
+        dual     lam ||w(alpha)||^2 / 2 + lam sum(alpha) (<= 1), and the round-off of
+                 w(alpha) = sum_ij alpha_ij (x_i - x_j) against w(alpha): <= 2 R
+
+    near a certified optimum ``w(alpha)`` is ``w`` up to ``sqrt(2 gap / lam)`` (the l2 gap is
+    at least ``lam/2 ||w - w(alpha)||^2``), so ``w`` stands for both: magnitude
+    ``2 + 2 lam pen(w) + 4 R``, times ``amplification`` when the dual's sums magnified their
+    round-off (the ramp dual of :mod:`._ranksvm_newton` through prefix sums: ``1 + 1/mu``,
+    :class:`._ramp_sums.RampSums`). The scale is ``|P(w)|`` (1 when ``P = 0``), as in
+    :func:`~.result.relative_gap`.
+    """
+    from ._common import largest_row_norm  # (_common imports this module)
+
+    w = np.asarray(w, dtype=np.float64).ravel()
+    with np.errstate(over="ignore"):
+        reach = largest_row_norm(data) * float(np.linalg.norm(w))
+        magnitude = (2.0 + 2.0 * lam * penalty_value(w, penalty, "paper") + 4.0 * reach) \
+            * amplification
+    return roundoff_bound(data.m + data.n + data.d + 2, magnitude, abs(float(primal)))

@@ -35,8 +35,9 @@ from ..data.degeneracy import DegeneracyCheckFailed, check_degeneracy, separatin
 from ..prox import project_l1inf
 from . import _dual_gradient, _working_set, duality
 from ..data.containers import BipartiteData
-from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
-                      prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
+from ._common import (blas_threads_for, call_start, centred, check_working_set_options,
+                      data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha,
+                      warm_weights)
 from ._deadline import Deadline
 from ._working_set import WorkingSetOptions
 from .result import SolverResult
@@ -122,6 +123,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
     A solve that stops before its certificate holds returns its best point with the status and a
     ``message`` saying why, and warns with a :class:`~.result.ConvergenceWarning`.
     """
+    started = call_start()  # the time limit counts from the call
     if kernel is not None:
         if penalty != "l2":
             raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
@@ -137,7 +139,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
                             verbose=verbose)
     if nystroem is not None:
         raise TypeError(f"nystroem={nystroem!r} is used only with a kernel (kernel=...)")
-    deadline = Deadline(check_time_limit(time_limit))
+    deadline = Deadline(check_time_limit(time_limit), start=started)
     check_choice(penalty, "penalty", tuple(METHODS))
     check_choice(method, "method", METHODS[penalty])
     check_unused_options(method, {"eta0": eta0, "rho": rho, "options": options},
@@ -150,6 +152,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
         rho = check_scalar(rho, "rho", positive=True)
     data, lam_p, max_iter = prepare(data, None, lam, loss="infinite_push", penalty=penalty,
                                     scaling=scaling, tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    data = centred(data)  # the same problem, without digits lost to a common offset
     if method != "working_set":
         require_unweighted(data, method)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter

@@ -29,8 +29,9 @@ from .._logging import log_progress, logs_progress
 from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
 from . import _dual_gradient, _ranksvm_newton, _working_set, duality
 from ..data.containers import BipartiteData
-from ._common import (blas_threads_for, check_working_set_options, data_first, finish,
-                      prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
+from ._common import (blas_threads_for, call_start, centred, check_working_set_options,
+                      data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha,
+                      warm_weights)
 from ._deadline import Deadline
 from ._working_set import WorkingSetOptions
 from .result import SolverResult
@@ -62,6 +63,7 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
     ``kernel``, ``gamma``, ``degree``, ``coef0``, ``nystroem``, ``nystroem_seed``: as for the
     Infinite Push (the result's ``w`` holds the coefficients beta over ``[Xp; Xn]``).
     """
+    started = call_start()  # the time limit counts from the call
     if kernel is not None:
         from ._kernel import kernel_solve
         return kernel_solve(ranksvm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
@@ -72,7 +74,7 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
                             eta0=eta0, options=options, verbose=verbose)
     if nystroem is not None:
         raise TypeError(f"nystroem={nystroem!r} is used only with a kernel (kernel=...)")
-    deadline = Deadline(check_time_limit(time_limit))
+    deadline = Deadline(check_time_limit(time_limit), start=started)
     check_choice(method, "method", METHODS)
     check_unused_options(method, {"eta0": eta0, "options": options},
                          {"eta0": ("paper",), "options": ("working_set",)})
@@ -81,6 +83,7 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
         eta0 = check_scalar(eta0, "eta0", positive=True)
     data, lam_p, max_iter = prepare(data, None, lam, loss="ranksvm", penalty="l2", scaling=scaling,
                                     tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    data = centred(data)  # the same problem, without digits lost to a common offset
     if method not in ("working_set", "smoothing_newton"):
         require_unweighted(data, method)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
@@ -93,7 +96,7 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
         with blas_threads_for(data.d):
             if method == "smoothing_newton":
                 out = _ranksvm_newton.run(solve_data, lam_p, tol=tol, max_iter=max_iter, w0=w0,
-                                          time_limit=deadline.for_solver())
+                                          deadline=deadline)
                 if out["status"] in ("max_iter", "stalled") and not deadline.expired():
                     out = _finish_by_working_set(out, solve_data, lam_p, tol, deadline)
             else:

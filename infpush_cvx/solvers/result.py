@@ -36,14 +36,34 @@ def relative_gap(primal: float, dual: float) -> float:
     return (primal - dual) / scale
 
 
-def status_for_gap(status: str, gap, tol: float) -> str:
+def roundoff_bound(n_terms: int, magnitude: float, scale: float) -> float:
+    """A bound on the round-off of a relative gap: ``n_terms * eps * magnitude / scale``.
+
+    ``magnitude`` is the sum of the absolute values of the terms the primal and dual values are
+    summed from, ``n_terms`` the length of the longest chain of floating-point operations that
+    accumulates them and ``scale`` the gap's divisor (``|P|``, or 1 when ``P = 0``, as in
+    :func:`relative_gap`): the classical bound ``|fl(sum x_k) - sum x_k| <= (n - 1) eps
+    sum |x_k|`` of recursive summation (Higham, "Accuracy and Stability of Numerical
+    Algorithms", 2002, section 4.2), for every sum the gap is made of.
+    """
+    eps = float(np.finfo(np.float64).eps)
+    with np.errstate(over="ignore"):
+        return float(n_terms) * eps * float(magnitude) / (float(scale) if scale else 1.0)
+
+
+def status_for_gap(status: str, gap, tol: float, roundoff: float | None = None) -> str:
     """The status a result with certified ``gap`` may carry: never contradicting the gap.
 
     A certificate at most ``tol`` turns an early stop into "optimal"; a claimed optimum whose gap
-    is above ``tol`` (or NaN) becomes "stalled". Without a gap (``None``) the status stands.
+    is above ``tol`` (or NaN) becomes "stalled". A gap below ``-roundoff`` (the bound of
+    :func:`roundoff_bound` on its rounding error) is impossible in exact arithmetic: the
+    certificate failed, and the status is "numerical_error" whatever the method claimed. Without
+    a gap (``None``) the status stands; without a bound (``None``) a negative gap is not judged.
     """
     if gap is None:
         return status
+    if roundoff is not None and bool(gap < -roundoff):
+        return "numerical_error"
     certified = bool(gap <= tol)  # False for NaN
     if certified and status in EARLY_STOPS:
         return "optimal"

@@ -64,7 +64,9 @@ from numpy.typing import ArrayLike
 from .._logging import log_iteration, log_progress, logs_progress
 from .._validation import check_time_limit, check_vector
 from ..data.containers import BipartiteData
-from ._common import blas_threads_for, data_first, prepare
+from . import duality
+from ._common import (blas_threads_for, call_start, centred, data_first,
+                      numerical_error_message, prepare)
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
 
@@ -175,6 +177,7 @@ def svmmap_objective(Xp_or_data, Xn=None, w=None, lam: float = 1.0) -> float:
     """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (module docstring)."""
     data, lam, _ = prepare(Xp_or_data, Xn, lam, loss="ranksvm", penalty="l2", scaling="paper",
                            tol=1.0, max_iter=None)
+    data = centred(data)  # the same scores' differences, without a common offset's round-off
     w = check_vector(w, "w", length=data.d)
     viol = most_violated_ranking(data.Xp @ w, data.Xn @ w).violation
     return 0.5 * lam * float(w @ w) + max(viol, 0.0)
@@ -283,12 +286,13 @@ def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6,
     (default 1000); ``time_limit`` in seconds. Returns a :class:`~.result.SolverResult` whose
     ``dual`` is alpha over the cuts and whose ``info`` holds ``cuts`` (``g_k``) and ``deltas``.
     """
-    deadline = Deadline(check_time_limit(time_limit))
+    deadline = Deadline(check_time_limit(time_limit), start=call_start())
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
     # paper scaling: lam is used as given (the loss name only matters for the seed scaling)
     data, lam, max_iter = prepare(data, None, lam, loss="ranksvm", penalty="l2", scaling="paper",
                                   tol=tol, max_iter=max_iter)
+    data = centred(data)  # the same problem, without digits lost to a common offset
     if data.weighted:
         raise ValueError("svmmap does not take sample weights (wp, wn): average precision "
                          "with weighted items is not defined here")
@@ -342,12 +346,16 @@ def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6,
             alpha = qp.solve(lam, deadline.for_solver())
             w, _ = qp.dual_value(alpha, lam)
     gap = relative_gap(best_P, best_D)
-    status = status_for_gap(status, gap, tol)
+    roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
+    status = status_for_gap(status, gap, tol, roundoff)
+    if status == "numerical_error":
+        message = numerical_error_message(gap, roundoff)
     result = SolverResult(w=np.asarray(best_w, dtype=np.float64).copy(), objective=best_P,
                           gap=gap, status=status, iterations=it, time=deadline.elapsed(),
                           method=method, history=history, dual=alpha,
                           info={"lam_paper": lam, "scaling": "paper", "cuts": qp.G.copy(),
-                                "deltas": qp.delta.copy(), "lower_bound": best_D},
+                                "deltas": qp.delta.copy(), "lower_bound": best_D,
+                                "gap_roundoff": roundoff},
                           message=message)
     warn_if_not_converged(result)
     return result

@@ -46,3 +46,16 @@ def test_every_method_reports_the_same_history_columns(solve):
     lengths = {len(res.history[key]) for key in HISTORY_KEYS}
     assert set(HISTORY_KEYS) <= set(res.history) and len(lengths) == 1 and lengths != {0}
 
+
+
+@pytest.mark.parametrize("method", ["smoothing_newton", "working_set", "fista", "paper"])
+def test_history_frame_of_every_ranksvm_method(method):
+    """The default method's ``step_size`` had one entry fewer than the other columns, and
+    ``history_frame()`` raised ValueError (All arrays must be of the same length)."""
+    data = generators.planted_bipartite(15, 20, 4, margin=0.5, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a capped first-order method warns)
+        res = ranksvm(data.Xp, data.Xn, 0.1, method=method, max_iter=50)
+    frame = res.history_frame()
+    assert len(frame) == len(res.history["iteration"]) > 0
+    assert set(HISTORY_KEYS) <= set(frame.columns)
