@@ -219,7 +219,7 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         from sklearn.utils import ClassifierTags
         tags.target_tags.required = True
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
 

@@ -84,6 +84,11 @@ Fitting backends (hyper-parameter ``solver``):
 - ``"auto"`` (default): native when those solver modules are importable, else CVXPY (except the
   l1 ranker, where CVXPY is faster; see :class:`SparseInfinitePushRanker`).
 
+Sparse X: every ranker takes scipy.sparse matrices and arrays of any format (the sklearn tag
+``input_tags.sparse`` is True); X is converted once to a float64 CSR matrix, which every
+backend takes as it is (a kernel other than "linear" reads dense rows, its Gram matrix being
+dense anyway). ``decision_function`` returns a dense 1-D array.
+
 Along a path of C values (cross-validation, :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`) the
 C are solved from the smallest (strongest regularisation) to the largest. Native solves are
 warm-started from the previous C's result. The CVXPY problem is compiled once, with lambda a
@@ -262,17 +267,20 @@ def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     return sw
 
 
-def _feature_matrix(X) -> np.ndarray:
-    """X as a finite float64 2-D array with at least one column; ValueError/TypeError naming X.
+def _feature_matrix(X):
+    """X as a finite float64 2-D array, or CSR matrix, with at least one column; ValueError or
+    TypeError naming X.
 
-    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted; sparse
-    matrices are refused.
+    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted. A
+    scipy.sparse matrix or array of any format (CSR, CSC, COO, ...) becomes one float64
+    ``scipy.sparse.csr_matrix``, here and only here: every solver takes CSR rows, and the
+    fit slices rows (positives, negatives, folds), which CSR does without a copy of the rest.
     """
     if not sp.issparse(X):
         X = np.asarray(X)
     if np.iscomplexobj(X):
         raise ValueError("Complex data not supported: X must be real")
-    shape = np.shape(X)
+    shape = X.shape
     if len(shape) == 1:
         raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
                          f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
@@ -280,12 +288,13 @@ def _feature_matrix(X) -> np.ndarray:
         # scikit-learn's wording, so sklearn's estimator checks recognise the error
         raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
                          f"required.")
-    return check_matrix(X, "X", allow_sparse=False)
+    return check_matrix(X, "X")
 
 
-def _validated_X(estimator, X, *, reset: bool) -> np.ndarray:
-    """X as an array (:func:`_feature_matrix`); records (``reset``, in ``fit``) or checks on
-    ``estimator`` the number of columns and, for a DataFrame, their names (checked first)."""
+def _validated_X(estimator, X, *, reset: bool):
+    """X as an array or CSR matrix (:func:`_feature_matrix`); records (``reset``, in ``fit``) or
+    checks on ``estimator`` the number of columns and, for a DataFrame, their names (checked
+    first)."""
     if hasattr(X, "columns"):
         check_features(estimator, X, reset=reset)
         return _feature_matrix(X)
@@ -633,7 +642,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
         from sklearn.utils import ClassifierTags
         tags.target_tags.required = True
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
         # binary labels only: sklearn's checks then feed two-valued y
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags

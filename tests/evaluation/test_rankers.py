@@ -204,13 +204,15 @@ if parametrize_with_checks is not None:
     # scikit-learn's estimator checks, classifier checks included (the rankers are binary
     # classifiers to scikit-learn: decision_function, predict, classes_). Every check passes
     # except those of _expected_failed_checks (marked xfail, strict). Skipped by scikit-learn
-    # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: sparse-input
-    # checks (tags.input_tags.sparse = False) and multiclass checks (classifier_tags.multi_class
-    # = False declares the binary-label contract; check_classifier_not_supporting_multiclass
-    # runs and passes). fit takes sample_weight (SVMMAPRanker's does not), so scikit-learn's
-    # sample-weight checks run and pass, including check_sample_weight_equivalence_on_dense_data
-    # (integer / zero weights against repeated / removed rows, decision_function compared at
-    # rtol=1e-7).
+    # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: multiclass
+    # checks (classifier_tags.multi_class = False declares the binary-label contract;
+    # check_classifier_not_supporting_multiclass runs and passes). The rankers take sparse X
+    # (tags.input_tags.sparse = True), so the sparse checks run and pass: every scipy.sparse
+    # format, as matrix and as array, 64-bit indices included (check_estimator_sparse_matrix,
+    # check_estimator_sparse_array, check_estimator_sparse_tag). fit takes sample_weight
+    # (SVMMAPRanker's does not), so scikit-learn's sample-weight checks run and pass, including
+    # check_sample_weight_equivalence_on_dense_data and ..._on_sparse_data (integer / zero
+    # weights against repeated / removed rows, decision_function compared at rtol=1e-7).
     @parametrize_with_checks(SKLEARN_CHECKED, expected_failed_checks=_expected_failed_checks,
                              xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check):
