@@ -504,8 +504,12 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                         "in the convex hull of the negatives, so w = 0 is optimal for every C "
                         "(see infpush_cvx.data.degeneracy)")
             if self._penalty == "l1":
-                return (f"C={C!r} is too small for the l1 penalty, which sets every weight to "
-                        f"zero here; increase C")
+                from ._lambda_max import infinite_push_l1_lambda_max
+                C_min = 1.0 / infinite_push_l1_lambda_max(data)
+                if C <= C_min * (1 + 1e-9):
+                    return (f"C={C!r} is too small for the l1 penalty, which sets every weight "
+                            f"to zero for every C <= C_min = {C_min:.6g} on these data "
+                            f"(SparseInfinitePushRanker.C_min); increase C")
         return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
                 f"badly scaled, or the solve ended early")
 
@@ -742,9 +746,40 @@ class SparseInfinitePushRanker(_BipartiteRanker):
     is the native certified working-set method (``infpush_cvx.solvers.infinite_push``,
     ``penalty="l1"``). As for the l2 ranker, the negatives' sample weights do not change the
     loss.
+
+    The model is zero (every item scored alike) for every ``C <= C_min``: :meth:`C_min` and
+    :meth:`lambda_max` give that threshold for given data, a natural start of a grid of C
+    (``RankerCV(ranker, Cs=C_min * np.logspace(0.1, 3, 10))``).
     """
 
     _penalty = "l1"
+
+    def lambda_max(self, X, y, sample_weight=None) -> float:
+        """The smallest ``lam = 1/C`` with ``w* = 0`` on (X, y) (paper scaling)::
+
+            lambda_max = min_{mu in simplex} || xbar^+ - Xn^T mu ||_inf
+
+        with ``xbar^+`` the (weighted) mean positive and ``Xn`` the negatives: the least
+        ``||g||_inf`` over the subgradients ``g`` of the loss at ``w = 0``, so that ``w = 0``
+        is optimal exactly when the l1 penalty's box ``lam [-1, 1]^d`` holds one
+        (docs/mathematics.md, section 2.5; :mod:`infpush_cvx.evaluation._lambda_max`). One LP
+        over the negatives (HiGHS). 0.0 on degenerate data, where ``w* = 0`` for every C.
+        X, y, ``sample_weight`` and ``pos_label`` are read as in ``fit``; the ranker is not
+        changed.
+        """
+        from ._lambda_max import infinite_push_l1_lambda_max
+        X = _feature_matrix(X)
+        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label)
+        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
+        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        return infinite_push_l1_lambda_max(data)
+
+    def C_min(self, X, y, sample_weight=None) -> float:
+        """``1 / lambda_max(X, y, sample_weight)``: the model is zero for every ``C <= C_min``
+        and uses some feature for every larger C; ``inf`` on degenerate data (zero for every
+        C). See :meth:`lambda_max`."""
+        lam_max = self.lambda_max(X, y, sample_weight)
+        return np.inf if lam_max == 0.0 else 1.0 / lam_max
 
 
 class RankSVMRanker(_KernelRanker):

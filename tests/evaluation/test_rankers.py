@@ -178,10 +178,10 @@ def _expected_failed_checks(estimator):
 #: tests/evaluation/test_sklearn_conventions.py): default instances (native backend when
 #: present), the kernel rankers with kernel="rbf" (gamma="scale", resolved on the weighted rows),
 #: the CVXPY backend of the l2 rankers, the l1 ranker at a C where its model is not zero (at C=1
-#: the weight-equivalence checks pass trivially, w = 0) with its certified native solver, the
-#: default (CVXPY + Clarabel agrees with itself only to about 1e-5 in the weights, see
-#: test_integer_sample_weights_equal_repeated_rows_cvxpy, against the check's rtol=1e-7), and
-#: both TopPush losses.
+#: the weight-equivalence checks pass trivially, w = 0; C_min is 3.2 on their data) with its
+#: certified native solver, the default (CVXPY + Clarabel agrees with itself only to about 1e-5
+#: in the weights, see test_integer_sample_weights_equal_repeated_rows_cvxpy, against the check's
+#: rtol=1e-7), and both TopPush losses.
 SKLEARN_CHECKED = ([cls() for cls in RANKERS]
                    + [cls(kernel="rbf") for cls in (InfinitePushRanker, RankSVMRanker)]
                    + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)]
