@@ -69,9 +69,8 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         ``verbose``). False leaves the ranker's own ``verbose`` as it is.
     n_jobs : int or None, default None. Folds fitted in parallel, joblib's convention: None is 1
         (unless a ``joblib.parallel_config`` context says otherwise), -1 every core, -2 all but
-        one. The results are those of ``n_jobs=1`` (module docstring). Set
-        ``OPENBLAS_NUM_THREADS=1`` (or joblib's ``inner_max_num_threads``) to keep the workers'
-        BLAS from oversubscribing the cores.
+        one. The results are those of ``n_jobs=1`` (module docstring). Each worker process
+        starts by importing the package (a few seconds): worth it for folds that take longer.
 
     Attributes
     ----------
