@@ -1,19 +1,28 @@
 """Real data sets: UCI Ionosphere and Spambase (original comma-separated files) and LIBSVM a8a.
 
-The data are never stored in this repository. A loader looks for the file in, in order:
+The data are never stored in this repository, nor in the installed package. A loader looks for
+the file in, in order:
 
-1. the ``data_dir`` argument,
-2. for the UCI sets, the directory named by the environment variable ``INFPUSH_CVX_DATA``, else
-   a ``shared/data/uci`` folder beside the repository (a sibling of the repository's own folder),
-   when it exists;
-3. for the LIBSVM sets, the directory named by ``INFPUSH_CVX_LIBSVM_DATA``, else the folder
-   ``libsvm/`` beside the UCI folder above, else a ``shared/data/libsvm`` folder beside the
-   repository, when they exist.
+1. the ``data_dir`` argument;
+2. for the UCI sets, the folder named by the environment variable ``INFPUSH_CVX_DATA``; for the
+   LIBSVM sets, the folder named by ``INFPUSH_CVX_LIBSVM_DATA``, else the folder ``libsvm/``
+   beside the UCI folder found by these rules (when it exists);
+3. in a source checkout only (the package's parent folder holds the project's
+   ``pyproject.toml``), a ``shared/data/uci`` or ``shared/data/libsvm`` folder beside the
+   checkout, when it exists: the layout the project's tests use;
+4. the user data folder (:func:`user_data_dir`): ``$XDG_DATA_HOME/infpush_cvx`` (default
+   ``~/.local/share/infpush_cvx``) on Linux and other POSIX systems,
+   ``~/Library/Application Support/infpush_cvx`` on macOS, ``%LOCALAPPDATA%\\infpush_cvx`` on
+   Windows, with the UCI files in its ``uci/`` folder and the LIBSVM files in ``libsvm/``, when
+   it exists.
+
+An installed package (a wheel in site-packages) never looks beside itself. A file that is not
+found raises FileNotFoundError saying where it looked and how to provide it.
 
 Every file is checked against the SHA-256 sum embedded below before it is parsed. With
 ``download=True`` (off by default) a missing file is fetched from its home (the UCI repository,
-the LIBSVM data collection) with urllib into the data directory and checked the same way;
-offline, that fails with a clear message.
+the LIBSVM data collection) with urllib into the data directory (the user data folder, created,
+when no other is found) and checked the same way; offline, that fails with a clear message.
 
 Labels follow [Agarwal2011], section 6 (docs/references.md; docs/mathematics.md, section 7.1):
 Ionosphere ``g`` ("good") is positive (225 of 351), spam is positive (1813 of 4601); ``y`` is int
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -43,7 +53,7 @@ from ..files import atomic_open
 from .labels import binary_labels
 
 __all__ = ["load_ionosphere", "load_spambase", "load_a8a", "load_libsvm", "load", "data_dir",
-           "MinMaxScaler01", "DATASETS", "COLLECTIONS"]
+           "user_data_dir", "MinMaxScaler01", "DATASETS", "COLLECTIONS"]
 
 ENV_VAR = "INFPUSH_CVX_DATA"
 LIBSVM_ENV_VAR = "INFPUSH_CVX_LIBSVM_DATA"
@@ -66,28 +76,66 @@ DATASETS = {
 #: name -> the collection (data folder) it belongs to: "uci" or "libsvm"
 COLLECTIONS = {"ionosphere": "uci", "spambase": "uci", "a8a": "libsvm"}
 
-_HOW = (f"Provide the original UCI file by passing data_dir=..., by setting the environment "
-        f"variable {ENV_VAR} to the folder that holds it, or by calling the loader with "
-        f"download=True when online.")
-_HOW_LIBSVM = (f"Provide the original LIBSVM file by passing data_dir=..., by setting the "
-               f"environment variable {LIBSVM_ENV_VAR} (or {ENV_VAR} to a UCI folder with a "
-               f"libsvm/ folder beside it) to the folder that holds it, or by calling the loader "
-               f"with download=True when online.")
+def _how(collection: str) -> str:
+    """How to provide a missing file of ``collection`` (the end of every not-found message)."""
+    if collection == "uci":
+        env = f"setting the environment variable {ENV_VAR} to the folder that holds it"
+    else:
+        env = (f"setting the environment variable {LIBSVM_ENV_VAR} to the folder that holds it "
+               f"(or {ENV_VAR} to a UCI folder with a libsvm/ folder beside it)")
+    source = "UCI" if collection == "uci" else "LIBSVM"
+    return (f"Provide the original {source} file by passing data_dir=..., by {env}, by putting "
+            f"it in the user data folder {user_data_dir() / collection}, or by calling the "
+            f"loader with download=True when online (it is then stored in that folder).")
 
 
-def _default_shared_dir(collection: str = "uci") -> Path:
-    # repository root = parent of the package folder
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / collection
+#: The folder holding this package's folder: a source checkout's root, or site-packages.
+_PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+
+
+def _checkout_shared_dir(collection: str) -> Path | None:
+    """``<checkout>/../shared/data/<collection>`` when this package runs from a source checkout
+    (its parent folder holds the project's pyproject.toml); None for an installed package, which
+    must never read data from beside itself (inside site-packages)."""
+    project = _PACKAGE_PARENT / "pyproject.toml"
+    if _PACKAGE_PARENT.name in ("site-packages", "dist-packages") or not project.is_file():
+        return None
+    try:
+        is_ours = 'name = "infpush_cvx"' in project.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return _PACKAGE_PARENT.parent / "shared" / "data" / collection if is_ours else None
+
+
+def user_data_dir() -> Path:
+    """The user data folder of infpush_cvx (not created here): the UCI files go in its ``uci/``
+    folder, the LIBSVM files in ``libsvm/``.
+
+    ``$XDG_DATA_HOME/infpush_cvx`` (XDG Base Directory specification; an unset, empty or
+    relative ``XDG_DATA_HOME`` means ``~/.local/share``) on Linux and other POSIX systems,
+    ``~/Library/Application Support/infpush_cvx`` on macOS, ``%LOCALAPPDATA%\\infpush_cvx``
+    (default ``~/AppData/Local``) on Windows.
+    """
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Application Support")
+    else:
+        base = os.environ.get("XDG_DATA_HOME", "")
+        if not os.path.isabs(base):  # the specification: a relative path is ignored
+            base = str(Path.home() / ".local" / "share")
+    return Path(base) / "infpush_cvx"
 
 
 def data_dir(path=None, *, collection: str = "uci") -> Path | None:
-    """The folder a loader of ``collection`` ("uci" or "libsvm") reads from.
+    """The folder a loader of ``collection`` ("uci" or "libsvm") reads from (module docstring).
 
-    ``uci``: ``path``, else ``$INFPUSH_CVX_DATA``, else a ``shared/data/uci`` folder beside the
-    repository (when it exists).
-    ``libsvm``: ``path``, else ``$INFPUSH_CVX_LIBSVM_DATA``, else the folder ``libsvm/`` beside the
-    UCI folder (when it exists), else a ``shared/data/libsvm`` folder beside the repository (when
-    it exists).
+    ``uci``: ``path``, else ``$INFPUSH_CVX_DATA``, else (source checkout only) a
+    ``shared/data/uci`` folder beside the checkout, else the ``uci/`` folder of
+    :func:`user_data_dir`, the last two when they exist.
+    ``libsvm``: ``path``, else ``$INFPUSH_CVX_LIBSVM_DATA``, else the folder ``libsvm/`` beside
+    the UCI folder, else (source checkout only) ``shared/data/libsvm`` beside the checkout, else
+    the ``libsvm/`` folder of :func:`user_data_dir`, the last three when they exist.
 
     Returns None when none of these is given or exists.
     """
@@ -100,12 +148,11 @@ def data_dir(path=None, *, collection: str = "uci") -> Path | None:
     env = os.environ.get(ENV_VAR if collection == "uci" else LIBSVM_ENV_VAR)
     if env:
         return Path(env)
+    candidates = [_checkout_shared_dir(collection), user_data_dir() / collection]
     if collection == "libsvm":
         uci = data_dir(collection="uci")
-        if uci is not None and (uci.parent / "libsvm").is_dir():
-            return uci.parent / "libsvm"
-    shared = _default_shared_dir(collection)
-    return shared if shared.is_dir() else None
+        candidates.insert(0, None if uci is None else uci.parent / "libsvm")
+    return next((c for c in candidates if c is not None and c.is_dir()), None)
 
 
 def _sha256(path: Path) -> str:
@@ -116,8 +163,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _download(url: str, target: Path, timeout: float, how: str = _HOW) -> None:
+def _download(url: str, target: Path, timeout: float, how: str) -> None:
     try:  # the project's one atomic writer: a failed download leaves nothing behind
+        target.parent.mkdir(parents=True, exist_ok=True)
         with urllib.request.urlopen(url, timeout=timeout) as resp, \
                 atomic_open(target, "wb") as out:
             out.write(resp.read())
@@ -129,20 +177,16 @@ def _download(url: str, target: Path, timeout: float, how: str = _HOW) -> None:
 def _locate(name: str, data_dir_arg, download: bool, timeout: float) -> Path:
     fname, digest, url = DATASETS[name]
     collection = COLLECTIONS[name]
-    how = _HOW if collection == "uci" else _HOW_LIBSVM
+    how = _how(collection)
     folder = data_dir(data_dir_arg, collection=collection)
     if folder is None:
-        if collection == "uci":
-            looked = (f"no data_dir argument, {ENV_VAR} unset, and the shared folder "
-                      f"{_default_shared_dir('uci')} does not exist")
-        else:
-            looked = (f"no data_dir argument, {LIBSVM_ENV_VAR} unset, no libsvm/ folder beside "
-                      f"the UCI data folder, and the shared folder "
-                      f"{_default_shared_dir('libsvm')} does not exist")
         if download:
-            raise OSError(f"cannot download {name}: {looked}; pass data_dir= to choose where to "
-                          f"store it.")
-        raise FileNotFoundError(f"{name} data not found: {looked}. {how}")
+            folder = user_data_dir() / collection
+        else:
+            env = ENV_VAR if collection == "uci" else f"{LIBSVM_ENV_VAR} and {ENV_VAR}"
+            raise FileNotFoundError(f"{name} data not found: no data_dir argument, {env} unset, "
+                                    f"and no data folder exists ({user_data_dir() / collection} "
+                                    f"or a checkout's shared/data/{collection}). {how}")
     path = folder / fname
     if not path.is_file():
         if not download:

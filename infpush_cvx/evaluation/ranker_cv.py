@@ -6,6 +6,17 @@ the ranker is fitted for every C of the grid on the fold's training part, from t
 a path of C values" in :mod:`infpush_cvx.evaluation.rankers`); each fit is scored on the fold's
 held-out part; the C with the best mean score wins (ties: the smallest C), and the ranker is
 refitted with it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's).
+
+``n_jobs``: the folds run in parallel through joblib (which scikit-learn brings), each fold's
+path in one worker, so the warm start along the path is kept. Every fold is computed exactly as
+with ``n_jobs=1`` (same data, same solves in the same order, no shared state), hence the same
+scores, C and model. The workers return their solves; the ConvergenceWarning of an uncertified
+one and the progress lines of RankerCV are then issued here, in fold order, as with
+``n_jobs=1``. The solvers' own progress lines (``verbose``) come from the workers as they run.
+The workers are processes (joblib's default backend, loky): under
+``joblib.parallel_config(backend="threading")`` the results are the same, but warnings may be
+lost, since the solves filter their solvers' warnings with ``warnings.catch_warnings``, whose
+state is shared by the threads of a process.
 """
 
 from __future__ import annotations
@@ -18,10 +29,10 @@ import numpy as np
 
 from .._logging import log_progress, verbose_logging
 from ._sklearn_compat import BaseEstimator, ClassifierMixin, NotFittedError
-from .._validation import check_bool
+from .._validation import check_bool, check_int
 from ..data.labels import binary_labels
 from .rankers import (InfinitePushRanker, _BipartiteRanker, _read_labels, _sample_weights,
-                      _validated_X)
+                      _TrainingSet, _validated_X)
 
 __all__ = ["RankerCV", "DEFAULT_C_RANGE"]
 
@@ -56,6 +67,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         ``infpush_cvx.evaluation.ranker_cv`` at INFO): one line per fold and C (held-out score,
         status, iterations), the C chosen, and the progress of every solve (it sets the ranker's
         ``verbose``). False leaves the ranker's own ``verbose`` as it is.
+    n_jobs : int or None, default None. Folds fitted in parallel, joblib's convention: None is 1
+        (unless a ``joblib.parallel_config`` context says otherwise), -1 every core, -2 all but
+        one. The results are those of ``n_jobs=1`` (module docstring). Each worker process
+        starts by importing the package (a few seconds): worth it for folds that take longer.
 
     Attributes
     ----------
@@ -81,12 +96,14 @@ class RankerCV(ClassifierMixin, BaseEstimator):
     inside every fold, without the warm-started path.
     """
 
-    def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None, verbose=False):
+    def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None, verbose=False,
+                 n_jobs=None):
         self.ranker = ranker
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # ---- validation -------------------------------------------------------------------------
     def _base_ranker(self) -> _BipartiteRanker:
@@ -127,11 +144,13 @@ class RankerCV(ClassifierMixin, BaseEstimator):
             from sklearn.base import clone
             from sklearn.metrics import check_scoring
             from sklearn.model_selection import check_cv
+            from sklearn.utils.parallel import Parallel, delayed
         except ImportError:  # pragma: no cover - exercised only without sklearn
             raise ImportError("RankerCV needs scikit-learn: pip install 'infpush_cvx[sklearn]'") \
                 from None
         Cs = self._grid()
         verbose = check_bool(self.verbose, "verbose")
+        n_jobs = self._n_jobs()
         base = clone(self._base_ranker()).set_params(C=float(Cs[0]))
         if verbose:
             base.set_params(verbose=True)
@@ -155,28 +174,27 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         scorer = check_scoring(base, scoring=self.scoring)
         held_out_weights = _held_out_weights(self.scoring, weights)
 
-        self.scores_ = np.empty((len(folds), Cs.size))
-        self.n_iter_path_ = np.full((len(folds), Cs.size), np.nan)
+        jobs = (delayed(_fold_path)(base, X_array[train], y_array[train],
+                                    None if weights is None else weights[train], labels.classes,
+                                    X_array[test], y_array[test], held_out_weights(test), Cs,
+                                    scorer)
+                for train, test in folds)
+        results = Parallel(n_jobs=n_jobs)(jobs)
+
+        self.scores_ = np.array([scores for scores, _, _ in results]).reshape(len(folds),
+                                                                             Cs.size)
+        self.n_iter_path_ = np.array([[np.nan if s.n_iter is None else s.n_iter for s in path]
+                                      for _, path, _ in results],
+                                     dtype=float).reshape(len(folds), Cs.size)
         with verbose_logging(_log, verbose):
-            for k, (train, test) in enumerate(folds):
-                fold_ranker = clone(base)
-                training = fold_ranker._training_set(
-                    X_array[train], y_array[train],
-                    None if weights is None else weights[train], classes=labels.classes)
-                path = fold_ranker._solve_path(training, list(Cs))
-                for j, (C, solve) in enumerate(zip(Cs, path)):
-                    fold_ranker._warn_if_unreliable(training, C, solve, stacklevel=3,
-                                                    zero_model=False)
-                    fitted = clone(base).set_params(C=float(C))
-                    fitted._set_fitted(training, float(C), solve)
-                    fitted.n_features_in_ = X_array.shape[1]
-                    self.scores_[k, j] = scorer(fitted, X_array[test], y_array[test],
-                                                **held_out_weights(test))
-                    if solve.n_iter is not None:
-                        self.n_iter_path_[k, j] = solve.n_iter
+            for k, (scores, path, backend) in enumerate(results):
+                training = _TrainingSet(None, labels.classes, backend)  # what the warning reads
+                for C, score, solve in zip(Cs, scores, path):
+                    base._warn_if_unreliable(training, float(C), solve, stacklevel=3,
+                                             zero_model=False)
                     log_progress(f"RankerCV fold {k + 1}/{len(folds)}, C={C:.4g}: held-out "
-                                 f"score {self.scores_[k, j]:.6g}, status {solve.status}, "
-                                 f"iterations {solve.n_iter}", _log)
+                                 f"score {score:.6g}, status {solve.status}, iterations "
+                                 f"{solve.n_iter}", _log)
 
         mean = self.scores_.mean(axis=0)
         if np.all(np.isnan(mean)):
@@ -193,6 +211,16 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         for name in ("coef_", "classes_", "n_iter_", "dual_gap_"):
             setattr(self, name, getattr(self.best_estimator_, name))
         return self
+
+    def _n_jobs(self):
+        """``n_jobs`` checked: None or a nonzero int (joblib's convention)."""
+        if self.n_jobs is None:
+            return None
+        n_jobs = check_int(self.n_jobs, "n_jobs")
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a nonzero int or None (joblib's convention: -1 "
+                             "every core), got 0")
+        return n_jobs
 
     # ---- prediction: the refitted ranker's ----------------------------------------------------
     def _fitted(self):
@@ -219,9 +247,31 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         from sklearn.utils import ClassifierTags
         tags.target_tags.required = True
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
+
+
+def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_weights, Cs,
+               scorer):
+    """One fold: the warm-started path of ``base`` over ``Cs`` on the training part, each fit
+    scored on the held-out part. Runs in a joblib worker (or here, with ``n_jobs=1``).
+
+    Returns the held-out scores and the solves (:class:`~infpush_cvx.evaluation.rankers._PathFit`:
+    weights, status, iterations), one per C, and the fold's backend. The caller reports the
+    uncertified solves: a worker process's warnings would be lost.
+    """
+    from sklearn.base import clone
+    ranker = clone(base)
+    training = ranker._training_set(X_train, y_train, w_train, classes=classes)
+    path = ranker._solve_path(training, list(Cs))
+    scores = []
+    for C, solve in zip(Cs, path):
+        fitted = clone(base).set_params(C=float(C))
+        fitted._set_fitted(training, float(C), solve)
+        fitted.n_features_in_ = X_train.shape[1]
+        scores.append(float(scorer(fitted, X_test, y_test, **test_weights)))
+    return scores, path, training.backend
 
 
 def _held_out_weights(scoring, weights):

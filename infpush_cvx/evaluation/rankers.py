@@ -81,8 +81,16 @@ Fitting backends (hyper-parameter ``solver``):
   ``infpush_cvx.solvers.ranksvm`` (``method`` and ``tol`` are passed on);
 - ``"cvxpy"``: the CVXPY problem factory :mod:`infpush_cvx.formulations` (compact form),
   solved with ``cvxpy_solver``;
-- ``"auto"`` (default): native when those solver modules are importable, else CVXPY (except the
-  l1 ranker, where CVXPY is faster; see :class:`SparseInfinitePushRanker`).
+- ``"auto"`` (default): native for every ranker whose solver module is importable (all of them
+  in this package), else CVXPY. The native solvers are certified and linear in memory; CVXPY
+  compiles the compact problem, which grows with the data (the l1 ranker at C=10 on the 3,220
+  rows of the Spambase training split: native about 1 s, CVXPY killed after 150 s at 3.75 GB;
+  on 230 scaled rows, C in {0.1, ..., 1000}: native 1.0 s, CVXPY + Clarabel 2.0 s).
+
+Sparse X: every ranker takes scipy.sparse matrices and arrays of any format (the sklearn tag
+``input_tags.sparse`` is True); X is converted once to a float64 CSR matrix, which every
+backend takes as it is (a kernel other than "linear" reads dense rows, its Gram matrix being
+dense anyway). ``decision_function`` returns a dense 1-D array.
 
 Along a path of C values (cross-validation, :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`) the
 C are solved from the smallest (strongest regularisation) to the largest. Native solves are
@@ -262,17 +270,20 @@ def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     return sw
 
 
-def _feature_matrix(X) -> np.ndarray:
-    """X as a finite float64 2-D array with at least one column; ValueError/TypeError naming X.
+def _feature_matrix(X):
+    """X as a finite float64 2-D array, or CSR matrix, with at least one column; ValueError or
+    TypeError naming X.
 
-    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted; sparse
-    matrices are refused.
+    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted. A
+    scipy.sparse matrix or array of any format (CSR, CSC, COO, ...) becomes one float64
+    ``scipy.sparse.csr_matrix``, here and only here: every solver takes CSR rows, and the
+    fit slices rows (positives, negatives, folds), which CSR does without a copy of the rest.
     """
     if not sp.issparse(X):
         X = np.asarray(X)
     if np.iscomplexobj(X):
         raise ValueError("Complex data not supported: X must be real")
-    shape = np.shape(X)
+    shape = X.shape
     if len(shape) == 1:
         raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
                          f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
@@ -280,12 +291,13 @@ def _feature_matrix(X) -> np.ndarray:
         # scikit-learn's wording, so sklearn's estimator checks recognise the error
         raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
                          f"required.")
-    return check_matrix(X, "X", allow_sparse=False)
+    return check_matrix(X, "X")
 
 
-def _validated_X(estimator, X, *, reset: bool) -> np.ndarray:
-    """X as an array (:func:`_feature_matrix`); records (``reset``, in ``fit``) or checks on
-    ``estimator`` the number of columns and, for a DataFrame, their names (checked first)."""
+def _validated_X(estimator, X, *, reset: bool):
+    """X as an array or CSR matrix (:func:`_feature_matrix`); records (``reset``, in ``fit``) or
+    checks on ``estimator`` the number of columns and, for a DataFrame, their names (checked
+    first)."""
     if hasattr(X, "columns"):
         check_features(estimator, X, reset=reset)
         return _feature_matrix(X)
@@ -318,7 +330,6 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _loss = "infinite_push"
     _penalty = "l2"
     _native_module = "infinite_push"
-    _auto_prefers_cvxpy = False
     #: the native methods that take sample weights (None: the default method); None: all
     _weighted_methods: tuple | None = _WEIGHTED_METHODS
 
@@ -367,8 +378,6 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     def _backend(self) -> str:
         if self.solver == "auto":
-            if self._auto_prefers_cvxpy:
-                return "cvxpy"
             return "native" if _native_available(self._native_module) else "cvxpy"
         return self.solver
 
@@ -495,8 +504,12 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                         "in the convex hull of the negatives, so w = 0 is optimal for every C "
                         "(see infpush_cvx.data.degeneracy)")
             if self._penalty == "l1":
-                return (f"C={C!r} is too small for the l1 penalty, which sets every weight to "
-                        f"zero here; increase C")
+                from ._lambda_max import infinite_push_l1_lambda_max
+                C_min = 1.0 / infinite_push_l1_lambda_max(data)
+                if C <= C_min * (1 + 1e-9):
+                    return (f"C={C!r} is too small for the l1 penalty, which sets every weight "
+                            f"to zero for every C <= C_min = {C_min:.6g} on these data "
+                            f"(SparseInfinitePushRanker.C_min); increase C")
         return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
                 f"badly scaled, or the solve ended early")
 
@@ -633,7 +646,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
         from sklearn.utils import ClassifierTags
         tags.target_tags.required = True
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
         # binary labels only: sklearn's checks then feed two-valued y
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
@@ -729,14 +742,44 @@ class SparseInfinitePushRanker(_BipartiteRanker):
     """Sparse Infinite Push, l1 (Rakotomamonjy, ICML 2012):
     ``(1/C)||w||_1 + max_j mean_i hinge_ij``.
 
-    Same parameters and attributes as :class:`InfinitePushRanker`. ``solver="auto"`` uses CVXPY
-    here: on Spambase-sized training sets (230 x 57, C in {0.1, ..., 1000}) CVXPY + Clarabel on
-    the compact LP took about 6.6 s against 17-20 s for the native working-set method.
-    As for the l2 ranker, the negatives' sample weights do not change the loss.
+    Same parameters and attributes as :class:`InfinitePushRanker` (no kernel). ``solver="auto"``
+    is the native certified working-set method (``infpush_cvx.solvers.infinite_push``,
+    ``penalty="l1"``). As for the l2 ranker, the negatives' sample weights do not change the
+    loss.
+
+    The model is zero (every item scored alike) for every ``C <= C_min``: :meth:`C_min` and
+    :meth:`lambda_max` give that threshold for given data, a natural start of a grid of C
+    (``RankerCV(ranker, Cs=C_min * np.logspace(0.1, 3, 10))``).
     """
 
     _penalty = "l1"
-    _auto_prefers_cvxpy = True
+
+    def lambda_max(self, X, y, sample_weight=None) -> float:
+        """The smallest ``lam = 1/C`` with ``w* = 0`` on (X, y) (paper scaling)::
+
+            lambda_max = min_{mu in simplex} || xbar^+ - Xn^T mu ||_inf
+
+        with ``xbar^+`` the (weighted) mean positive and ``Xn`` the negatives: the least
+        ``||g||_inf`` over the subgradients ``g`` of the loss at ``w = 0``, so that ``w = 0``
+        is optimal exactly when the l1 penalty's box ``lam [-1, 1]^d`` holds one
+        (docs/mathematics.md, section 2.5; :mod:`infpush_cvx.evaluation._lambda_max`). One LP
+        over the negatives (HiGHS). 0.0 on degenerate data, where ``w* = 0`` for every C.
+        X, y, ``sample_weight`` and ``pos_label`` are read as in ``fit``; the ranker is not
+        changed.
+        """
+        from ._lambda_max import infinite_push_l1_lambda_max
+        X = _feature_matrix(X)
+        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label)
+        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
+        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        return infinite_push_l1_lambda_max(data)
+
+    def C_min(self, X, y, sample_weight=None) -> float:
+        """``1 / lambda_max(X, y, sample_weight)``: the model is zero for every ``C <= C_min``
+        and uses some feature for every larger C; ``inf`` on degenerate data (zero for every
+        C). See :meth:`lambda_max`."""
+        lam_max = self.lambda_max(X, y, sample_weight)
+        return np.inf if lam_max == 0.0 else 1.0 / lam_max
 
 
 class RankSVMRanker(_KernelRanker):

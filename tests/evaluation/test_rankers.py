@@ -170,7 +170,7 @@ def _expected_failed_checks(estimator):
         failed["check_classifiers_train"] = (
             "at the default C=1 the l1 penalty sets every weight to 0 on the check's two "
             "standardised features (a ZeroModelWarning says so), so predict has accuracy 0.5; "
-            "SparseInfinitePushRanker(C=10, solver='native') passes it")
+            "SparseInfinitePushRanker(C=10) passes it")
     return failed
 
 
@@ -178,14 +178,14 @@ def _expected_failed_checks(estimator):
 #: tests/evaluation/test_sklearn_conventions.py): default instances (native backend when
 #: present), the kernel rankers with kernel="rbf" (gamma="scale", resolved on the weighted rows),
 #: the CVXPY backend of the l2 rankers, the l1 ranker at a C where its model is not zero (at C=1
-#: the weight-equivalence checks pass trivially, w = 0) with its certified native solver
-#: (CVXPY + Clarabel agrees with itself only to about 1e-5 in the weights, see
-#: test_integer_sample_weights_equal_repeated_rows_cvxpy, against the check's rtol=1e-7), and
-#: both TopPush losses.
+#: the weight-equivalence checks pass trivially, w = 0; C_min is 3.2 on their data) with its
+#: certified native solver, the default (CVXPY + Clarabel agrees with itself only to about 1e-5
+#: in the weights, see test_integer_sample_weights_equal_repeated_rows_cvxpy, against the check's
+#: rtol=1e-7), and both TopPush losses.
 SKLEARN_CHECKED = ([cls() for cls in RANKERS]
                    + [cls(kernel="rbf") for cls in (InfinitePushRanker, RankSVMRanker)]
                    + [cls(solver="cvxpy") for cls in (InfinitePushRanker, RankSVMRanker)]
-                   + [SparseInfinitePushRanker(C=10.0, solver="native")]
+                   + [SparseInfinitePushRanker(C=10.0)]
                    + [SVMMAPRanker(), TopPushRanker(), TopPushRanker(loss="hinge")]
                    + [PNormPushRanker(), PNormPushRanker(p=16.0)])
 
@@ -204,13 +204,15 @@ if parametrize_with_checks is not None:
     # scikit-learn's estimator checks, classifier checks included (the rankers are binary
     # classifiers to scikit-learn: decision_function, predict, classes_). Every check passes
     # except those of _expected_failed_checks (marked xfail, strict). Skipped by scikit-learn
-    # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: sparse-input
-    # checks (tags.input_tags.sparse = False) and multiclass checks (classifier_tags.multi_class
-    # = False declares the binary-label contract; check_classifier_not_supporting_multiclass
-    # runs and passes). fit takes sample_weight (SVMMAPRanker's does not), so scikit-learn's
-    # sample-weight checks run and pass, including check_sample_weight_equivalence_on_dense_data
-    # (integer / zero weights against repeated / removed rows, decision_function compared at
-    # rtol=1e-7).
+    # itself: check_array_api_input unless SCIPY_ARRAY_API is set. Not applicable: multiclass
+    # checks (classifier_tags.multi_class = False declares the binary-label contract;
+    # check_classifier_not_supporting_multiclass runs and passes). The rankers take sparse X
+    # (tags.input_tags.sparse = True), so the sparse checks run and pass: every scipy.sparse
+    # format, as matrix and as array, 64-bit indices included (check_estimator_sparse_matrix,
+    # check_estimator_sparse_array, check_estimator_sparse_tag). fit takes sample_weight
+    # (SVMMAPRanker's does not), so scikit-learn's sample-weight checks run and pass, including
+    # check_sample_weight_equivalence_on_dense_data and ..._on_sparse_data (integer / zero
+    # weights against repeated / removed rows, decision_function compared at rtol=1e-7).
     @parametrize_with_checks(SKLEARN_CHECKED, expected_failed_checks=_expected_failed_checks,
                              xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check):
@@ -244,8 +246,7 @@ def test_native_backend_call_contract(monkeypatch, cls, module, func):
     X, y = _data()
     with pytest.warns(ConvergenceWarning, match="max_iter"):  # an early stop is reported
         r = cls(C=4.0, method="fista", tol=1e-5, solver="native").fit(X, y)
-    if cls is not SparseInfinitePushRanker:
-        assert cls()._backend() == "native"  # solver="auto" finds the module
+    assert cls()._backend() == "native"  # solver="auto" finds the module, l1 ranker included
     assert r.backend_ == "native" and r.status_ == "max_iter"  # an early stop is reported
     (sp, sn, lam, kw), = calls
     assert "warm_start" not in kw

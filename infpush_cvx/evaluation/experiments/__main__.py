@@ -18,7 +18,8 @@ from infpush_cvx.cli import nonnegative_int, positive_int, run_reporting_errors
 PROG = "python -m infpush_cvx.evaluation.experiments"
 NO_PROGRESS_HELP = "no progress bar on stderr"
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
-             "folder beside the repository)")
+             "folder beside a source checkout, else the uci/ folder of the user data folder, "
+             "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
 
 
 def build_parser() -> argparse.ArgumentParser:
