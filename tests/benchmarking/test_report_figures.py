@@ -14,23 +14,6 @@ from infpush_cvx.benchmarking.curves import (SUBOPTIMALITY_FLOOR, curves_path_of
 pytest.importorskip("matplotlib")
 
 
-def _row(problem, solver, time, *, kind="cvxpy", agrees=True, objective=1.0, reference=1.0,
-         iterations=10):
-    return {"problem": problem, "kind": kind, "solver": solver, "repeat": 0,
-            "status": "optimal" if agrees else "max_iter", "agrees": agrees,
-            "objective": objective, "reference": reference,
-            "rel_error": abs(objective - reference) / abs(reference), "gap": np.nan,
-            "iterations": iterations, "compile_time": 0.0, "setup_time": 0.0,
-            "solve_time": time, "time": time}
-
-
-def two_problems():
-    """The issue's two-problem table: HIGHS runs the LP p1 only."""
-    return pd.DataFrame([_row("p1", "CLARABEL", 0.1), _row("p1", "HIGHS", 0.2),
-                         _row("p1", "ECOS", 0.3), _row("p2", "CLARABEL", 0.2),
-                         _row("p2", "ECOS", 0.6)])
-
-
 def ink_by_cell(png, n=3):
     """Fraction of non-white pixels in each cell of an n x n grid over the image."""
     from matplotlib.image import imread
@@ -48,13 +31,13 @@ def test_twenty_series_have_twenty_colours():
     assert len({(s["color"], s["marker"]) for s in reports.series_styles(140)}) == 140
 
 
-def test_a_solver_keeps_its_style_and_no_two_share_a_colour():
+def test_a_solver_keeps_its_style_and_no_two_share_a_colour(result_row):
     # the issue: in the 92-problem profile CLARABEL and ranksvm.working_set were both blue
     # (series 0 and 10 of a ten-colour cycle)
     names = ["CLARABEL", "ECOS", "HIGHS", "SCS", "infinite_push.admm", "infinite_push.fista",
              "infinite_push.paper", "infinite_push.working_set", "ranksvm.fista",
              "ranksvm.paper", "ranksvm.smoothing_newton", "ranksvm.working_set"]
-    df = pd.DataFrame([_row("p", s, 1.0) for s in names])
+    df = pd.DataFrame([result_row("p", s, 1.0) for s in names])
     styles = reports.solver_styles(df)
     assert styles["CLARABEL"]["color"] != styles["ranksvm.working_set"]["color"]
     assert len({s["color"] for s in styles.values()}) == len(names)
@@ -65,8 +48,8 @@ def test_a_solver_keeps_its_style_and_no_two_share_a_colour():
 
 # -- the profile's title and layout ----------------------------------------------------------------
 
-def test_profile_title_says_what_was_dropped_and_why():
-    df = two_problems()
+def test_profile_title_says_what_was_dropped_and_why(two_problems):
+    df = two_problems
     kept, dropped = reports.profile_problems(df)
     assert kept == ["p1"] and dropped == {"p2": "not attempted by HIGHS"}
     title = " ".join(reports.performance_profile_figure(df).axes[0].get_title().split())
@@ -79,8 +62,8 @@ def test_profile_title_says_what_was_dropped_and_why():
     assert reports.profile_title(full).endswith("2 problems, every one attempted by every solver")
 
 
-def test_profile_title_names_a_solver_without_a_value_of_the_metric():
-    df = two_problems()
+def test_profile_title_names_a_solver_without_a_value_of_the_metric(two_problems):
+    df = two_problems
     df["iterations"] = pd.array([10, 20, 30, 10, pd.NA], dtype="Int64")  # ECOS on p2: none
     kept, dropped = reports.profile_problems(df, "iterations")
     assert kept == ["p1"]
@@ -89,63 +72,41 @@ def test_profile_title_names_a_solver_without_a_value_of_the_metric():
         "1 dropped: not attempted by HIGHS; no iterations from ECOS")
 
 
-def test_profile_title_counts_many_dropped_problems_by_solver():
-    rows = [_row(f"p{k}", s, 1.0) for k in range(6) for s in ("A", "B")]
-    rows += [_row(f"p{k}", "C", 1.0) for k in range(2)] + [_row("p5", "D", 1.0)]
+def test_profile_title_counts_many_dropped_problems_by_solver(result_row):
+    rows = [result_row(f"p{k}", s, 1.0) for k in range(6) for s in ("A", "B")]
+    rows += [result_row(f"p{k}", "C", 1.0) for k in range(2)] + [result_row("p5", "D", 1.0)]
     title = reports.profile_title(pd.DataFrame(rows))
     assert title.endswith("0 of 6 problems (those every solver attempted); 6 dropped: not "
                           "attempted by D (5), C (4)")
 
 
-def test_profile_leaves_no_empty_part_of_the_image(tmp_path):
+def test_profile_leaves_no_empty_part_of_the_image(tmp_path, two_problems):
     # the issue: with two problems the legend stood beside the axes, and the space under the
     # short legend (a third of the image) was blank
-    png = reports.plot_performance_profile(two_problems(), tmp_path / "profile.png")
+    png = reports.plot_performance_profile(two_problems, tmp_path / "profile.png")
     cells = ink_by_cell(png)
     assert cells.min() > 0.005, cells.round(3)
 
 
 # -- curves ----------------------------------------------------------------------------------------
 
-def curves_table():
-    """Records of two project solvers on p1 (reference 2.0): 'fast' reaches the stored value,
-    one record below it; 'slow' stalls at 1e-3. Two repeats of 'fast'."""
-    rows = []
-    for repeat in (0, 1):
-        for k, obj in enumerate([4.0, 2.2, 2.0002, 2.0 - 1e-9, 2.0]):
-            rows.append({"run_id": "r", "problem": "p1", "solver": "fast", "repeat": repeat,
-                         "stop_val": k + 1, "objective": obj, "gap": 1.0, "time": 0.01 * (k + 1)})
-    for k, obj in enumerate([3.0, 2.1, 2.002]):
-        rows.append({"run_id": "r", "problem": "p1", "solver": "slow", "repeat": 0,
-                     "stop_val": k + 1, "objective": obj, "gap": None, "time": 0.1 * (k + 1)})
-    return pd.DataFrame(rows)
-
-
-def curves_results():
-    return pd.DataFrame([
-        _row("p1", "CLARABEL", 0.05, objective=2.0 + 2e-8, reference=2.0),
-        _row("p1", "SCS", 0.08, objective=2.1, reference=2.0, agrees=False),
-        _row("p1", "fast", 0.05, kind="native", objective=2.0, reference=2.0),
-        _row("p1", "slow", 0.3, kind="native", objective=2.002, reference=2.0, agrees=False),
-        _row("p2", "CLARABEL", 0.05, objective=5.0, reference=5.0)])
-
-
-def test_relative_suboptimality_by_hand():
+def test_relative_suboptimality_by_hand(run_results):
     np.testing.assert_allclose(relative_suboptimality([2.2, 2.0, 1.8], 2.0), [0.1, 0.0, -0.1])
     np.testing.assert_allclose(relative_suboptimality([-1.5], -2.0), [0.25])  # over |reference|
     assert relative_suboptimality([1e-13], 0.0)[0] == pytest.approx(0.1)  # denominator >= 1e-12
-    assert stored_values(curves_results()).to_dict() == {"p1": 2.0, "p2": 5.0}
+    assert stored_values(run_results).to_dict() == {"p1": 2.0, "p2": 5.0}
 
 
-def test_suboptimality_figure_draws_each_record_floored_on_log_axes():
-    fig = suboptimality_figure(curves_table(), curves_results(), "p1")
+def test_suboptimality_figure_draws_each_record_floored_on_log_axes(run_curves,
+                                                                    run_results):
+    fig = suboptimality_figure(run_curves, run_results, "p1")
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     label = ax.get_ylabel()
     assert "(objective − stored value) / |stored value|" in label
     assert f"below {SUBOPTIMALITY_FLOOR:g} or negative: drawn at {SUBOPTIMALITY_FLOOR:g}" in label
     fast = [line for line in ax.get_lines() if line.get_color() ==
-            reports.solver_styles(curves_results())["fast"]["color"]]
+            reports.solver_styles(run_results)["fast"]["color"]]
     assert len(fast) == 2  # one line per repeat
     np.testing.assert_allclose(fast[0].get_xdata(), [0.01, 0.02, 0.03, 0.04, 0.05])
     np.testing.assert_allclose(fast[0].get_ydata(), [1.0, 0.1, 1e-4, SUBOPTIMALITY_FLOOR,
@@ -161,23 +122,23 @@ def test_suboptimality_figure_draws_each_record_floored_on_log_axes():
     assert "p1" in ax.get_title()
 
 
-def test_suboptimality_needs_a_stored_value():
-    results = curves_results()
+def test_suboptimality_needs_a_stored_value(run_curves, run_results):
+    results = run_results.copy()
     results.loc[results["problem"] == "p1", "reference"] = np.nan
     with pytest.raises(ValueError, match="'p1' has no stored value"):
-        suboptimality_figure(curves_table(), results, "p1")
+        suboptimality_figure(run_curves, results, "p1")
 
 
-def test_curves_files_beside_their_run(tmp_path):
+def test_curves_files_beside_their_run(tmp_path, run_curves, run_results):
     run = tmp_path / "20260101T000000Z_abcdef"
     results, curves = run.with_suffix(".csv"), tmp_path / (run.name + "_curves.csv")
-    curves_results().to_csv(results, index=False)
-    curves_table().to_csv(curves, index=False)
+    run_results.to_csv(results, index=False)
+    run_curves.to_csv(curves, index=False)
     assert is_curves_path(curves) and not is_curves_path(results)
     assert curves_path_of(results) == curves and results_path_of(curves) == results
     assert curves_path_of(tmp_path / "other.csv") is None
     back = load_curves(curves)
-    assert back["objective"].dtype == float and len(back) == len(curves_table())
+    assert back["objective"].dtype == float and len(back) == len(run_curves)
     with pytest.raises(ValueError, match=r"is not a curves table: no column\(s\) \['stop_val'"):
         load_curves(results)
     with pytest.raises(ValueError, match="does not exist"):
