@@ -178,7 +178,7 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; mar
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px;
 border-bottom: 1px solid #ccc; } h3 { font-size: 15px; }
 table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
-th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-space: nowrap; }
 th { background: #eef1f5; } td.text, th.text { text-align: left; }
 tr.bad td { background: #fde8e8; }
 img { max-width: 100%; border: 1px solid #ddd; } .wide { overflow-x: auto; }
@@ -225,6 +225,11 @@ def html_table(df: pd.DataFrame, *, bad=None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+def _has_values(column: pd.Series) -> bool:
+    """Whether ``column`` holds anything to show (not only missing values or empty text)."""
+    return bool((column.notna() & (column.astype(str).str.strip() != "")).any())
+
+
 def _summary(results: pd.DataFrame, metric: str) -> str:
     agrees = results["agrees"].astype(bool)
     n_p, n_s = results["problem"].nunique(), results["solver"].nunique()
@@ -236,7 +241,7 @@ def _summary(results: pd.DataFrame, metric: str) -> str:
                             "rel_error", "reference_note", "error") if c in results.columns]
         bad = results.loc[~agrees, cols]
         bad = bad.loc[:, [c for c in cols if c in ("problem", "solver", "status")
-                          or bad[c].notna().any()]]
+                          or _has_values(bad[c])]]
         parts.append("<h3>Solves that did not agree</h3>" + html_table(bad, bad=[True] * len(bad)))
     counts = reports.profile_counts(results, metric, "all").reset_index()
     parts.append(f"<h3>Per solver ({metric})</h3><p class=note>attempted: problems the solver "

@@ -116,9 +116,11 @@ def test_page_is_self_contained_with_summary_table_and_provenance(saved_run):
 
 
 def test_page_without_metadata_gives_the_tables_record(tmp_path, run_results):
-    done = write_report(run_results.assign(version_numpy="2.4.6"), tmp_path / "r")
+    done = write_report(run_results.assign(version_numpy="2.4.6", reference_note=""),
+                        tmp_path / "r")
     assert done.errors == [] and (tmp_path / "r" / HTML_NAME) in done.written
     page = (tmp_path / "r" / HTML_NAME).read_text()
+    assert "reference_note" not in page  # a column of empty text is left out
     assert "no run metadata (.json) was found" in page and "2.4.6" in page
     assert "No convergence curves: run" in page
 
