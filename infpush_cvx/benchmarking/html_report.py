@@ -138,18 +138,13 @@ def _profile(results, path, metric, problems, styles, out) -> _Figure:
         # own problem class): profile every solver on the problems it attempted, so that every
         # solver stays in the figure (the legend gives each one's counts).
         out.messages.append(NO_COMMON_PROBLEM)
-        notes.append(f"No problem was attempted by every solver ({_dropped(results, metric)}): "
-                     f"every solver is shown on the problems it attempted.")
+        notes.append(f"No problem was attempted by every solver "
+                     f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
+                     f"the problems it attempted.")
         fig = reports.performance_profile_figure(results, metric, "all", styles=styles,
                                                  notes=notes)
     png, error = _png(fig, path, out)
     return _Figure(f"Performance profile ({metric})", png, error)
-
-
-def _dropped(results, metric) -> str:
-    """Why the problems left the profile of common problems: its title, after the count."""
-    title = reports.profile_title(results, metric, "common")
-    return title.split("dropped: ", 1)[-1]
 
 
 def _suboptimality(results, curves, out_dir, styles, out) -> list:

@@ -26,6 +26,10 @@ gives nothing to compare; it is treated as not attempted for that metric. Costs 
 the smallest positive cost of the table, since the ratios need positive costs (a count of 0
 iterations ties with the smallest count measured).
 
+A profile's title (:func:`profile_title`) names the problems it covers; with
+``problems="common"`` it says how many problems of the table were dropped and why: the solvers
+that did not attempt them, or gave no value of the metric (:func:`dropped_reasons`).
+
 Figures need matplotlib (the ``plots`` extra); :func:`matplotlib_available` says whether it is
 installed, so a caller can leave the figure out and say so. Figures are built on
 :class:`matplotlib.figure.Figure` directly, never through ``matplotlib.use`` or pyplot's global
@@ -242,25 +246,32 @@ def _most_often(names: list, limit: int = 3) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+def dropped_reasons(df: pd.DataFrame, metric: str = "time") -> str:
+    """Why the profile of the problems every solver attempted leaves problems out, in one line:
+    ``"not attempted by A (3), B (2); no <metric> from C"`` (the solvers, the most frequent
+    first, with the number of problems when more than one was dropped); "" when none is."""
+    _, dropped = profile_problems(df, metric, "common")
+    attempted = attempted_matrix(df)
+    counted, _ = _counted_and_cost(df, metric)
+    missing = [s for p in dropped for s in attempted.columns if not attempted.at[p, s]]
+    no_value = [s for p in dropped for s in attempted.columns
+                if attempted.at[p, s] and not counted.at[p, s]]
+    return "; ".join([f"not attempted by {_most_often(missing)}"] * bool(missing)
+                     + [f"no {metric} from {_most_often(no_value)}"] * bool(no_value))
+
+
 def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "common") -> str:
     """The title of a profile: the metric, the problems it covers and, for ``"common"``, how
-    many problems of the table were dropped and why (the solvers that did not attempt them or
-    gave no value of ``metric``, the most frequent first, with their counts)."""
+    many problems of the table were dropped and why (:func:`dropped_reasons`)."""
     kept, dropped = profile_problems(df, metric, problems)
     head = f"Performance profile of {metric}: "
     if problems == "all":
         return head + f"{_plural(len(kept), 'problem')}, each solver on those it attempted"
     if not dropped:
         return head + f"{_plural(len(kept), 'problem')}, every one attempted by every solver"
-    attempted = attempted_matrix(df)
-    counted, _ = _counted_and_cost(df, metric)
-    missing = [s for p in dropped for s in attempted.columns if not attempted.at[p, s]]
-    no_value = [s for p in dropped for s in attempted.columns
-                if attempted.at[p, s] and not counted.at[p, s]]
-    why = ([f"not attempted by {_most_often(missing)}"] * bool(missing)
-           + [f"no {metric} from {_most_often(no_value)}"] * bool(no_value))
-    return (head + f"{len(kept)} of {_plural(len(counted), 'problem')} (those every solver "
-            f"attempted); {len(dropped)} dropped: {'; '.join(why)}")
+    n_table = len(kept) + len(dropped)
+    return (head + f"{len(kept)} of {_plural(n_table, 'problem')} (those every solver "
+            f"attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
 
 
 class _LegendBelow:
@@ -269,14 +280,21 @@ class _LegendBelow:
     space under a short legend blank). Sizes in inches."""
 
     WIDTH, LEFT, RIGHT, AXES_HEIGHT = 8.0, 0.95, 0.25, 3.6
+    MARGIN = 0.2  # the legend and the notes span the width but for this, each side
     LINE = 0.205  # one line of 8.5 pt text, with its spacing
+    CHAR, HANDLE = 0.066, 0.55  # a character of 8.5 pt text; a legend handle and spacing
 
-    def __init__(self, n_entries: int, title: str, notes: list[str], xlabel_lines: int = 1):
+    def __init__(self, labels: list[str], title: str, notes: list[str],
+                 xlabel_lines: int = 1):
         import textwrap
         from matplotlib.figure import Figure
-        self.ncol = 1 if n_entries <= 3 else 2 if n_entries <= 14 else 3
+        n_entries = len(labels)
+        # as many columns as the longest label allows (3 at most; 1 for a short legend)
+        entry = self.HANDLE + self.CHAR * max(map(len, labels), default=1)
+        fits = int((self.WIDTH - 2 * self.MARGIN) // entry)
+        self.ncol = max(1, min(fits, 3 if n_entries > 3 else 1))
         self.title = "\n".join(textwrap.wrap(title, 88))
-        self.notes = "\n".join(line for note in notes for line in textwrap.wrap(note, 110))
+        self.notes = "\n".join(line for note in notes for line in textwrap.wrap(note, 125))
         rows = -(-max(n_entries, 1) // self.ncol)
         title_h = 0.24 * (self.title.count("\n") + 1) + 0.15
         xlabel_h = 0.42 + 0.2 * xlabel_lines
@@ -293,16 +311,15 @@ class _LegendBelow:
     def finish(self, legend_title: str):
         """The legend (the axes' labelled artists, in order) and the notes; returns the
         figure."""
-        x = self.LEFT / self.WIDTH
+        x = self.MARGIN / self.WIDTH
         handles, labels = self.ax.get_legend_handles_labels()
         if handles:
             top = (self.legend_h + self.notes_h) / self.height
-            width = (self.WIDTH - self.LEFT - self.RIGHT) / self.WIDTH
             self.fig.legend(handles, labels, loc="upper left", ncol=self.ncol, mode="expand",
-                            bbox_to_anchor=(x - 0.01, top, width, 0), title=legend_title,
+                            bbox_to_anchor=(x, top, 1 - 2 * x, 0), title=legend_title,
                             fontsize=8.5, title_fontsize=9, frameon=False, alignment="left")
         if self.notes:
-            self.fig.text(x - 0.06, (self.notes_h - 0.04) / self.height, self.notes,
+            self.fig.text(x + 0.005, (self.notes_h - 0.04) / self.height, self.notes,
                           fontsize=8, va="top", ha="left", color="0.25")
         return self.fig
 
@@ -330,6 +347,11 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     n_p = len(ratios)
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
+    labels = {}
+    for s in drawn:  # solved/attempted of N for a solver that attempted some problems only
+        c = counts.loc[s]
+        labels[s] = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if c["not_attempted"] > 0
+                     else f"{s}  {c['solved']}/{n_p}")
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
              "as never solved (the curve ends below 1).", *notes]
     if (counts.loc[drawn, "not_attempted"] > 0).any():
@@ -337,16 +359,14 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
                      "of its fraction (not counted as failures).")
     if unmeasured:
         notes.append(f"No value of {metric}, not drawn: {', '.join(unmeasured)}.")
-    layout = _LegendBelow(len(drawn), title or profile_title(df, metric, problems), notes)
+    layout = _LegendBelow(list(labels.values()), title or profile_title(df, metric, problems),
+                          notes)
     ax = layout.ax
     for k, s in enumerate(drawn):
-        c = counts.loc[s]
-        partial = c["not_attempted"] > 0
-        label = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if partial
-                 else f"{s}  {c['solved']}/{n_p}")
+        partial = counts.at[s, "not_attempted"] > 0
         # markers at evenly spaced places along the curve, staggered so that curves lying on
         # top of each other still show every marker
-        ax.step(prof.index, prof[s], where="post", label=label, lw=1.6,
+        ax.step(prof.index, prof[s], where="post", label=labels[s], lw=1.6,
                 ls="--" if partial else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
                 **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())

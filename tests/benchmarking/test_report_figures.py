@@ -75,6 +75,7 @@ def test_profile_title_names_a_solver_without_a_value_of_the_metric(two_problems
 def test_profile_title_counts_many_dropped_problems_by_solver(result_row):
     rows = [result_row(f"p{k}", s, 1.0) for k in range(6) for s in ("A", "B")]
     rows += [result_row(f"p{k}", "C", 1.0) for k in range(2)] + [result_row("p5", "D", 1.0)]
+    assert reports.dropped_reasons(pd.DataFrame(rows)) == "not attempted by D (5), C (4)"
     title = reports.profile_title(pd.DataFrame(rows))
     assert title.endswith("0 of 6 problems (those every solver attempted); 6 dropped: not "
                           "attempted by D (5), C (4)")
@@ -145,3 +146,21 @@ def test_curves_files_beside_their_run(tmp_path, run_curves, run_results):
         load_curves(tmp_path / "nope_curves.csv")
     with pytest.raises(ValueError, match="its results table .*nope.csv"):
         results_path_of(tmp_path / "nope_curves.csv")
+
+
+def test_legend_entries_of_long_solver_names_do_not_overlap(result_row):
+    # 22 series, names as long as the project's: three columns of them overlapped
+    names = [f"infinite_push.method_{k:02d}_smoothing" for k in range(22)]
+    df = pd.DataFrame([result_row(p, s, 1.0 + k) for p in ("p1", "p2")
+                       for k, s in enumerate(names)])
+    fig = reports.performance_profile_figure(df)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # lays the legend out
+    renderer = canvas.get_renderer()
+    [legend] = fig.legends
+    boxes = [t.get_window_extent(renderer) for t in legend.get_texts()]
+    assert len(boxes) == 22
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    width = fig.get_size_inches()[0] * fig.dpi
+    assert all(0 <= box.x0 and box.x1 <= width for box in boxes)
