@@ -28,11 +28,15 @@
         files, never replacing any: OUT/<UTC time>_<id>.csv and .parquet (the table),
         .json (provenance: date, git commit, machine, BLAS threads, every solver option,
         instance parameters), with --curves <id>_curves.csv/.parquet (the project solvers'
-        per-iteration objective, gap and time), and <id>_report/ (per-problem comparison and
-        performance profile). Exit 1 on any disagreement with the stored values.
-    infpush-cvx report TABLE [--out DIR] [--metric time] [--problems-set common|all]
-        Comparison table and performance profile from a saved results table (exactly the
-        .csv or .parquet file named).
+        per-iteration objective, gap and time), and <id>_report/ (report.html, as ``report``
+        writes it). Exit 1 on any disagreement with the stored values.
+    infpush-cvx report TABLE [--curves FILE] [--out DIR] [--metric time]
+                      [--problems-set common|all]
+        DIR/report.html, one self-contained page (figures embedded: performance profile,
+        suboptimality against time per problem from the run's convergence curves; the
+        comparison table; the run's provenance), with its parts beside it: comparison.csv and
+        the PNG figures. TABLE is exactly the .csv or .parquet file named, or a run's
+        <id>_curves file, which stands for its run; curves beside the table are used.
     infpush-cvx prox [--sizes 100 1000] [--factors ...] [--repeats N]
         Time the l1,inf projection core against the copy floor.
 
@@ -379,42 +383,24 @@ def _cmd_solve(args) -> int:
 
 
 def _report_paths(out_dir, metric) -> dict:
-    out_dir = Path(out_dir)
-    return {"comparison": out_dir / "comparison.csv", "profile": out_dir / f"profile_{metric}.png"}
+    from .benchmarking.html_report import report_paths
+    return report_paths(out_dir, metric)
 
 
-def _write_reports(df, out_dir, metric, problems_set, figure: bool = True):
-    """Save the comparison table (and, with ``figure``, the performance profile) in
-    ``out_dir``, created only now; then print the table. Returns ``(paths written, errors)``:
-    a file that cannot be written (OSError, naming it) does not stop the others."""
+def _write_reports(df, out_dir, metric, problems_set, figure: bool = True, *, curves=None,
+                   metadata=None, sources=None):
+    """Save the report (``benchmarking.html_report``: comparison table, figures unless
+    ``figure`` is False, report.html) in ``out_dir``, created only now; then print the table.
+    Returns ``(paths written, errors)``: a file that cannot be written (OSError, naming it)
+    does not stop the others."""
     from .benchmarking import reports
-    paths = _report_paths(out_dir, metric)
-    table = reports.comparison_table(df)
-    written, errors = [], []
-    try:
-        _save_csv(table, paths["comparison"])
-        written.append(str(paths["comparison"]))
-    except OSError as exc:
-        errors.append(exc)
-    if figure:
-        try:
-            try:
-                reports.plot_performance_profile(df, paths["profile"], metric=metric,
-                                                 problems=problems_set)
-            except ValueError:
-                # No problem was attempted by every solver (HiGHS runs LPs only, project
-                # solvers primal problems only): profile every solver on the problems it
-                # attempted, so the project's own solvers stay in the figure (the legend gives
-                # each one's counts).
-                print("no problem was attempted by every solver: the profile shows every "
-                      "solver on the problems it attempted", file=sys.stderr)
-                reports.plot_performance_profile(df, paths["profile"], metric=metric,
-                                                 problems="all")
-            written.append(str(paths["profile"]))
-        except OSError as exc:
-            errors.append(exc)
-    print(reports.format_comparison(table))
-    return written, errors
+    from .benchmarking.html_report import write_report
+    done = write_report(df, out_dir, curves=curves, metadata=metadata, metric=metric,
+                        problems=problems_set, figures=figure, sources=sources)
+    for message in done.messages:
+        print(message, file=sys.stderr)
+    print(reports.format_comparison(reports.comparison_table(df)))
+    return [str(p) for p in done.written], done.errors
 
 
 def _figures_available() -> bool:
@@ -422,8 +408,8 @@ def _figures_available() -> bool:
     from .benchmarking.reports import matplotlib_available
     if matplotlib_available():
         return True
-    print("matplotlib is not installed: no performance profile figure (install the 'plots' "
-          "extra)", file=sys.stderr)
+    print("matplotlib is not installed: no figures (the report has the tables only; install "
+          "the 'plots' extra)", file=sys.stderr)
     return False
 
 
@@ -461,7 +447,7 @@ def _cmd_bench(args) -> int:
               "'parquet' extra for Parquet files)", file=sys.stderr)
     figure = _figures_available()
     report = _report_paths(paths["report"], "time")
-    _check_writable([paths["csv"], paths["metadata"], report["comparison"],
+    _check_writable([paths["csv"], paths["metadata"], report["comparison"], report["html"],
                      *([paths["parquet"]] if parquet else []),
                      *([report["profile"]] if figure else [])])
     partial = _partial_table(paths["csv"])
@@ -474,8 +460,10 @@ def _cmd_bench(args) -> int:
             _save_interrupted(stopped, lambda: save_run(stopped.run, args.out, parquet=parquet),
                               partial, run_folder(args.out))
         saved = _save_final(lambda: save_run(run, args.out, parquet=parquet), partial)
-        written, errors = _write_reports(run.table, paths["report"], "time", args.problems_set,
-                                         figure)
+        written, errors = _write_reports(
+            run.table, paths["report"], "time", args.problems_set, figure, curves=run.curves,
+            metadata=run.metadata, sources={k: str(saved[k]) for k in ("csv", "curves_csv")
+                                            if k in saved})
     df = run.table
     bad = df[~df["agrees"]]
     print(f"\n{len(df)} solves ({len(tasks)} tasks); {len(df) - len(bad)} succeeded and agree "
@@ -490,15 +478,41 @@ def _cmd_bench(args) -> int:
     return EXIT_DISAGREEMENT if len(bad) else 0
 
 
+def _report_inputs(args):
+    """``(results path, curves path or None)`` of ``report``: a curves table given as TABLE
+    (``<run>_curves.csv``) stands for its run, whose results table is beside it; without
+    --curves, the curves saved beside the results table are used when there are any."""
+    from .benchmarking.curves import curves_path_of, is_curves_path, results_path_of
+    from .benchmarking.runner import table_paths
+    table, curves = Path(args.table), Path(args.curves) if args.curves else None
+    if is_curves_path(table):
+        curves, table = curves or table, results_path_of(table)
+    elif table.suffix not in (".csv", ".parquet"):  # a stem: its Parquet file, else its CSV
+        pair = table_paths(table)
+        table = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
+    return table, curves if curves is not None else curves_path_of(table)
+
+
 def _cmd_report(args) -> int:
-    from .benchmarking import load_results
-    df = load_results(args.table)  # exactly the named file; ValueError naming it if malformed
-    out = Path(args.out) if args.out else _report_dir(args.table)
+    from .benchmarking import load_metadata, load_results
+    from .benchmarking.curves import load_curves
+    table, curves_file = _report_inputs(args)
+    df = load_results(table)  # exactly the named file; ValueError naming it if malformed
+    curves = load_curves(curves_file) if curves_file is not None else None
+    try:
+        metadata = load_metadata(table)
+    except ValueError as exc:  # none beside the table, or not JSON: the table's own record
+        metadata = None
+        if table.with_suffix(".json").exists():
+            print(f"run metadata not used: {_one_line(exc)}", file=sys.stderr)
+    out = Path(args.out) if args.out else _report_dir(table)
     figure = _figures_available()
     paths = _report_paths(out, args.metric)
-    _check_writable([paths["comparison"], *([paths["profile"]] if figure else [])])
+    _check_writable([paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])])
+    sources = {"results": str(table), **({"curves": str(curves_file)} if curves_file else {})}
     with _working("report"):
-        written, errors = _write_reports(df, out, args.metric, args.problems_set, figure)
+        written, errors = _write_reports(df, out, args.metric, args.problems_set, figure,
+                                         curves=curves, metadata=metadata, sources=sources)
     for p in written:
         print(f"written: {p}")
     if errors:
@@ -666,9 +680,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verbose(p)
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("report", help="comparison table and performance profile of a table")
+    p = sub.add_parser("report", help="HTML report of a results table: comparison, "
+                                      "performance profile, suboptimality against time")
     p.add_argument("table", help="results table: exactly this .csv or .parquet file (a path "
-                                 "without suffix: its .parquet file, else its .csv file)")
+                                 "without suffix: its .parquet file, else its .csv file); a "
+                                 "run's curves table (<run>_curves.csv) stands for its run")
+    p.add_argument("--curves", metavar="FILE",
+                   help="convergence curves (bench --curves) for the suboptimality figures "
+                        "(default: <run>_curves.parquet or .csv beside the table, if any)")
     p.add_argument("--out", help="output directory (default: <table>_report)")
     p.add_argument("--metric", default="time",
                    choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],

@@ -9,6 +9,7 @@
 - :mod:`.provenance`: the run's metadata (date, commit, machine, options, instances).
 - :mod:`.curves`: per-iteration convergence curves of the project's solvers.
 - :mod:`.reports`: per-problem comparison table, performance profiles (Dolan & More 2002).
+- :mod:`.html_report`: the run's report, one self-contained HTML page and its parts.
 - :mod:`.instances`: catalog instances to and from ``.npz`` with fingerprints.
 - :mod:`.prox_timing`: timing of the l1,inf projection against the copy floor.
 - :mod:`.memory`: resident memory and the peak of one solve (every row carries both).

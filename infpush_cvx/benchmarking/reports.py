@@ -26,6 +26,10 @@ gives nothing to compare; it is treated as not attempted for that metric. Costs 
 the smallest positive cost of the table, since the ratios need positive costs (a count of 0
 iterations ties with the smallest count measured).
 
+A profile's title (:func:`profile_title`) names the problems it covers; with
+``problems="common"`` it says how many problems of the table were dropped and why: the solvers
+that did not attempt them, or gave no value of the metric (:func:`dropped_reasons`).
+
 Figures need matplotlib (the ``plots`` extra); :func:`matplotlib_available` says whether it is
 installed, so a caller can leave the figure out and say so. Figures are built on
 :class:`matplotlib.figure.Figure` directly, never through ``matplotlib.use`` or pyplot's global
@@ -43,10 +47,14 @@ import pandas as pd
 from .._validation import check_choice
 from ..files import atomic_path
 
-#: Colours of the series: matplotlib's ten-colour "tab10" cycle.
+#: Colours of the series: matplotlib's ten-colour "tab10" cycle (the dark half of "tab20").
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-#: Markers of the series; 7 is prime to 10, so (colour, marker) pairs repeat only after 70.
+#: The light half of "tab20", in the same hue order: series 10-19 take these, so 20 series have
+#: 20 different colours (a light colour and its dark twin also differ in marker).
+LIGHT_COLOURS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+                 "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+#: Markers of the series; 7 is prime to 20, so (colour, marker) pairs repeat only after 140.
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
@@ -61,9 +69,18 @@ def matplotlib_available() -> bool:
 
 def series_styles(n: int) -> list[dict]:
     """``n`` distinct styles (``color``, ``marker``) for line plots: series k takes colour
-    ``k % 10`` and marker ``k % 7``, so no two of the first 70 series share both."""
-    return [{"color": COLOURS[k % len(COLOURS)], "marker": MARKERS[k % len(MARKERS)]}
+    ``k % 20`` of ``COLOURS + LIGHT_COLOURS`` (the "tab20" colours, dark ones first) and marker
+    ``k % 7``, so the first 20 series differ in colour and no two of the first 140 share both."""
+    palette = COLOURS + LIGHT_COLOURS
+    return [{"color": palette[k % len(palette)], "marker": MARKERS[k % len(MARKERS)]}
             for k in range(n)]
+
+
+def solver_styles(df: pd.DataFrame) -> dict:
+    """``{solver: style}`` for every solver of a results table (sorted by name): the style a
+    solver has in every figure of a report (:func:`series_styles`)."""
+    solvers = sorted(map(str, df["solver"].dropna().unique()))
+    return dict(zip(solvers, series_styles(len(solvers))))
 
 
 def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -193,40 +210,165 @@ def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "comm
     return out
 
 
+def profile_problems(df: pd.DataFrame, metric: str = "time", problems: str = "common"
+                     ) -> tuple[list, dict]:
+    """``(kept, dropped)``: the problems of the profile, and ``{problem: reason}`` for the
+    problems of the table it leaves out. ``problems="all"`` leaves none out; ``"common"`` leaves
+    out every problem that some solver did not attempt (reason ``"not attempted by S, ..."``)
+    or solved without a value of ``metric`` (``"no <metric> from S, ..."``): the rule of
+    :func:`performance_ratios`."""
+    check_choice(problems, "problems", ("common", "all"))
+    counted, _ = _counted_and_cost(df, metric)
+    if problems == "all":
+        return list(counted.index), {}
+    attempted = attempted_matrix(df)
+    kept = [p for p in counted.index if counted.loc[p].all()]
+    dropped = {}
+    for p in counted.index.difference(kept, sort=False):
+        missing = [s for s in counted.columns if not attempted.at[p, s]]
+        no_value = [s for s in counted.columns if attempted.at[p, s] and not counted.at[p, s]]
+        dropped[p] = "; ".join(
+            [f"not attempted by {', '.join(missing)}"] * bool(missing)
+            + [f"no {metric} from {', '.join(no_value)}"] * bool(no_value))
+    return kept, dropped
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _most_often(names: list, limit: int = 3) -> str:
+    """``"A (3), B (2) and 4 more"``: the names counted, most frequent first."""
+    counts = pd.Series(names, dtype=object).value_counts(sort=True)
+    shown = [f"{s} ({c})" if counts.iloc[0] > 1 else str(s)
+             for s, c in counts.iloc[:limit].items()]
+    more = len(counts) - limit
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def dropped_reasons(df: pd.DataFrame, metric: str = "time") -> str:
+    """Why the profile of the problems every solver attempted leaves problems out, in one line:
+    ``"not attempted by A (3), B (2); no <metric> from C"`` (the solvers, the most frequent
+    first, with the number of problems when more than one was dropped); "" when none is."""
+    _, dropped = profile_problems(df, metric, "common")
+    attempted = attempted_matrix(df)
+    counted, _ = _counted_and_cost(df, metric)
+    missing = [s for p in dropped for s in attempted.columns if not attempted.at[p, s]]
+    no_value = [s for p in dropped for s in attempted.columns
+                if attempted.at[p, s] and not counted.at[p, s]]
+    return "; ".join([f"not attempted by {_most_often(missing)}"] * bool(missing)
+                     + [f"no {metric} from {_most_often(no_value)}"] * bool(no_value))
+
+
+def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "common") -> str:
+    """The title of a profile: the metric, the problems it covers and, for ``"common"``, how
+    many problems of the table were dropped and why (:func:`dropped_reasons`)."""
+    kept, dropped = profile_problems(df, metric, problems)
+    head = f"Performance profile of {metric}: "
+    if problems == "all":
+        return head + f"{_plural(len(kept), 'problem')}, each solver on those it attempted"
+    if not dropped:
+        return head + f"{_plural(len(kept), 'problem')}, every one attempted by every solver"
+    n_table = len(kept) + len(dropped)
+    return (head + f"{len(kept)} of {_plural(n_table, 'problem')} (those every solver "
+            f"attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
+
+
+class _LegendBelow:
+    """A figure of one axes with its legend and notes below it, sized to its contents so that
+    no part of the image is left empty (the legend used to stand beside the axes, leaving the
+    space under a short legend blank). Sizes in inches."""
+
+    WIDTH, LEFT, RIGHT, AXES_HEIGHT = 8.0, 0.95, 0.25, 3.6
+    MARGIN = 0.2  # the legend and the notes span the width but for this, each side
+    LINE = 0.205  # one line of 8.5 pt text, with its spacing
+    CHAR, HANDLE = 0.066, 0.55  # a character of 8.5 pt text; a legend handle and spacing
+
+    def __init__(self, labels: list[str], title: str, notes: list[str],
+                 xlabel_lines: int = 1):
+        import textwrap
+        from matplotlib.figure import Figure
+        n_entries = len(labels)
+        # as many columns as the longest label allows (3 at most; 1 for a short legend)
+        entry = self.HANDLE + self.CHAR * max(map(len, labels), default=1)
+        fits = int((self.WIDTH - 2 * self.MARGIN) // entry)
+        self.ncol = max(1, min(fits, 3 if n_entries > 3 else 1))
+        self.title = "\n".join(textwrap.wrap(title, 88))
+        self.notes = "\n".join(line for note in notes for line in textwrap.wrap(note, 125))
+        rows = -(-max(n_entries, 1) // self.ncol)
+        title_h = 0.24 * (self.title.count("\n") + 1) + 0.15
+        xlabel_h = 0.42 + 0.2 * xlabel_lines
+        self.legend_h = 0.3 + rows * self.LINE + 0.08
+        self.notes_h = (self.notes.count("\n") + 1) * 0.16 + 0.08 if notes else 0.0
+        height = title_h + self.AXES_HEIGHT + xlabel_h + self.legend_h + self.notes_h
+        self.fig = Figure(figsize=(self.WIDTH, height))
+        self.height = height
+        self.ax = self.fig.add_axes((
+            self.LEFT / self.WIDTH, (xlabel_h + self.legend_h + self.notes_h) / height,
+            (self.WIDTH - self.LEFT - self.RIGHT) / self.WIDTH, self.AXES_HEIGHT / height))
+        self.ax.set_title(self.title, fontsize=10.5)
+
+    def finish(self, legend_title: str):
+        """The legend (the axes' labelled artists, in order) and the notes; returns the
+        figure."""
+        x = self.MARGIN / self.WIDTH
+        handles, labels = self.ax.get_legend_handles_labels()
+        if handles:
+            top = (self.legend_h + self.notes_h) / self.height
+            self.fig.legend(handles, labels, loc="upper left", ncol=self.ncol, mode="expand",
+                            bbox_to_anchor=(x, top, 1 - 2 * x, 0), title=legend_title,
+                            fontsize=8.5, title_fontsize=9, frameon=False, alignment="left")
+        if self.notes:
+            self.fig.text(x + 0.005, (self.notes_h - 0.04) / self.height, self.notes,
+                          fontsize=8, va="top", ha="left", color="0.25")
+        return self.fig
+
+
 def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
-                               problems: str = "common", title: str | None = None):
+                               problems: str = "common", title: str | None = None, *,
+                               styles: dict | None = None, notes=()):
     """The performance profile as a :class:`matplotlib.figure.Figure` (not registered with
     pyplot: no backend is selected; show it with ``display(fig)`` in a notebook).
 
-    Every solver gets its own (colour, marker) pair (:func:`series_styles`). A solver that did
-    not attempt every problem of the profile is drawn dashed, and its legend entry reads
-    ``solved/attempted of N``; others read ``solved/N``. A failed or disagreeing solve keeps the
-    curve below 1 (it counts as never solved); a problem not attempted is left out of that
-    solver's fraction. The title names the metric and the number of problems.
+    Every solver gets its own (colour, marker) pair: ``styles`` (``{solver: style}``, default
+    :func:`solver_styles` of ``df``, so a report gives a solver the same style in every figure).
+    A solver that did not attempt every problem of the profile is drawn dashed, and its legend
+    entry reads ``solved/attempted of N``; others read ``solved/N``. A failed or disagreeing
+    solve keeps the curve below 1 (it counts as never solved); a problem not attempted is left
+    out of that solver's fraction. The title (:func:`profile_title`) names the metric and the
+    problems, and says how many were dropped and why; ``notes`` are added under the legend.
     """
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ratios = performance_ratios(df, metric, problems)
     counts = profile_counts(df, metric, problems)
     prof = _profile_from_ratios(ratios, _default_taus(ratios))
+    styles = solver_styles(df) if styles is None else styles
     n_p = len(ratios)
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
-
-    height = 4.8 + 0.15 * max(0, len(drawn) - 14)  # room for long legends
-    fig = Figure(figsize=(9.2, height))
-    ax = fig.add_axes((0.085, 1.0 / height, 0.54, 1 - 1.45 / height))
-    for k, (s, style) in enumerate(zip(drawn, series_styles(len(drawn)))):
+    labels = {}
+    for s in drawn:  # solved/attempted of N for a solver that attempted some problems only
         c = counts.loc[s]
-        partial = c["not_attempted"] > 0
-        label = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if partial
-                 else f"{s}  {c['solved']}/{n_p}")
+        labels[s] = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if c["not_attempted"] > 0
+                     else f"{s}  {c['solved']}/{n_p}")
+    notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
+             "as never solved (the curve ends below 1).", *notes]
+    if (counts.loc[drawn, "not_attempted"] > 0).any():
+        notes.append("Dashed: the solver attempted only some problems; the others are left out "
+                     "of its fraction (not counted as failures).")
+    if unmeasured:
+        notes.append(f"No value of {metric}, not drawn: {', '.join(unmeasured)}.")
+    layout = _LegendBelow(list(labels.values()), title or profile_title(df, metric, problems),
+                          notes)
+    ax = layout.ax
+    for k, s in enumerate(drawn):
+        partial = counts.at[s, "not_attempted"] > 0
         # markers at evenly spaced places along the curve, staggered so that curves lying on
         # top of each other still show every marker
-        ax.step(prof.index, prof[s], where="post", label=label, lw=1.6,
+        ax.step(prof.index, prof[s], where="post", label=labels[s], lw=1.6,
                 ls="--" if partial else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
-                **style)
+                **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())
     ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
     ax.set_xlim(1.0, top)
@@ -238,33 +380,26 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     ax.set_ylabel("fraction of its problems solved\nwithin τ × best")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3, which="both")
-    where = "every solver attempted" if problems == "common" else "in the table"
-    ax.set_title(title or f"Performance profile of {metric}: {n_p} problems {where}",
-                 fontsize=11)
-    ax.legend(title="solver  solved/attempted", fontsize=8.5, title_fontsize=9,
-              loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
-             "as never solved (the curve ends below 1)."]
-    if (counts.loc[drawn, "not_attempted"] > 0).any():
-        notes.append("Dashed: the solver attempted only some problems; the others are left out "
-                     "of its fraction (not counted as failures).")
-    if unmeasured:
-        notes.append(f"No value of {metric}, not drawn: {', '.join(unmeasured)}.")
-    fig.text(0.01, 0.015, "\n".join(notes), fontsize=8, va="bottom", ha="left", color="0.25")
-    return fig
+    return layout.finish("solver  solved/attempted")
+
+
+def save_figure(fig, path) -> Path:
+    """Save ``fig`` atomically (a run killed while writing leaves the previous file), cropped
+    to its contents; the format comes from the suffix. Returns the path."""
+    path = Path(path)
+    with atomic_path(path) as tmp:  # tmp keeps the suffix
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", pad_inches=0.12)
+    return path
 
 
 def plot_performance_profile(df: pd.DataFrame, path, metric: str = "time",
-                             problems: str = "common", title: str | None = None):
-    """Save :func:`performance_profile_figure` as a PNG atomically (a run killed while writing
-    leaves the previous figure); returns the path. Uses no pyplot state and no backend
-    selection. ValueError if ``problems="common"`` and no problem was attempted by every
-    solver."""
-    fig = performance_profile_figure(df, metric, problems, title)
-    path = Path(path)
-    with atomic_path(path) as tmp:  # the format comes from the suffix, which tmp keeps
-        fig.savefig(tmp, dpi=110)
-    return path
+                             problems: str = "common", title: str | None = None, *,
+                             styles: dict | None = None, notes=()):
+    """Save :func:`performance_profile_figure` as a PNG atomically (:func:`save_figure`);
+    returns the path. Uses no pyplot state and no backend selection. ValueError if
+    ``problems="common"`` and no problem was attempted by every solver."""
+    return save_figure(performance_profile_figure(df, metric, problems, title, styles=styles,
+                                                  notes=notes), path)
 
 
 def format_comparison(table: pd.DataFrame) -> str:

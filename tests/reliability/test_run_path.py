@@ -228,7 +228,8 @@ def test_bench_a_full_disk_for_the_figure_keeps_the_tables_and_the_summary(tmp_p
     [table] = (tmp_path / "b").glob("*.csv")
     assert list(pd.read_csv(table)["solver"]) == ["HIGHS"]
     [report] = (tmp_path / "b").glob("*_report")
-    assert [p.name for p in report.iterdir()] == ["comparison.csv"]
+    assert sorted(p.name for p in report.iterdir()) == ["comparison.csv", "report.html"]
+    assert "Not written" in (report / "report.html").read_text()  # says the figure is missing
     assert _hidden(tmp_path) == [] and not list((tmp_path / "b").glob("*.partial"))
 
 
@@ -279,7 +280,9 @@ def test_bench_without_matplotlib_writes_no_figure_and_says_so(tmp_path, monkeyp
     assert code == 0, err
     assert "matplotlib is not installed" in err
     [report] = (tmp_path / "b").glob("*_report")
-    assert [p.name for p in report.iterdir()] == ["comparison.csv"]
+    assert sorted(p.name for p in report.iterdir()) == ["comparison.csv", "report.html"]
+    page = (report / "report.html").read_text()
+    assert "Figures are off: matplotlib is not installed" in page and "<table>" in page
 
 
 # -- temporary files -----------------------------------------------------------------------------

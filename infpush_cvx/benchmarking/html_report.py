@@ -1,0 +1,341 @@
+"""The report of a benchmark run: one self-contained HTML file a person opens, beside its parts.
+
+:func:`write_report` writes into a report folder (``infpush-cvx bench`` writes
+``<run>_report/``; ``infpush-cvx report TABLE`` writes ``<table>_report/`` or ``--out``):
+
+- ``comparison.csv``: one row per (problem, solver) (:func:`.reports.comparison_table`);
+- ``profile_<metric>.png``: the performance profile (:mod:`.reports`);
+- ``suboptimality_<problem>.png``: per problem with convergence curves, the relative
+  suboptimality against time (:func:`.curves.suboptimality_figure`);
+- ``report.html``: all of it in one file that needs nothing else (figures embedded as base64
+  PNG, no script, no external style sheet or font): a summary (solves, agreements, what did not
+  agree and why), the figures, the comparison table and the run's provenance (date, command,
+  code version and commit, machine, thread settings, package versions).
+
+Every solver has the same colour and marker in every figure (:func:`.reports.solver_styles`).
+Without matplotlib (the ``plots`` extra) there is no figure: the HTML file still has every
+table and says that figures are off. A file that cannot be written (a full disk) does not stop
+the others: its error is returned, and the HTML file says which figure is missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..files import atomic_open, write_text_atomic
+from . import reports
+
+#: Name of the HTML file in a report folder.
+HTML_NAME = "report.html"
+#: What the report says instead of its figures when matplotlib is missing.
+FIGURES_OFF = ("Figures are off: matplotlib is not installed (install the 'plots' extra). "
+               "The tables are complete.")
+#: Said when the profile falls back from the problems every solver attempted to all of them.
+NO_COMMON_PROBLEM = ("no problem was attempted by every solver: the profile shows every solver "
+                     "on the problems it attempted")
+
+
+@dataclass
+class ReportFiles:
+    """What :func:`write_report` did: the files ``written``, the ``errors`` of those that could
+    not be (OSError naming the file) and the ``messages`` a command line shows (stderr)."""
+
+    written: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    messages: list = field(default_factory=list)
+
+
+def _file_name(problem: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(problem))
+
+
+def report_paths(out_dir, metric: str = "time") -> dict:
+    """The fixed files of a report folder: ``comparison`` (CSV), ``profile`` (PNG of
+    ``metric``) and ``html``; suboptimality figures are ``suboptimality_<problem>.png``."""
+    out_dir = Path(out_dir)
+    return {"comparison": out_dir / "comparison.csv",
+            "profile": out_dir / f"profile_{metric}.png", "html": out_dir / HTML_NAME}
+
+
+def suboptimality_path(out_dir, problem: str) -> Path:
+    return Path(out_dir) / f"suboptimality_{_file_name(problem)}.png"
+
+
+@dataclass
+class _Figure:
+    """A figure of the report: its heading, the PNG's bytes (None when it is missing) and the
+    text shown instead or under it."""
+
+    heading: str
+    png: bytes | None = None
+    text: str = ""
+
+
+def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None = None,
+                 metadata: dict | None = None, metric: str = "time", problems: str = "common",
+                 figures: bool | None = None, sources: dict | None = None) -> ReportFiles:
+    """Write the report of ``results`` (a results table) into ``out_dir`` (created now).
+
+    curves : the run's convergence curves (:mod:`.curves`), for the suboptimality figures.
+    metadata : the run's provenance (:func:`.provenance.run_metadata`, the ``.json`` file);
+        without it the provenance section gives what the table records (versions, hosts).
+    metric, problems : of the performance profile (:mod:`.reports`); ``"common"`` with no
+        problem every solver attempted falls back to ``"all"``, and says so.
+    figures : draw the figures (default: when matplotlib is installed).
+    sources : ``{"results": path, ...}``, the input files, named in the report.
+    """
+    if figures is None:
+        figures = reports.matplotlib_available()
+    out = ReportFiles()
+    paths = report_paths(out_dir, metric)
+    table = reports.comparison_table(results)
+    try:
+        with atomic_open(paths["comparison"], "w", newline="") as fh:
+            table.to_csv(fh, index=False)
+        out.written.append(paths["comparison"])
+    except OSError as exc:
+        out.errors.append(exc)
+    shown = []
+    if figures:
+        styles = reports.solver_styles(results)
+        shown.append(_profile(results, paths["profile"], metric, problems, styles, out))
+        shown.extend(_suboptimality(results, curves, Path(out_dir), styles, out))
+    page = render_html(results, table, shown, metadata=metadata, metric=metric,
+                       figures=figures, curves=curves, sources=sources)
+    try:
+        write_text_atomic(paths["html"], page)
+        out.written.append(paths["html"])
+    except OSError as exc:
+        out.errors.append(exc)
+    return out
+
+
+def _png(fig, path: Path, out: ReportFiles) -> tuple[bytes | None, str]:
+    """Save ``fig`` at ``path``; its bytes, or None and the error (recorded in ``out``)."""
+    try:
+        reports.save_figure(fig, path)
+        out.written.append(path)
+        return path.read_bytes(), ""
+    except OSError as exc:
+        out.errors.append(exc)
+        return None, f"Not written: {exc}"
+
+
+def _profile(results, path, metric, problems, styles, out) -> _Figure:
+    notes = []
+    try:
+        fig = reports.performance_profile_figure(results, metric, problems, styles=styles)
+    except ValueError:
+        if problems != "common":
+            raise
+        # No problem was attempted by every solver (HiGHS runs LPs only, project solvers their
+        # own problem class): profile every solver on the problems it attempted, so that every
+        # solver stays in the figure (the legend gives each one's counts).
+        out.messages.append(NO_COMMON_PROBLEM)
+        notes.append(f"No problem was attempted by every solver "
+                     f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
+                     f"the problems it attempted.")
+        fig = reports.performance_profile_figure(results, metric, "all", styles=styles,
+                                                 notes=notes)
+    png, error = _png(fig, path, out)
+    return _Figure(f"Performance profile ({metric})", png, error)
+
+
+def _suboptimality(results, curves, out_dir, styles, out) -> list:
+    from .curves import stored_values, suboptimality_figure
+    if curves is None or curves.empty:
+        return []
+    shown = []
+    stored = stored_values(results)
+    for problem in sorted(curves["problem"].astype(str).unique()):
+        heading = f"Suboptimality against time: {problem}"
+        if problem not in stored.index:
+            shown.append(_Figure(heading, None, "No stored value for this problem in the "
+                                                "results table: no suboptimality to draw."))
+            continue
+        fig = suboptimality_figure(curves, results, problem, styles=styles)
+        png, error = _png(fig, suboptimality_path(out_dir, problem), out)
+        shown.append(_Figure(heading, png, error))
+    return shown
+
+
+# -- HTML ---------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
+       color: #222; max-width: 1150px; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px;
+border-bottom: 1px solid #ccc; } h3 { font-size: 15px; }
+table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-space: nowrap; }
+th { background: #eef1f5; } td.text, th.text { text-align: left; }
+tr.bad td { background: #fde8e8; }
+img { max-width: 100%; border: 1px solid #ddd; } .wide { overflow-x: auto; }
+.note { color: #555; font-size: 13px; } .off { background: #fff4d6; padding: 8px 12px;
+border: 1px solid #e6c96b; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 2px 14px; font-size: 13px; }
+dt { font-weight: bold; } dd { margin: 0; } code { font-size: 12px; }
+"""
+
+
+def _e(value) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _number(value, fmt: str) -> str:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return ""
+    try:
+        return fmt.format(value)
+    except (ValueError, TypeError):
+        return str(value)
+
+
+_FORMATS = {"objective": "{:.10g}", "reference": "{:.10g}", "max_rel_error": "{:.1e}",
+            "rel_error": "{:.1e}", "gap": "{:.1e}", "iterations": "{:.0f}",
+            "compile_time": "{:.3f}", "setup_time": "{:.3f}", "solve_time": "{:.3f}",
+            "time": "{:.3f}"}
+
+
+def html_table(df: pd.DataFrame, *, bad=None) -> str:
+    """``df`` as an HTML table (text escaped, numbers formatted as in the text reports); rows
+    where ``bad`` is True are marked."""
+    text_cols = {c for c in df.columns if df[c].dtype == object or df[c].dtype == bool
+                 or str(df[c].dtype) in ("string", "str")}
+    head = "".join(f'<th class="{"text" if c in text_cols else "num"}">{_e(c)}</th>'
+                   for c in df.columns)
+    rows = []
+    flags = [False] * len(df) if bad is None else list(bad)
+    for flag, (_, row) in zip(flags, df.iterrows()):
+        cells = "".join(
+            f'<td class="{"text" if c in text_cols else "num"}">'
+            f"{_e(_number(row[c], _FORMATS.get(c, '{}')))}</td>" for c in df.columns)
+        rows.append(f'<tr{" class=bad" if flag else ""}>{cells}</tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _has_values(column: pd.Series) -> bool:
+    """Whether ``column`` holds anything to show (not only missing values or empty text)."""
+    return bool((column.notna() & (column.astype(str).str.strip() != "")).any())
+
+
+def _summary(results: pd.DataFrame, metric: str) -> str:
+    agrees = results["agrees"].astype(bool)
+    n_p, n_s = results["problem"].nunique(), results["solver"].nunique()
+    parts = [f"<p>{len(results)} solves of {n_p} problem{'s' * (n_p != 1)} by {n_s} "
+             f"solver{'s' * (n_s != 1)}: <b>{int(agrees.sum())}</b> succeeded and agree with "
+             f"the stored optimal values, <b>{int((~agrees).sum())}</b> did not.</p>"]
+    if (~agrees).any():
+        cols = [c for c in ("problem", "solver", "repeat", "status", "objective", "reference",
+                            "rel_error", "reference_note", "error") if c in results.columns]
+        bad = results.loc[~agrees, cols]
+        bad = bad.loc[:, [c for c in cols if c in ("problem", "solver", "status")
+                          or _has_values(bad[c])]]
+        parts.append("<h3>Solves that did not agree</h3>" + html_table(bad, bad=[True] * len(bad)))
+    counts = reports.profile_counts(results, metric, "all").reset_index()
+    parts.append(f"<h3>Per solver ({metric})</h3><p class=note>attempted: problems the solver "
+                 f"ran; solved: succeeded and agree; failed: attempted, not solved.</p>"
+                 + html_table(counts.drop(columns="problems")))
+    return "".join(parts)
+
+
+def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | None) -> str:
+    from .provenance import iso, utc_now
+    items = []
+    if metadata:
+        code, machine = metadata.get("code", {}), metadata.get("platform", {})
+        execution = metadata.get("execution", {})
+        commit = code.get("git_commit")
+        items += [("run", metadata.get("run_id")),
+                  ("date (UTC)", f"{metadata.get('date')} to {metadata.get('finished')} "
+                                 f"({_number(metadata.get('duration_s'), '{:.1f}')} s)"),
+                  ("command", " ".join(map(str, metadata.get("command") or []))),
+                  ("code", f"{code.get('package')} {code.get('version')}"
+                           + (f", commit {commit}" + (" (uncommitted changes)"
+                                                     if code.get("git_dirty") else "")
+                              if commit else " (no git checkout)")),
+                  ("machine", f"{machine.get('cpu_model')}, {machine.get('cpu_count')} logical "
+                              f"cores ({machine.get('cpu_count_usable')} usable), "
+                              f"{_number((machine.get('ram_bytes') or 0) / 2 ** 30, '{:.1f}')}"
+                              f" GiB RAM"),
+                  ("system", f"{machine.get('os')}, {machine.get('python_implementation', '')} "
+                             f"{machine.get('python')}"),
+                  ("execution", f"{execution.get('executor')} executor, "
+                                f"{execution.get('n_workers')} worker(s); worker threads: "
+                                + ", ".join(f"{k}={v}" for k, v in
+                                            (execution.get("worker_env") or {}).items())),
+                  ("BLAS threads", ", ".join(
+                      f"{p.get('internal_api')} {p.get('version')}: {p.get('num_threads')}"
+                      for p in machine.get("threadpools") or []))]
+        versions = metadata.get("versions") or {}
+    else:
+        items.append(("metadata", "no run metadata (.json) was found beside the table: the "
+                                  "date, command and machine are unknown; the versions below "
+                                  "are the table's"))
+        if "run_id" in results.columns:
+            items.append(("run", ", ".join(map(str, results["run_id"].dropna().unique()))))
+        first = results.iloc[0]
+        versions = {c: first[c] for c in results.columns if c.startswith("version_")}
+    if "host" in results.columns:
+        items.append(("hosts", ", ".join(map(str, results["host"].dropna().unique()))))
+    for name, path in (sources or {}).items():
+        items.append((f"{name} file", path))
+    items.append(("report written", f"{iso(utc_now())} by {_package_version()}"))
+    listed = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
+    version_rows = pd.DataFrame({"package": [k.removeprefix("version_") for k in versions],
+                                 "version": [str(v) for v in versions.values()]})
+    return f"<dl>{listed}</dl><h3>Versions</h3>" + html_table(version_rows)
+
+
+def _package_version() -> str:
+    from .provenance import code_revision
+    code = code_revision()
+    return f"infpush_cvx {code.get('version')}" + (
+        f" (commit {code['git_commit']})" if code.get("git_commit") else "")
+
+
+def _figure_html(fig: _Figure) -> str:
+    body = ""
+    if fig.png is not None:
+        data = base64.b64encode(fig.png).decode("ascii")
+        body = f'<img alt="{_e(fig.heading)}" src="data:image/png;base64,{data}">'
+    text = f"<p class=note>{_e(fig.text)}</p>" if fig.text else ""
+    return f"<h3>{_e(fig.heading)}</h3>{body}{text}"
+
+
+def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
+                metadata: dict | None = None, metric: str = "time", figures: bool = True,
+                curves: pd.DataFrame | None = None, sources: dict | None = None) -> str:
+    """The report page (a string): summary, figures (``shown``), the comparison ``table`` and
+    the provenance."""
+    run = (metadata or {}).get("run_id") or ""
+    if not run and "run_id" in results.columns:
+        run = ", ".join(map(str, results["run_id"].dropna().unique()))
+    if not figures:
+        figure_part = f'<p class="off">{_e(FIGURES_OFF)}</p>'
+    else:
+        figure_part = "".join(_figure_html(f) for f in shown)
+        if curves is None or curves.empty:
+            figure_part += ("<p class=note>No convergence curves: run <code>infpush-cvx bench "
+                            "--curves</code> for the suboptimality figures.</p>")
+    bad = ~table["agrees"].astype(bool)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Benchmark report {_e(run)}</title><style>{_STYLE}</style></head>
+<body>
+<h1>Benchmark report</h1><p class=note>run {_e(run) or "(unknown)"}</p>
+<h2>Summary</h2>{_summary(results, metric)}
+<h2>Figures</h2>{figure_part}
+<h2>Comparison</h2>
+<p class=note>One row per problem and solver: medians over repeats; max_rel_error is the worst
+relative error against the stored value; rows that did not agree are marked.</p>
+<div class="wide">{html_table(table, bad=bad)}</div>
+<h2>Provenance</h2>{_provenance(results, metadata, sources)}
+</body></html>
+"""
