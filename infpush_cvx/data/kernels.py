@@ -92,7 +92,8 @@ from .._validation import check_int, check_matrix, check_scalar
 
 __all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "TimeLimitReached",
            "factorise", "gram_factor", "kernel_matrix", "kernel_options", "not_psd_error",
-           "pivoted_cholesky", "psd_by_construction", "refuse_indefinite", "resolve_gamma"]
+           "pivoted_cholesky", "psd_by_construction", "refuse_indefinite", "resolve_gamma",
+           "symmetrise"]
 
 #: The named kernels (a callable is accepted too).
 KERNELS = ("linear", "rbf", "poly")
@@ -435,27 +436,38 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
 
 
 def _symmetric_copy(K, deadline) -> np.ndarray:
-    """A copy of the square, finite ``K`` (ValueError naming ``K`` otherwise) whose lower
-    triangle is the symmetric part ``(K + K^T) / 2``, the only part the factorisation reads;
-    made by blocks of rows, with ``deadline`` checked between them."""
+    """The symmetric part ``(K + K^T) / 2`` of the square, finite ``K`` (ValueError naming
+    ``K`` otherwise) as a new array, made by blocks of rows and tiles (:func:`symmetrise`),
+    with ``deadline`` checked between them."""
     K = np.asarray(K, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
     A = np.empty_like(K)
+    for r0 in range(0, K.shape[0], _TILE):
+        _check_deadline(deadline)
+        A[r0:r0 + _TILE] = K[r0:r0 + _TILE]
+        if not np.all(np.isfinite(A[r0:r0 + _TILE])):
+            raise ValueError("K contains NaN or infinite entries")
+    return symmetrise(A, deadline)
+
+
+def symmetrise(K: np.ndarray, deadline=None) -> np.ndarray:
+    """``K`` replaced in place by its symmetric part ``(K + K^T) / 2`` and returned, by square
+    tiles (a transposed strip reads slowly, and ``K + K.T`` allocates another N x N array),
+    with ``deadline`` checked between rows of tiles (:class:`TimeLimitReached`)."""
     t = _TILE
     for r0 in range(0, K.shape[0], t):
         _check_deadline(deadline)
-        A[r0:r0 + t] = K[r0:r0 + t]
-        if not np.all(np.isfinite(A[r0:r0 + t])):
-            raise ValueError("K contains NaN or infinite entries")
-        for c0 in range(0, r0 + 1, t):  # (by square tiles: a transposed strip reads slowly)
-            tile = A[r0:r0 + t, c0:c0 + t]
-            tile += K[c0:c0 + t, r0:r0 + t].T
+        for c0 in range(0, r0 + 1, t):
+            tile = K[r0:r0 + t, c0:c0 + t]
+            mirror = K[c0:c0 + t, r0:r0 + t]
+            tile += mirror.T
             tile *= 0.5
-    return A
+            mirror[...] = tile.T
+    return K
 
 
-#: Side of the square tiles of :func:`_symmetric_copy`.
+#: Side of the square tiles of :func:`symmetrise`.
 _TILE = 256
 
 

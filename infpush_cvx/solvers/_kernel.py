@@ -288,15 +288,16 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     ``beta = 0``), a later one ends the solve with the last round's answer.
     """
     from ..data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error,
-                                psd_by_construction, refuse_indefinite, resolve_gamma)
+                                psd_by_construction, refuse_indefinite, resolve_gamma,
+                                symmetrise)
 
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = training_rows(data)
     m, n = data.m, data.n
     N = m + n
     g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
-    K = kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline)
-    K = 0.5 * (K + K.T)
+    K = symmetrise(kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline),
+                   deadline)
     refuse_indefinite(K, probe=not psd_by_construction(kernel, degree, coef0),
                       deadline=deadline)
     factor_time = deadline.elapsed()
