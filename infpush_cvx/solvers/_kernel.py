@@ -102,7 +102,7 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     try:
         factor = factorise(training_rows(data), kernel, gamma, degree, coef0,
                            nystroem=nystroem, seed=seed, method=factor_method,
-                           deadline=deadline)
+                           deadline=None if deadline.limit is None else deadline)
     except TimeLimitReached:
         return _stopped_before_solving(data, lam, loss, kwargs, deadline)
     if deadline.expired():  # (the linear solver's own set-up would overrun the limit)
