@@ -13,7 +13,10 @@ which the working set needs it to be fast on a factor's rows. The exact route th
 objective and the gap on the exact problem with the full Gram matrix
 (:func:`exact_certificate`), so the certificate never rests on the factor: a solve certified
 on the factor but not on K (a factor residual too large for ``tol``; the Cholesky route's is
-about 1e-11 of ``max(diag K)``) is reported as "stalled". The result's ``w`` (and ``beta``) are
+about 1e-11 of ``max(diag K)``) is reported as "stalled", and a gap below minus its round-off
+bound (weak duality broken: a Gram matrix that is not positive semidefinite) as
+"numerical_error", never "optimal". One deadline covers the Gram matrix, its factor (both
+computed in blocks that check it) and the solves. The result's ``w`` (and ``beta``) are
 the coefficients beta over the training rows ``[Xp; Xn]``; ``info["v"]`` the linear weights on
 ``L``, ``info["rank"]`` its columns, ``info["kernel"]`` (the name or the callable),
 ``info["gamma"]`` (resolved), ``info["degree"]``, ``info["coef0"]``, ``info["landmarks"]``
@@ -180,7 +183,7 @@ def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
     """
     N = K.shape[0]
     u = 4.0 * max(N, 1) * np.finfo(float).eps
-    big = float(np.abs(K).max(initial=0.0))
+    big = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))  # (no |K| copy: 0.4 s)
     nb, nt = float(np.abs(beta).sum()), float(np.abs(b).sum())
     error = u * (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
                  + lam_p * abs(total))
@@ -285,7 +288,8 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     below minus its round-off bound is status "numerical_error", never "optimal". ``deadline``
     is checked between the blocks of K and of ``K B``: a limit reached in the first round
     raises :class:`~infpush_cvx.data.kernels.TimeLimitReached` (:func:`kernel_solve` answers
-    ``beta = 0``), a later one ends the solve with the last round's answer.
+    ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
+    left shorter than the last round took (the next, with more atoms, takes longer).
     """
     from ..data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error,
                                 psd_by_construction, refuse_indefinite, resolve_gamma,
@@ -308,7 +312,12 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     singles = list(near)
     inner_tol = tol / 10
     rounds, last, gap, roundoff = 0, None, np.inf, 0.0
+    round_time, out_of_time = 0.0, False
     while True:
+        if last is not None and deadline.remaining() < round_time:
+            out_of_time = True  # (a round has more atoms than the last: it takes longer)
+            break
+        round_start = deadline.elapsed()
         rounds += 1
         B = np.zeros((N, len(dense_atoms) + len(singles)))
         B[:, :len(dense_atoms)] = np.array(dense_atoms).T
@@ -339,6 +348,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
             break
         if deadline.expired():
             break
+        round_time = deadline.elapsed() - round_start
         rows, cols = _pair_sums(res.dual, m, n)
         b = np.concatenate([rows, -cols])
         # new atoms: the dual's function, the negatives of its support, and the positives
@@ -357,7 +367,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     res, beta, rank = last
     status = res.status
     if status in ("optimal", "degenerate_optimal") and not gap <= tol:
-        status = "time_limit" if deadline.expired() else "stalled"
+        status = "time_limit" if out_of_time or deadline.expired() else "stalled"
     message = res.message if status == res.status else (
         f"the certified gap on the exact problem is {gap:.2e} after {rounds} rounds "
         f"({len(singles)} row atoms)")

@@ -113,7 +113,8 @@ class _Problem:
         self.Xp = Xp * self.scale
         self.Xn = Xn * self.scale
         self.loss, self.penalty = loss, penalty
-        # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2, lam ||w||_1 -> lam c
+        # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2,
+        # lam ||w||_1 -> lam c
         # (c times c, not c ** 2, which underflows first)
         self.alpha_scale = self.scale * self.scale if penalty == "l2" else self.scale
         self.lam = lam * self.scale * self.scale if penalty == "l2" else lam * self.scale

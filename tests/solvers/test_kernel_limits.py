@@ -246,3 +246,34 @@ def test_the_rbf_limit_holds_in_real_time(method):
     overrun = time.perf_counter() - start - 1.0
     assert out.status == "time_limit" and np.all(np.isfinite(out.w))
     assert overrun < 3.0
+
+
+def test_the_adaptive_route_does_not_start_a_round_the_time_left_cannot_cover(monkeypatch):
+    """Each round costs at least what the last one did (more atoms): with a solve that takes
+    10 s on an injected clock and a 15 s limit, the second round is not started, and the first
+    round's answer comes back as "time_limit" (without a limit the route takes more rounds)."""
+    class ManualClock:
+        now = 0.0
+
+        def __call__(self):
+            return self.now
+
+    clock = ManualClock()
+    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    calls = []
+
+    def slow_linear(*args, **kwargs):
+        calls.append(kwargs["time_limit"])
+        clock.now += 10.0
+        return infinite_push.__wrapped__(*args, **{**kwargs, "time_limit": None})
+
+    data = planted_bipartite(40, 60, 3, seed=7)
+    args = dict(kernel="rbf", gamma=0.5, degree=3, coef0=0.0, nystroem="adaptive", seed=0,
+                wp=None, wn=None, warm_start=None, loss="infinite_push", penalty="l2")
+    free = _kernel.kernel_solve(slow_linear, data.Xp, data.Xn, 0.01, time_limit=None, **args)
+    assert free.info["rounds"] > 1 and len(calls) == free.info["rounds"]
+    calls.clear()
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        out = _kernel.kernel_solve(slow_linear, data.Xp, data.Xn, 0.01, time_limit=15.0, **args)
+    assert len(calls) == 1 and calls[0] == pytest.approx(15.0)
+    assert out.status == "time_limit" and out.info["rounds"] == 1 and out.gap > 1e-6
