@@ -277,3 +277,16 @@ def test_the_adaptive_route_does_not_start_a_round_the_time_left_cannot_cover(mo
         out = _kernel.kernel_solve(slow_linear, data.Xp, data.Xn, 0.01, time_limit=15.0, **args)
     assert len(calls) == 1 and calls[0] == pytest.approx(15.0)
     assert out.status == "time_limit" and out.info["rounds"] == 1 and out.gap > 1e-6
+
+
+def test_a_low_rank_factor_checks_the_deadline_in_its_schur_complement():
+    """A linear kernel of rank 3 on 1,200 rows leaves a 1,197 x 1,197 Schur complement, made by
+    blocks of rows that check the deadline (the last checks of the factorisation)."""
+    Z = np.random.default_rng(8).standard_normal((1200, 3))
+    K = kernel_matrix(Z, None, "linear")
+    counter = PassesAfter(10**9)
+    L, _, _, residual = pivoted_cholesky(K, deadline=counter)
+    assert L.shape[1] == 3 and residual < 1e-8 * np.abs(np.diag(K)).max()
+    with pytest.raises(TimeLimitReached) as excinfo:
+        pivoted_cholesky(K, deadline=PassesAfter(counter.calls))
+    assert excinfo.traceback[-2].name == "_schur_complement"
