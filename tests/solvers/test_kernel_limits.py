@@ -290,3 +290,32 @@ def test_a_low_rank_factor_checks_the_deadline_in_its_schur_complement():
     with pytest.raises(TimeLimitReached) as excinfo:
         pivoted_cholesky(K, deadline=PassesAfter(counter.calls))
     assert excinfo.traceback[-2].name == "_schur_complement"
+
+
+def test_a_linear_solve_the_time_left_cannot_start_is_not_started(monkeypatch):
+    """On the factor rows (N x r) the linear solvers' set-up costs about ``N r^2`` before they
+    can stop, against the factor's ``N^2 r / 3``: with a factor that takes 10 s on an injected
+    clock (full rank), a 15 s limit leaves too little and the answer is beta = 0 at once; a
+    30 s limit starts the solve."""
+    class ManualClock:
+        now = 0.0
+
+        def __call__(self):
+            return self.now
+
+    clock = ManualClock()
+    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    real_factorise = _kernel.factorise
+
+    def slow_factorise(*args, **kwargs):
+        clock.now += 10.0
+        return real_factorise(*args, **kwargs)
+
+    monkeypatch.setattr(_kernel, "factorise", slow_factorise)
+    data = planted_bipartite(12, 15, 3, seed=4)
+    with pytest.warns(ConvergenceWarning, match="cannot cover the linear solve"):
+        out = infinite_push(data, 0.1, kernel="rbf", gamma=0.5, time_limit=15.0)
+    assert out.status == "time_limit" and out.gap == 1.0
+    np.testing.assert_array_equal(out.w, np.zeros(27))
+    started = infinite_push(data, 0.1, kernel="rbf", gamma=0.5, time_limit=30.0)
+    assert started.status == "optimal"
