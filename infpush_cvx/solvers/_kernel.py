@@ -247,9 +247,9 @@ def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
 def _stopped_before_solving(data: BipartiteData, lam, loss: str, kwargs, deadline: Deadline,
                             message: str | None = None) -> SolverResult:
     """The answer of a kernel solve whose deadline passed while its Gram matrix or factor was
-    computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f = 0``, objective ``P(0)``, 1 in paper scaling), status
-    "time_limit" with a warning, and the gap of the dual point ``alpha = 0`` (feasible, value
-    0): relative gap 1."""
+    computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
+    0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
+    gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
     from ..formulations import scaling as _scaling
 
     scaling = kwargs.get("scaling", "paper")
