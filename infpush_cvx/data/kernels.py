@@ -26,7 +26,8 @@ linear one on the feature rows ``L`` over ``v = L^T beta``, because ``beta^T K b
 (same optimal value, and the pair dual depends on the data through ``K`` only), and the
 coefficients solve ``L^T beta = v``. Two factors (``method`` of :func:`factorise`):
 
-- ``"cholesky"`` (the default): the pivoted Cholesky factorisation (LAPACK ``dpstrf``; Higham,
+- ``"cholesky"`` (the default): the pivoted Cholesky factorisation (``dpstrf``'s blocked algorithm
+  in panels that can stop at a deadline, :func:`pivoted_cholesky`; Higham,
   *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002, section 10.3), stopped when
   every remaining diagonal entry of the Schur complement is at most ``tol * max(diag K)``.
   With the r pivots P first, ``K[P, P] = C C^T`` (C lower triangular) and ``L[P] = C``:
@@ -56,8 +57,8 @@ kernel, ``poly`` with a negative ``coef0``): the RKHS problem is then not convex
 refused with a ValueError naming ``kernel`` (for ``"cholesky"``: a diagonal entry below
 ``-PSD_TOL * max|diag K|``, or a Schur complement of the pivots with an eigenvalue below that).
 
-Low-rank route (Nystroem, [Williams2001] in docs/references.md). ``c`` landmarks drawn uniformly without
-replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the rows
+Low-rank route (Nystroem, [Williams2001] in docs/references.md). ``c`` landmarks drawn uniformly
+without replacement from an explicit seed; with ``K_cc = U diag(e) U^T`` on them, the rows
 ``L = K(Z, landmarks) U_r diag(1 / sqrt(e_r))``. This is exactly the RKHS problem with ``f``
 restricted to the span of the landmarks' kernel functions (``beta`` zero off the landmarks): the
 certified gap certifies that restricted problem, whose optimum is an upper bound on the full one.
@@ -68,7 +69,15 @@ adaptive_solve`): the span grows round by round from the dual point's own functi
 of its support, and every round the restricted answer is certified on the exact problem with the
 full Gram matrix (the restricted pair dual is feasible for it; its value uses ``K``), until that
 gap is at most ``tol``. Exact like the first route, with restricted problems of the span's size
-instead of the numerical rank of ``K``; O(N^2) memory.
+instead of the numerical rank of ``K``; O(N^2) memory. It forms no factor, so a Gram matrix that
+is not positive semidefinite is refused there by cheaper tests (:func:`refuse_indefinite`: a
+negative diagonal entry, or a negative Ritz value of a block Krylov probe for the kernels that
+are not PSD by construction), and a certificate that comes out negative beyond its round-off is
+reported as a failed one.
+
+Time limits. The Gram matrix is computed, and factorised, in blocks of rows between which a
+solve's deadline is checked (:class:`TimeLimitReached`): the pivoted Cholesky factorisation of
+a full-rank 10,000 x 10,000 matrix takes about 20 s, its Gram matrix 6 s.
 """
 
 from __future__ import annotations
@@ -81,8 +90,10 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_matrix, check_scalar, check_vector
 
-__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "factorise",
-           "gram_factor", "kernel_matrix", "kernel_options", "pivoted_cholesky", "resolve_gamma"]
+__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "TimeLimitReached",
+           "factorise", "gram_factor", "kernel_matrix", "kernel_options", "not_psd_error",
+           "pivoted_cholesky", "psd_by_construction", "refuse_indefinite", "resolve_gamma",
+           "symmetrise"]
 
 #: The named kernels (a callable is accepted too).
 KERNELS = ("linear", "rbf", "poly")
@@ -158,12 +169,32 @@ def _dense(X, name: str) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else X
 
 
-def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -> np.ndarray:
+class TimeLimitReached(RuntimeError):
+    """The solve's deadline passed while a Gram matrix or its factor was being computed (the
+    caller returns status "time_limit"; never seen by a user)."""
+
+
+def _check_deadline(deadline) -> None:
+    """Raise :class:`TimeLimitReached` once ``deadline`` (anything with an ``expired()`` method,
+    the solvers' :class:`~infpush_cvx.solvers._deadline.Deadline`; None: no limit) has passed."""
+    if deadline is not None and deadline.expired():
+        raise TimeLimitReached(deadline.message())
+
+
+#: Entries of a Gram matrix computed at a time (16 MB): the deadline is checked between blocks,
+#: and a block's temporaries stay in cache.
+_BLOCK_ENTRIES = 1 << 21
+
+
+def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
+                  deadline=None) -> np.ndarray:
     """The Gram matrix ``K[i, j] = kernel(A[i], B[j])`` (``B = A`` when omitted), float64.
 
     scikit-learn's ``SVC`` kernels and parameters (module docstring); a string ``gamma`` is
     resolved on ``A`` (the training points when ``A`` is them). A callable must return a finite
-    ``len(A) x len(B)`` array (ValueError naming ``kernel`` otherwise).
+    ``len(A) x len(B)`` array (ValueError naming ``kernel`` otherwise). The rows are computed in
+    blocks of about 2 million entries (a callable is called once a block, on rows of ``A``);
+    between blocks ``deadline`` is checked (:class:`TimeLimitReached` once it has passed).
     """
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     A = _dense(A, "A")
@@ -171,6 +202,22 @@ def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -
     B = A if same else _dense(B, "B")
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"B has {B.shape[1]} features, A has {A.shape[1]}")
+    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, A)
+    sb = np.einsum("ij,ij->i", B, B) if kernel == "rbf" else None
+    K = np.empty((A.shape[0], B.shape[0]))
+    step = max(1, _BLOCK_ENTRIES // max(B.shape[0], 1))
+    for r0 in range(0, A.shape[0], step):
+        _check_deadline(deadline)
+        r1 = min(r0 + step, A.shape[0])
+        K[r0:r1] = _kernel_block(A[r0:r1], B, kernel, g, degree, coef0, sb,
+                                 diagonal=r0 if same else None)
+    return K
+
+
+def _kernel_block(A, B, kernel, g, degree, coef0, sb, diagonal):
+    """``K(A, B)`` for rows ``A`` of the training points (``g`` resolved); ``sb`` the squared
+    norms of B's rows (rbf), ``diagonal`` the column of A's first row when B holds A's rows
+    (their distances are exactly 0 there), else None."""
     if callable(kernel):
         K = np.asarray(kernel(A, B), dtype=np.float64)
         if K.shape != (A.shape[0], B.shape[0]):
@@ -182,16 +229,15 @@ def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0) -
     G = A @ B.T
     if kernel == "linear":
         return G
-    g = resolve_gamma(gamma, A)
     if kernel == "poly":
         return (g * G + coef0) ** degree
     # rbf: ||a - b||^2 = ||a||^2 + ||b||^2 - 2 <a, b>, clipped at 0 against cancellation
     sa = np.einsum("ij,ij->i", A, A)
-    sb = sa if same else np.einsum("ij,ij->i", B, B)
     D = sa[:, None] + sb[None, :] - 2.0 * G
     np.maximum(D, 0.0, out=D)
-    if same:
-        np.fill_diagonal(D, 0.0)
+    if diagonal is not None:
+        rows = np.arange(A.shape[0])
+        D[rows, diagonal + rows] = 0.0
     D *= -g
     return np.exp(D, out=D)
 
@@ -206,7 +252,8 @@ def _square_finite(K, what: str) -> np.ndarray:
     return K
 
 
-def _not_psd(value: float, top: float) -> ValueError:
+def not_psd_error(value: float, top: float) -> ValueError:
+    """The refusal of a Gram matrix with an eigenvalue ``value`` below ``-PSD_TOL * top``."""
     return ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
                       f"{value:.3g} against largest {top:.3g}); the RKHS problem would not be "
                       f"convex. Use a positive semidefinite kernel")
@@ -219,10 +266,69 @@ def _eigen(K, tol: float, what: str):
     e, U = np.linalg.eigh(0.5 * (K + K.T))
     top = float(e[-1]) if e.size else 0.0
     if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
-        raise _not_psd(float(e[0]), top)
+        raise not_psd_error(float(e[0]), top)
     keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
     dropped = float(np.abs(e[~keep]).max(initial=0.0))
     return U[:, keep], e[keep], dropped
+
+
+def psd_by_construction(kernel, degree: int, coef0: float) -> bool:
+    """Whether the named kernel's Gram matrices are PSD for all data: ``linear``, ``rbf``
+    (``gamma >= 0``) and ``poly`` with ``coef0 >= 0`` (a polynomial in ``<a, b>`` with
+    nonnegative coefficients: sums and products of PSD kernels are PSD). A callable may be
+    anything, and ``(gamma <a, b> + coef0) ** degree`` with ``coef0 < 0`` need not be PSD."""
+    if callable(kernel):
+        return False
+    return kernel != "poly" or coef0 >= 0 or degree == 0
+
+
+#: Probe vectors and passes over K of :func:`refuse_indefinite` (a block Krylov space of
+#: 8 x 4 = 32 directions: each pass reads K once).
+_PROBE_BLOCK, _PROBE_PASSES = 8, 4
+
+
+def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
+    """The ValueError naming ``kernel`` of :func:`pivoted_cholesky` when the symmetric ``K`` is
+    seen not to be positive semidefinite, in O(N^2) time instead of a factorisation.
+
+    Always: a diagonal entry below ``-PSD_TOL * max|diag K|``. With ``probe``: the smallest
+    Rayleigh-Ritz value ``min eig(Q^T K Q)`` of an orthonormal basis Q of the block Krylov
+    space ``[X, K X, K^2 X, ...]`` (:data:`_PROBE_BLOCK` random columns X drawn from ``seed``,
+    :data:`_PROBE_PASSES` passes), below ``-PSD_TOL * max(diag K)`` (Saad, *Numerical Methods
+    for Large Eigenvalue Problems*, 2nd ed., 2011, ch. 4 and 6: the Krylov space's Ritz values
+    find the extreme eigenvalues first). A Ritz value is never below the smallest eigenvalue
+    (Courant-Fischer), so a refusal is always right; a matrix that passes is not proven PSD
+    (an eigenvalue the space misses), which the solve's certificate still catches when it
+    shows (a dual value above the objective). Small matrices (N <= 200) get all their
+    eigenvalues. ``deadline`` is checked between passes (:class:`TimeLimitReached`).
+    """
+    N = K.shape[0]
+    diag = np.diag(K)
+    scale = float(np.abs(diag).max(initial=0.0))
+    if N and diag.min() < -PSD_TOL * scale:
+        raise not_psd_error(float(diag.min()), float(diag.max()))
+    if not probe or N == 0:
+        return
+    if N <= 200:
+        e = np.linalg.eigvalsh(K)
+    else:
+        X = np.random.default_rng(seed).standard_normal((N, _PROBE_BLOCK))
+        Q = np.zeros((N, 0))
+        KQ = np.zeros((N, 0))
+        for _ in range(_PROBE_PASSES):
+            _check_deadline(deadline)
+            X, _ = np.linalg.qr(X - Q @ (Q.T @ X))
+            KX = K @ X
+            Q, KQ, X = np.hstack([Q, X]), np.hstack([KQ, KX]), KX
+        # Rayleigh-Ritz on span(Q) with a basis orthonormal to round-off (the blocks of a
+        # low-rank K lose independence: their nearly dependent directions are dropped)
+        g, U = np.linalg.eigh(Q.T @ Q)
+        T = U[:, g > 1e-10 * g[-1]] / np.sqrt(g[g > 1e-10 * g[-1]])
+        H = T.T @ (Q.T @ KQ) @ T
+        e = np.linalg.eigvalsh(0.5 * (H + H.T))
+    top = max(float(e[-1]), scale)
+    if e[0] < -PSD_TOL * top and e[0] < -1e-300:
+        raise not_psd_error(float(e[0]), top)
 
 
 def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
@@ -295,59 +401,197 @@ class KernelFactor:
 FACTOR_METHODS = ("cholesky", "eigh")
 
 
-def pivoted_cholesky(K, tol: float = RANK_TOL):
+def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     """``(L, C, pivots, residual)`` of the pivoted Cholesky factorisation of the symmetric part
     of ``K`` (module docstring): ``L`` (N x r) with ``K = L L^T`` up to the Schur complement S
     of the r pivots, ``C = L[pivots]`` lower triangular, and ``residual`` the spectral norm of S
     (``K - L L^T``). Stops when S's largest diagonal entry is at most ``tol * max|diag K|``.
     ValueError naming ``kernel`` when ``K`` is not positive semidefinite (a diagonal entry or
-    an eigenvalue of S below ``-PSD_TOL * max|diag K|``)."""
-    K = _square_finite(K, "K")
-    N = K.shape[0]
-    A = 0.5 * (K + K.T)
+    an eigenvalue of S below ``-PSD_TOL * max|diag K|``). Without a ``deadline``, LAPACK's
+    ``dpstrf``; with one, the same algorithm in panels (:func:`_pivoted_panels`, the same
+    pivots, 1.3 to 2 times slower) between which ``deadline`` is checked
+    (:class:`TimeLimitReached`), as it is between the blocks of rows of every other pass over an
+    N x N matrix."""
+    A = _symmetric_copy(K, deadline)
+    N = A.shape[0]
     diag = np.diag(A).copy()
     scale = float(np.abs(diag).max(initial=0.0))
     if diag.size and diag.min() < -PSD_TOL * scale:
-        raise _not_psd(float(diag.min()), float(diag.max()))
+        raise not_psd_error(float(diag.min()), float(diag.max()))
     if scale == 0.0:  # a PSD matrix with a zero diagonal is zero
-        big = float(np.abs(A).max(initial=0.0))
+        big = float(np.abs(np.tril(A)).max(initial=0.0))
         if big > 0:
-            raise _not_psd(-big, 0.0)
+            raise not_psd_error(-big, 0.0)
         return np.zeros((N, 0)), np.zeros((0, 0)), np.zeros(0, np.intp), 0.0
-    c, piv, r, info = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
-    if info < 0:  # (an argument error: a bug, not a numerical failure)
-        raise RuntimeError(f"dpstrf failed with info={info}")
-    piv = piv[:N] - 1
-    P = c[:, :r]  # the factor's rows in pivot order; the strict upper part is stale
-    for k in range(r - 1):  # (in place: a copy of a 4,601 x 4,146 triangle takes 1 s)
-        P[k, k + 1:] = 0.0
+    if deadline is None:
+        A, piv, r, info = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1,
+                                                     overwrite_a=1)
+        if info < 0:  # (an argument error: a bug, not a numerical failure)
+            raise RuntimeError(f"dpstrf failed with info={info}")
+        piv = piv - 1
+    else:
+        piv, r = _pivoted_panels(A, tol * scale, deadline)
+    # the factor's rows in pivot order are A[:, :r]'s lower triangle (the rest is stale)
     L = np.empty((N, r))
-    L[piv] = P
-    C = P[:r].copy()
+    C = np.empty((r, r))
+    for r0 in range(0, N, _UPDATE_ROWS):
+        _check_deadline(deadline)
+        r1 = min(r0 + _UPDATE_ROWS, N)
+        for k in range(r0, min(r1, r)):  # (in place: np.tril's copies take 3 times longer)
+            A[k, k + 1:r] = 0.0
+        L[piv[r0:r1]] = A[r0:r1, :r]
+        if r0 < r:
+            C[r0:min(r1, r)] = A[r0:min(r1, r), :r]
+    del A
     rest = piv[r:]
     residual = 0.0
     if rest.size:
-        S = K[np.ix_(rest, rest)]
-        S = 0.5 * (S + S.T) - L[rest] @ L[rest].T
-        bound = float(np.abs(S).sum(axis=1).max())  # >= the spectral norm
+        S, bound = _schur_complement(K, L, rest, deadline)
         residual = bound
         if bound > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
+            _check_deadline(deadline)
             e = np.linalg.eigvalsh(S)
             if e[0] < -PSD_TOL * scale:
-                raise _not_psd(float(e[0]), scale)
+                raise not_psd_error(float(e[0]), scale)
             residual = float(np.abs(e).max())
     return L, C, piv[:r], residual
 
 
+def _schur_complement(K, L, rest, deadline):
+    """``(S, bound)``: the Schur complement ``S = (K + K^T)[rest, rest] / 2 - L[rest] L[rest]^T``
+    of the pivots and its largest absolute row sum (a bound on its spectral norm), by blocks of
+    rows with ``deadline`` checked between them (a linear kernel on 10,000 rows leaves a
+    9,980 x 9,980 S: seconds)."""
+    n = rest.size
+    S = np.empty((n, n))
+    Lr = L[rest]
+    bound = 0.0
+    for r0 in range(0, n, _UPDATE_ROWS):
+        _check_deadline(deadline)
+        rows = rest[r0:r0 + _UPDATE_ROWS]
+        block = S[r0:r0 + rows.size]
+        block[...] = K[np.ix_(rows, rest)]
+        block += K[np.ix_(rest, rows)].T
+        block *= 0.5
+        block -= Lr[r0:r0 + rows.size] @ Lr.T
+        bound = max(bound, float(np.abs(block).sum(axis=1).max()))
+    return S, bound
+
+
+def _symmetric_copy(K, deadline) -> np.ndarray:
+    """The symmetric part ``(K + K^T) / 2`` of the square, finite ``K`` (ValueError naming
+    ``K`` otherwise) as a new array, made by blocks of rows and tiles (:func:`symmetrise`),
+    with ``deadline`` checked between them."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be a square matrix, got shape {K.shape}")
+    A = np.empty_like(K)
+    for r0 in range(0, K.shape[0], _TILE):
+        _check_deadline(deadline)
+        A[r0:r0 + _TILE] = K[r0:r0 + _TILE]
+        if not np.all(np.isfinite(A[r0:r0 + _TILE])):
+            raise ValueError("K contains NaN or infinite entries")
+    return symmetrise(A, deadline)
+
+
+def symmetrise(K: np.ndarray, deadline=None) -> np.ndarray:
+    """``K`` replaced in place by its symmetric part ``(K + K^T) / 2`` and returned, by square
+    tiles (a transposed strip reads slowly, and ``K + K.T`` allocates another N x N array),
+    with ``deadline`` checked between rows of tiles (:class:`TimeLimitReached`)."""
+    t = _TILE
+    for r0 in range(0, K.shape[0], t):
+        _check_deadline(deadline)
+        for c0 in range(0, r0 + 1, t):
+            tile = K[r0:r0 + t, c0:c0 + t]
+            mirror = K[c0:c0 + t, r0:r0 + t]
+            tile += mirror.T
+            tile *= 0.5
+            mirror[...] = tile.T
+    return K
+
+
+#: Side of the square tiles of :func:`symmetrise`.
+_TILE = 256
+
+
+#: Columns of a panel of :func:`_pivoted_panels` (LAPACK's ``dpstrf`` uses 64 as well).
+_PANEL = 64
+#: Rows of the trailing matrix updated at a time after a panel.
+_UPDATE_ROWS = 512
+
+
+def _pivoted_panels(A, stop: float, deadline):
+    """Pivoted Cholesky of the symmetric ``A`` in place, in its lower triangle: ``(pivots, r)``
+    with ``A[:, :r]``'s lower part the factor's rows in pivot order (``pivots``, all N rows).
+
+    The blocked algorithm of LAPACK's ``dpstrf`` (Hammarling, Higham & Lucas, LAPACK Working
+    Note 161, 2007): each step takes as pivot the largest diagonal entry of the Schur complement
+    (kept in ``work``), swaps it to the front (the symmetric swap of ``dpstf2`` on the lower
+    triangle) and forms its column from the panel's earlier columns; after a panel of
+    :data:`_PANEL` columns the trailing lower triangle is updated by blocks of rows
+    (``A22 -= L21 L21^T``, matrix products). It stops at the first step whose largest entry is
+    at most ``stop``. ``deadline`` is checked between panels and between row blocks: the
+    factorisation costs ``O(N^2 r)``, minutes at N = 10,000 for a full-rank kernel.
+    """
+    N = A.shape[0]
+    piv = np.arange(N)
+    work = np.diag(A).copy()
+    j = 0
+    while j < N:
+        _check_deadline(deadline)
+        j0 = j
+        j1 = min(j0 + _PANEL, N)
+        while j < j1:
+            p = j + int(np.argmax(work[j:]))
+            if not work[p] > stop:
+                return piv, j
+            if p != j:
+                _swap_lower(A, j, p)
+                work[[j, p]] = work[[p, j]]
+                piv[[j, p]] = piv[[p, j]]
+            ajj = np.sqrt(work[j])
+            A[j, j] = ajj
+            col = A[j + 1:, j]
+            if j > j0:
+                col -= A[j + 1:, j0:j] @ A[j, j0:j]
+            col /= ajj
+            work[j + 1:] -= col * col
+            j += 1
+        if j1 < N:
+            panel = np.ascontiguousarray(A[j1:, j0:j1])
+            for r0 in range(0, N - j1, _UPDATE_ROWS):
+                _check_deadline(deadline)
+                r1 = min(r0 + _UPDATE_ROWS, N - j1)
+                A[j1 + r0:j1 + r1, j1:j1 + r1] -= panel[r0:r1] @ panel[:r1].T
+            work[j1:] = np.diag(A)[j1:]
+    return piv, N
+
+
+def _swap_lower(A, j: int, p: int) -> None:
+    """Swap rows and columns ``j < p`` of the symmetric matrix held in ``A``'s lower triangle
+    (with the factor's rows ``A[:, :j]``), as LAPACK's ``dpstf2``."""
+    A[[j, p], :j] = A[[p, j], :j]
+    A[j, j], A[p, p] = A[p, p], A[j, j]
+    mid = A[j + 1:p, j].copy()
+    A[j + 1:p, j] = A[p, j + 1:p]
+    A[p, j + 1:p] = mid
+    tail = A[p + 1:, j].copy()
+    A[p + 1:, j] = A[p + 1:, p]
+    A[p + 1:, p] = tail
+
+
 def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
               nystroem: int | None = None, seed: int = 0,
-              tol: float = RANK_TOL, method: str = "cholesky") -> KernelFactor:
+              tol: float = RANK_TOL, method: str = "cholesky", deadline=None) -> KernelFactor:
     """The :class:`KernelFactor` of the training points ``Z`` (N x d).
 
     ``nystroem=None``: an exact route on the N x N Gram matrix (O(N^2) memory), by ``method``
     ``"cholesky"`` (pivoted Cholesky, O(N^2 r) time; the default) or ``"eigh"``
     (eigendecomposition, O(N^3)); see the module docstring. ``nystroem=c``: ``c`` landmarks (at
     most N) drawn by ``np.random.default_rng(seed)``; O(N c^2) time, O(N c) memory.
+    ``deadline`` (a solve's :class:`~infpush_cvx.solvers._deadline.Deadline`, or None) is
+    checked between the blocks of the Gram matrix and of the factorisation, and before each
+    stage: :class:`TimeLimitReached` once it has passed.
     """
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = _dense(Z, "Z")
@@ -357,18 +601,21 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
     if nystroem is None:
         if method not in FACTOR_METHODS:
             raise ValueError(f"unknown method {method!r}; expected one of {list(FACTOR_METHODS)}")
-        K = kernel_matrix(Z, None, **spec)
+        K = kernel_matrix(Z, None, **spec, deadline=deadline)
         if method == "cholesky":
-            L, C, piv, residual = pivoted_cholesky(K, tol)
+            L, C, piv, residual = pivoted_cholesky(K, tol, deadline=deadline)
             return KernelFactor(L, C, None, N, **spec, rows=piv, triangular=True, gram=K,
                                 residual=residual, method=method)
+        _check_deadline(deadline)
         U, e, dropped = _eigen(K, tol, "K")
         return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec, gram=K,
                             residual=dropped, method=method)
     c = check_int(nystroem, "nystroem", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
-    U, e, _ = _eigen(kernel_matrix(Z[idx], None, **spec), tol, "K")
+    landmarks = kernel_matrix(Z[idx], None, **spec, deadline=deadline)
+    _check_deadline(deadline)
+    U, e, _ = _eigen(landmarks, tol, "K")
     basis = U / np.sqrt(e)
-    L = kernel_matrix(Z, Z[idx], **spec) @ basis
+    L = kernel_matrix(Z, Z[idx], **spec, deadline=deadline) @ basis
     return KernelFactor(L, basis, idx, N, **spec, rows=idx, method="nystroem")

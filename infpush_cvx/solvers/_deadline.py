@@ -17,14 +17,17 @@ _SOLVER_FLOOR = 1e-6
 
 
 class Deadline:
-    """``time_limit`` seconds (None: no limit) counted from ``start`` (``time.perf_counter()``)."""
+    """``time_limit`` seconds (None: no limit) counted from ``start`` on ``clock`` (seconds;
+    ``time.perf_counter`` unless a test injects its own)."""
 
-    def __init__(self, time_limit: float | None, start: float | None = None):
+    def __init__(self, time_limit: float | None, start: float | None = None, *,
+                 clock=time.perf_counter):
         self.limit = None if time_limit is None or math.isinf(time_limit) else float(time_limit)
-        self.start = time.perf_counter() if start is None else start
+        self.clock = clock
+        self.start = clock() if start is None else start
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        return self.clock() - self.start
 
     def remaining(self) -> float:
         """Seconds left (``inf`` without a limit; zero or negative once it has passed)."""

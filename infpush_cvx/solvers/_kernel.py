@@ -13,7 +13,10 @@ which the working set needs it to be fast on a factor's rows. The exact route th
 objective and the gap on the exact problem with the full Gram matrix
 (:func:`exact_certificate`), so the certificate never rests on the factor: a solve certified
 on the factor but not on K (a factor residual too large for ``tol``; the Cholesky route's is
-about 1e-11 of ``max(diag K)``) is reported as "stalled". The result's ``w`` (and ``beta``) are
+about 1e-11 of ``max(diag K)``) is reported as "stalled", and a gap below minus its round-off
+bound (weak duality broken: a Gram matrix that is not positive semidefinite) as
+"numerical_error", never "optimal". One deadline covers the Gram matrix, its factor (both
+computed in blocks that check it) and the solves. The result's ``w`` (and ``beta``) are
 the coefficients beta over the training rows ``[Xp; Xn]``; ``info["v"]`` the linear weights on
 ``L``, ``info["rank"]`` its columns, ``info["kernel"]`` (the name or the callable),
 ``info["gamma"]`` (resolved), ``info["degree"]``, ``info["coef0"]``, ``info["landmarks"]``
@@ -46,7 +49,7 @@ import scipy.sparse as sp
 
 from .._validation import check_choice, check_time_limit
 from ..data.containers import BipartiteData
-from ..data.kernels import factorise
+from ..data.kernels import TimeLimitReached, factorise
 from ._common import as_bipartite
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
@@ -80,7 +83,9 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     gap of the exact problem, recomputed with the Gram matrix (:func:`exact_certificate`;
     ``info["factor_gap"]`` is the linear solver's own). ``time_limit`` covers the Gram matrix,
     its factor and the solves: the linear solver gets the time left of one
-    :class:`~._deadline.Deadline`."""
+    :class:`~._deadline.Deadline`, and a limit reached while the Gram matrix or its factor is
+    computed (both check it block by block) ends the solve with status "time_limit" at
+    ``beta = 0`` (:func:`_stopped_before_solving`)."""
     deadline = Deadline(check_time_limit(time_limit))
     loss = check_choice(loss, "loss", LOSSES)
     data = as_bipartite(Xp, Xn, wp, wn)
@@ -91,11 +96,27 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
         if warm_start is not None:
             raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
                             "rebuilt from the data)")
-        return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma, degree=degree,
-                              coef0=coef0, deadline=deadline, loss=loss, **kwargs)
-    factor = factorise(training_rows(data), kernel, gamma, degree, coef0, nystroem=nystroem,
-                       seed=seed, method=factor_method)
+        try:
+            return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma,
+                                  degree=degree, coef0=coef0, deadline=deadline, loss=loss,
+                                  **kwargs)
+        except TimeLimitReached:
+            return _stopped_before_solving(data, lam, loss, kwargs, deadline)
+    try:
+        factor = factorise(training_rows(data), kernel, gamma, degree, coef0,
+                           nystroem=nystroem, seed=seed, method=factor_method,
+                           deadline=None if deadline.limit is None else deadline)
+    except TimeLimitReached:
+        return _stopped_before_solving(data, lam, loss, kwargs, deadline)
     factor_time = deadline.elapsed()
+    needed = _first_solve_estimate(factor_time, factor.rank, data.m + data.n)
+    if deadline.remaining() < needed:
+        left = max(deadline.remaining(), 0.0)
+        return _stopped_before_solving(
+            data, lam, loss, kwargs, deadline,
+            message=f"the {left:.2g} s left of the time limit of {deadline.limit:g} s cannot "
+                    f"cover the linear solve's start on the rank-{factor.rank} factor (about "
+                    f"{needed:.2g} s); beta = 0 is returned")
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
@@ -123,34 +144,73 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     eq. 3.9 with ``w(alpha) = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor).
     Neither uses a factor: the gap is the exact problem's.
     """
+    return _exact_parts(K, beta, dual, data, lam, loss=loss, scaling=scaling)[:3]
+
+
+def _exact_parts(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
+    """:func:`exact_certificate`'s three values and a bound on the round-off of the relative gap
+    (:func:`_gap_roundoff`)."""
     from ..formulations import scaling as _scaling
-    from ..formulations.objectives import mean_loss, negative_hinge_sums
 
     m, n = data.m, data.n
     M, Nw = data.wp_sum, data.wn_sum
     mult = _scaling.objective_multiplier(scaling, loss=loss, m=M, n=Nw)
     lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=M, n=Nw)
     f = K @ beta
-    H = negative_hinge_sums(f[:m], f[m:], np.asarray(data.pos_weights, float))
-    value = mean_loss(H, loss, M, np.asarray(data.neg_weights, float), Nw)
+    value = _loss_of_scores(f, data, loss)
     primal = 0.5 * lam_p * float(beta @ f) + value
     rows, cols = _pair_sums(dual, m, n)
     b = np.concatenate([rows, -cols])
     lower = lam_p * (float(cols.sum()) - 0.5 * float(b @ (K @ b)))
-    return mult * primal, mult * lower, relative_gap(primal, lower)
+    roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, float(cols.sum()))
+    return mult * primal, mult * lower, relative_gap(primal, lower), roundoff
+
+
+def _loss_of_scores(f, data: BipartiteData, loss: str) -> float:
+    """The paper-scaling loss of the scores ``f = (s; t)`` on the training rows."""
+    from ..formulations.objectives import mean_loss, negative_hinge_sums
+
+    H = negative_hinge_sums(f[:data.m], f[data.m:], np.asarray(data.pos_weights, float))
+    return mean_loss(H, loss, data.wp_sum, np.asarray(data.neg_weights, float), data.wn_sum)
+
+
+def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
+    """A bound on the floating-point error of the relative gap of :func:`exact_certificate`.
+
+    A product ``K x`` has entries within ``gamma_N max|K| ||x||_1`` of the exact ones and a dot
+    product ``x.y`` within ``gamma_N |x|.|y|`` (``gamma_N = N u / (1 - N u)``, u the unit
+    round-off; Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002, section
+    3.1), so ``beta^T K beta`` and ``b^T K b`` are within ``2 gamma_N max|K| ||.||_1^2``, the
+    scores (and the loss, which moves by at most twice the largest score error) within
+    ``gamma_N max|K| ||beta||_1``, and the sums within ``gamma_N`` of their size. The bound
+    takes four times ``N u`` for ``gamma_N`` and the other terms; relative to ``|P|`` like the
+    gap (absolute when ``P = 0``). A gap below minus this bound is no rounding: the
+    certificate failed (a Gram matrix that is not positive semidefinite).
+    """
+    N = K.shape[0]
+    u = 4.0 * max(N, 1) * np.finfo(float).eps
+    big = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))  # (no |K| copy: 0.4 s)
+    nb, nt = float(np.abs(beta).sum()), float(np.abs(b).sum())
+    error = u * (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
+                 + lam_p * abs(total))
+    return error / (abs(primal) if primal != 0 else 1.0)
 
 
 def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> SolverResult:
     """``res`` (beta in ``w``) with its objective and gap recomputed on the exact problem
     (:func:`exact_certificate`; ``loss`` as for :func:`kernel_solve`, ``kwargs`` the linear
     solver's options); a certificate that holds on the factor but not on K (a factor residual
-    too large for ``tol``) becomes status "stalled", with a message and a warning."""
-    objective, _, gap = exact_certificate(K, res.w, res.dual, data, lam, loss=loss,
-                                          scaling=kwargs.get("scaling", "paper"))
+    too large for ``tol``) becomes status "stalled", and one whose gap is negative beyond its
+    round-off (:func:`_failed_certificate`) "numerical_error", each with a message and a
+    warning."""
+    objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, data, lam, loss=loss,
+                                               scaling=kwargs.get("scaling", "paper"))
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
     tol = kwargs.get("tol", 1e-6)
-    if res.converged and not gap <= tol:
+    if gap < -roundoff:
+        out = _failed_certificate(out, roundoff)
+    elif res.converged and not gap <= tol:
         out = dataclasses.replace(
             out, status="stalled",
             message=f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} on "
@@ -158,6 +218,52 @@ def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> Solv
                     f"a smaller factor tolerance is needed")
         warn_if_not_converged(out)
     return out
+
+
+def _failed_certificate(res: SolverResult, roundoff: float) -> SolverResult:
+    """``res``, whose gap on the exact problem is below ``-roundoff``, as status
+    "numerical_error" with a message and a :class:`~.result.ConvergenceWarning`: a dual value
+    above the objective beyond round-off breaks weak duality, which holds for every positive
+    semidefinite Gram matrix, so the numbers cannot be trusted."""
+    out = dataclasses.replace(
+        res, status="numerical_error",
+        message=f"the certified gap on the exact problem is {res.gap:.3g}, below minus its "
+                f"round-off bound {roundoff:.2e}: the certificate failed (is the Gram matrix "
+                f"positive semidefinite? check kernel)")
+    warn_if_not_converged(out)
+    return out
+
+
+def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
+    """A lower estimate of the seconds the linear solver needs before it can stop on the factor
+    rows ``L`` (N x r): its set-up and first iteration form r x r or N x r x r products (the
+    working set's degeneracy LP on L, FISTA's Lipschitz constant from the r x r pair Gram
+    matrix, a smoothing-Newton Hessian) and none of them sees the deadline; each costs about
+    ``N r^2`` against the factor's ``N^2 r / 3``, so ``factor_time * r / N`` (measured at
+    N = r = 2,000 under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)."""
+    return factor_time * rank / max(n_rows, 1)
+
+
+def _stopped_before_solving(data: BipartiteData, lam, loss: str, kwargs, deadline: Deadline,
+                            message: str | None = None) -> SolverResult:
+    """The answer of a kernel solve whose deadline passed while its Gram matrix or factor was
+    computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
+    0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
+    gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
+    from ..formulations import scaling as _scaling
+
+    scaling = kwargs.get("scaling", "paper")
+    mult = _scaling.objective_multiplier(scaling, loss=loss, m=data.wp_sum, n=data.wn_sum)
+    primal = _loss_of_scores(np.zeros(data.m + data.n), data, loss)
+    elapsed = deadline.elapsed()
+    res = SolverResult(w=np.zeros(data.m + data.n), objective=mult * primal,
+                       gap=relative_gap(primal, 0.0), status="time_limit", iterations=0,
+                       time=elapsed, method=kwargs.get("method", ""),
+                       message=message or f"{deadline.message()} while the Gram matrix and "
+                                          f"its factor were computed; beta = 0 is returned",
+                       info={"factor_time": elapsed, "rank": 0})
+    warn_if_not_converged(res)
+    return res
 
 
 def _pair_sums(dual, m: int, n: int):
@@ -190,16 +296,30 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     relative gap of the two is a certificate for the exact problem, the stopping test
     (``tol``). Once every row is an atom this is the exact route. ``info["rounds"]``,
     ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
+
+    A Gram matrix that is not positive semidefinite is refused with the exact route's
+    ValueError naming ``kernel`` when it shows: a negative diagonal entry, a negative
+    eigenvalue of a block Krylov probe (kernels not PSD by construction:
+    :func:`~infpush_cvx.data.kernels.refuse_indefinite`) or of a round's ``B^T K B``; a gap
+    below minus its round-off bound is status "numerical_error", never "optimal". ``deadline``
+    is checked between the blocks of K and of ``K B``: a limit reached in the first round
+    raises :class:`~infpush_cvx.data.kernels.TimeLimitReached` (:func:`kernel_solve` answers
+    ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
+    left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
+    from ..data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error,
+                                psd_by_construction, refuse_indefinite, resolve_gamma,
+                                symmetrise)
 
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = training_rows(data)
     m, n = data.m, data.n
     N = m + n
     g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
-    K = kernel_matrix(Z, None, kernel, g, degree, coef0)
-    K = 0.5 * (K + K.T)
+    K = symmetrise(kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline),
+                   deadline)
+    refuse_indefinite(K, probe=not psd_by_construction(kernel, degree, coef0),
+                      deadline=deadline)
     factor_time = deadline.elapsed()
     scaling = kwargs.get("scaling", "paper")
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
@@ -207,28 +327,44 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     dense_atoms = [mean_pos]
     singles = list(near)
     inner_tol = tol / 10
-    rounds, res, gap, beta = 0, None, np.inf, None
+    rounds, last, gap, roundoff = 0, None, np.inf, 0.0
+    round_time, out_of_time = 0.0, False
     while True:
+        if last is not None and deadline.remaining() < round_time:
+            out_of_time = True  # (a round has more atoms than the last: it takes longer)
+            break
+        round_start = deadline.elapsed()
         rounds += 1
         B = np.zeros((N, len(dense_atoms) + len(singles)))
         B[:, :len(dense_atoms)] = np.array(dense_atoms).T
         B[singles, len(dense_atoms) + np.arange(len(singles))] = 1.0
-        KB = K @ B
+        try:
+            KB = _blocked_product(K, B, deadline)
+        except TimeLimitReached:
+            if last is None:
+                raise
+            break
         e, U = np.linalg.eigh(0.5 * (B.T @ KB + KB.T @ B))
-        keep = e > 1e-12 * max(float(e[-1]), 0.0) if e.size and e[-1] > 0 else e > np.inf
+        top = max(float(e[-1]), 0.0) if e.size else 0.0
+        if e.size and e[0] < -PSD_TOL * top and e[0] < -1e-300:
+            raise not_psd_error(float(e[0]), top)  # (B^T K B is PSD when K is)
+        keep = e > 1e-12 * top if top > 0 else e > np.inf
         T = U[:, keep] / np.sqrt(e[keep])
         L = KB @ T if T.shape[1] else np.zeros((N, 1))
         res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, tol=inner_tol,
                      max_iter=max_iter, time_limit=deadline.for_solver(), **kwargs)
         beta = B @ (T @ res.w) if T.shape[1] else np.zeros(N)
+        last = (res, beta, L.shape[1])
         if res.dual is None:
             break
-        _, _, gap = exact_certificate(K, beta, res.dual, data, lam, loss=loss, scaling=scaling)
-        if gap <= tol or len(singles) == N or res.status not in ("optimal",
-                                                                  "degenerate_optimal"):
+        _, _, gap, roundoff = _exact_parts(K, beta, res.dual, data, lam, loss=loss,
+                                           scaling=scaling)
+        if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in (
+                "optimal", "degenerate_optimal"):
             break
         if deadline.expired():
             break
+        round_time = deadline.elapsed() - round_start
         rows, cols = _pair_sums(res.dual, m, n)
         b = np.concatenate([rows, -cols])
         # new atoms: the dual's function, the negatives of its support, and the positives
@@ -244,17 +380,37 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
         singles += neg[:_ATOMS_PER_ROUND] + pos[:_ATOMS_PER_ROUND]
         if not neg and not pos and len(dense_atoms) > N:
             break
+    res, beta, rank = last
     status = res.status
     if status in ("optimal", "degenerate_optimal") and not gap <= tol:
-        status = "time_limit" if deadline.expired() else "stalled"
+        status = "time_limit" if out_of_time or deadline.expired() else "stalled"
     message = res.message if status == res.status else (
         f"the certified gap on the exact problem is {gap:.2e} after {rounds} rounds "
         f"({len(singles)} row atoms)")
-    info = dict(res.info, v=res.w, rank=L.shape[1], kernel=kernel, gamma=g, degree=degree,
+    info = dict(res.info, v=res.w, rank=rank, kernel=kernel, gamma=g, degree=degree,
                 coef0=coef0, landmarks=None, factor_time=factor_time, rounds=rounds,
                 atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
                                  info=info, time=deadline.elapsed())
+    if gap < -roundoff:
+        return _failed_certificate(result, roundoff)
     if not result.converged:
         warn_if_not_converged(result)
     return result
+
+
+#: Entries of K read at a time by :func:`_blocked_product` (32 MB of K).
+_PRODUCT_ENTRIES = 1 << 22
+
+
+def _blocked_product(K, B, deadline: Deadline) -> np.ndarray:
+    """``K @ B`` by blocks of K's rows, with ``deadline`` checked between them
+    (:class:`~infpush_cvx.data.kernels.TimeLimitReached` once it has passed): a round's
+    product costs ``N^2`` times the atoms, seconds at N = 10,000."""
+    out = np.empty((K.shape[0], B.shape[1]))
+    step = max(1, _PRODUCT_ENTRIES // max(K.shape[1], 1))
+    for r0 in range(0, K.shape[0], step):
+        if deadline.expired():
+            raise TimeLimitReached(deadline.message())
+        out[r0:r0 + step] = K[r0:r0 + step] @ B
+    return out
