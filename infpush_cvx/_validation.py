@@ -7,6 +7,7 @@ what is wrong with it, and raises ``ValueError`` (bad values) or ``TypeError`` (
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +16,7 @@ import scipy.sparse as sp
 def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
     """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
     check_not_complex(X, name)
-    check_not_text(X, name)
+    check_not_text(X, name, "2-D array")
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
@@ -55,7 +56,7 @@ def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
     check_not_complex(v, name)
-    check_not_text(v, name)
+    check_not_text(v, name, "1-D array")
     try:
         v = np.asarray(v, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -165,8 +166,9 @@ def check_not_complex(x, name: str) -> None:
         raise TypeError(f"{name} must be real, got complex numbers")
 
 
-def check_not_text(x, name: str) -> None:
-    """Refuse strings with a TypeError: NumPy would parse numeric strings (``"1"``) as numbers,
+def check_not_text(x, name: str, kind: str = "array") -> None:
+    """Refuse strings with a TypeError (``"{name} must be a numeric {kind}, got strings"``, the
+    wording of the other array checks): NumPy would parse numeric strings (``"1"``) as numbers,
     so text read without conversion would pass for data."""
     if sp.issparse(x) or isinstance(x, (numbers.Number, np.number)):
         return
@@ -177,7 +179,7 @@ def check_not_text(x, name: str) -> None:
     text = arr.dtype.kind in "SU" or (
         arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat))
     if text:
-        raise TypeError(f"{name} must be numeric, got strings (dtype {arr.dtype})")
+        raise TypeError(f"{name} must be a numeric {kind}, got strings (dtype {arr.dtype})")
 
 
 def check_unused_options(method: str, given: dict, used_by: dict) -> None:
@@ -207,3 +209,17 @@ def renamed_argument(new_value, new: str, old_value, old: str, *, stacklevel: in
     warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new}",
                   DeprecationWarning, stacklevel=stacklevel)
     return old_value
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside this package, so
+    a warning names the user's line however deep the package's call chain (decorators included)
+    is, as pandas' ``find_stack_level`` does; use ``warnings.warn(..., stacklevel=
+    caller_stacklevel())``."""
+    import inspect
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = inspect.currentframe(), 0
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return max(level, 1)
+

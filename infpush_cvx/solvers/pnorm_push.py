@@ -59,7 +59,8 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from .._logging import log_iteration, log_progress, logs_progress
-from .._validation import check_choice, check_time_limit, check_unused_options
+from .._validation import (caller_stacklevel, check_choice, check_time_limit,
+                           check_unused_options)
 from ..data.containers import BipartiteData
 from ..formulations._pnorm_push import check_p, log_mean_weights
 from ._common import blas_threads_for, data_first, prepare, warm_weights
@@ -315,7 +316,7 @@ def _usable_warm_start(data, w0, lam: float, p: float):
     if np.isfinite(value):
         return w0
     warnings.warn(f"warm_start: the objective there is {value!r} (not finite); starting from "
-                  f"w = 0 instead", UserWarning, stacklevel=5)
+                  f"w = 0 instead", UserWarning, stacklevel=caller_stacklevel())
     return None
 
 

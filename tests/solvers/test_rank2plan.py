@@ -343,7 +343,7 @@ def test_beta0_is_the_deprecated_name_of_warm_start():
                                  np.array([[b"1", b"2"], [b"3", b"4"]])])
 def test_numeric_strings_are_refused(bad):
     """Issue 26: NumPy parsed numeric strings as numbers, though strings are refused."""
-    with pytest.raises(TypeError, match="X must be numeric, got strings"):
+    with pytest.raises(TypeError, match="X must be a numeric 2-D array, got strings"):
         rank2plan_lp(bad, [0], [1], 0.1)
-    with pytest.raises(TypeError, match="margin must be numeric, got strings"):
+    with pytest.raises(TypeError, match="margin must be a numeric 1-D array, got strings"):
         rank2plan_lp(np.eye(2), [0], [1], 0.1, margin=np.array(["1"]))

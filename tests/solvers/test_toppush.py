@@ -294,5 +294,5 @@ def test_an_extreme_sample_weight_is_solved_and_certified(method, extreme):
 
 
 def test_numeric_strings_are_refused():
-    with pytest.raises(TypeError, match="Xp must be numeric, got strings"):
+    with pytest.raises(TypeError, match="Xp must be a numeric 2-D array, got strings"):
         toppush(np.array([["1", "2"]]), np.ones((2, 2)), 0.1)
