@@ -240,7 +240,8 @@ def _save_interrupted(stopped, write, partial, where) -> None:
         saved = f"saved to {where}"
     except OSError as exc:
         saved = f"not saved: {_one_line(exc)}"
-    print(f"{len(table) - cut} finished and {cut} interrupted solves {saved}", file=sys.stderr)
+    solves = "solve" if len(table) == 1 else "solves"
+    print(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}", file=sys.stderr)
     raise stopped
 
 
@@ -333,7 +334,8 @@ def _cmd_reference(args) -> int:
     checks = "fingerprints (instance and problem definition)" + (
         "" if args.no_resolve else
         f" and a re-solve by the project's certified solvers (within {reference.RESOLVE_RTOL:g})")
-    print(f"{checked - len(failures)} of {checked} stored values match their {checks}"
+    values = "stored value matches its" if checked == 1 else "stored values match their"
+    print(f"{checked - len(failures)} of {checked} {values} {checks}"
           + (f"; {len(skipped)} skipped (data set not available, see "
              f"{datasets.LIBSVM_ENV_VAR} and {datasets.ENV_VAR})" if skipped else ""))
     return 1 if failures else 0
@@ -397,7 +399,8 @@ def _solve_within_time_limit(task) -> dict:
     """The row of ``task``, solved in a worker process killed at ``task.timeout``
     (:class:`~.benchmarking.executors.SerialExecutor`), so that the solve ends by its limit
     whatever the solver (ECOS has no limit of its own; CVXPY's compilation and SCS's set-up
-    are not counted in a solver's own); a solve cut short has the row status "timeout"."""
+    are not counted in a solver's own); a solve cut short has the row status "timeout". The
+    worker warms the solver up first, so its time is the solve's, not numba's compilation."""
     from .benchmarking.executors import SerialExecutor
     [(_, row)] = list(SerialExecutor().run([task]))
     return row

@@ -63,6 +63,8 @@ def add_experiments(sub, *, default_out: bool = False) -> None:
         # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
         p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
                        help=NO_PROGRESS_HELP)
+        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="print the full traceback of an unexpected failure")
 
 
 def _add_out(p, name: str, what: str, default_out: bool) -> None:
