@@ -35,7 +35,6 @@ shifted geometric mean of its time relative to the best solver's); :func:`format
 from __future__ import annotations
 
 import logging
-import math
 
 import numpy as np
 import pandas as pd
@@ -121,8 +120,8 @@ def outcome(row) -> str:
 
 
 def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or \
-        value is pd.NA or (not isinstance(value, str) and bool(pd.isna(value)))
+    """None, NaN or pandas' NA (an empty field of a table)."""
+    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
 
 
 def outcomes(df: pd.DataFrame) -> pd.Series:
