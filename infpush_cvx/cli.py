@@ -410,6 +410,8 @@ def _cmd_solve(args) -> int:
     from .benchmarking.tasks import Task
     _quiet_start(args)
     kind, solver = _resolve_solver(args.problem, args.solver)
+    from .catalog.reference import load_reference
+    load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
     what = f"solving {args.problem} with {solver}"
     with _working(what):
