@@ -214,3 +214,17 @@ def test_experiments_subcommand_writes_its_table_and_a_figure(tmp_path, monkeypa
     assert (tmp_path / "exp" / "agarwal.png").stat().st_size > 10_000
     assert max(map(len, text.splitlines())) <= 200
     assert re.search(r"ionosphere +ranksvm +0\.\d{3} \[0\.927\]", text), text
+
+
+def test_experiments_perceptron_writes_one_figure_per_stream(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("matplotlib")
+    if not (UCI / "spambase.data").is_file():
+        pytest.skip("shared UCI data folder not present")
+    monkeypatch.setenv("INFPUSH_CVX_DATA", str(UCI))
+    out = tmp_path / "perceptron.csv"
+    assert cli.main(["experiments", "perceptron", "--ks", "50", "--no-progress",
+                     "--out", str(out)]) == 0
+    assert set(pd.read_csv(out)["stream"]) == {"spambase", "generated"}
+    for stream in ("spambase", "generated"):
+        assert (tmp_path / f"perceptron_{stream}.png").stat().st_size > 10_000
+    assert "written: " in capsys.readouterr().out
