@@ -1,13 +1,13 @@
-"""The ``infpush-cvx`` command line.
+"""infpush-cvx: solve the catalog's ranking problems and check them against stored optima.
 
     infpush-cvx check [--problems PATTERN] [--tier core|real|all] [--cvxpy S ...|all]
                       [--native M ...] [--tol T] [--time-limit SECONDS]
                       [--out results/comparison.csv] [-v]
-        The main job: the benchmark runner on the serial executor, with the comparison solvers
-        (CLARABEL, ECOS, SCS, HIGHS; any installed CVXPY solver by name, or "all") and the
-        project's certified methods; prints the agreement table, saves the results table
-        (the bench table's columns) and exits 1 on any disagreement. The catalog's "core" tier
-        by default; the "real" tier (subsets of real data sets) is large for CVXPY.
+        The main job: every problem with the comparison solvers (CLARABEL, ECOS, SCS, HIGHS;
+        any installed CVXPY solver by name, or "all") and the project's certified methods,
+        one solve at a time; prints a short table, one summary line per solver, and saves the
+        full results table (the bench table's columns). The catalog's "core" tier by default;
+        the "real" tier (subsets of real data sets) is large for CVXPY.
     infpush-cvx reference verify | regenerate | migrate [--only ID ...] [--tier T]
                       [--no-resolve] [--accept-changes]
         verify: each stored value's record is valid, its instance and problem definition
@@ -15,6 +15,7 @@
         2e-6 (--no-resolve skips that); regenerate refuses to replace a changed value without
         --accept-changes; migrate adds the spec fingerprint to records that still match.
     infpush-cvx list [--problems PATTERN] [--tier T]
+        The catalog's problems (the "core" tier by default, as check and bench).
     infpush-cvx generate [--instances NAME ...] --out DIR
         Write catalog instances to DIR/<name>.npz with their fingerprints.
     infpush-cvx solve PROBLEM --solver NAME [--tol T] [--time-limit SECONDS] [-v]
@@ -24,12 +25,13 @@
                       [--repeats N] [--executor serial|processes|dask] [--workers N]
                       [--scheduler ADDR] [--time-limit SECONDS] [--curves]
                       [--out results/bench] [-v]
-        Run problems x solvers x repeats, every worker warmed up first; each run writes NEW
-        files, never replacing any: OUT/<UTC time>_<id>.csv and .parquet (the table),
-        .json (provenance: date, git commit, machine, BLAS threads, every solver option,
-        instance parameters), with --curves <id>_curves.csv/.parquet (the project solvers'
-        per-iteration objective, gap and time), and <id>_report/ (report.html, as ``report``
-        writes it). Exit 1 on any disagreement with the stored values.
+        Run problems x solvers x repeats (every project method by default, the papers'
+        fixed-budget protocols included), every worker warmed up first; each run writes NEW
+        files, never replacing any: OUT/<UTC time>_<id>.csv and .parquet (the table), .json
+        (provenance: date, git commit, machine, BLAS threads, every solver option, instance
+        parameters), with --curves <id>_curves.csv/.parquet (the project solvers'
+        per-iteration objective, gap and time), and <id>_report/ (report.html, as report
+        writes it).
     infpush-cvx report TABLE [--curves FILE] [--out DIR] [--metric time]
                       [--problems-set common|all]
         DIR/report.html, one self-contained page (figures embedded: performance profile,
@@ -37,14 +39,22 @@
         comparison table; the run's provenance), with its parts beside it: comparison.csv and
         the PNG figures. TABLE is exactly the .csv or .parquet file named, or a run's
         <id>_curves file, which stands for its run; curves beside the table are used.
+    infpush-cvx experiments agarwal|perceptron [options] [--out TABLE.csv]
+        The evaluation experiments (Agarwal 2011's section 6 protocol; Perceptron@K): the
+        result table, the per-run table in --out and, with matplotlib, a figure beside it.
     infpush-cvx prox [--sizes 100 1000] [--factors ...] [--repeats N]
         Time the l1,inf projection core against the copy floor.
 
+Timing. Every process that solves (check, solve and bench, whatever the executor) first runs
+each solver once, untimed, on a small problem of the same kind: the table's times (time,
+solve_time, compile_time, setup_time) measure the solve, and the one-off cost of numba's
+compilation and of the solvers' imports is the warmup_time column.
+
 Every solve has a time limit (--time-limit, default 1200 s), given to the solver as its own
-time-limit option, and every solve runs in a worker process killed at the limit (``check``,
-``solve`` and ``bench`` on every executor but Dask, which can only stop waiting): the limit
-holds for CVXPY's compilation, a solver's set-up and solvers without a limit of their own
-(ECOS, CVXOPT, PIQP, ...) too; such a solve's row says "timeout".
+time-limit option, and every solve runs in a worker process killed at the limit (check, solve
+and bench on every executor but Dask, which can only stop waiting): the limit holds for
+CVXPY's compilation, a solver's set-up and solvers without a limit of their own (ECOS,
+CVXOPT, PIQP, ...) too; such a solve's row says "timeout".
 
 The same option means the same thing in every command: --problems (IDs containing the text),
 --tier, --cvxpy (CVXPY solvers), --native (project solver methods), --tol (target gap of the
@@ -55,21 +65,24 @@ Output is quiet by default (no solver banners); -v (-vv) logs progress (debug) t
 
 Results are never lost. Output locations are checked before any solve (one that exists and is
 not a regular file, such as /dev/null, a FIFO or a folder, is refused; a symbolic link is
-written through, to the file it points to). Each row is appended to OUT.partial (``check``:
-the --out file's name plus ".partial"; ``bench``: <id>.csv.partial) as its solve ends, so a
-killed run keeps every finished row there; the final files are written atomically (a killed
-write leaves the previous file, never a partial one) and the .partial file is then removed.
-Nothing is printed before it is saved. A file that cannot be written (a full disk) is named in
-the error, and the .partial file keeps the rows. Ctrl-C (SIGINT) or SIGTERM stops the run at
-once: the rows that finished and an "interrupted" row for each solve that was running are
-saved, and the exit status is 130 (143 for SIGTERM). Without pyarrow (the parquet extra)
-``bench`` writes CSV tables only, without matplotlib (the plots extra) no figure; both say so.
+written through, to the file it points to). Each row is appended to OUT.partial (check: the
+--out file's name plus ".partial"; bench: <id>.csv.partial) as its solve ends, so a killed run
+keeps every finished row there; the final files are written atomically (a killed write leaves
+the previous file, never a partial one) and the .partial file is then removed. Nothing is
+printed before it is saved. A file that cannot be written (a full disk) is named in the error,
+and the .partial file keeps the rows. Ctrl-C (SIGINT) or SIGTERM stops the run at once: the
+rows that finished and an "interrupted" row for each solve that was running are saved, and the
+exit status is 130 (143 for SIGTERM). Without pyarrow (the parquet extra) bench writes CSV
+tables only, without matplotlib (the plots extra) no figure; both say so.
 
-Exit status: 0 success; 1 a solve disagrees with the stored value (or stopped without an
-answer); 2 usage error (bad arguments or values, unreadable or malformed input, unwritable
-output), reported as one line naming the argument or file; 3 unexpected failure, one line
-(--traceback, or INFPUSH_CVX_TRACEBACK=1, prints the full traceback); 130 interrupted (Ctrl-C),
-143 terminated (SIGTERM); 141 the reader of the output went away (``| head``).
+Exit status: 0 success, suboptimal answers included (a fixed iteration budget, a time limit, a
+solver that stopped without a certificate: the rows and the summary say how far they are);
+1 a solver claims an optimum (a certified status) that the stored value contradicts, or a
+solve could not run (an exception, a worker that died); 2 usage error (bad arguments or
+values, unreadable or malformed input, unwritable output), reported as one line naming the
+argument or file; 3 unexpected failure, one line (--traceback, or INFPUSH_CVX_TRACEBACK=1,
+prints the full traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); 141 the
+reader of the output went away (| head).
 """
 
 from __future__ import annotations
@@ -79,6 +92,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -185,7 +199,8 @@ def _problem_ids(pattern, tier) -> list[str]:
     from . import catalog
     ids = catalog.problem_ids(pattern, tier=tier)
     if not ids:
-        raise ValueError(f"no catalog problem of tier {tier!r} matches {pattern!r}")
+        raise ValueError(f"no catalog problem of tier {tier!r} matches {pattern!r} (see "
+                         f"`infpush-cvx list --tier {tier}`)")
     return ids
 
 
@@ -230,11 +245,14 @@ def _save_interrupted(stopped, write, partial, where) -> None:
         saved = f"saved to {where}"
     except OSError as exc:
         saved = f"not saved: {_one_line(exc)}"
-    print(f"{len(table) - cut} finished and {cut} interrupted solves {saved}", file=sys.stderr)
+    solves = "solve" if len(table) == 1 else "solves"
+    print(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}", file=sys.stderr)
     raise stopped
 
 
 def _cmd_check(args) -> int:
+    """Exit 1 when a solve claims an optimum that disagrees with its stored value or could not
+    run (:func:`.benchmarking.compare.exit_status`), 0 otherwise."""
     from .benchmarking import compare
     from .benchmarking.runner import RunInterrupted
     from .catalog import cvxpy_solvers, registry
@@ -255,13 +273,30 @@ def _cmd_check(args) -> int:
             _save_interrupted(stopped, lambda: _save_csv(stopped.run.table, out), partial, out)
         _save_final(lambda: _save_csv(df, out), partial)  # saved before anything is printed
     print(compare.format_table(df))
-    bad = df[~df["agrees"]]
-    print(f"\n{len(df)} solves of {len(ids)} problems; {len(df) - len(bad)} agree with the stored "
-          f"values; table saved to {args.out}")
+    return _print_summary(df, f"{_plural(len(df), 'solve')} of {_plural(len(ids), 'problem')}",
+                          f"table saved to {args.out}", args.time_limit)
+
+
+def _print_summary(df, counted: str, saved: str, time_limit) -> int:
+    """The summary of a run's table ``df`` (one line per solver, then the totals), the rows
+    that fail the run on stderr; returns the exit status."""
+    from .benchmarking import compare
+    kinds = compare.outcomes(df)
+    print("\n" + compare.format_summary(compare.summary(df, time_limit=time_limit)))
+    counts = ", ".join(f"{int((kinds == k).sum())} {k}" for k in compare.OUTCOMES)
+    print(f"\n{counted}: {counts}\n(solved: within tolerance of the stored value; "
+          f"suboptimal: stopped without a certificate,\nsuch as a fixed iteration budget; "
+          f"disagrees: claims an optimum the stored value contradicts)\n{saved}")
+    bad = df[(kinds == "disagrees") | df["status"].map(compare.broken)]
     if len(bad):
-        print("DISAGREEMENTS:\n" + compare.format_table(bad), file=sys.stderr)
-        return EXIT_DISAGREEMENT
-    return 0
+        print("DISAGREEMENTS (or solves that could not run):\n" + compare.format_table(bad),
+              file=sys.stderr)
+    return EXIT_DISAGREEMENT if compare.exit_status(df) else 0
+
+
+def _plural(count: int, noun: str) -> str:
+    """``"1 solve"``, ``"2 solves"``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _cmd_reference(args) -> int:
@@ -304,7 +339,8 @@ def _cmd_reference(args) -> int:
     checks = "fingerprints (instance and problem definition)" + (
         "" if args.no_resolve else
         f" and a re-solve by the project's certified solvers (within {reference.RESOLVE_RTOL:g})")
-    print(f"{checked - len(failures)} of {checked} stored values match their {checks}"
+    values = "stored value matches its" if checked == 1 else "stored values match their"
+    print(f"{checked - len(failures)} of {checked} {values} {checks}"
           + (f"; {len(skipped)} skipped (data set not available, see "
              f"{datasets.LIBSVM_ENV_VAR} and {datasets.ENV_VAR})" if skipped else ""))
     return 1 if failures else 0
@@ -312,10 +348,21 @@ def _cmd_reference(args) -> int:
 
 def _cmd_list(args) -> int:
     from . import catalog
-    for pid in _problem_ids(args.problems, args.tier):
-        spec = catalog.get(pid)
-        print(f"{pid}\t{spec.instance}\t{spec.formulation}\t{spec.options}\tlam={spec.lam:g}")
+    ids = _problem_ids(args.problems, args.tier)
+    rows = [(pid, spec.instance, spec.formulation, f"{spec.lam:g}", spec.tier,
+             _options_text(spec.options)) for pid, spec in ((pid, catalog.get(pid)) for pid in ids)]
+    header = ("problem", "instance", "formulation", "lambda", "tier", "options")
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header) - 1)]
+    for r in [header, *rows]:
+        print("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)) + "  " + r[-1])
+    print(f"\n{_plural(len(ids), 'problem')} of tier {args.tier!r}"
+          + ("" if args.tier == "all" else " (--tier all for every tier)"))
     return 0
+
+
+def _options_text(options: dict) -> str:
+    """A problem's options as ``key=value`` pairs (``penalty=l2 form=compact``)."""
+    return " ".join(f"{k}={v}" for k, v in sorted(options.items())) or "-"
 
 
 def _cmd_generate(args) -> int:
@@ -357,9 +404,10 @@ def _solve_within_time_limit(task) -> dict:
     """The row of ``task``, solved in a worker process killed at ``task.timeout``
     (:class:`~.benchmarking.executors.SerialExecutor`), so that the solve ends by its limit
     whatever the solver (ECOS has no limit of its own; CVXPY's compilation and SCS's set-up
-    are not counted in a solver's own); a solve cut short has the row status "timeout"."""
+    are not counted in a solver's own); a solve cut short has the row status "timeout". The
+    worker warms the solver up first, so its time is the solve's, not numba's compilation."""
     from .benchmarking.executors import SerialExecutor
-    [(_, row)] = list(SerialExecutor(warmup=False).run([task]))
+    [(_, row)] = list(SerialExecutor().run([task]))
     return row
 
 
@@ -367,19 +415,52 @@ def _cmd_solve(args) -> int:
     from .benchmarking.tasks import Task
     _quiet_start(args)
     kind, solver = _resolve_solver(args.problem, args.solver)
+    from .catalog.reference import load_reference
+    load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
     what = f"solving {args.problem} with {solver}"
     with _working(what):
         row = _solve_within_time_limit(task)
     if str(row.get("status", "")).startswith("error"):  # an exception in the worker process
         raise CommandFailed(f"{what} failed: {str(row['error']).partition(' | ')[0]}")
-    keys = ("problem", "solver", "status", "objective", "reference", "rel_error", "agrees",
-            "gap", "iterations", "compile_time", "setup_time", "solve_time", "time", "error")
-    width = max(map(len, keys))
-    for k in keys:
-        if row.get(k) not in (None, ""):
-            print(f"{k:<{width}}  {row[k]}")
-    return 0 if row["agrees"] else EXIT_DISAGREEMENT
+    for name, value in _solve_lines(row):
+        print(f"{name:<{_SOLVE_WIDTH}}  {value}")
+    from .benchmarking.compare import exit_status
+    return EXIT_DISAGREEMENT if exit_status(_one_row_table(row)) else 0
+
+
+#: What ``solve`` prints: (label, row key, format; "s" for seconds).
+_SOLVE_FIELDS = (("problem", "problem", ""), ("solver", "solver", ""), ("status", "status", ""),
+                 ("objective", "objective", ".10g"), ("stored value", "reference", ".10g"),
+                 ("relative error", "rel_error", ".1e"), ("tolerance", "rtol", ".0e"),
+                 ("certified gap", "gap", ".1e"), ("iterations", "iterations", "d"),
+                 ("time", "time", "s"), ("  solve", "solve_time", "s"),
+                 ("  compilation", "compile_time", "s"), ("  setup", "setup_time", "s"),
+                 ("warm-up (not timed)", "warmup_time", "s"), ("note", "reference_note", ""),
+                 ("error", "error", ""))
+_SOLVE_WIDTH = max(len(label) for label, _, _ in _SOLVE_FIELDS)
+
+
+def _solve_lines(row: dict):
+    """``(label, text)`` of every field of a ``solve`` row that has a value."""
+    for label, key, spec in _SOLVE_FIELDS:
+        value = row.get(key)
+        if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if spec == "s":
+            text = f"{float(value):.3f} s"
+        elif spec == "d":
+            text = f"{int(value)}"
+        elif spec:
+            text = format(float(value), spec)
+        else:
+            text = str(value)
+        yield label, text
+
+
+def _one_row_table(row: dict):
+    import pandas as pd
+    return pd.DataFrame([row])
 
 
 def _report_paths(out_dir, metric) -> dict:
@@ -427,7 +508,9 @@ def _check_writable(paths) -> None:
 
 
 def _cmd_bench(args) -> int:
-    """Exit 1 when a row does not agree with its stored value (as ``check``), 0 otherwise."""
+    """Exit 1 when a solve claims an optimum that disagrees with its stored value or could not
+    run (as ``check``), 0 otherwise: a fixed-budget protocol's answer is suboptimal, not
+    wrong."""
     from .benchmarking import benchmark, make_tasks, save_run
     from .benchmarking.executors import make_executor
     from .benchmarking.provenance import new_run_id
@@ -464,18 +547,12 @@ def _cmd_bench(args) -> int:
             run.table, paths["report"], "time", args.problems_set, figure, curves=run.curves,
             metadata=run.metadata, sources={k: str(saved[k]) for k in ("csv", "curves_csv")
                                             if k in saved})
-    df = run.table
-    bad = df[~df["agrees"]]
-    print(f"\n{len(df)} solves ({len(tasks)} tasks); {len(df) - len(bad)} succeeded and agree "
-          f"with the stored values; {len(bad)} did not (see the status column)")
-    print(f"run {run_id} written: " + ", ".join([*map(str, saved.values()), *written]))
-    if len(bad):
-        from .benchmarking.reports import format_comparison
-        cols = ["problem", "solver", "repeat", "status", "objective", "reference", "rel_error"]
-        print("DISAGREEMENTS:\n" + format_comparison(bad[cols]), file=sys.stderr)
+    code = _print_summary(run.table, f"{_plural(len(run.table), 'solve')} ("
+                          f"{_plural(len(tasks), 'task')})", f"run {run_id} written: "
+                          + ", ".join([*map(str, saved.values()), *written]), args.time_limit)
     if errors:  # after every summary: the results are saved, a report is not
         raise errors[0]
-    return EXIT_DISAGREEMENT if len(bad) else 0
+    return code
 
 
 def _report_inputs(args):
@@ -518,6 +595,12 @@ def _cmd_report(args) -> int:
     if errors:
         raise errors[0]
     return 0
+
+
+def _cmd_experiments(args) -> int:
+    from .evaluation.experiments.command import run
+    _quiet_start(args)
+    return run(args)
 
 
 def _cmd_prox(args) -> int:
@@ -634,8 +717,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list the catalog problems")
     p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--tier", default="all", metavar="TIER",
-                   help="catalog tier: core, real or all (default)")
+    p.add_argument("--tier", default="core", metavar="TIER",
+                   help="catalog tier: core (default, as check and bench), real or all")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("generate", help="write catalog instances to .npz files with fingerprints")
@@ -697,6 +780,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "is none, as 'all') or on all, each solver on those it attempted")
     p.set_defaults(func=_cmd_report)
 
+    p = sub.add_parser("experiments", help="the evaluation experiments (Agarwal 2011, "
+                                           "Perceptron@K): result table and figure")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    from .evaluation.experiments.command import add_experiments
+    add_experiments(p.add_subparsers(dest="which", required=True, metavar="EXPERIMENT"),
+                    default_out=True)
+    p.set_defaults(func=_cmd_experiments)
+
     p = sub.add_parser("prox", help="time the l1,inf projection core")
     p.add_argument("--sizes", nargs="+", type=positive_int, default=[100, 1000],
                    help="n of n x n")
@@ -744,7 +835,7 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
         with contextlib.suppress(OSError, ValueError):
             _stdout_to_devnull()  # what was left unwritten goes nowhere at exit
     if isinstance(error, (ValueError, TypeError, OSError)):
-        code, message = EXIT_USAGE, _one_line(error)
+        code, message = EXIT_USAGE, _in_command_line_words(_one_line(error))
     else:
         code = EXIT_FAILURE
         message = _one_line(error) if isinstance(error, CommandFailed) else \
@@ -823,6 +914,26 @@ def _sigterm_stops_the_run():
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+#: The library's words for what the command line calls otherwise: its errors name Python
+#: arguments (``data_dir=...``) and functions, the command line's name flags and commands.
+_COMMAND_LINE_WORDS = (
+    (re.compile(r"by passing data_dir=\.\.\., by"), "with --data-dir (experiments) or by"),
+    (re.compile(r"no data_dir argument"), "no --data-dir"),
+    (re.compile(r",? or by calling the loader with download=True when online"), ""),
+    (re.compile(r"pass directory=\.\.\. or set"), "set"),
+    (re.compile(r"see infpush_cvx\.catalog\.problem_ids\(\)"),
+     "see `infpush-cvx list --tier all`"),
+)
+
+
+def _in_command_line_words(message: str) -> str:
+    """``message`` with the library's Python argument names replaced by the command line's
+    flags and commands (:data:`_COMMAND_LINE_WORDS`)."""
+    for pattern, words in _COMMAND_LINE_WORDS:
+        message = pattern.sub(words, message)
+    return message
 
 
 def main(argv=None) -> int:

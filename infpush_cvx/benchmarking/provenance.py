@@ -15,7 +15,8 @@
   everything else) and the tolerance it is held to;
 - ``problems`` and ``instances``: formulation, options, lambda and stored value of each problem;
   generator, parameters, seed, tier, sizes (m, n, d) and non-zeros of each instance;
-- ``summary``: rows, agreements, and the rows that did not agree.
+- ``summary``: rows, agreements, and the rows that did not agree, by outcome (disagree,
+  suboptimal, failed: :mod:`.compare`).
 """
 
 from __future__ import annotations
@@ -182,12 +183,20 @@ def _instance_sizes(table, instances: dict) -> None:
 
 
 def _summary(table) -> dict:
+    """``rows``, ``agree`` (rows that agree with their stored value) and, by outcome
+    (:func:`.compare.outcome`), the rows that did not: ``disagree`` (a claimed optimum the stored
+    value contradicts), ``suboptimal`` (stopped without a certificate) and ``failed``."""
+    from .compare import outcomes
     if table is None or table.empty:
-        return {"rows": 0, "agree": 0, "disagree": []}
-    bad = table[~table["agrees"].astype(bool)]
-    return {"rows": int(len(table)), "agree": int(len(table) - len(bad)),
-            "disagree": [{"problem": r.problem, "solver": r.solver, "repeat": int(r.repeat),
-                          "status": str(r.status)} for r in bad.itertuples()]}
+        return {"rows": 0, "agree": 0, "disagree": [], "suboptimal": [], "failed": []}
+    found = outcomes(table)
+
+    def rows(outcome):
+        return [{"problem": r.problem, "solver": r.solver, "repeat": int(r.repeat),
+                 "status": str(r.status)} for r in table[found == outcome].itertuples()]
+    return {"rows": int(len(table)), "agree": int(table["agrees"].astype(bool).sum()),
+            "disagree": rows("disagrees"), "suboptimal": rows("suboptimal"),
+            "failed": rows("failed")}
 
 
 def run_metadata(tasks, table=None, *, run_id: str, started: datetime,

@@ -14,10 +14,8 @@ soft ``time_limit``.
 
 A row (``COLUMNS``, then ``version_<pkg>``) records the problem, the answer (``status``,
 ``objective``, the stored value ``reference``, ``rel_error``, the tolerance ``rtol`` and whether
-they ``agree``; the certified ``gap`` of a project solver), the times (``compile_time``: CVXPY's
-compilation; ``setup_time``: the rest of the task's time besides compilation and the solver's own
-``solve_time``: building the CVXPY model, solver setup, unpacking the solution, or a project
-solver's work outside its own clock; ``time``: the whole task), the instance
+they ``agree``; the certified ``gap`` of a project solver), the times in seconds (below), the
+instance
 (``generator``, ``seed``, ``tier``, and ``m``, ``n``, ``d``, ``nnz`` measured on the data), every
 option the solver was called with (``solver_options``, JSON), the nonzero weights of the answer
 (``nnz_w``), the resident memory before the
@@ -28,6 +26,25 @@ from the solution) and the solver's own report of it (``solver_primal_residual``
 interface passes one on). With ``Task.curves``, a project solver's row also carries its
 per-iteration history under ``"curve"`` (rows of :func:`.curves.curve_rows`), which the runner
 moves to a table of its own.
+
+The time columns, in seconds of wall-clock time (``time.perf_counter``), of one task after its
+process warmed up (:mod:`.warmup`), the instance generated and the stored value read before any
+clock starts:
+
+- ``time``: the whole solve, ``compile_time + setup_time + solve_time``: for a CVXPY solver,
+  from building the CVXPY problem to the unpacked solution; for a project solver, its call.
+- ``solve_time``: the solver's own clock: CVXPY's ``solver_stats.solve_time`` as the solver
+  reports it (without it, ``time`` less the compilation); a project solver's
+  ``SolverResult.time``.
+- ``compile_time``: CVXPY's compilation of the problem to the solver's form
+  (``Problem.compilation_time``); empty for a project solver, which has none.
+- ``setup_time``: the rest, ``time - compile_time - solve_time`` (at least 0): building the
+  CVXPY problem, the solver's set-up and unpacking the solution outside its own clock, or a
+  project solver's work outside its own clock.
+- ``warmup_time``: not part of ``time``: the seconds the process that ran the task spent
+  warming up this solver before its first timed task (numba's compilation of the project's
+  kernels, CVXPY's and the solver's imports, an untimed solve of a small problem); the same on
+  every row of that solver from that process; empty when the process did not warm it up.
 
 :func:`run_task` never raises: an exception becomes a row whose ``status`` says so
 (:func:`failed_row`, also the row of a timeout or a lost worker). :func:`solve_task` is the same
@@ -57,8 +74,9 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 #: Columns of the results table, in order (``version_<pkg>`` columns follow).
 COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "problem_class",
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
-           "rel_error", "rtol", "agrees", "reference_note", "gap", "iterations", "nnz_w", "compile_time",
-           "setup_time", "solve_time", "time", "timeout", "error", "executor", "host", "pid",
+           "rel_error", "rtol", "agrees", "reference_note", "gap", "iterations", "nnz_w",
+           "compile_time", "setup_time", "solve_time", "time", "warmup_time", "timeout", "error",
+           "executor", "host", "pid",
            "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
            "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
            "solver_options", "run_id"]
@@ -400,6 +418,7 @@ def solve_task(task: Task) -> dict:
 
     from .instances import instance_shape
     from .memory import peak_rss
+    from .warmup import warmup_seconds
     row = base_row(task)
     run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
     if run is None:
@@ -413,7 +432,8 @@ def solve_task(task: Task) -> dict:
             row.update(_checked_reference(task.problem, data))
         with peak_rss() as memory:
             row.update(run(task, problem_spec(task.problem), data, row["reference"]))
-    row.update(rss_before_mib=memory.rss_before_mib, peak_rss_mib=memory.peak_rss_mib)
+    row.update(rss_before_mib=memory.rss_before_mib, peak_rss_mib=memory.peak_rss_mib,
+               warmup_time=warmup_seconds(task.kind, task.solver))
     row["error"] = ""
     return _with_threads(row, task)
 

@@ -24,7 +24,9 @@ def test_check_saves_table_and_exits_zero(tmp_path, capsys):
         <= set(df.columns)
     native = df[df["solver"].str.contains(".", regex=False)]
     assert (native["gap"] <= 1e-6).all() and native["gap"].notna().all()
-    assert "agree with the stored values" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{len(df)} solves of 3 problems: {len(df)} solved, 0 suboptimal, 0 disagrees, " \
+        f"0 failed" in out
 
 
 def test_check_without_project_solvers(tmp_path):
@@ -115,9 +117,19 @@ def test_tier_errors_are_one_clear_line(capsys):
     assert "no catalog problem of tier 'core' matches 'a8a'" in capsys.readouterr().err
 
 
-def test_list_shows_every_tier_by_default(capsys):
+def test_list_shows_the_core_tier_by_default_with_a_header(capsys):
     from infpush_cvx import catalog
     assert cli.main(["list"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == len(catalog.problem_ids(tier="all"))
-    assert cli.main(["list", "--tier", "core"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == len(catalog.problem_ids())
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["problem", "instance", "formulation", "lambda", "tier", "options"]
+    assert len(lines) == 1 + len(catalog.problem_ids()) + 2  # header, rows, blank, count
+    assert lines[-1] == f"{len(catalog.problem_ids())} problems of tier 'core' (--tier all for " \
+                        f"every tier)"
+    assert cli.main(["list", "--tier", "all", "--problems", "a8a_300x3000_s0_paper_compact"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "2 problems of tier 'all'"
+    assert cli.main(["list", "--problems", "ip_l2_planted_s_paper_compact"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:5] == ["ip_l2_planted_s_paper_compact", "planted_s",
+                                    "infinite_push", "0.1", "core"]
+    assert lines[-1] == "1 problem of tier 'core' (--tier all for every tier)"

@@ -10,6 +10,7 @@ import pytest
 from infpush_cvx.evaluation import metrics
 from infpush_cvx.evaluation.experiments import agarwal as A
 from infpush_cvx.evaluation.experiments import __main__ as cli
+from infpush_cvx.evaluation.experiments import command
 from infpush_cvx.evaluation.experiments import perceptron as P
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "uci"
@@ -266,6 +267,7 @@ def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
     monkeypatch.setattr(P, "summarise", lambda res: res)
     monkeypatch.setattr(A, "agarwal_experiment", fake_experiment)
     monkeypatch.setattr(A, "compare_with_paper", lambda res: res)
+    monkeypatch.setattr(command, "format_agarwal", lambda table: table.to_string())
     assert cli.main(argv) == 0
     assert seen["progress"] is ("--no-progress" not in argv)
 

@@ -224,7 +224,7 @@ def test_bench_a_full_disk_for_the_figure_keeps_the_tables_and_the_summary(tmp_p
     assert code == 2
     last = err.strip().splitlines()[-1]
     assert "No space left on device" in last and "profile_time.png" in last, err
-    assert "1 solves (1 tasks)" in out and "written:" in out
+    assert "1 solve (1 task)" in out and "written:" in out
     [table] = (tmp_path / "b").glob("*.csv")
     assert list(pd.read_csv(table)["solver"]) == ["HIGHS"]
     [report] = (tmp_path / "b").glob("*_report")

@@ -128,7 +128,7 @@ def test_check_and_serial_bench_hold_the_time_limit(command, tmp_path, capsys):
     else:
         argv = ["bench", *argv, "--executor", "serial", "--out", str(tmp_path / "b")]
     started = time.perf_counter()
-    assert cli.main(argv) == 1
+    assert cli.main(argv) == 0  # a solve stopped at its limit is reported, not a failure
     wall = time.perf_counter() - started
     [table] = [tmp_path / "x.csv"] if command == "check" else (tmp_path / "b").glob("*.csv")
     [row] = pd.read_csv(table).to_dict("records")

@@ -2,13 +2,31 @@
 
 - :mod:`.agarwal`: the Infinite Push paper's section 6 protocol on Ionosphere and Spambase.
 - :mod:`.perceptron`: Perceptron@K and its active variant, prec@k and label queries per batch.
+- :mod:`.command`: both on the command line (``infpush-cvx experiments``).
+
+The names below are imported when first used, so the command line's ``--help`` does not load
+the experiments.
 """
 
-from .agarwal import (PAPER_RESULTS, agarwal_experiment, compare_with_paper, paper_results,
-                      plot_roc_curves, sample_run_scores, splits)
-from .perceptron import (generated_stream, perceptron_experiment, plot_perceptron_experiment,
-                         spambase_stream, summarise)
+import importlib
 
-__all__ = ["agarwal_experiment", "compare_with_paper", "PAPER_RESULTS", "paper_results", "splits",
-           "sample_run_scores", "plot_roc_curves", "perceptron_experiment",
-           "plot_perceptron_experiment", "spambase_stream", "generated_stream", "summarise"]
+_WHERE = {"agarwal_experiment": "agarwal", "compare_with_paper": "agarwal",
+          "PAPER_RESULTS": "agarwal", "paper_results": "agarwal", "splits": "agarwal",
+          "sample_run_scores": "agarwal", "plot_roc_curves": "agarwal",
+          "plot_agarwal_results": "agarwal", "perceptron_experiment": "perceptron",
+          "plot_perceptron_experiment": "perceptron", "spambase_stream": "perceptron",
+          "generated_stream": "perceptron", "summarise": "perceptron"}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *__all__])

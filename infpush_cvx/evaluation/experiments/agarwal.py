@@ -570,3 +570,64 @@ def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
         ax.grid(alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig
+
+
+#: the measures of :func:`plot_agarwal_results`, with their axis labels
+MEASURE_LABELS = {"auc": "AUC", "pos_at_top": "positives at the top", "ap": "average precision",
+                  "dcg": "DCG"}
+
+
+def plot_agarwal_results(results):
+    """The experiment's table as a figure: one row of panels per data set (and protocol), one
+    panel per measure (:data:`MEASURE_LABELS`), each method's mean over the splits with a bar
+    of one standard error either side (none with one split), and the paper's value as a hollow
+    diamond where it reported one. Returns a :class:`matplotlib.figure.Figure`, built without
+    pyplot (no backend is selected or changed)."""
+    from matplotlib.figure import Figure
+
+    table = compare_with_paper(results).reset_index()
+    keys = [k for k in ("protocol", "dataset") if k in table.columns]
+    groups = list(table.groupby(keys, sort=False))
+    methods = list(dict.fromkeys(table["method"]))
+    fig = Figure(figsize=(3.1 * len(MEASURE_LABELS), 0.9 + 2.2 * len(groups)),
+                 layout="constrained")
+    axes = fig.subplots(len(groups), len(MEASURE_LABELS), squeeze=False)
+    for row, (key, group) in zip(axes, groups):
+        key = key if isinstance(key, tuple) else (key,)
+        for ax, (measure, label) in zip(row, MEASURE_LABELS.items()):
+            for k, method in enumerate(methods):
+                line = group[group["method"] == method]
+                if line.empty:
+                    continue
+                line = line.iloc[0]
+                style = series_style(k)
+                se = line[f"{measure}_se"]
+                ax.errorbar([line[measure]], [k], xerr=None if np.isnan(se) else [[se], [se]],
+                            color=style["color"], marker=style["marker"], ms=7, capsize=3,
+                            ls="none", label=METHOD_LABELS.get(method, method))
+                if not np.isnan(line[f"paper_{measure}"]):
+                    ax.plot([line[f"paper_{measure}"]], [k], marker="D", ms=7, mfc="none",
+                            mec="0.2", ls="none", label="the paper's value")
+            ax.set_yticks(range(len(methods)))
+            ax.set_yticklabels([METHOD_LABELS.get(m, m) for m in methods] if ax is row[0]
+                               else [])
+            ax.set_ylim(-0.6, len(methods) - 0.4)
+            ax.invert_yaxis()
+            ax.set_xlabel(label)
+            ax.grid(alpha=0.3, axis="x")
+        n = int(group["n_splits"].max())
+        row[0].set_title(", ".join(map(str, key)) + f" ({n} split{'' if n == 1 else 's'})",
+                         loc="left", fontsize=10)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes.flat:  # the paper's marker may be absent from the first panel
+        h, lab = ax.get_legend_handles_labels()
+        if "the paper's value" in lab and "the paper's value" not in labels:
+            handles.append(h[lab.index("the paper's value")])
+            labels.append("the paper's value")
+    unique = dict(zip(labels, handles))
+    unique["the paper's value"] = unique.pop("the paper's value", None)  # last, after methods
+    unique = {k: v for k, v in unique.items() if v is not None}
+    fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=4, fontsize=9)
+    fig.suptitle("Agarwal (2011) section 6 protocol: test measures, mean and one standard "
+                 "error over the splits", fontsize=11)
+    return fig

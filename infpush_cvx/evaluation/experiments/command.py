@@ -1,0 +1,178 @@
+"""The experiments on the command line: ``infpush-cvx experiments agarwal|perceptron``.
+
+:func:`add_experiments` adds the two experiments (and their options) to a parser, the
+``experiments`` subcommand of ``infpush-cvx`` and ``python -m infpush_cvx.evaluation.experiments``
+alike; :func:`run` runs the one chosen. It prints a short result table, writes the tidy per-run
+table to ``--out`` (CSV, atomically, its location checked before the experiment runs) and, when
+matplotlib is installed, a figure beside it (``<out>.png``; the perceptron experiment, one per
+stream, ``<out>_<stream>.png``). This module imports nothing heavy, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NO_PROGRESS_HELP = "no progress bar on stderr"
+DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
+             "folder beside a source checkout, else the uci/ folder of the user data folder, "
+             "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
+#: The measures of the agarwal experiment's printed table.
+AGARWAL_MEASURES = ("auc", "pos_at_top", "ap", "dcg")
+
+
+def add_experiments(sub, *, default_out: bool = False) -> None:
+    """Add the ``agarwal`` and ``perceptron`` parsers to ``sub`` (``add_subparsers()``'s
+    result). ``default_out``: ``--out`` defaults to ``results/experiments/<name>.csv``
+    (the ``infpush-cvx`` subcommand), else no table is written without it."""
+    from infpush_cvx.cli import nonnegative_int, positive_int
+    a = sub.add_parser("agarwal", help="Agarwal (SDM 2011) section 6 protocol")
+    a.add_argument("--datasets", nargs="+", default=["ionosphere", "spambase"],
+                   help="UCI data sets to run (default: both)")
+    a.add_argument("--n-splits", type=positive_int, default=10,
+                   help="random stratified train/test splits (default 10, as in the paper)")
+    a.add_argument("--n-folds", type=positive_int, default=5,
+                   help="cross-validation folds for choosing C (default 5)")
+    a.add_argument("--methods", nargs="+", default=None,
+                   help="rankers to compare: ranksvm, infinite_push, sparse_infinite_push, "
+                        "svmmap, toppush, pnorm_push_1, pnorm_push_4, pnorm_push_16, "
+                        "pnorm_push_64 (default: ranksvm infinite_push sparse_infinite_push)")
+    a.add_argument("--protocol", choices=["exact", "paper"], default="exact",
+                   help="exact: every model solved to its certified optimum (default); paper: "
+                        "trained as Agarwal (2011) did (gradient projection with 1000 steps and "
+                        "C, eta_0 chosen by cross-validation; P-Norm Push by 100 boosting rounds)")
+    a.add_argument("--store", default=None,
+                   help="folder keeping every finished split; a rerun with the same settings "
+                        "reuses them (resumes an interrupted run)")
+    a.add_argument("--n-jobs", type=positive_int, default=1,
+                   help="worker processes across splits (default 1)")
+    a.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the splits (default 0)")
+    a.add_argument("--data-dir", default=None, help=DATA_HELP)
+    a.add_argument("--scale", choices=["train", "all"], default="train",
+                   help="fit the [0, 1] scaler on the training split (default) or on all data")
+    _add_out(a, "agarwal", "tidy per-run table", default_out)
+    q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
+    q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
+                   help="values of K (default 50 300)")
+    q.add_argument("--seed", type=nonnegative_int, default=0,
+                   help="seed of the streams and sampling (default 0)")
+    q.add_argument("--data-dir", default=None, help=DATA_HELP)
+    _add_out(q, "perceptron", "tidy per-batch table", default_out)
+    for p in (a, q):
+        # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
+        p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
+                       help=NO_PROGRESS_HELP)
+        p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                       help="print the full traceback of an unexpected failure")
+
+
+def _add_out(p, name: str, what: str, default_out: bool) -> None:
+    default = f"results/experiments/{name}.csv" if default_out else None
+    p.add_argument("--out", default=default,
+                   help=f"CSV file for the {what}" + (f" (default {default})" if default else "")
+                   + "; with matplotlib, the figure is written beside it as a PNG file")
+
+
+def figure_paths(out, which: str, streams=()) -> list[Path]:
+    """Where the figures of a run whose table is ``out`` go: ``<out stem>.png`` (agarwal), or
+    ``<out stem>_<stream>.png`` per stream (perceptron)."""
+    out = Path(out)
+    stem = out.with_suffix("") if out.suffix.lower() == ".csv" else out
+    if which == "agarwal":
+        return [stem.parent / (stem.name + ".png")]
+    return [stem.parent / f"{stem.name}_{s}.png" for s in streams]
+
+
+def run(args) -> int:
+    """Run the experiment ``args.which`` (parsed by a parser made with :func:`add_experiments`):
+    print its short table, write ``args.out`` and its figures."""
+    from infpush_cvx.benchmarking.reports import matplotlib_available
+    from infpush_cvx.files import check_writable
+    streams = ("spambase", "generated") if args.which == "perceptron" else ()
+    figures = []
+    if args.out:
+        check_writable(args.out, name="--out")  # before the experiment, not after it
+        if matplotlib_available():
+            figures = figure_paths(args.out, args.which, streams)
+            for path in figures:
+                check_writable(path, name="--out")
+        else:
+            print("matplotlib is not installed: no figure (install the 'plots' extra)",
+                  file=sys.stderr)
+    progress = not getattr(args, "no_progress", False)
+    if args.which == "agarwal":
+        res, text = _agarwal(args, progress)
+    else:
+        res, text = _perceptron(args, streams, progress)
+    print(text)
+    if args.out:
+        _write(res, args.out, args.which, figures, streams)
+    return 0
+
+
+def _agarwal(args, progress):
+    from .agarwal import agarwal_experiment, compare_with_paper
+    methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
+    res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
+                             n_folds=args.n_folds, methods=tuple(methods), n_jobs=args.n_jobs,
+                             seed=args.seed, data_dir=args.data_dir, scale=args.scale,
+                             progress=progress, protocol=args.protocol, store=args.store)
+    return res, format_agarwal(compare_with_paper(res))
+
+
+def format_agarwal(table) -> str:
+    """:func:`.agarwal.compare_with_paper`'s table for a person: one line per (protocol, data
+    set, method), each measure as ``mean ± standard error [the paper's]``."""
+    import pandas as pd
+
+    def cell(line, m):
+        digits = 1 if m == "pos_at_top" else 3
+        text = f"{line[m]:.{digits}f}"
+        if not pd.isna(line[f"{m}_se"]):
+            text += f" ± {line[f'{m}_se']:.{digits}f}"
+        if not pd.isna(line[f"paper_{m}"]):
+            text += f" [{line[f'paper_{m}']:.{digits}f}]"
+        return text
+    flat = table.reset_index()
+    keys = [k for k in ("protocol", "dataset", "method") if k in flat.columns]
+    shown = flat[keys].copy()
+    for m in AGARWAL_MEASURES:
+        shown[m] = [cell(line, m) for _, line in flat.iterrows()]
+    shown["features"] = flat["n_features_used"].map(lambda v: f"{v:.0f}")
+    shown["splits"] = flat["n_splits"]
+    return (shown.to_string(index=False) + "\n\nmean ± standard error over the splits "
+            "[the paper's value, Agarwal 2011 section 6]; pos_at_top: positives ranked above "
+            "every negative; features: weights that are not zero")
+
+
+def _perceptron(args, streams, progress):
+    from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,
+                             summarise)
+    data = {"spambase": spambase_stream(args.data_dir),
+            "generated": generated_stream(seed=args.seed)}
+    res = perceptron_experiment({s: data[s] for s in streams}, ks=tuple(args.ks),
+                                seed=args.seed, progress=progress)
+    table = summarise(res).reset_index()
+    text = table.to_string(index=False, formatters={"prec_at_k_late": "{:.3f}".format})
+    return res, text + ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
+                        "total_queries: labels queried; n_points: items seen")
+
+
+def _write(res, out, which, figures, streams) -> None:
+    from infpush_cvx.files import atomic_open, atomic_path
+    with atomic_open(out, "w", newline="") as fh:
+        res.to_csv(fh, index=False)
+    written = [str(out)]
+    for path, stream in zip(figures, streams or (None,)):
+        if which == "agarwal":
+            from .agarwal import plot_agarwal_results
+            fig = plot_agarwal_results(res)
+        else:
+            from .perceptron import plot_perceptron_experiment
+            fig = plot_perceptron_experiment(res, stream=stream)
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110)
+        written.append(str(path))
+    print("written: " + ", ".join(written))
