@@ -32,6 +32,22 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "infpush_cvx"
 PROBLEM = "ip_l2_planted_s_paper_compact"
 
+#: The optional extras of pyproject.toml (plots, sklearn, parquet, dask, notebooks), hidden from
+#: the fresh environment so that it is a plain install (``pip install infpush_cvx``, no extras).
+EXTRAS = ("matplotlib", "sklearn", "pyarrow", "dask", "distributed", "nbformat", "nbclient")
+HIDE_EXTRAS = f"""import sys
+
+
+class _HideExtras:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {EXTRAS!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _HideExtras())
+"""
+
 pytestmark = pytest.mark.slow
 
 #: What the wheel is built from: the files setuptools reads for it.
@@ -139,6 +155,9 @@ def _fresh_environment(tmp_path, wheel: Path) -> tuple[Path, Path]:
     # The dependencies: this interpreter's site-packages, after the wheel's install location.
     ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
     (site_packages / "zz_test_dependencies.pth").write_text("".join(f"{p}\n" for p in ours))
+    # A plain install: the extras the test interpreter has are hidden, as if never installed.
+    (site_packages / "_hide_extras.py").write_text(HIDE_EXTRAS)
+    (site_packages / "zz_hide_extras.pth").write_text("import _hide_extras\n")
     return python, site_packages
 
 
@@ -193,6 +212,21 @@ def test_wheel_holds_the_data_and_runs_installed(tmp_path):
                  "--no-progress", "--out", work / "comparison.csv"], cwd=work, timeout=300)
     assert proc.returncode == 0, _output(proc)
     assert (work / "comparison.csv").is_file()
+
+    # Without any extra, bench runs to completion (CSV, no Parquet, no figures: each said) and
+    # report reads what it wrote (issue 27: a plain wheel runs bench and report).
+    proc = _run([python, "-I", "-c", "import matplotlib"], cwd=work)
+    assert proc.returncode != 0 and "No module named 'matplotlib'" in proc.stderr, _output(proc)
+    proc = _run([*command, "bench", "--problems", PROBLEM, "--cvxpy", "CLARABEL", "--native",
+                 "infinite_push.working_set", "--no-progress", "--out", work / "bench"],
+                cwd=work, timeout=300)
+    assert proc.returncode == 0, _output(proc)
+    (table,) = (work / "bench").glob("*.csv")
+    assert not list((work / "bench").glob("*.parquet"))
+    (page,) = (work / "bench").glob("*_report/report.html")
+    proc = _run([*command, "report", table, "--out", work / "report"], cwd=work, timeout=300)
+    assert proc.returncode == 0, _output(proc)
+    assert (work / "report" / "report.html").is_file() and page.is_file()
 
     # Writing stored values into the installed package is refused before any solve (usage error).
     proc = _run([*command, "reference", "regenerate", "--only", PROBLEM], cwd=work)
