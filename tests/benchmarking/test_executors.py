@@ -49,6 +49,7 @@ def test_processes_match_serial_with_one_thread_per_worker(tasks, serial):
 
 
 def test_dask_local_cluster_matches_serial(tasks, serial):
+    pytest.importorskip("dask.distributed")  # the dask extra: without it, skipped
     from dask.distributed import Client, LocalCluster
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=None) as cluster, Client(cluster) as client:

@@ -52,6 +52,7 @@ def images(page):
 
 
 def test_report_takes_the_curves_of_a_run(saved_run, capsys):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     # the issue: `report <run>_curves.csv` said "is not a results table: no column(s) ['kind',
     # 'status', ...]"
     curves = saved_run.with_name(RUN + "_curves.csv")
@@ -70,6 +71,7 @@ def test_report_takes_the_curves_of_a_run(saved_run, capsys):
 
 def test_report_of_a_table_uses_the_curves_beside_it_or_those_named(saved_run, tmp_path,
                                                                     run_curves):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     assert cli.main(["report", str(saved_run.with_suffix(".csv")), "--out",
                      str(tmp_path / "a")]) == 0
     assert (tmp_path / "a" / "suboptimality_p1.png").is_file()
@@ -116,6 +118,7 @@ def test_page_is_self_contained_with_summary_table_and_provenance(saved_run):
 
 
 def test_page_without_metadata_gives_the_tables_record(tmp_path, run_results):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     done = write_report(run_results.assign(version_numpy="2.4.6", reference_note=""),
                         tmp_path / "r")
     assert done.errors == [] and (tmp_path / "r" / HTML_NAME) in done.written
@@ -138,6 +141,7 @@ def test_page_without_matplotlib_keeps_the_tables_and_says_figures_are_off(saved
 
 
 def test_profile_falls_back_to_every_problem_and_says_why(tmp_path, two_problems):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     # no problem every solver attempted (HIGHS on p1 only, SCS on p2 only): every solver on
     # its own problems, and the page says why
     df = two_problems[two_problems["solver"] != "ECOS"]
@@ -150,6 +154,7 @@ def test_profile_falls_back_to_every_problem_and_says_why(tmp_path, two_problems
 
 
 def test_bench_writes_the_report_with_its_curves(tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     out = tmp_path / "b"
     assert cli.main(["bench", "--problems", LP, "--cvxpy", "HIGHS", "--native", "rank2plan.ccg",
                      "--executor", "serial", "--curves", "--no-progress", "--out", str(out)]) == 0
@@ -176,6 +181,7 @@ def chromium(tmp_path, *args):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 def test_page_renders_in_a_headless_browser(saved_run, tmp_path):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     from matplotlib.image import imread
     assert cli.main(["report", str(saved_run.with_suffix(".csv"))]) == 0
     page = saved_run.with_name(RUN + "_report") / HTML_NAME

@@ -122,6 +122,7 @@ def test_profile_needs_a_common_problem():
 
 
 def test_profile_png(tmp_path, small_table):
+    pytest.importorskip("matplotlib")
     path = plot_performance_profile(small_table, tmp_path / "p" / "profile.png")
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000

@@ -61,6 +61,7 @@ def the_run(folder):
 
 
 def test_bench_then_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     out = tmp_path / "run" / "bench"
     rc = cli.main(["bench", "--problems", "rank2plan_pairs_dense_compact", "--cvxpy", "CLARABEL",
                    "HIGHS", "--native", "rank2plan.ccg", "--repeats", "2", "--executor",
@@ -111,6 +112,7 @@ def test_errors_are_one_line_and_nonzero(argv, text, capsys):
 
 
 def test_bench_profile_keeps_every_solver_when_no_problem_is_common(tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # its figures need the plots extra
     # HiGHS runs the LP only and ranksvm.working_set the QP only: no common problem
     out = tmp_path / "b"
     assert cli.main(["bench", "--problems", "planted_s_paper_compact", "--cvxpy", "ECOS",

@@ -230,8 +230,9 @@ def test_a8a_shape_labels_and_speed():
     assert sp.isspmatrix_csr(X) and X.shape == (22696, 123) and X.dtype == np.float64
     assert int(y.sum()) == 5506 and int((y == 0).sum()) == 17190
     assert set(np.unique(X.data)) == {1.0}  # binary features
-    # About 0.2 s (checksum included); the bound only catches a per-token Python parser.
-    assert elapsed < 2.0, elapsed
+    # About 0.2 s (checksum included); the bound, 50 times that for a loaded CI machine, only
+    # catches a per-token Python parser (minutes).
+    assert elapsed < 10.0, elapsed
 
 
 @needs_libsvm

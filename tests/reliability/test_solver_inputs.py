@@ -119,6 +119,8 @@ def test_ccg_gives_highs_the_remaining_time(monkeypatch):
         def run(self):
             limit = self.getOptionValue("time_limit")  # (status, value) in recent highspy
             limits.append((limit[1] if isinstance(limit, tuple) else limit, time.perf_counter()))
+            if len(limits) == 1:
+                time.sleep(1.0)  # later runs must get 1 s less: the whole budget again fails
             return super().run()
 
     monkeypatch.setattr(highspy, "Highs", RecordingHighs)
@@ -127,9 +129,11 @@ def test_ccg_gives_highs_the_remaining_time(monkeypatch):
     t0 = time.perf_counter()
     res = rank2plan_lp(X, i, j, lam, warm_start=np.zeros(15), n_pairs_init=5, n_features_init=1,
                        time_limit=30.0)
-    assert res.status == "optimal" and limits
+    assert res.status == "optimal" and len(limits) >= 2
+    # Slack of 0.5 s between computing a limit and starting the run: a loaded CI machine (the
+    # test once allowed 1 ms and failed there); the 1 s sleep keeps the check able to fail.
     for limit, started in limits:
-        assert limit <= 30.0 - (started - t0) + 1e-3
+        assert limit <= 30.0 - (started - t0) + 0.5
 
 
 def test_degeneracy_lp_gets_the_time_limit(monkeypatch):
