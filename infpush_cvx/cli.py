@@ -524,15 +524,18 @@ def _cmd_bench(args) -> int:
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
     run_id = new_run_id()
     paths = run_paths(args.out, run_id)
-    parquet = parquet_available()
-    if not parquet:
-        print("pyarrow is not installed: the tables are written as CSV only (install the "
-              "'parquet' extra for Parquet files)", file=sys.stderr)
-    figure = _figures_available()
+    from .benchmarking.reports import matplotlib_available
+    parquet, figure = parquet_available(), matplotlib_available()
     report = _report_paths(paths["report"], "time")
     _check_writable([paths["csv"], paths["metadata"], report["comparison"], report["html"],
                      *([paths["parquet"]] if parquet else []),
                      *([report["profile"]] if figure else [])])
+    # said after the output is known to be writable, so a refusal stays one line
+    if not parquet:
+        print("pyarrow is not installed: the tables are written as CSV only (install the "
+              "'parquet' extra for Parquet files)", file=sys.stderr)
+    if not figure:
+        _figures_available()
     partial = _partial_table(paths["csv"])
     with _working("bench"):
         try:
