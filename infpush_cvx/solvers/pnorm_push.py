@@ -63,7 +63,7 @@ from .._validation import (caller_stacklevel, check_choice, check_time_limit,
                            check_unused_options)
 from ..data.containers import BipartiteData
 from ..formulations._pnorm_push import check_p, log_mean_weights
-from ._common import blas_threads_for, data_first, prepare, warm_weights
+from ._common import blas_threads_for, centred, data_first, prepare, warm_weights
 from ._cvxpy_backend import certified_status
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
@@ -267,6 +267,9 @@ def pnorm_push(data: BipartiteData, lam: float | None = None, *,
     # Paper scaling only: prepare's loss and penalty serve the checks of lambda and the data.
     data, lam_p, max_iter = prepare(data, None, lam, loss="infinite_push", penalty="l2",
                                     scaling="paper", tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    # f(t) + g(s) is unchanged when every score moves by the same c.w (f gains it, g loses it):
+    # the same problem without the digits a column offset of 1e8 took from every score.
+    data = centred(data)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     w0 = _usable_warm_start(data, warm_weights(data, warm_start), lam_p, p)
     log_progress(f"pnorm_push {method}: {data.m} positives, {data.n} negatives, {data.d} "
