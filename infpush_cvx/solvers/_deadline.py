@@ -47,7 +47,7 @@ class Deadline:
     def message_before(self, seconds: float) -> str:
         """The message of a loop stopped by :meth:`allows`."""
         return (f"time limit of {self.limit:g} s reached: {max(self.remaining(), 0.0):.2g} s "
-                f"were left, less than a step ({seconds:.2g} s)")
+                f"were left, less than the next step needs ({seconds:.2g} s)")
 
     def for_solver(self) -> float | None:
         """The time limit to hand to an external solver now: None without a limit."""

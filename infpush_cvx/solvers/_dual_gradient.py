@@ -64,15 +64,18 @@ def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_ever
     to log (those named in ``record`` also go into the history), or a string, the message of a
     failed step. Every ``check_every`` steps (and at the last) the relative duality gap of that
     iterate goes into the history and the loop stops once it is below ``tol``; it stops with
-    "time_limit" once the deadline has passed, or before a step that would pass it: one that
-    takes as long as the last step (the first: ``first_step`` seconds, an estimate).
+    "time_limit" once the deadline has passed, or before a step that would leave too little
+    time: a step takes as long as the last one (the first: ``first_step`` seconds, an estimate),
+    and the certificate of the answer after the loop (w(alpha), the dual value, a feasible
+    dual) about as long again.
     """
     hist = {key: [] for key in ("objective", "gap", "time", *record)}
     every = log_every(max_iter, check_every)
-    last = first_step  # the seconds of the last step: a step that would overrun is not begun
+    last = first_step  # the seconds of the last step
     for t in range(1, max_iter + 1):
-        if not deadline.allows(last):
-            message = deadline.message() if deadline.expired() else deadline.message_before(last)
+        if not deadline.allows(2.0 * last):  # the step, then the certificate
+            message = (deadline.message() if deadline.expired()
+                       else deadline.message_before(2.0 * last))
             return "time_limit", message, t - 1, hist
         begun = deadline.elapsed()
         out = step(t)
@@ -108,7 +111,11 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
         eta0 = 1.0 / L
     m, n = data.m, data.n
     C = 1.0 / lam
+    begun = deadline.elapsed()
     alpha = np.full((m, n), C / (1000.0 * m * n)) if alpha0 is None else project(alpha0)
+    # a step makes about four passes over the m x n dual for this one (a dual value, the
+    # gradient, the step and its projection): the estimate of the first step's seconds
+    first_step = 4.0 * (deadline.elapsed() - begun)
     # the iterate with the smallest Q(alpha) is the one with the largest dual value
     # D = -lam Q, compared instead of Q: finite at a tiny lambda, where ||w(alpha)||^2 overflows
     best_d, best = -np.inf, alpha
@@ -126,7 +133,7 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
 
     status, message, t, hist = _iterate("paper", step, data, lam, loss, max_iter=max_iter,
                                         tol=tol, deadline=deadline, check_every=check_every,
-                                        record=("Q",))
+                                        record=("Q",), first_step=first_step)
     if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
     w, _, _ = _gap(data, best, lam, loss)

@@ -86,12 +86,14 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     if not np.all(np.isfinite(G)):
         status, message = "failed", "the Gram matrix Z^T Z overflows float64 (data too large)"
         max_iter = 0
-    last = first_iteration  # the seconds of the last iteration: one that would overrun is not
-    # begun
+    last = first_iteration  # the seconds of the last iteration
     for it in range(1, max_iter + 1):
-        if not deadline.allows(last):
+        # not begun when the iteration and the certificate after it (about as long: the feasible
+        # dual and its value) would end past the limit
+        if not deadline.allows(2.0 * last):
             status, it = "time_limit", it - 1
-            message = deadline.message() if deadline.expired() else deadline.message_before(last)
+            message = (deadline.message() if deadline.expired()
+                       else deadline.message_before(2.0 * last))
             break
         begun = deadline.elapsed()
         R = 1.0 - a - U

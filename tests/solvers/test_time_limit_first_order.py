@@ -51,15 +51,16 @@ def run_steps(seconds_per_step, limit, first_step=0.0):
     return status, message, steps, clock.now
 
 
-def test_a_step_that_would_pass_the_limit_is_not_begun():
-    # steps of 0.4 s, limit 1 s: two steps end at 0.8 s; a third would end at 1.2 s
-    status, message, steps, now = run_steps(0.4, 1.0)
-    assert (status, steps, now) == ("time_limit", 2, 0.8)
-    assert "less than a step" in message
+def test_a_step_that_would_leave_no_time_for_the_certificate_is_not_begun():
+    # steps of 0.2 s, limit 1 s, each step followed by about as long for the certificate: the
+    # fourth step (0.6 to 0.8) would leave 0.2 s, less than a step and a certificate (0.4 s)
+    status, message, steps, now = run_steps(0.2, 1.0)
+    assert (status, steps) == ("time_limit", 3) and now == pytest.approx(0.6)
+    assert "less than the next step needs (0.4 s)" in message
 
 
 def test_the_first_step_is_not_begun_when_its_estimate_does_not_fit():
-    status, _, steps, now = run_steps(0.4, 1.0, first_step=1.5)
+    status, _, steps, now = run_steps(0.4, 1.0, first_step=0.6)
     assert (status, steps, now) == ("time_limit", 0, 0.0)
 
 
