@@ -26,8 +26,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._logging import log_progress, logs_progress
-from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
-                           check_unused_options, check_vector, renamed_argument)
+from .._validation import (check_choice, check_int, check_not_complex, check_not_text,
+                           check_scalar, check_time_limit, check_unused_options, check_vector,
+                           renamed_argument)
 from ..data.containers import PairData
 from ..formulations.objectives import rank2plan_objective
 from ._common import column_shift, shifted
@@ -221,7 +222,12 @@ def _centred(data: PairData) -> PairData:
 
 
 def _check_tau(tau) -> np.ndarray:
-    """A positive number or a nonincreasing sequence of them, as a 1-D array."""
+    """A positive number or a nonincreasing sequence of them, as a 1-D array (strings, which
+    NumPy would parse, booleans and complex numbers are refused with a TypeError)."""
+    if isinstance(tau, (bool, np.bool_)):
+        raise TypeError(f"tau must be a number or a sequence of numbers, got {tau!r}")
+    check_not_text(tau, "tau", "number or sequence")
+    check_not_complex(tau, "tau")
     try:
         taus = np.atleast_1d(np.asarray(tau, dtype=np.float64))
     except (TypeError, ValueError):

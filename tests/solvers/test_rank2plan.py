@@ -307,6 +307,10 @@ def test_bad_inputs_are_rejected():
     for tau in (0.0, -1.0, [0.1, 0.2], np.nan):
         with pytest.raises(ValueError, match="tau"):
             rank2plan_lp(data, lam=1.0, method="smoothed", tau=tau)
+    # a numeric string, a boolean or a complex number was taken as the number (issue 26)
+    for tau in ("0.1", ["0.1", "0.01"], True, np.bool_(True), 0.1 + 0j):
+        with pytest.raises(TypeError, match="tau"):
+            rank2plan_lp(data, lam=1.0, method="smoothed", tau=tau)
 
 
 def test_time_limit_is_reported():
