@@ -150,19 +150,29 @@ def centred(data: BipartiteData) -> BipartiteData:
     midrange ``c_S`` and range ``r_S``), so only the columns that pass on the first rows are
     read whole: for ordinary data, none.
     """
-    head = [_dense_rows(X[:_SCREEN_ROWS]) for X in (data.Xp, data.Xn)]
+    shift = column_shift(data.Xp, data.Xn)
+    if shift is None:
+        return data
+    return BipartiteData(shifted(data.Xp, shift), shifted(data.Xn, shift), data.wp, data.wn)
+
+
+def column_shift(*blocks) -> np.ndarray | None:
+    """The shift of :func:`centred` for the rows of ``blocks`` (matrices of one width): the
+    midrange of each column far from zero over all their rows, 0 for the others; None when no
+    column qualifies. Subtract it with :func:`shifted`."""
+    head = [_dense_rows(X[:_SCREEN_ROWS]) for X in blocks]
     candidates = np.flatnonzero(_far_from_zero(np.vstack(head)))
     if candidates.size == 0:
-        return data
-    columns = [X[:, candidates] for X in (data.Xp, data.Xn)]
-    lo = np.minimum(*(_column_extreme(X, "min") for X in columns))
-    hi = np.maximum(*(_column_extreme(X, "max") for X in columns))
+        return None
+    columns = [X[:, candidates] for X in blocks]
+    lo = np.min([_column_extreme(X, "min") for X in columns], axis=0)
+    hi = np.max([_column_extreme(X, "max") for X in columns], axis=0)
     far = _far_from_zero(np.vstack([lo, hi]))
     if not far.any():
-        return data
-    shift = np.zeros(data.d)
+        return None
+    shift = np.zeros(blocks[0].shape[1])
     shift[candidates[far]] = 0.5 * lo[far] + 0.5 * hi[far]  # (lo + hi overflows near max)
-    return BipartiteData(_shifted(data.Xp, shift), _shifted(data.Xn, shift), data.wp, data.wn)
+    return shift
 
 
 #: The rows of Xp and of Xn that screen the columns for :func:`centred`.
@@ -185,7 +195,7 @@ def _column_extreme(X, which: str) -> np.ndarray:
     return np.asarray(value.toarray() if sp.issparse(value) else value, float).ravel()
 
 
-def _shifted(X, shift: np.ndarray):
+def shifted(X, shift: np.ndarray):
     """``X - shift`` row by row; for sparse X only the stored entries of the shifted columns
     change (every entry of such a column is stored: :func:`centred`)."""
     if not sp.issparse(X):

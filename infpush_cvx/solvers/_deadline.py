@@ -36,6 +36,19 @@ class Deadline:
     def expired(self) -> bool:
         return self.limit is not None and self.elapsed() >= self.limit
 
+    def allows(self, seconds: float) -> bool:
+        """Whether a step of ``seconds`` would end before the limit (``allows(0)``: not expired).
+
+        A loop whose steps each take long (a first-order step over an m x n dual of 12 million
+        pairs: 0.5 s) asks this with the length of its last step, so it stops before a step
+        that would overrun the limit rather than after it."""
+        return self.limit is None or self.remaining() > seconds
+
+    def message_before(self, seconds: float) -> str:
+        """The message of a loop stopped by :meth:`allows`."""
+        return (f"time limit of {self.limit:g} s reached: {max(self.remaining(), 0.0):.2g} s "
+                f"were left, less than the next step needs ({seconds:.2g} s)")
+
     def for_solver(self) -> float | None:
         """The time limit to hand to an external solver now: None without a limit."""
         if self.limit is None:

@@ -57,20 +57,27 @@ def _unrepresentable(data, alpha0, project, L):
 
 
 def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_every,
-             record=()):
+             record=(), first_step=0.0):
     """The loop both methods share: (status, message, steps taken, history).
 
     ``step(t)`` takes step t and returns the iterate whose gap is checked with the extra values
     to log (those named in ``record`` also go into the history), or a string, the message of a
     failed step. Every ``check_every`` steps (and at the last) the relative duality gap of that
     iterate goes into the history and the loop stops once it is below ``tol``; it stops with
-    "time_limit" once the deadline has passed.
+    "time_limit" once the deadline has passed, or before a step that would leave too little
+    time: a step takes as long as the last one (the first: ``first_step`` seconds, an estimate),
+    and the certificate of the answer after the loop (w(alpha), the dual value, a feasible
+    dual) about as long again.
     """
     hist = {key: [] for key in ("objective", "gap", "time", *record)}
     every = log_every(max_iter, check_every)
+    last = first_step  # the seconds of the last step
     for t in range(1, max_iter + 1):
-        if deadline.expired():
-            return "time_limit", deadline.message(), t - 1, hist
+        if not deadline.allows(2.0 * last):  # the step, then the certificate
+            message = (deadline.message() if deadline.expired()
+                       else deadline.message_before(2.0 * last))
+            return "time_limit", message, t - 1, hist
+        begun = deadline.elapsed()
         out = step(t)
         if isinstance(out, str):
             return "failed", out, t, hist
@@ -86,6 +93,7 @@ def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_ever
                 log_iteration(name, t, p, gap, hist["time"][-1], **extra)
             if gap <= tol:
                 return "optimal", "", t, hist
+        last = deadline.elapsed() - begun
     return "max_iter", "", max(max_iter, 0), hist
 
 
@@ -103,7 +111,11 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
         eta0 = 1.0 / L
     m, n = data.m, data.n
     C = 1.0 / lam
+    begun = deadline.elapsed()
     alpha = np.full((m, n), C / (1000.0 * m * n)) if alpha0 is None else project(alpha0)
+    # a step makes about four passes over the m x n dual for this one (a dual value, the
+    # gradient, the step and its projection): the estimate of the first step's seconds
+    first_step = 4.0 * (deadline.elapsed() - begun)
     # the iterate with the smallest Q(alpha) is the one with the largest dual value
     # D = -lam Q, compared instead of Q: finite at a tiny lambda, where ||w(alpha)||^2 overflows
     best_d, best = -np.inf, alpha
@@ -121,7 +133,7 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
 
     status, message, t, hist = _iterate("paper", step, data, lam, loss, max_iter=max_iter,
                                         tol=tol, deadline=deadline, check_every=check_every,
-                                        record=("Q",))
+                                        record=("Q",), first_step=first_step)
     if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
     w, _, _ = _gap(data, best, lam, loss)
@@ -137,10 +149,14 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     if not np.isfinite(L):
         return dict(_unrepresentable(data, alpha0, project, L), lipschitz=L)
     step_size = 1.0 / L
+    begun = deadline.elapsed()
     x = project(np.zeros((data.m, data.n)) if alpha0 is None else alpha0)
     y, theta = x.copy(), 1.0
     # the dual value D = -lam Q, compared instead of Q (finite where ||w(alpha)||^2 overflows)
     d_prev = duality.dual_value(data, x, lam)
+    # a step repeats this work (a projection, a dual value) with a gradient and the momentum's
+    # passes over the m x n arrays: about twice its time (at 3,000 x 4,000, 0.4 s and 0.9 s)
+    first_step = 2.0 * (deadline.elapsed() - begun)
 
     def step(t):
         nonlocal x, y, theta, d_prev
@@ -161,7 +177,8 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
         return x, {"Q": -d / lam}
 
     status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
-                                         tol=tol, deadline=deadline, check_every=check_every)
+                                         tol=tol, deadline=deadline, check_every=check_every,
+                                         first_step=first_step)
     w, _, _ = _gap(data, x, lam, loss)
     return {"w": w, "alpha": x, "status": status, "iterations": it, "history": hist,
             "lipschitz": L, "message": message}

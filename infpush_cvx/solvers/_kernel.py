@@ -210,6 +210,8 @@ def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> Solv
     tol = kwargs.get("tol", 1e-6)
     if gap < -roundoff:
         out = _failed_certificate(out, roundoff)
+    elif res.converged and gap < -tol:
+        out = _unproven(out, tol)
     elif res.converged and not gap <= tol:
         out = dataclasses.replace(
             out, status="stalled",
@@ -217,6 +219,21 @@ def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> Solv
                     f"the exact problem (factor residual {info['factor_residual']:.2e}); "
                     f"a smaller factor tolerance is needed")
         warn_if_not_converged(out)
+    return out
+
+
+def _unproven(res: SolverResult, tol: float) -> SolverResult:
+    """``res``, claimed optimal, whose gap on the exact problem is below ``-tol`` (within its
+    round-off bound), as "stalled" with a message and a :class:`~.result.ConvergenceWarning`:
+    the exact gap is not negative, so the computed one is off by more than ``tol`` and proves
+    nothing at ``tol`` (:func:`~.result.proves`; a polynomial kernel on columns offset by 1e4,
+    entries of 1e16, gave a gap of -2e4)."""
+    out = dataclasses.replace(
+        res, status="stalled",
+        message=f"the certified gap on the exact problem is {res.gap:.3g}: its rounding error "
+                f"exceeds tol = {tol:g}, so it does not prove tol (the Gram matrix's entries "
+                f"are too large against the objective: centre or rescale the data)")
+    warn_if_not_converged(out)
     return out
 
 
@@ -394,6 +411,8 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
                                  info=info, time=deadline.elapsed())
     if gap < -roundoff:
         return _failed_certificate(result, roundoff)
+    if result.converged and gap < -tol:
+        return _unproven(result, tol)
     if not result.converged:
         warn_if_not_converged(result)
     return result

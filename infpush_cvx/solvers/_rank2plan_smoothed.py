@@ -153,7 +153,11 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     elif deadline.expired():
         status, message = "time_limit", deadline.message()
     elif it_total >= max_iter:
-        status = "max_iter"
+        status, message = "max_iter", f"{max_iter} gradient steps"
+    else:  # every smoothing level converged: the last tau is too large for tol
+        message = (f"every level of the smoothing schedule converged, with a certified gap of "
+                   f"{cert['gap']:.2e} at the last (info['tau']): a smaller last tau, or "
+                   f"method='ccg', reaches tol")
     tau_final = float(tau_k)
     h_tau, _ = smoothed_hinge(zb, tau_final)
     smoothed_obj = h_tau + lam * float(np.abs(beta).sum())

@@ -63,16 +63,19 @@ from .._validation import (caller_stacklevel, check_choice, check_time_limit,
                            check_unused_options)
 from ..data.containers import BipartiteData
 from ..formulations._pnorm_push import check_p, log_mean_weights
-from ._common import blas_threads_for, data_first, prepare, warm_weights
+from ._common import blas_threads_for, centred, data_first, prepare, warm_weights
 from ._cvxpy_backend import certified_status
 from ._deadline import Deadline
 from .result import SolverResult, relative_gap, warn_if_not_converged
 
 METHODS = ("newton", "boosting", "cvxpy")
 _DEFAULT_MAX_ITER = {"newton": 100, "boosting": 100, "cvxpy": 1}
-#: Armijo constant and the smallest step of Newton's backtracking line search.
+#: Armijo constant and the smallest step of Newton's backtracking line search. The step can
+#: be tiny and right: where the softmax weights saturate the Hessian is about ``lam I`` and a
+#: Newton step overshoots by up to 1 / lam (columns of size 1e4 at lam = 1e-6 needed 1e-15;
+#: stopping at 1e-10 "stalled" at a relative gap of 1e11).
 _ARMIJO = 0.25
-_MIN_STEP = 1e-10
+_MIN_STEP = 1e-30
 #: Boosting: the largest change of the scores one round may make along a feature, when the
 #: unregularised loss decreases without bound along it (the feature separates the classes);
 #: exp(-50) ~ 2e-22 is below double precision relative to 1.
@@ -197,6 +200,30 @@ def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
     return H
 
 
+def _newton_direction(H: np.ndarray, grad: np.ndarray, lam: float) -> np.ndarray | None:
+    """``-H^-1 grad`` by Cholesky, or None when H is not finite.
+
+    H is at least ``lam I`` in exact arithmetic, but it is a Gram matrix minus the outer
+    products of the weighted means, entries of the size of the columns' squares: with columns of
+    sizes 1e-4 and 1e4 at lam = 1e-10 their cancellation left H indefinite to Cholesky, and the
+    solve "failed". Then the eigenvalues below ``lam`` (round-off) are raised to ``lam``: the
+    nearest matrix to the computed H with the bound the exact H has.
+    """
+    if not np.all(np.isfinite(H)):
+        return None
+    try:
+        with warnings.catch_warnings():  # ill-conditioned at a tiny lam: the gap judges the step
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            return -scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        pass
+    try:
+        values, vectors = scipy.linalg.eigh(H, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    return -vectors @ ((vectors.T @ grad) / np.maximum(values, lam))
+
+
 _BLAS = None
 
 
@@ -267,6 +294,9 @@ def pnorm_push(data: BipartiteData, lam: float | None = None, *,
     # Paper scaling only: prepare's loss and penalty serve the checks of lambda and the data.
     data, lam_p, max_iter = prepare(data, None, lam, loss="infinite_push", penalty="l2",
                                     scaling="paper", tol=tol, max_iter=max_iter, wp=wp, wn=wn)
+    # f(t) + g(s) is unchanged when every score moves by the same c.w (f gains it, g loses it):
+    # the same problem without the digits a column offset of 1e8 took from every score.
+    data = centred(data)
     max_iter = _DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     w0 = _usable_warm_start(data, warm_weights(data, warm_start), lam_p, p)
     log_progress(f"pnorm_push {method}: {data.m} positives, {data.n} negatives, {data.d} "
@@ -346,8 +376,12 @@ def _newton(data, lam, p, logs, *, tol, max_iter, w0, deadline) -> dict:
     last_step = 0.0  # seconds of the last step: a step is not started that cannot end in time
     while k < max_iter:
         if state.gap <= tol:
-            status, message = "optimal", ""
-            break
+            # the scores were updated step by step (s + step ds): the certificate is that of
+            # the scores recomputed from w, and the steps go on if it does not hold
+            state = _State(data, state.w, lam, p, logs)
+            if state.gap <= tol:
+                status, message = "optimal", ""
+                break
         if deadline.expired() or deadline.remaining() < last_step:
             status, message = "time_limit", (deadline.message() if deadline.expired() else
                                              f"time limit of {deadline.limit:g} s: the next "
@@ -359,9 +393,8 @@ def _newton(data, lam, p, logs, *, tol, max_iter, w0, deadline) -> dict:
         if H is None or deadline.expired():  # the step's largest cost: do not solve with it
             status, message = "time_limit", deadline.message()
             break
-        try:
-            direction = -scipy.linalg.solve(H, state.grad, assume_a="pos", check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):  # H >= lam I exactly: a defect if it happens
+        direction = _newton_direction(H, state.grad, lam)
+        if direction is None:
             status, message = "failed", "the Newton system could not be solved"
             break
         slope = float(state.grad @ direction)

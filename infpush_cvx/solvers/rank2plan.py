@@ -26,10 +26,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._logging import log_progress, logs_progress
-from .._validation import (check_choice, check_int, check_scalar, check_time_limit,
-                           check_unused_options, check_vector, renamed_argument)
+from .._validation import (check_choice, check_int, check_not_complex, check_not_text,
+                           check_scalar, check_time_limit, check_unused_options, check_vector,
+                           renamed_argument)
 from ..data.containers import PairData
 from ..formulations.objectives import rank2plan_objective
+from ._common import column_shift, shifted
 from ._deadline import Deadline
 from ._rank2plan_ccg import check_ccg_options, solve_ccg
 from ._rank2plan_ops import PairOperator
@@ -174,6 +176,7 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
         warm_start = check_vector(warm_start, "warm_start", length=data.n_features)
     taus = None if tau is None else _check_tau(tau)
 
+    data = _centred(data)
     scaling = PairScaling.of(data)
     scaling.check(data)
     unit = scaling.data(data)
@@ -206,8 +209,25 @@ def rank2plan_lp(X: ArrayLike | PairData, i: ArrayLike | None = None,
     return _in_caller_units(res, scaling, data, lam, tol, deadline)
 
 
+def _centred(data: PairData) -> PairData:
+    """The same LP with every column of X far from zero shifted towards it
+    (:func:`._common.centred`): it sees X only through the differences ``X_j - X_i``, so a
+    common shift of the rows changes nothing in exact arithmetic, but an offset of 1e4 on a
+    column turned a certified solve into "failed" (the LP's entries lost their digits, and
+    the unit scaling divided by the offset rather than by the spread)."""
+    shift = column_shift(data.X)
+    if shift is None:
+        return data
+    return PairData(shifted(data.X, shift), data.i, data.j, data.margin, data.weight)
+
+
 def _check_tau(tau) -> np.ndarray:
-    """A positive number or a nonincreasing sequence of them, as a 1-D array."""
+    """A positive number or a nonincreasing sequence of them, as a 1-D array (strings, which
+    NumPy would parse, booleans and complex numbers are refused with a TypeError)."""
+    if isinstance(tau, (bool, np.bool_)):
+        raise TypeError(f"tau must be a number or a sequence of numbers, got {tau!r}")
+    check_not_text(tau, "tau", "number or sequence")
+    check_not_complex(tau, "tau")
     try:
         taus = np.atleast_1d(np.asarray(tau, dtype=np.float64))
     except (TypeError, ValueError):

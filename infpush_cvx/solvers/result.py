@@ -51,20 +51,29 @@ def roundoff_bound(n_terms: int, magnitude: float, scale: float) -> float:
         return float(n_terms) * eps * float(magnitude) / (float(scale) if scale else 1.0)
 
 
+def proves(gap, tol: float) -> bool:
+    """Whether a computed relative ``gap`` proves an answer within ``tol``: ``-tol <= gap <=
+    tol`` (False for NaN). Below ``-tol`` the gap's rounding error alone exceeds ``tol``."""
+    return bool(-tol <= gap <= tol)
+
+
 def status_for_gap(status: str, gap, tol: float, roundoff: float | None = None) -> str:
     """The status a result with certified ``gap`` may carry: never contradicting the gap.
 
-    A certificate at most ``tol`` turns an early stop into "optimal"; a claimed optimum whose gap
-    is above ``tol`` (or NaN) becomes "stalled". A gap below ``-roundoff`` (the bound of
-    :func:`roundoff_bound` on its rounding error) is impossible in exact arithmetic: the
-    certificate failed, and the status is "numerical_error" whatever the method claimed. Without
-    a gap (``None``) the status stands; without a bound (``None``) a negative gap is not judged.
+    A certificate within ``tol`` of 0 turns an early stop into "optimal"; a claimed optimum whose
+    gap is above ``tol`` (or NaN) becomes "stalled", and so does one whose gap is below ``-tol``:
+    the exact gap is not negative, so its rounding error is larger than ``tol`` and the gap does
+    not prove ``tol`` (a kernel route on columns offset by 1e4 called a gap of -3e-4 optimal). A
+    gap below ``-roundoff`` (the bound of :func:`roundoff_bound` on its rounding error) is
+    impossible in exact arithmetic: the certificate failed, and the status is "numerical_error"
+    whatever the method claimed. Without a gap (``None``) the status stands; without a bound
+    (``None``) a negative gap is not judged numerical_error.
     """
     if gap is None:
         return status
     if roundoff is not None and bool(gap < -roundoff):
         return "numerical_error"
-    certified = bool(gap <= tol)  # False for NaN
+    certified = proves(gap, tol)
     if certified and status in EARLY_STOPS:
         return "optimal"
     if not certified and status in CERTIFIED:

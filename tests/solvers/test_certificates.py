@@ -77,7 +77,11 @@ def test_a_gap_below_minus_its_roundoff_is_a_numerical_error():
     assert status_for_gap("optimal", -1e-8, 1e-6, 1e-7) == "optimal"  # within round-off
     assert status_for_gap("max_iter", 5e-7, 1e-6, 1e-7) == "optimal"
     assert status_for_gap("optimal", 2e-6, 1e-6, 1e-7) == "stalled"
-    assert status_for_gap("optimal", -1.0, 1e-6) == "optimal"  # no bound given: not judged
+    # no bound given: not a numerical error, but a gap below -tol proves nothing at tol
+    assert status_for_gap("optimal", -1.0, 1e-6) == "stalled"
+    assert status_for_gap("optimal", -2e-6, 1e-6, 1e-5) == "stalled"  # within round-off
+    assert status_for_gap("max_iter", -2e-6, 1e-6, 1e-5) == "max_iter"
+    assert status_for_gap("optimal", -1e-6, 1e-6, 1e-5) == "optimal"
     assert status_for_gap("time_limit", None, 1e-6, 1e-7) == "time_limit"
 
 

@@ -307,6 +307,10 @@ def test_bad_inputs_are_rejected():
     for tau in (0.0, -1.0, [0.1, 0.2], np.nan):
         with pytest.raises(ValueError, match="tau"):
             rank2plan_lp(data, lam=1.0, method="smoothed", tau=tau)
+    # a numeric string, a boolean or a complex number was taken as the number (issue 26)
+    for tau in ("0.1", ["0.1", "0.01"], True, np.bool_(True), 0.1 + 0j):
+        with pytest.raises(TypeError, match="tau"):
+            rank2plan_lp(data, lam=1.0, method="smoothed", tau=tau)
 
 
 def test_time_limit_is_reported():
@@ -347,3 +351,13 @@ def test_numeric_strings_are_refused(bad):
         rank2plan_lp(bad, [0], [1], 0.1)
     with pytest.raises(TypeError, match="margin must be a numeric 1-D array, got strings"):
         rank2plan_lp(np.eye(2), [0], [1], 0.1, margin=np.array(["1"]))
+
+
+def test_smoothed_says_why_it_stalled():
+    """Its schedule can converge at every level above tol; the result said "stalled" with an
+    empty message (issue 26, re-tested)."""
+    data = random_pairs(seed=3)
+    res = rank2plan_lp(data, lam=1e-3 * rank2plan_lambda_max(data), method="smoothed",
+                       tol=1e-9)
+    assert res.status in ("stalled", "max_iter")
+    assert res.message
