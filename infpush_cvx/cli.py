@@ -211,10 +211,16 @@ def _save_csv(df, path) -> None:
 
 
 def _partial_table(final):
-    """The ``.partial`` file of the run whose final table is ``final`` (rows as they end)."""
+    """The ``.partial`` file of the run whose final table is ``final`` (rows as they end),
+    checked before any solve: ValueError naming --out when a link, a FIFO or a folder is there."""
     from .benchmarking.partial import PartialTable
     from .benchmarking.tasks import COLUMNS, versions
-    return PartialTable(final, COLUMNS + list(versions()))
+    partial = PartialTable(final, COLUMNS + list(versions()))
+    try:
+        partial.check()
+    except ValueError as exc:
+        raise ValueError(f"--out: {exc}") from None
+    return partial
 
 
 def _save_final(write, partial):

@@ -1,0 +1,101 @@
+"""Issue 26 tried again by someone who had not seen the tests: the run path's promises (results
+never lost, paths kept in their folders, time limits, one-line errors, Ctrl-C at once) under
+inputs the first round of tests did not use. Each test names the reproducer it came from."""
+
+import os
+import stat
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from infpush_cvx import benchmarking, cli
+from infpush_cvx.benchmarking import compare
+from infpush_cvx.benchmarking.partial import PartialTable
+
+LP = "rank2plan_pairs_dense_compact"     # HiGHS solves it in milliseconds
+CHECK = ["check", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--no-progress"]
+BENCH = ["bench", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--executor", "serial",
+         "--no-progress"]
+
+
+def run_cli(argv, capsys):
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def no_solving(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a solve started before the output was checked")
+    monkeypatch.setattr(compare, "run", refuse)
+    monkeypatch.setattr(benchmarking, "benchmark", refuse)
+
+
+def one_line_error(err: str, *words) -> None:
+    err = err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, err
+
+
+# -- the .partial file: the run's own name, never a link, a FIFO or a folder -----------------
+
+def _make_fifo(path):
+    os.mkfifo(path)
+
+
+def _make_folder(path):
+    path.mkdir()
+
+
+@pytest.mark.parametrize("make, kind", [(_make_fifo, "FIFO"), (_make_folder, "folder")])
+def test_check_refuses_a_partial_path_that_is_not_a_regular_file(make, kind, no_solving,
+                                                                  tmp_path, capsys):
+    """``mkfifo r.csv.partial; check --out r.csv`` hung for ever after its first solve (the
+    open for writing waits for a reader); a folder there ended the run at its first row."""
+    out = tmp_path / "r.csv"
+    make(tmp_path / "r.csv.partial")
+    code, _, err = run_cli([*CHECK, "--out", str(out)], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "r.csv.partial", kind)
+
+
+def test_a_link_at_the_partial_path_is_refused_and_its_target_left_alone(no_solving, tmp_path,
+                                                                       capsys):
+    """``ln -s ~/notes.txt r.csv.partial; check --out r.csv`` replaced notes.txt, outside the
+    run's folder, by the run's rows."""
+    victim = tmp_path / "elsewhere" / "notes.txt"
+    victim.parent.mkdir()
+    victim.write_text("precious\n")
+    (tmp_path / "r.csv.partial").symlink_to(victim)
+    code, _, err = run_cli([*CHECK, "--out", str(tmp_path / "r.csv")], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "symbolic link")
+    assert victim.read_text() == "precious\n"
+
+
+def test_the_partial_table_never_writes_through_a_link_that_appears_later(tmp_path):
+    """The check runs before the run; a link made afterwards is not followed either."""
+    victim = tmp_path / "notes.txt"
+    victim.write_text("precious\n")
+    table = PartialTable(tmp_path / "r.csv", ["a"])
+    table.check()
+    table.path.symlink_to(victim)
+    with pytest.raises(OSError, match="r.csv.partial"):
+        table.append({"a": 1})
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_partial_file_left_by_a_killed_run_is_replaced(tmp_path):
+    table = PartialTable(tmp_path / "r.csv", ["a"])
+    table.path.write_text("a\nold\n")
+    table.check()
+    table.append({"a": 1})
+    table.close()
+    assert table.path.read_text() == "a\n1\n"
+    assert stat.S_ISREG(os.lstat(table.path).st_mode)
