@@ -109,6 +109,9 @@ DEFAULT_TIME_LIMIT = 1200.0
 TRACEBACK_ENV_VAR = "INFPUSH_CVX_TRACEBACK"
 
 EXIT_DISAGREEMENT, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
+#: Largest --time-limit, in seconds (11.6 days): far beyond any solve of the catalog, and within
+#: what the clocks the limit is waited on accept (1e20 s overflowed them: exit 3).
+MAX_TIME_LIMIT = 1e6
 #: Largest --repeats of ``bench`` (``benchmarking.runner.MAX_REPEATS``; the CLI keeps its own
 #: copy so that ``--help`` does not import pandas).
 MAX_REPEATS = 1000
@@ -162,6 +165,10 @@ positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "a 
                                 "must be positive and finite")
 #: A positive integer (counts, sizes).
 positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must be at least 1")
+#: A time limit in seconds: positive, at most MAX_TIME_LIMIT.
+time_limit_seconds = _argument_type(float, lambda v: 0 < v <= MAX_TIME_LIMIT,
+                                    "a positive number",
+                                    f"must be positive and at most {MAX_TIME_LIMIT:g} s")
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
@@ -648,13 +655,13 @@ def _deprecated(new: str):
 
 
 def _add_time_limit(p, what: str) -> None:
-    p.add_argument("--time-limit", dest="time_limit", type=positive_float,
+    p.add_argument("--time-limit", dest="time_limit", type=time_limit_seconds,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
                         f"(default {DEFAULT_TIME_LIMIT:g}; for solvers without one, such as "
                         f"ECOS, see the top --help)")
-    p.add_argument("--timeout", dest="time_limit", type=positive_float, help=argparse.SUPPRESS,
-                   action=_deprecated("--time-limit"))
+    p.add_argument("--timeout", dest="time_limit", type=time_limit_seconds,
+                   help=argparse.SUPPRESS, action=_deprecated("--time-limit"))
 
 
 def _add_selection(p, native_default: str) -> None:

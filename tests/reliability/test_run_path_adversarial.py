@@ -99,3 +99,62 @@ def test_a_partial_file_left_by_a_killed_run_is_replaced(tmp_path):
     table.close()
     assert table.path.read_text() == "a\n1\n"
     assert stat.S_ISREG(os.lstat(table.path).st_mode)
+
+
+# -- time limits: any accepted value holds; the rest are usage errors -------------------------
+
+@pytest.mark.parametrize("command", [CHECK, BENCH, ["solve", LP, "--solver", "HIGHS"]])
+@pytest.mark.parametrize("value", ["1e20", "1e308", "inf", "nan", "0", "-1"])
+def test_a_time_limit_out_of_range_is_a_usage_error(command, value, no_solving, capsys):
+    """``--time-limit 1e20`` failed after the warm-up with exit 3 (an OverflowError of the
+    clock the executor waits on); 1e308 likewise."""
+    code, _, err = run_cli([*command, "--time-limit", value], capsys)
+    assert code == 2
+    one_line_error(err, "--time-limit", value)
+
+
+def test_the_executor_waits_for_a_huge_time_limit_in_pieces(monkeypatch):
+    """A library caller's Task(timeout=1e20) ran into the same overflow."""
+    from infpush_cvx.benchmarking import executors
+    from infpush_cvx.benchmarking.tasks import Task
+    waits = []
+    real_wait = executors.wait
+
+    def recording_wait(objects, timeout=None):
+        waits.append(timeout)
+        return real_wait(objects, timeout)
+    monkeypatch.setattr(executors, "wait", recording_wait)
+    [(_, row)] = list(executors.SerialExecutor(warmup=False).run(
+        [Task(LP, "cvxpy", "HIGHS", timeout=1e20)]))
+    assert row["status"] == "optimal", row.get("error")
+    assert max(w for w in waits if w is not None) <= executors.MAX_WAIT
+
+
+# -- Ctrl-C at once, while the workers still warm up -------------------------------------------
+
+def test_ctrl_c_while_the_workers_warm_up_kills_them_at_once(monkeypatch):
+    """``bench`` interrupted 3 s in (the workers importing and warming up) took 10.6 s to stop:
+    each worker was sent a stop message it does not read before it is ready, then waited for
+    5 s. Now every worker is killed."""
+    import signal
+    import time
+    from infpush_cvx.benchmarking import executors
+    from infpush_cvx.benchmarking.tasks import Task
+    started = []
+    real_worker = executors._Worker
+
+    def worker(*args, **kwargs):
+        started.append(real_worker(*args, **kwargs))
+        return started[-1]
+
+    def interrupted_wait(objects, timeout=None):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(executors, "_Worker", worker)
+    monkeypatch.setattr(executors, "wait", interrupted_wait)
+    tasks = [Task(LP, "cvxpy", "HIGHS", timeout=60.0, repeat=k) for k in range(2)]
+    begin = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        list(executors.ProcessExecutor(n_workers=2).run(tasks))
+    assert len(started) == 2
+    assert all(w.proc.exitcode == -signal.SIGKILL for w in started)
+    assert time.perf_counter() - begin < 4.5  # not 5 s a worker (measured: 0.3 s)
