@@ -508,9 +508,11 @@ def _figures_available() -> bool:
 
 
 def _report_dir(table) -> Path:
-    """``<stem>_report`` beside a results table (``<stem>.csv``, ``<stem>.parquet``)."""
+    """``<stem>_report`` beside a results table (``<stem>.csv``, ``<stem>.parquet``, or the
+    ``<stem>.csv.partial`` file of a run that did not end)."""
     from .benchmarking.runner import table_paths
-    csv = table_paths(table)["csv"]
+    table = Path(table)
+    csv = table_paths(table.with_suffix("") if table.suffix == ".partial" else table)["csv"]
     return csv.parent / (csv.stem + "_report")
 
 
@@ -577,8 +579,8 @@ def _report_inputs(args):
     table, curves = Path(args.table), Path(args.curves) if args.curves else None
     if is_curves_path(table):
         curves, table = curves or table, results_path_of(table)
-    elif table.suffix not in (".csv", ".parquet"):  # a stem: its Parquet file, else its CSV
-        pair = table_paths(table)
+    elif table.suffix not in (".csv", ".parquet", ".partial"):
+        pair = table_paths(table)  # a stem: its Parquet file, else its CSV file
         table = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
     return table, curves if curves is not None else curves_path_of(table)
 
@@ -598,7 +600,9 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else _report_dir(table)
     figure = _figures_available()
     paths = _report_paths(out, args.metric)
-    _check_writable([paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])])
+    outputs = [paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])]
+    _check_writable(outputs)
+    _check_not_an_input(outputs, {"table": table, "curves": curves_file})
     sources = {"results": str(table), **({"curves": str(curves_file)} if curves_file else {})}
     with _working("report"):
         written, errors = _write_reports(df, out, args.metric, args.problems_set, figure,
@@ -608,6 +612,19 @@ def _cmd_report(args) -> int:
     if errors:
         raise errors[0]
     return 0
+
+
+def _check_not_an_input(outputs, inputs: dict) -> None:
+    """ValueError naming --out when an output file is one of the ``inputs`` (``{role: path}``):
+    ``report run/comparison.csv --out run`` replaced the table it read by its comparison."""
+    for out in outputs:
+        for role, path in inputs.items():
+            if path is None or not out.exists():
+                continue
+            with contextlib.suppress(OSError):
+                if os.path.samefile(out, path):
+                    raise ValueError(f"--out: {out} is the {role} the report reads ({path}); "
+                                     f"choose another --out")
 
 
 def _cmd_experiments(args) -> int:

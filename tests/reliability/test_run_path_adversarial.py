@@ -158,3 +158,66 @@ def test_ctrl_c_while_the_workers_warm_up_kills_them_at_once(monkeypatch):
     assert len(started) == 2
     assert all(w.proc.exitcode == -signal.SIGKILL for w in started)
     assert time.perf_counter() - begin < 4.5  # not 5 s a worker (measured: 0.3 s)
+
+
+# -- report: what it reads is checked, and never replaced ---------------------------------------
+
+def _results(tmp_path, name="run.csv", **changes):
+    row = {"problem": "p1", "kind": "cvxpy", "solver": "CLARABEL", "repeat": 0,
+           "status": "optimal", "agrees": True, "objective": 1.0, "reference": 1.0,
+           "rel_error": 0.0, "gap": None, "iterations": 10, "compile_time": 0.0,
+           "setup_time": 0.0, "solve_time": 0.1, "time": 0.1}
+    path = tmp_path / name
+    pd.DataFrame([row, {**row, "solver": "ECOS", **changes}]).to_csv(path, index=False)
+    return path
+
+
+def test_report_refuses_to_replace_the_table_it_reads(tmp_path, capsys):
+    """``report run/comparison.csv --out run`` replaced the results table by its comparison."""
+    table = _results(tmp_path, "comparison.csv")
+    before = table.read_bytes()
+    code, _, err = run_cli(["report", str(table), "--out", str(tmp_path)], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "comparison.csv")
+    assert table.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["comparison.csv"]
+
+
+@pytest.mark.parametrize("column", ["time", "objective", "reference", "gap", "iterations"])
+def test_report_names_the_column_of_a_text_value(column, tmp_path, capsys):
+    """``report`` on a table with "abc" in a numeric column failed with exit 3 (TypeError:
+    dtype 'str' does not support operation 'median')."""
+    table = _results(tmp_path, **{column: "abc"})
+    code, _, err = run_cli(["report", str(table), "--out", str(tmp_path / "r")], capsys)
+    assert code == 2
+    one_line_error(err, str(table), repr(column), "'abc'", "data row 2")
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_reads_the_partial_file_of_a_run_that_did_not_end(tmp_path, capsys, caplog):
+    """``report r.csv.partial`` said that ``r.csv.partial.csv`` did not exist; a run killed
+    while it appended a row leaves that row cut."""
+    partial = _results(tmp_path, "r.csv.partial")
+    with open(partial, "a") as fh:
+        fh.write("p2,cvxpy,SC")
+    code, out, err = run_cli(["report", str(partial)], capsys)
+    assert code == 0, err
+    assert "last line was cut" in caplog.text
+    comparison = pd.read_csv(tmp_path / "r_report" / "comparison.csv")
+    assert sorted(comparison["solver"]) == ["CLARABEL", "ECOS"]
+
+
+def test_report_says_a_fifo_is_not_a_regular_file(tmp_path, capsys):
+    fifo = tmp_path / "t.csv"
+    os.mkfifo(fifo)
+    code, _, err = run_cli(["report", str(fifo), "--out", str(tmp_path / "r")], capsys)
+    assert code == 2
+    one_line_error(err, str(fifo), "not a regular file")
+
+
+def test_report_names_metadata_that_is_not_json(tmp_path, capsys):
+    table = _results(tmp_path)
+    (tmp_path / "run.json").write_text('{"a":')
+    code, _, err = run_cli(["report", str(table), "--out", str(tmp_path / "r")], capsys)
+    assert code == 0
+    assert "run metadata not used" in err and str(tmp_path / "run.json") in err
