@@ -72,7 +72,8 @@ the previous file, never a partial one) and the .partial file is then removed. N
 printed before it is saved. A file that cannot be written (a full disk) is named in the error,
 and the .partial file keeps the rows. Ctrl-C (SIGINT) or SIGTERM stops the run at once: the
 rows that finished and an "interrupted" row for each solve that was running are saved, and the
-exit status is 130 (143 for SIGTERM). Without pyarrow (the parquet extra) bench writes CSV
+exit status is 130 (143 for SIGTERM); SIGHUP (the terminal closed) too, exit status 129, unless
+it is ignored (nohup). Without pyarrow (the parquet extra) bench writes CSV
 tables only, without matplotlib (the plots extra) no figure; both say so.
 
 Exit status: 0 success, suboptimal answers included (a fixed iteration budget, a time limit, a
@@ -81,8 +82,8 @@ solver that stopped without a certificate: the rows and the summary say how far 
 solve could not run (an exception, a worker that died); 2 usage error (bad arguments or
 values, unreadable or malformed input, unwritable output), reported as one line naming the
 argument or file; 3 unexpected failure, one line (--traceback, or INFPUSH_CVX_TRACEBACK=1,
-prints the full traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); 141 the
-reader of the output went away (| head).
+prints the full traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up
+(SIGHUP); 141 the reader of the output went away (| head).
 """
 
 from __future__ import annotations
@@ -118,13 +119,18 @@ MAX_REPEATS = 1000
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so a run stops as on Ctrl-C: its finished rows are
-    saved, its temporary files removed, and the exit status is 128 + 15."""
+    """SIGTERM (or SIGHUP: the terminal closed), raised where the program is, so a run stops as
+    on Ctrl-C: its finished rows are saved, its temporary files removed, and the exit status is
+    128 + the signal's number (143, 129)."""
 
     signum = signal.SIGTERM
 
+    def __init__(self, signum=signal.SIGTERM):
+        super().__init__()
+        self.signum = signal.Signals(signum)
+
     def __str__(self):
-        return "SIGTERM"
+        return self.signum.name
 
 
 class CommandFailed(Exception):
@@ -246,11 +252,12 @@ def _save_final(write, partial):
 
 
 def _save_interrupted(stopped, write, partial, where) -> None:
-    """A run stopped by Ctrl-C or SIGTERM: save what it did (``write()``), say so on stderr,
-    and stop (re-raise, exit 130 or 143)."""
+    """A run stopped by Ctrl-C, SIGTERM or SIGHUP: save what it did (``write()``; a second
+    signal meanwhile is ignored, :func:`_signals_stop_the_run`), say so on stderr, and stop
+    (re-raise, exit 130, 143 or 129)."""
     table = stopped.run.table
     if table.empty:  # nothing started: keep the previous files as they are
-        print("no solve had started; nothing saved", file=sys.stderr)
+        _tell("no solve had started; nothing saved")
         raise stopped
     cut = int((table["status"] == "interrupted").sum())
     try:
@@ -259,8 +266,15 @@ def _save_interrupted(stopped, write, partial, where) -> None:
     except OSError as exc:
         saved = f"not saved: {_one_line(exc)}"
     solves = "solve" if len(table) == 1 else "solves"
-    print(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}", file=sys.stderr)
+    _tell(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}")
     raise stopped
+
+
+def _tell(message: str) -> None:
+    """``message`` on stderr, if it can still be written (after SIGHUP the terminal is gone)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(message, file=sys.stderr)
+
 
 
 def _cmd_check(args) -> int:
@@ -384,13 +398,14 @@ def _cmd_generate(args) -> int:
     from .benchmarking.instances import save_instance
     from .files import check_writable
     known = catalog.load_catalog().instances
-    names = args.instances or list(known)
+    names = list(dict.fromkeys(args.instances or known))  # each once
     for name in names:  # every name before the first file
         check_choice(name, "instance", known)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is a file, expected a folder")
-    check_writable(out / f"{names[0]}.npz", name="--out")
+        raise ValueError(f"--out: {out} is not a folder")
+    for name in names:  # every file before the first is written
+        check_writable(out / f"{name}.npz", name="--out")
     with _working("generate"):
         for name in names:
             path = save_instance(name, out)
@@ -851,8 +866,9 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", None) or getattr(getattr(exc, "cause", None), "signum",
                                                          None) or signal.SIGINT
-        print(f"{prog}: {'terminated' if signum == signal.SIGTERM else 'interrupted'}",
-              file=sys.stderr)
+        _tell(f"{prog}: " + ("interrupted" if signum == signal.SIGINT else "terminated"
+                             if signum == signal.SIGTERM else
+                             f"stopped by {signal.Signals(signum).name}"))
         return 128 + int(signum)
     except BrokenPipeError:
         # the reader went away (``infpush-cvx list | head``): stop quietly, with the status of a
@@ -924,22 +940,46 @@ def _named_stdout():
             sys.stdout = stream
 
 
-def _raise_terminated(signum, frame):
-    raise Terminated()
+def _stop(signum, frame):
+    """The first SIGINT, SIGTERM or SIGHUP: stop the run (KeyboardInterrupt, or
+    :class:`Terminated`), and ignore the next ones while it saves what it did (a second Ctrl-C
+    a moment after the first cut the save short: the final table was never written)."""
+    for handled in list(_STOP_HANDLED):
+        signal.signal(handled, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+#: The signals :func:`_stop` handles while a command runs.
+_STOP_HANDLED: set = set()
 
 
 @contextlib.contextmanager
-def _sigterm_stops_the_run():
-    """SIGTERM raises :class:`Terminated` while the command runs (main thread only), so the run
-    stops as on Ctrl-C, saving its rows and removing its temporary files."""
+def _signals_stop_the_run():
+    """SIGINT, SIGTERM, and SIGHUP (the terminal closed; unless ignored, as under ``nohup``)
+    call :func:`_stop` while the command runs (main thread only), so the run stops as on Ctrl-C,
+    saving its rows, removing its temporary files and killing its workers (SIGHUP's default
+    action ended the process at once and left them solving). SIGINT and SIGHUP are left as
+    they are when their handler is not the default (ignored for a background job, or by
+    ``nohup``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    if hasattr(signal, "SIGHUP"):
+        defaults[signal.SIGHUP] = signal.SIG_DFL
+    previous = {}
+    for signum, default in defaults.items():
+        if signum == signal.SIGTERM or signal.getsignal(signum) is default:
+            previous[signum] = signal.signal(signum, _stop)
+    _STOP_HANDLED.update(previous)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _STOP_HANDLED.difference_update(previous)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -969,7 +1009,7 @@ def _in_command_line_words(message: str) -> str:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    with _sigterm_stops_the_run():
+    with _signals_stop_the_run():
         return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
 
 

@@ -11,9 +11,9 @@ folder (:func:`remove_stale_temporaries`: temporary names carry their process's 
 
 The write goes *through* the target (:func:`real_target`): a symbolic link is followed
 (``os.path.realpath``) so the file it points to is replaced and the link stays; a target that
-exists and is not a regular file (a device such as ``/dev/null``, a FIFO, a folder) is refused
-with a ValueError naming it, before anything is written. An ``OSError`` of the write (a full
-disk, ``errno.ENOSPC``) names the target file.
+exists and is not a regular file (a device such as ``/dev/null``, a FIFO, a folder), or a loop of
+symbolic links, is refused with a ValueError naming it, before anything is written. An
+``OSError`` of the write (a full disk, ``errno.ENOSPC``) names the target file.
 
     with atomic_path("table.parquet") as tmp:   # for writers that take a path
         df.to_parquet(tmp)
@@ -30,6 +30,7 @@ on disk while the run goes on.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import socket
@@ -60,13 +61,17 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
 def real_target(path) -> Path:
     """The file a write to ``path`` replaces: ``path`` with its symbolic links followed
     (``os.path.realpath``). ValueError naming ``path`` when that exists and is not a regular
-    file (a device, a FIFO, a folder): replacing it by a regular file would destroy it."""
+    file (a device, a FIFO, a folder): replacing it by a regular file would destroy it; or
+    when the links loop."""
     path = Path(path)
     real = Path(os.path.realpath(path))
     try:
         mode = os.stat(real).st_mode
-    except OSError:  # missing (the write creates it), or not reachable (the write says so)
-        return real
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # no write could ever reach it: say so before any work
+            raise ValueError(f"{path}: a loop of symbolic links; refusing to write through "
+                             f"it") from None
+        return real  # missing (the write creates it), or not reachable (the write says so)
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         shown = str(path) if real == path.absolute() else f"{path} (-> {real})"

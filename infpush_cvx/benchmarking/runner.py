@@ -249,8 +249,8 @@ def _tidy(rows) -> pd.DataFrame:
             df[col] = None
     df = df[COLUMNS + version_cols]
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
-                "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam", "primal_residual",
-                "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
+                "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam",
+                "primal_residual", "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     for col in ("iterations", "nnz_w", "seed", "m", "n", "d", "nnz"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")

@@ -3,6 +3,7 @@ never lost, paths kept in their folders, time limits, one-line errors, Ctrl-C at
 inputs the first round of tests did not use. Each test names the reproducer it came from."""
 
 import os
+import signal
 import stat
 from pathlib import Path
 
@@ -136,7 +137,6 @@ def test_ctrl_c_while_the_workers_warm_up_kills_them_at_once(monkeypatch):
     """``bench`` interrupted 3 s in (the workers importing and warming up) took 10.6 s to stop:
     each worker was sent a stop message it does not read before it is ready, then waited for
     5 s. Now every worker is killed."""
-    import signal
     import time
     from infpush_cvx.benchmarking import executors
     from infpush_cvx.benchmarking.tasks import Task
@@ -221,3 +221,91 @@ def test_report_names_metadata_that_is_not_json(tmp_path, capsys):
     code, _, err = run_cli(["report", str(table), "--out", str(tmp_path / "r")], capsys)
     assert code == 0
     assert "run metadata not used" in err and str(tmp_path / "run.json") in err
+
+
+# -- SIGHUP, and a second signal while the run saves ---------------------------------------------
+
+SLOW = "pnorm_planted_m_64"   # CLARABEL and ECOS in about 0.1 s, SCS several seconds
+SLOW_CHECK = ["check", "--problems", SLOW, "--cvxpy", "CLARABEL", "ECOS", "SCS", "--native",
+              "--no-progress"]
+
+
+@pytest.mark.parametrize("signals, code", [((signal.SIGHUP,), 129),
+                                           ((signal.SIGINT, signal.SIGINT), 130),
+                                           ((signal.SIGINT, signal.SIGTERM), 130)])
+def test_a_hang_up_or_a_second_signal_still_saves_the_run(signals, code, tmp_path):
+    """SIGHUP (the terminal closed) killed ``check`` and ``bench`` at once: no final table, no
+    message, the workers left solving. A second Ctrl-C 20 ms after the first cut the save
+    short: the final table was never written."""
+    import subprocess
+    import sys
+    import time
+    from infpush_cvx.benchmarking.partial import partial_path
+    out = tmp_path / "x.csv"
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    with open(tmp_path / "stderr.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "infpush_cvx.cli", *SLOW_CHECK, "--out",
+                                 str(out)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=log, start_new_session=True)
+    partial, deadline = partial_path(out), time.monotonic() + 120
+    while not (partial.exists() and partial.read_text().count("\n") >= 3):  # header, 2 rows
+        assert proc.poll() is None and time.monotonic() < deadline, \
+            (tmp_path / "stderr.log").read_text()
+        time.sleep(0.05)
+    time.sleep(0.3)  # SCS is solving
+    for k, signum in enumerate(signals):
+        if k:
+            time.sleep(0.02)
+        os.killpg(proc.pid, signum)
+    assert proc.wait(timeout=60) == code, (tmp_path / "stderr.log").read_text()
+    err = (tmp_path / "stderr.log").read_text()
+    assert "2 finished and 1 interrupted solves saved" in err, err
+    table = pd.read_csv(out)
+    assert list(table["status"]) == ["optimal", "optimal", "interrupted"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stderr.log", "x.csv"]
+    # no worker is left solving: they die with the run (a zombie not reaped yet is gone too)
+    time.sleep(0.5)
+    left = subprocess.run(["ps", "-o", "stat=", "-s", str(proc.pid)], capture_output=True,
+                          text=True).stdout.split()
+    assert [state for state in left if not state.startswith("Z")] == []
+
+
+# -- outputs: a loop of links, and generate's every file, refused before any work --------------
+
+def _loop(tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    return tmp_path / "a"
+
+
+@pytest.mark.parametrize("command", [CHECK, BENCH, ["prox", "--sizes", "10", "--repeats", "1"]])
+def test_a_loop_of_symbolic_links_as_out_is_refused_before_any_work(command, no_solving,
+                                                                     tmp_path, capsys,
+                                                                     monkeypatch):
+    """``check --out loop`` (loop -> other -> loop) solved everything, then failed to save
+    (ELOOP; the rows left in loop.partial); ``bench --out loop`` failed at its first row."""
+    from infpush_cvx.benchmarking import prox_timing
+    monkeypatch.setattr(prox_timing, "time_projection",
+                        lambda *a, **k: pytest.fail("prox timed before checking --out"))
+    loop = _loop(tmp_path)
+    code, _, err = run_cli([*command, "--out", str(loop)], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "loop of symbolic links")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]
+
+
+def test_generate_checks_every_file_before_writing_the_first(tmp_path, capsys):
+    """``generate --instances planted_s planted_m`` with a FIFO at planted_m.npz wrote
+    planted_s.npz, then failed with exit 3."""
+    os.mkfifo(tmp_path / "planted_m.npz")
+    code, _, err = run_cli(["generate", "--instances", "planted_s", "planted_m", "--out",
+                            str(tmp_path)], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "planted_m.npz", "FIFO")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planted_m.npz"]
+
+
+def test_generate_writes_a_repeated_instance_once(tmp_path, capsys):
+    code, out, _ = run_cli(["generate", "--instances", "planted_s", "planted_s", "--out",
+                            str(tmp_path)], capsys)
+    assert code == 0 and out.count("planted_s") == 2  # one line: name, then path
