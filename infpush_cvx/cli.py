@@ -113,6 +113,9 @@ EXIT_DISAGREEMENT, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
 #: Largest --time-limit, in seconds (11.6 days): far beyond any solve of the catalog, and within
 #: what the clocks the limit is waited on accept (1e20 s overflowed them: exit 3).
 MAX_TIME_LIMIT = 1e6
+#: Largest --workers: 4 per CPU. Each worker is a Python process with CVXPY and the solvers
+#: loaded (about 250 MB); --workers 10000 with enough tasks started that many at once.
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
 #: Largest --repeats of ``bench`` (``benchmarking.runner.MAX_REPEATS``; the CLI keeps its own
 #: copy so that ``--help`` does not import pandas).
 MAX_REPEATS = 1000
@@ -175,6 +178,13 @@ positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must
 time_limit_seconds = _argument_type(float, lambda v: 0 < v <= MAX_TIME_LIMIT,
                                     "a positive number",
                                     f"must be positive and at most {MAX_TIME_LIMIT:g} s")
+#: A target relative gap: in (0, 1); 1e308 made the agreement tolerance (2 tol) infinite, so
+#: that any answer agreed with its stored value.
+gap_tolerance = _argument_type(float, lambda v: 0 < v < 1, "a number in (0, 1)",
+                               "must be in (0, 1), a relative gap")
+#: Worker processes: 1 to MAX_WORKERS.
+worker_count = _argument_type(int, lambda v: 1 <= v <= MAX_WORKERS, "a positive integer",
+                              f"must be between 1 and {MAX_WORKERS} (4 per CPU)")
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
@@ -710,7 +720,7 @@ def _add_selection(p, native_default: str) -> None:
                    help=f"project solver methods, labels or modules, e.g. fista, "
                         f"infinite_push.working_set, rank2plan (default: {native_default}; give "
                         f"none for no project solver)")
-    p.add_argument("--tol", type=positive_float, default=1e-6,
+    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
                    help="target gap of project solvers (default 1e-6)")
 
 
@@ -777,7 +787,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="any installed CVXPY solver (CLARABEL, ECOS, SCS, HIGHS, OSQP, ...) or "
                         "project solver method (infinite_push.working_set, ranksvm.fista, "
                         "rank2plan.ccg, ...)")
-    p.add_argument("--tol", type=positive_float, default=1e-6,
+    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
                    help="target gap of project solvers")
     _add_time_limit(p, "the solve")
     _add_verbose(p)
@@ -790,7 +800,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")
-    p.add_argument("--workers", type=positive_int, help="worker processes (default: CPU count)")
+    p.add_argument("--workers", type=worker_count,
+                   help=f"worker processes (default: CPU count; at most {MAX_WORKERS})")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--curves", action="store_true",

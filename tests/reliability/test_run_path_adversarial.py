@@ -309,3 +309,19 @@ def test_generate_writes_a_repeated_instance_once(tmp_path, capsys):
     code, out, _ = run_cli(["generate", "--instances", "planted_s", "planted_s", "--out",
                             str(tmp_path)], capsys)
     assert code == 0 and out.count("planted_s") == 2  # one line: name, then path
+
+
+# -- bounds of the other numeric options ----------------------------------------------------------
+
+@pytest.mark.parametrize("argv, option", [
+    ([*BENCH, "--tol", "1e308"], "--tol"), ([*CHECK, "--tol", "1"], "--tol"),
+    (["solve", LP, "--solver", "HIGHS", "--tol", "2"], "--tol"),
+    ([*BENCH[:-3], "--workers", "100000"], "--workers"),
+    ([*BENCH[:-3], "--workers", "0"], "--workers")])
+def test_tolerances_and_workers_out_of_range_are_usage_errors(argv, option, no_solving,
+                                                              capsys):
+    """``--tol 1e308`` made the agreement tolerance infinite (``tolerance inf``: any answer
+    agreed); ``--workers 100000`` would start one process per task, 250 MB each."""
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    one_line_error(err, option)
