@@ -185,6 +185,8 @@ gap_tolerance = _argument_type(float, lambda v: 0 < v < 1, "a number in (0, 1)",
 #: Worker processes: 1 to MAX_WORKERS.
 worker_count = _argument_type(int, lambda v: 1 <= v <= MAX_WORKERS, "a positive integer",
                               f"must be between 1 and {MAX_WORKERS} (4 per CPU)")
+#: An output path: not empty (``--out ""`` wrote into the working folder).
+output_path = _argument_type(str, lambda v: bool(v.strip()), "a path", "must not be empty")
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
@@ -746,7 +748,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
                    action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
-    p.add_argument("--out", default="results/comparison.csv",
+    p.add_argument("--out", type=output_path, default="results/comparison.csv",
                    help="CSV output path (default results/comparison.csv; a symbolic link is "
                         "written through; rows are appended to OUT.partial as solves end)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -778,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help="write catalog instances to .npz files with fingerprints")
     p.add_argument("--instances", nargs="+", metavar="NAME", help="instance names (default: all)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", type=output_path, required=True, help="output directory")
     p.set_defaults(func=_cmd_generate)
 
     p = sub.add_parser("solve", help="solve one catalog problem with one solver")
@@ -807,7 +809,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--curves", action="store_true",
                    help="also save the project solvers' convergence curves (one row per "
                         "iteration: objective, gap, time) to OUT/<run>_curves.csv/.parquet")
-    p.add_argument("--out", default="results/bench", metavar="OUT",
+    p.add_argument("--out", type=output_path, default="results/bench", metavar="OUT",
                    help="folder of the runs (default results/bench; a .csv or .parquet suffix "
                         "is dropped): every run writes new files OUT/<UTC time>_<id>.csv, "
                         ".parquet and .json (metadata) and the folder OUT/<UTC time>_<id>_report/"
@@ -827,7 +829,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--curves", metavar="FILE",
                    help="convergence curves (bench --curves) for the suboptimality figures "
                         "(default: <run>_curves.parquet or .csv beside the table, if any)")
-    p.add_argument("--out", help="output directory (default: <table>_report)")
+    p.add_argument("--out", type=output_path, help="output directory (default: <table>_report)")
     p.add_argument("--metric", default="time",
                    choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],
                    help="performance measure of the profiles (default: total time)")
@@ -854,7 +856,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="timed calls per case (default 5)")
     p.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the Gaussian matrices")
-    p.add_argument("--out", help="CSV output path")
+    p.add_argument("--out", type=output_path, help="CSV output path")
     p.set_defaults(func=_cmd_prox)
 
     for p in sub.choices.values():  # after the subcommand too; SUPPRESS keeps the top's value

@@ -325,3 +325,15 @@ def test_tolerances_and_workers_out_of_range_are_usage_errors(argv, option, no_s
     code, _, err = run_cli(argv, capsys)
     assert code == 2
     one_line_error(err, option)
+
+
+@pytest.mark.parametrize("argv", [CHECK, BENCH, ["generate", "--instances", "planted_s"],
+                                  ["prox", "--sizes", "10"], ["report", "t.csv"]])
+def test_an_empty_out_is_a_usage_error(argv, no_solving, tmp_path, capsys, monkeypatch):
+    """``bench --out ""`` wrote the run's files into the working folder, ``report`` and
+    ``generate`` too."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli([*argv, "--out", ""], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "empty")
+    assert list(tmp_path.iterdir()) == []
