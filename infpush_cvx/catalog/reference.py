@@ -244,7 +244,12 @@ def _parse_record(data: bytes, path) -> object:
 
 
 def _write_record(path: Path, record: dict) -> None:
-    """Write a record atomically; NaN and infinity are refused, never written."""
+    """Write a record atomically, in its folder: ValueError naming ``path`` when it is a
+    symbolic link (``regenerate --accept-changes`` replaced the file a link in the reference
+    folder pointed to, wherever it was); NaN and infinity are refused, never written."""
+    if os.path.islink(path):
+        raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)}); a stored record "
+                         f"is written in the reference folder only: remove the link first")
     write_text_atomic(path, json.dumps(record, indent=2, allow_nan=False) + "\n")
 
 

@@ -337,3 +337,16 @@ def test_an_empty_out_is_a_usage_error(argv, no_solving, tmp_path, capsys, monke
     assert code == 2
     one_line_error(err, "--out", "empty")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_regenerate_never_writes_through_a_link_in_the_reference_folder(tmp_path):
+    """A record that is a link to a file elsewhere: ``reference regenerate --accept-changes``
+    replaced that file, outside the reference folder, by the new record."""
+    from infpush_cvx.catalog import reference
+    folder, elsewhere = tmp_path / "refs", tmp_path / "elsewhere.txt"
+    folder.mkdir()
+    elsewhere.write_text("precious\n")
+    (folder / f"{LP}.json").symlink_to(elsewhere)
+    with pytest.raises(ValueError, match="symbolic link"):
+        reference.regenerate([LP], accept_changes=True, directory=folder)
+    assert elsewhere.read_text() == "precious\n"
