@@ -90,6 +90,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import logging
 import math
 import os
@@ -1019,7 +1021,50 @@ def _in_command_line_words(message: str) -> str:
     return message
 
 
+class _ClosedStream:
+    """The standard output when it was closed (``infpush-cvx list >&-``: ``sys.stdout`` is None):
+    a write fails naming it (EBADF), a usage error (exit 2), not an AttributeError (exit 3)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _closed(self, *args):
+        raise OSError(errno.EBADF, "closed", self.name)
+
+    write = _closed
+
+    def flush(self):  # nothing was written; Python flushes at exit
+        pass
+
+    def fileno(self):
+        raise io.UnsupportedOperation(f"{self.name} is closed")
+
+    def isatty(self):
+        return False
+
+
+def _standard_streams() -> None:
+    """A closed stdout writes nowhere with an error (:class:`_ClosedStream`); a closed stderr
+    (``2>&-``) becomes /dev/null: the progress bar and messages are lost, not the run (the
+    progress bar's first write failed and ended ``check`` with exit 1 and no message). The
+    closed descriptors 0-2 are opened on /dev/null first, so that no file the run opens (its
+    .partial table) takes their number and receives what a solver prints."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream(STDOUT)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
 def main(argv=None) -> int:
+    _standard_streams()
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     with _signals_stop_the_run():

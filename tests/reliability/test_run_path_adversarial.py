@@ -350,3 +350,35 @@ def test_regenerate_never_writes_through_a_link_in_the_reference_folder(tmp_path
     with pytest.raises(ValueError, match="symbolic link"):
         reference.regenerate([LP], accept_changes=True, directory=folder)
     assert elsewhere.read_text() == "precious\n"
+
+
+# -- closed standard streams --------------------------------------------------------------------
+
+def _run_closed(argv, fd, tmp_path):
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, "-m", "infpush_cvx.cli", *argv], cwd=tmp_path,
+                          env=env, capture_output=fd != 2, preexec_fn=lambda: os.close(fd),
+                          timeout=300)
+
+
+def test_a_closed_stdout_keeps_the_table_and_is_named(tmp_path):
+    """``infpush-cvx list >&-`` and ``check ... >&-`` failed with exit 3, an AttributeError."""
+    proc = _run_closed(["list"], 1, tmp_path)
+    assert proc.returncode == 2
+    one_line_error(proc.stderr.decode(), "<stdout>")
+    out = tmp_path / "c.csv"
+    proc = _run_closed([*CHECK, "--out", str(out)], 1, tmp_path)
+    assert proc.returncode == 2, proc.stderr.decode()
+    assert pd.read_csv(out)["agrees"].all()
+
+
+def test_a_closed_stderr_loses_the_messages_not_the_run(tmp_path):
+    """``check ... 2>&-`` ended with exit 1 and no table: the progress bar's first write to the
+    closed stderr failed; ``solve nope --solver X 2>&-`` exited 1, not 2."""
+    out = tmp_path / "c.csv"
+    proc = _run_closed([*CHECK[:-1], "--out", str(out)], 2, tmp_path)  # with the progress bar
+    assert proc.returncode == 0
+    assert pd.read_csv(out)["agrees"].all()
+    assert _run_closed(["solve", "nope", "--solver", "X"], 2, tmp_path).returncode == 2
