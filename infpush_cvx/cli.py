@@ -213,6 +213,13 @@ def configure_logging(verbosity: int = 0) -> None:
     handler.setLevel(level)
 
 
+def _reference_folder() -> None:
+    """The stored values' folder exists (a mistyped INFPUSH_CVX_REFERENCE_DIR is a usage error
+    before any solve, not a "disagrees" row for every solve)."""
+    from .catalog import reference
+    reference.check_directory()
+
+
 def _quiet_start(args) -> None:
     """Start of a solving command: its log level, and no HiGHS banner in its output."""
     from .catalog.cvxpy_solvers import silence_highs_banner
@@ -300,6 +307,7 @@ def _cmd_check(args) -> int:
     from .files import check_writable
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
+    _reference_folder()
     solvers = cvxpy_solvers.resolve(args.cvxpy)
     native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
     if not solvers and not native:
@@ -349,6 +357,8 @@ def _cmd_reference(args) -> int:
     ids = args.only or catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
+    if args.action == "verify":
+        _reference_folder()
     if args.action in ("regenerate", "migrate"):
         try:
             if args.action == "migrate":
@@ -457,6 +467,7 @@ def _cmd_solve(args) -> int:
     from .benchmarking.tasks import Task
     _quiet_start(args)
     kind, solver = _resolve_solver(args.problem, args.solver)
+    _reference_folder()
     from .catalog.reference import load_reference
     load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
@@ -561,6 +572,7 @@ def _cmd_bench(args) -> int:
     from .benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
+    _reference_folder()
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
     tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native, repeats=args.repeats,

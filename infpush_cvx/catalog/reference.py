@@ -289,6 +289,20 @@ def _in_source_checkout() -> bool:
     return (PACKAGED_REFERENCE_DIR.parents[2] / "pyproject.toml").is_file()
 
 
+def check_directory(directory: str | os.PathLike | None = None) -> Path:
+    """The reference folder read when no ``directory`` is given (:data:`REFERENCE_DIR`), or
+    ``directory``; ValueError naming it (and :data:`REFERENCE_DIR_ENV_VAR`) when it is not an
+    existing folder: a mistyped ``INFPUSH_CVX_REFERENCE_DIR`` made every solve "disagree" with
+    a stored value it could not find (exit 1), and a file there failed on every record."""
+    target = Path(directory or REFERENCE_DIR)
+    if not target.is_dir():
+        what = "is not a folder" if os.path.lexists(target) else "does not exist"
+        source = "" if directory or target == PACKAGED_REFERENCE_DIR else \
+            f" (set by {REFERENCE_DIR_ENV_VAR})"
+        raise ValueError(f"reference folder {target}{source} {what}")
+    return target
+
+
 def writable_directory(directory: str | os.PathLike | None = None) -> Path:
     """The reference folder that :func:`regenerate` and :func:`migrate` write to: ``directory``,
     else :data:`REFERENCE_DIR`.

@@ -382,3 +382,22 @@ def test_a_closed_stderr_loses_the_messages_not_the_run(tmp_path):
     assert proc.returncode == 0
     assert pd.read_csv(out)["agrees"].all()
     assert _run_closed(["solve", "nope", "--solver", "X"], 2, tmp_path).returncode == 2
+
+
+@pytest.mark.parametrize("argv", [CHECK, BENCH, ["solve", LP, "--solver", "HIGHS"],
+                                  ["reference", "verify", "--only", LP]])
+@pytest.mark.parametrize("make, words", [(lambda p: None, "does not exist"),
+                                         (lambda p: p.write_text("x"), "is not a folder")])
+def test_a_reference_folder_that_is_not_one_is_a_usage_error(argv, make, words, no_solving,
+                                                             tmp_path, monkeypatch, capsys):
+    """INFPUSH_CVX_REFERENCE_DIR mistyped: every solve "disagreed" with a value it could not
+    find (exit 1); set to a file, the error named a record, not the variable."""
+    from infpush_cvx.catalog import reference
+    folder = tmp_path / "refs"
+    make(folder)
+    monkeypatch.setattr(reference, "REFERENCE_DIR", folder)
+    monkeypatch.setattr(reference, "verify", lambda *a, **k: pytest.fail("verified"))
+    code, _, err = run_cli([*argv, "--out", str(tmp_path / "o")] if argv[0] in ("check", "bench")
+                           else argv, capsys)
+    assert code == 2
+    one_line_error(err, str(folder), words, "INFPUSH_CVX_REFERENCE_DIR")
