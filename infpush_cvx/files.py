@@ -85,6 +85,15 @@ def _owner_tag() -> str:
     return f"{os.getpid()}@{host}"
 
 
+#: The most characters of the target's name a temporary name repeats: a target named with 250
+#: characters (file systems allow 255) was refused, its temporary name being too long.
+_NAME_IN_TEMPORARY = 100
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name[:_NAME_IN_TEMPORARY]}.{_owner_tag()}."
+
+
 #: A temporary name made here: ``.<target name>.<pid>@<host>.<random>.tmp<suffix>`` (or
 #: ``.probe`` for :func:`check_writable`'s probe).
 _TEMPORARY = re.compile(r"^\..+\.(?P<pid>\d+)@(?P<host>[A-Za-z0-9-]+)\.[^.]+\.(tmp|probe)")
@@ -149,7 +158,7 @@ def atomic_path(path, *, suffix: str | None = None):
         real.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(real.parent)
         # ".tmp" before the real suffix, so writers that read the extension still see it
-        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.{_owner_tag()}.",
+        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=_temporary_prefix(real),
                                    suffix=".tmp" + (path.suffix if suffix is None else suffix))
         os.close(fd)
         yield Path(tmp)
@@ -213,7 +222,7 @@ def check_writable(path, *, name: str = "out") -> Path:
         raise ValueError(f"{name}: cannot write to {path}: {folder} is not a folder")
     try:
         if folder == real.parent:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{real.name}.{_owner_tag()}.",
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(real),
                                        suffix=".probe")
             os.close(fd)
             os.unlink(tmp)

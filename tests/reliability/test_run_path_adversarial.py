@@ -401,3 +401,17 @@ def test_a_reference_folder_that_is_not_one_is_a_usage_error(argv, make, words, 
                            else argv, capsys)
     assert code == 2
     one_line_error(err, str(folder), words, "INFPUSH_CVX_REFERENCE_DIR")
+
+
+def test_a_long_file_name_is_written_and_a_too_long_partial_name_refused_first(
+        tmp_path, no_solving, capsys):
+    """A 250-character --out name (255 allowed) was refused: the temporary file's name, which
+    repeated it, was too long. A name whose .partial file cannot exist is refused before any
+    solve, naming that file."""
+    from infpush_cvx.files import write_text_atomic
+    long_name = tmp_path / ("a" * 246 + ".csv")
+    write_text_atomic(long_name, "x\n")
+    assert long_name.read_text() == "x\n" and list(tmp_path.iterdir()) == [long_name]
+    code, _, err = run_cli([*CHECK, "--out", str(long_name)], capsys)
+    assert code == 2
+    one_line_error(err, "--out", ".partial", "too long")
