@@ -575,6 +575,12 @@ def _cmd_bench(args) -> int:
     _reference_folder()
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
+    if args.executor == "dask":  # an extra: missing, a usage error now, not exit 3 later
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise ValueError("--executor dask: dask.distributed is not installed (install the "
+                             "'dask' extra)") from None
     tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native, repeats=args.repeats,
                        tol=args.tol, timeout=args.time_limit, curves=args.curves)
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
@@ -616,13 +622,12 @@ def _report_inputs(args):
     (``<run>_curves.csv``) stands for its run, whose results table is beside it; without
     --curves, the curves saved beside the results table are used when there are any."""
     from .benchmarking.curves import curves_path_of, is_curves_path, results_path_of
-    from .benchmarking.runner import table_paths
+    from .benchmarking.runner import stem_table
     table, curves = Path(args.table), Path(args.curves) if args.curves else None
     if is_curves_path(table):
         curves, table = curves or table, results_path_of(table)
     elif table.suffix not in (".csv", ".parquet", ".partial"):
-        pair = table_paths(table)  # a stem: its Parquet file, else its CSV file
-        table = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
+        table = stem_table(table)  # a stem: its Parquet file (if readable), else its CSV
     return table, curves if curves is not None else curves_path_of(table)
 
 

@@ -276,6 +276,16 @@ def table_paths(path) -> dict:
             "parquet": stem.parent / (stem.name + ".parquet")}
 
 
+def stem_table(path) -> Path:
+    """The table a stem names: its Parquet file when it exists and can be read here (pyarrow
+    installed), else its CSV file (without pyarrow, a run's CSV file beside its Parquet file
+    was passed over for the Parquet file, which could not be read)."""
+    pair = table_paths(path)
+    if pair["parquet"].exists() and (parquet_available() or not pair["csv"].exists()):
+        return pair["parquet"]
+    return pair["csv"]
+
+
 def save_results(df: pd.DataFrame, path, *, parquet: bool | None = None) -> dict:
     """Write ``<stem>.csv`` and ``<stem>.parquet`` (see :func:`table_paths`); returns the paths
     written. ``parquet``: also the Parquet file (default: when pyarrow is installed; without it,
@@ -409,8 +419,7 @@ def load_results(path) -> pd.DataFrame:
     path = Path(path)
     partial = path.suffix == PARTIAL_SUFFIX
     if path.suffix not in _SUFFIXES and not partial:
-        pair = table_paths(path)
-        path = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
+        path = stem_table(path)
     if not path.is_file():
         if os.path.exists(path):
             raise ValueError(f"table {path} is not a regular file")

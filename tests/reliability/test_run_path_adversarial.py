@@ -415,3 +415,36 @@ def test_a_long_file_name_is_written_and_a_too_long_partial_name_refused_first(
     code, _, err = run_cli([*CHECK, "--out", str(long_name)], capsys)
     assert code == 2
     one_line_error(err, "--out", ".partial", "too long")
+
+
+# -- a missing extra turns off its feature, not the run ---------------------------------------
+
+def _without(modules, *argv, cwd):
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    code = ("import sys\n" f"for name in {list(modules)!r}: sys.modules[name] = None\n"
+            "from infpush_cvx import cli\nsys.exit(cli.main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_bench_with_dask_missing_is_a_usage_error(tmp_path):
+    """``bench --executor dask`` without dask failed with exit 3 (ModuleNotFoundError)."""
+    proc = _without(["dask", "distributed", "dask.distributed"], *BENCH[:-3], "--executor",
+                    "dask", "--no-progress", "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    one_line_error(proc.stderr, "--executor dask", "'dask' extra")
+    assert not (tmp_path / "b").exists()
+
+
+def test_report_of_a_stem_without_pyarrow_reads_the_csv_file(tmp_path):
+    """``report run`` (a stem, run.csv and run.parquet beside) without pyarrow picked the
+    Parquet file, which it could not read (exit 2), over the CSV file."""
+    table = _results(tmp_path, "run.csv")
+    pd.read_csv(table).to_parquet(tmp_path / "run.parquet")
+    proc = _without(["pyarrow", "fastparquet"], "report", str(tmp_path / "run"), "--out",
+                    str(tmp_path / "r"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r" / "comparison.csv").exists()
+    assert str(table) in (tmp_path / "r" / "report.html").read_text()  # its source: the CSV
