@@ -354,7 +354,7 @@ def _cmd_reference(args) -> int:
     from . import catalog
     from .data import datasets
     from .catalog import reference
-    ids = args.only or catalog.problem_ids(tier=args.tier)
+    ids = list(dict.fromkeys(args.only)) if args.only else catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
     if args.action == "verify":

@@ -71,7 +71,13 @@ def real_target(path) -> Path:
         if exc.errno == errno.ELOOP:  # no write could ever reach it: say so before any work
             raise ValueError(f"{path}: a loop of symbolic links; refusing to write through "
                              f"it") from None
-        return real  # missing (the write creates it), or not reachable (the write says so)
+        try:  # a link of /proc (/dev/stdout -> pipe:[123]) names no path, yet leads somewhere
+            mode = os.stat(path).st_mode
+        except OSError:
+            return real  # missing (the write creates it), or not reachable (the write says so)
+        if stat.S_ISREG(mode):  # an open file, maybe deleted: no name to replace it under
+            raise ValueError(f"{path} (-> {real}) leads to an open file that has no name to "
+                             f"replace; refusing to write through it")
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         shown = str(path) if real == path.absolute() else f"{path} (-> {real})"

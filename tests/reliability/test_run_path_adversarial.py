@@ -448,3 +448,33 @@ def test_report_of_a_stem_without_pyarrow_reads_the_csv_file(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "r" / "comparison.csv").exists()
     assert str(table) in (tmp_path / "r" / "report.html").read_text()  # its source: the CSV
+
+
+# -- links of /proc: they lead to an open file, not to a name -----------------------------------
+
+def test_out_to_dev_stdout_on_a_pipe_is_refused_as_a_fifo(tmp_path):
+    """``check --out /dev/stdout | cat`` said "cannot write to /dev/stdout: No such file or
+    directory" (the link leads to ``pipe:[123]``, which names no file)."""
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "infpush_cvx.cli", *CHECK, "--out",
+                           "/dev/stdout"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2
+    one_line_error(proc.stderr, "--out", "/dev/stdout", "FIFO")
+
+
+def test_out_to_the_proc_link_of_a_deleted_file_is_refused(tmp_path, no_solving, capsys):
+    """The link names ``/tmp/x (deleted)``; the atomic write would have replaced the link."""
+    opened = tmp_path / "x.csv"
+    with open(opened, "w") as fh:
+        opened.unlink()
+        code, _, err = run_cli([*CHECK, "--out", f"/proc/self/fd/{fh.fileno()}"], capsys)
+    assert code == 2
+    one_line_error(err, "--out", "no name")
+
+
+def test_reference_verify_checks_a_repeated_id_once(capsys):
+    code, out, _ = run_cli(["reference", "verify", "--only", LP, LP, "--no-resolve"], capsys)
+    assert code == 0 and "1 of 1 stored value matches" in out
