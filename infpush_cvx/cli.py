@@ -189,6 +189,11 @@ worker_count = _argument_type(int, lambda v: 1 <= v <= MAX_WORKERS, "a positive 
                               f"must be between 1 and {MAX_WORKERS} (4 per CPU)")
 #: An output path: not empty (``--out ""`` wrote into the working folder).
 output_path = _argument_type(str, lambda v: bool(v.strip()), "a path", "must not be empty")
+#: Largest n of prox's n x n matrices: 20000 (3.2 GB each; a few copies are held at once).
+MAX_PROX_SIZE = 20000
+#: A size of prox: 1 to MAX_PROX_SIZE (100000 failed with exit 3, a MemoryError).
+prox_size = _argument_type(int, lambda v: 1 <= v <= MAX_PROX_SIZE, "a positive integer",
+                           f"must be between 1 and {MAX_PROX_SIZE}")
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
@@ -866,8 +871,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_experiments)
 
     p = sub.add_parser("prox", help="time the l1,inf projection core")
-    p.add_argument("--sizes", nargs="+", type=positive_int, default=[100, 1000],
-                   help="n of n x n")
+    p.add_argument("--sizes", nargs="+", type=prox_size, default=[100, 1000],
+                   help=f"n of n x n (at most {MAX_PROX_SIZE})")
     p.add_argument("--factors", nargs="+", type=positive_float, default=[0.001, 0.01, 0.1, 0.5],
                    help="radius as a fraction of the matrix's l1,inf norm")
     p.add_argument("--methods", nargs="+", help="projection methods (default: all)")

@@ -478,3 +478,12 @@ def test_out_to_the_proc_link_of_a_deleted_file_is_refused(tmp_path, no_solving,
 def test_reference_verify_checks_a_repeated_id_once(capsys):
     code, out, _ = run_cli(["reference", "verify", "--only", LP, LP, "--no-resolve"], capsys)
     assert code == 0 and "1 of 1 stored value matches" in out
+
+
+def test_prox_sizes_beyond_memory_are_a_usage_error(capsys, monkeypatch):
+    """``prox --sizes 100000`` (a 74.5 GiB matrix) failed with exit 3, a MemoryError."""
+    from infpush_cvx.benchmarking import prox_timing
+    monkeypatch.setattr(prox_timing, "time_projection", lambda *a, **k: pytest.fail("timed"))
+    code, _, err = run_cli(["prox", "--sizes", "100", "100000"], capsys)
+    assert code == 2
+    one_line_error(err, "--sizes", "100000")
