@@ -72,7 +72,8 @@ the previous file, never a partial one) and the .partial file is then removed. N
 printed before it is saved. A file that cannot be written (a full disk) is named in the error,
 and the .partial file keeps the rows. Ctrl-C (SIGINT) or SIGTERM stops the run at once: the
 rows that finished and an "interrupted" row for each solve that was running are saved, and the
-exit status is 130 (143 for SIGTERM). Without pyarrow (the parquet extra) bench writes CSV
+exit status is 130 (143 for SIGTERM); SIGHUP (the terminal closed) too, exit status 129, unless
+it is ignored (nohup). Without pyarrow (the parquet extra) bench writes CSV
 tables only, without matplotlib (the plots extra) no figure; both say so.
 
 Exit status: 0 success, suboptimal answers included (a fixed iteration budget, a time limit, a
@@ -81,14 +82,16 @@ solver that stopped without a certificate: the rows and the summary say how far 
 solve could not run (an exception, a worker that died); 2 usage error (bad arguments or
 values, unreadable or malformed input, unwritable output), reported as one line naming the
 argument or file; 3 unexpected failure, one line (--traceback, or INFPUSH_CVX_TRACEBACK=1,
-prints the full traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); 141 the
-reader of the output went away (| head).
+prints the full traceback); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up
+(SIGHUP); 141 the reader of the output went away (| head).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import logging
 import math
 import os
@@ -109,19 +112,30 @@ DEFAULT_TIME_LIMIT = 1200.0
 TRACEBACK_ENV_VAR = "INFPUSH_CVX_TRACEBACK"
 
 EXIT_DISAGREEMENT, EXIT_USAGE, EXIT_FAILURE = 1, 2, 3
+#: Largest --time-limit, in seconds (11.6 days): far beyond any solve of the catalog, and within
+#: what the clocks the limit is waited on accept (1e20 s overflowed them: exit 3).
+MAX_TIME_LIMIT = 1e6
+#: Largest --workers: 4 per CPU. Each worker is a Python process with CVXPY and the solvers
+#: loaded (about 250 MB); --workers 10000 with enough tasks started that many at once.
+MAX_WORKERS = 4 * (os.cpu_count() or 1)
 #: Largest --repeats of ``bench`` (``benchmarking.runner.MAX_REPEATS``; the CLI keeps its own
 #: copy so that ``--help`` does not import pandas).
 MAX_REPEATS = 1000
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so a run stops as on Ctrl-C: its finished rows are
-    saved, its temporary files removed, and the exit status is 128 + 15."""
+    """SIGTERM (or SIGHUP: the terminal closed), raised where the program is, so a run stops as
+    on Ctrl-C: its finished rows are saved, its temporary files removed, and the exit status is
+    128 + the signal's number (143, 129)."""
 
     signum = signal.SIGTERM
 
+    def __init__(self, signum=signal.SIGTERM):
+        super().__init__()
+        self.signum = signal.Signals(signum)
+
     def __str__(self):
-        return "SIGTERM"
+        return self.signum.name
 
 
 class CommandFailed(Exception):
@@ -162,6 +176,24 @@ positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "a 
                                 "must be positive and finite")
 #: A positive integer (counts, sizes).
 positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must be at least 1")
+#: A time limit in seconds: positive, at most MAX_TIME_LIMIT.
+time_limit_seconds = _argument_type(float, lambda v: 0 < v <= MAX_TIME_LIMIT,
+                                    "a positive number",
+                                    f"must be positive and at most {MAX_TIME_LIMIT:g} s")
+#: A target relative gap: in (0, 1); 1e308 made the agreement tolerance (2 tol) infinite, so
+#: that any answer agreed with its stored value.
+gap_tolerance = _argument_type(float, lambda v: 0 < v < 1, "a number in (0, 1)",
+                               "must be in (0, 1), a relative gap")
+#: Worker processes: 1 to MAX_WORKERS.
+worker_count = _argument_type(int, lambda v: 1 <= v <= MAX_WORKERS, "a positive integer",
+                              f"must be between 1 and {MAX_WORKERS} (4 per CPU)")
+#: An output path: not empty (``--out ""`` wrote into the working folder).
+output_path = _argument_type(str, lambda v: bool(v.strip()), "a path", "must not be empty")
+#: Largest n of prox's n x n matrices: 20000 (3.2 GB each; a few copies are held at once).
+MAX_PROX_SIZE = 20000
+#: A size of prox: 1 to MAX_PROX_SIZE (100000 failed with exit 3, a MemoryError).
+prox_size = _argument_type(int, lambda v: 1 <= v <= MAX_PROX_SIZE, "a positive integer",
+                           f"must be between 1 and {MAX_PROX_SIZE}")
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
@@ -184,6 +216,13 @@ def configure_logging(verbosity: int = 0) -> None:
         else logging.DEBUG
     logger.setLevel(level)
     handler.setLevel(level)
+
+
+def _reference_folder() -> None:
+    """The stored values' folder exists (a mistyped INFPUSH_CVX_REFERENCE_DIR is a usage error
+    before any solve, not a "disagrees" row for every solve)."""
+    from .catalog import reference
+    reference.check_directory()
 
 
 def _quiet_start(args) -> None:
@@ -211,10 +250,16 @@ def _save_csv(df, path) -> None:
 
 
 def _partial_table(final):
-    """The ``.partial`` file of the run whose final table is ``final`` (rows as they end)."""
+    """The ``.partial`` file of the run whose final table is ``final`` (rows as they end),
+    checked before any solve: ValueError naming --out when a link, a FIFO or a folder is there."""
     from .benchmarking.partial import PartialTable
     from .benchmarking.tasks import COLUMNS, versions
-    return PartialTable(final, COLUMNS + list(versions()))
+    partial = PartialTable(final, COLUMNS + list(versions()))
+    try:
+        partial.check()
+    except ValueError as exc:
+        raise ValueError(f"--out: {exc}") from None
+    return partial
 
 
 def _save_final(write, partial):
@@ -233,11 +278,12 @@ def _save_final(write, partial):
 
 
 def _save_interrupted(stopped, write, partial, where) -> None:
-    """A run stopped by Ctrl-C or SIGTERM: save what it did (``write()``), say so on stderr,
-    and stop (re-raise, exit 130 or 143)."""
+    """A run stopped by Ctrl-C, SIGTERM or SIGHUP: save what it did (``write()``; a second
+    signal meanwhile is ignored, :func:`_signals_stop_the_run`), say so on stderr, and stop
+    (re-raise, exit 130, 143 or 129)."""
     table = stopped.run.table
     if table.empty:  # nothing started: keep the previous files as they are
-        print("no solve had started; nothing saved", file=sys.stderr)
+        _tell("no solve had started; nothing saved")
         raise stopped
     cut = int((table["status"] == "interrupted").sum())
     try:
@@ -246,8 +292,15 @@ def _save_interrupted(stopped, write, partial, where) -> None:
     except OSError as exc:
         saved = f"not saved: {_one_line(exc)}"
     solves = "solve" if len(table) == 1 else "solves"
-    print(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}", file=sys.stderr)
+    _tell(f"{len(table) - cut} finished and {cut} interrupted {solves} {saved}")
     raise stopped
+
+
+def _tell(message: str) -> None:
+    """``message`` on stderr, if it can still be written (after SIGHUP the terminal is gone)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(message, file=sys.stderr)
+
 
 
 def _cmd_check(args) -> int:
@@ -259,6 +312,7 @@ def _cmd_check(args) -> int:
     from .files import check_writable
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
+    _reference_folder()
     solvers = cvxpy_solvers.resolve(args.cvxpy)
     native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
     if not solvers and not native:
@@ -305,9 +359,11 @@ def _cmd_reference(args) -> int:
     from . import catalog
     from .data import datasets
     from .catalog import reference
-    ids = args.only or catalog.problem_ids(tier=args.tier)
+    ids = list(dict.fromkeys(args.only)) if args.only else catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
+    if args.action == "verify":
+        _reference_folder()
     if args.action in ("regenerate", "migrate"):
         try:
             if args.action == "migrate":
@@ -371,13 +427,14 @@ def _cmd_generate(args) -> int:
     from .benchmarking.instances import save_instance
     from .files import check_writable
     known = catalog.load_catalog().instances
-    names = args.instances or list(known)
+    names = list(dict.fromkeys(args.instances or known))  # each once
     for name in names:  # every name before the first file
         check_choice(name, "instance", known)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is a file, expected a folder")
-    check_writable(out / f"{names[0]}.npz", name="--out")
+        raise ValueError(f"--out: {out} is not a folder")
+    for name in names:  # every file before the first is written
+        check_writable(out / f"{name}.npz", name="--out")
     with _working("generate"):
         for name in names:
             path = save_instance(name, out)
@@ -415,6 +472,7 @@ def _cmd_solve(args) -> int:
     from .benchmarking.tasks import Task
     _quiet_start(args)
     kind, solver = _resolve_solver(args.problem, args.solver)
+    _reference_folder()
     from .catalog.reference import load_reference
     load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
@@ -495,9 +553,11 @@ def _figures_available() -> bool:
 
 
 def _report_dir(table) -> Path:
-    """``<stem>_report`` beside a results table (``<stem>.csv``, ``<stem>.parquet``)."""
+    """``<stem>_report`` beside a results table (``<stem>.csv``, ``<stem>.parquet``, or the
+    ``<stem>.csv.partial`` file of a run that did not end)."""
     from .benchmarking.runner import table_paths
-    csv = table_paths(table)["csv"]
+    table = Path(table)
+    csv = table_paths(table.with_suffix("") if table.suffix == ".partial" else table)["csv"]
     return csv.parent / (csv.stem + "_report")
 
 
@@ -517,8 +577,15 @@ def _cmd_bench(args) -> int:
     from .benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
     _quiet_start(args)
     ids = _problem_ids(args.problems, args.tier)
+    _reference_folder()
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
+    if args.executor == "dask":  # an extra: missing, a usage error now, not exit 3 later
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise ValueError("--executor dask: dask.distributed is not installed (install the "
+                             "'dask' extra)") from None
     tasks = make_tasks(ids, cvxpy=args.cvxpy, native=args.native, repeats=args.repeats,
                        tol=args.tol, timeout=args.time_limit, curves=args.curves)
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
@@ -563,13 +630,12 @@ def _report_inputs(args):
     (``<run>_curves.csv``) stands for its run, whose results table is beside it; without
     --curves, the curves saved beside the results table are used when there are any."""
     from .benchmarking.curves import curves_path_of, is_curves_path, results_path_of
-    from .benchmarking.runner import table_paths
+    from .benchmarking.runner import stem_table
     table, curves = Path(args.table), Path(args.curves) if args.curves else None
     if is_curves_path(table):
         curves, table = curves or table, results_path_of(table)
-    elif table.suffix not in (".csv", ".parquet"):  # a stem: its Parquet file, else its CSV
-        pair = table_paths(table)
-        table = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
+    elif table.suffix not in (".csv", ".parquet", ".partial"):
+        table = stem_table(table)  # a stem: its Parquet file (if readable), else its CSV
     return table, curves if curves is not None else curves_path_of(table)
 
 
@@ -588,7 +654,9 @@ def _cmd_report(args) -> int:
     out = Path(args.out) if args.out else _report_dir(table)
     figure = _figures_available()
     paths = _report_paths(out, args.metric)
-    _check_writable([paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])])
+    outputs = [paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])]
+    _check_writable(outputs)
+    _check_not_an_input(outputs, {"table": table, "curves": curves_file})
     sources = {"results": str(table), **({"curves": str(curves_file)} if curves_file else {})}
     with _working("report"):
         written, errors = _write_reports(df, out, args.metric, args.problems_set, figure,
@@ -598,6 +666,19 @@ def _cmd_report(args) -> int:
     if errors:
         raise errors[0]
     return 0
+
+
+def _check_not_an_input(outputs, inputs: dict) -> None:
+    """ValueError naming --out when an output file is one of the ``inputs`` (``{role: path}``):
+    ``report run/comparison.csv --out run`` replaced the table it read by its comparison."""
+    for out in outputs:
+        for role, path in inputs.items():
+            if path is None or not out.exists():
+                continue
+            with contextlib.suppress(OSError):
+                if os.path.samefile(out, path):
+                    raise ValueError(f"--out: {out} is the {role} the report reads ({path}); "
+                                     f"choose another --out")
 
 
 def _cmd_experiments(args) -> int:
@@ -645,13 +726,13 @@ def _deprecated(new: str):
 
 
 def _add_time_limit(p, what: str) -> None:
-    p.add_argument("--time-limit", dest="time_limit", type=positive_float,
+    p.add_argument("--time-limit", dest="time_limit", type=time_limit_seconds,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
                         f"(default {DEFAULT_TIME_LIMIT:g}; for solvers without one, such as "
                         f"ECOS, see the top --help)")
-    p.add_argument("--timeout", dest="time_limit", type=positive_float, help=argparse.SUPPRESS,
-                   action=_deprecated("--time-limit"))
+    p.add_argument("--timeout", dest="time_limit", type=time_limit_seconds,
+                   help=argparse.SUPPRESS, action=_deprecated("--time-limit"))
 
 
 def _add_selection(p, native_default: str) -> None:
@@ -668,7 +749,7 @@ def _add_selection(p, native_default: str) -> None:
                    help=f"project solver methods, labels or modules, e.g. fista, "
                         f"infinite_push.working_set, rank2plan (default: {native_default}; give "
                         f"none for no project solver)")
-    p.add_argument("--tol", type=positive_float, default=1e-6,
+    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
                    help="target gap of project solvers (default 1e-6)")
 
 
@@ -694,7 +775,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
                    action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
-    p.add_argument("--out", default="results/comparison.csv",
+    p.add_argument("--out", type=output_path, default="results/comparison.csv",
                    help="CSV output path (default results/comparison.csv; a symbolic link is "
                         "written through; rows are appended to OUT.partial as solves end)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -726,7 +807,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help="write catalog instances to .npz files with fingerprints")
     p.add_argument("--instances", nargs="+", metavar="NAME", help="instance names (default: all)")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", type=output_path, required=True, help="output directory")
     p.set_defaults(func=_cmd_generate)
 
     p = sub.add_parser("solve", help="solve one catalog problem with one solver")
@@ -735,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="any installed CVXPY solver (CLARABEL, ECOS, SCS, HIGHS, OSQP, ...) or "
                         "project solver method (infinite_push.working_set, ranksvm.fista, "
                         "rank2plan.ccg, ...)")
-    p.add_argument("--tol", type=positive_float, default=1e-6,
+    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
                    help="target gap of project solvers")
     _add_time_limit(p, "the solve")
     _add_verbose(p)
@@ -748,13 +829,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")
-    p.add_argument("--workers", type=positive_int, help="worker processes (default: CPU count)")
+    p.add_argument("--workers", type=worker_count,
+                   help=f"worker processes (default: CPU count; at most {MAX_WORKERS})")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--curves", action="store_true",
                    help="also save the project solvers' convergence curves (one row per "
                         "iteration: objective, gap, time) to OUT/<run>_curves.csv/.parquet")
-    p.add_argument("--out", default="results/bench", metavar="OUT",
+    p.add_argument("--out", type=output_path, default="results/bench", metavar="OUT",
                    help="folder of the runs (default results/bench; a .csv or .parquet suffix "
                         "is dropped): every run writes new files OUT/<UTC time>_<id>.csv, "
                         ".parquet and .json (metadata) and the folder OUT/<UTC time>_<id>_report/"
@@ -774,7 +856,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--curves", metavar="FILE",
                    help="convergence curves (bench --curves) for the suboptimality figures "
                         "(default: <run>_curves.parquet or .csv beside the table, if any)")
-    p.add_argument("--out", help="output directory (default: <table>_report)")
+    p.add_argument("--out", type=output_path, help="output directory (default: <table>_report)")
     p.add_argument("--metric", default="time",
                    choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],
                    help="performance measure of the profiles (default: total time)")
@@ -792,8 +874,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_experiments)
 
     p = sub.add_parser("prox", help="time the l1,inf projection core")
-    p.add_argument("--sizes", nargs="+", type=positive_int, default=[100, 1000],
-                   help="n of n x n")
+    p.add_argument("--sizes", nargs="+", type=prox_size, default=[100, 1000],
+                   help=f"n of n x n (at most {MAX_PROX_SIZE})")
     p.add_argument("--factors", nargs="+", type=positive_float, default=[0.001, 0.01, 0.1, 0.5],
                    help="radius as a fraction of the matrix's l1,inf norm")
     p.add_argument("--methods", nargs="+", help="projection methods (default: all)")
@@ -801,7 +883,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="timed calls per case (default 5)")
     p.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the Gaussian matrices")
-    p.add_argument("--out", help="CSV output path")
+    p.add_argument("--out", type=output_path, help="CSV output path")
     p.set_defaults(func=_cmd_prox)
 
     for p in sub.choices.values():  # after the subcommand too; SUPPRESS keeps the top's value
@@ -824,8 +906,9 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", None) or getattr(getattr(exc, "cause", None), "signum",
                                                          None) or signal.SIGINT
-        print(f"{prog}: {'terminated' if signum == signal.SIGTERM else 'interrupted'}",
-              file=sys.stderr)
+        _tell(f"{prog}: " + ("interrupted" if signum == signal.SIGINT else "terminated"
+                             if signum == signal.SIGTERM else
+                             f"stopped by {signal.Signals(signum).name}"))
         return 128 + int(signum)
     except BrokenPipeError:
         # the reader went away (``infpush-cvx list | head``): stop quietly, with the status of a
@@ -897,22 +980,46 @@ def _named_stdout():
             sys.stdout = stream
 
 
-def _raise_terminated(signum, frame):
-    raise Terminated()
+def _stop(signum, frame):
+    """The first SIGINT, SIGTERM or SIGHUP: stop the run (KeyboardInterrupt, or
+    :class:`Terminated`), and ignore the next ones while it saves what it did (a second Ctrl-C
+    a moment after the first cut the save short: the final table was never written)."""
+    for handled in list(_STOP_HANDLED):
+        signal.signal(handled, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+#: The signals :func:`_stop` handles while a command runs.
+_STOP_HANDLED: set = set()
 
 
 @contextlib.contextmanager
-def _sigterm_stops_the_run():
-    """SIGTERM raises :class:`Terminated` while the command runs (main thread only), so the run
-    stops as on Ctrl-C, saving its rows and removing its temporary files."""
+def _signals_stop_the_run():
+    """SIGINT, SIGTERM, and SIGHUP (the terminal closed; unless ignored, as under ``nohup``)
+    call :func:`_stop` while the command runs (main thread only), so the run stops as on Ctrl-C,
+    saving its rows, removing its temporary files and killing its workers (SIGHUP's default
+    action ended the process at once and left them solving). SIGINT and SIGHUP are left as
+    they are when their handler is not the default (ignored for a background job, or by
+    ``nohup``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    if hasattr(signal, "SIGHUP"):
+        defaults[signal.SIGHUP] = signal.SIG_DFL
+    previous = {}
+    for signum, default in defaults.items():
+        if signum == signal.SIGTERM or signal.getsignal(signum) is default:
+            previous[signum] = signal.signal(signum, _stop)
+    _STOP_HANDLED.update(previous)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _STOP_HANDLED.difference_update(previous)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -939,10 +1046,53 @@ def _in_command_line_words(message: str) -> str:
     return message
 
 
+class _ClosedStream:
+    """The standard output when it was closed (``infpush-cvx list >&-``: ``sys.stdout`` is None):
+    a write fails naming it (EBADF), a usage error (exit 2), not an AttributeError (exit 3)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _closed(self, *args):
+        raise OSError(errno.EBADF, "closed", self.name)
+
+    write = _closed
+
+    def flush(self):  # nothing was written; Python flushes at exit
+        pass
+
+    def fileno(self):
+        raise io.UnsupportedOperation(f"{self.name} is closed")
+
+    def isatty(self):
+        return False
+
+
+def _standard_streams() -> None:
+    """A closed stdout writes nowhere with an error (:class:`_ClosedStream`); a closed stderr
+    (``2>&-``) becomes /dev/null: the progress bar and messages are lost, not the run (the
+    progress bar's first write failed and ended ``check`` with exit 1 and no message). The
+    closed descriptors 0-2 are opened on /dev/null first, so that no file the run opens (its
+    .partial table) takes their number and receives what a solver prints."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, os.O_RDWR)
+            if opened != fd:
+                os.dup2(opened, fd)
+                os.close(opened)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream(STDOUT)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
 def main(argv=None) -> int:
+    _standard_streams()
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    with _sigterm_stops_the_run():
+    with _signals_stop_the_run():
         return run_reporting_errors(lambda: args.func(args), show_traceback=args.traceback)
 
 

@@ -11,9 +11,9 @@ folder (:func:`remove_stale_temporaries`: temporary names carry their process's 
 
 The write goes *through* the target (:func:`real_target`): a symbolic link is followed
 (``os.path.realpath``) so the file it points to is replaced and the link stays; a target that
-exists and is not a regular file (a device such as ``/dev/null``, a FIFO, a folder) is refused
-with a ValueError naming it, before anything is written. An ``OSError`` of the write (a full
-disk, ``errno.ENOSPC``) names the target file.
+exists and is not a regular file (a device such as ``/dev/null``, a FIFO, a folder), or a loop of
+symbolic links, is refused with a ValueError naming it, before anything is written. An
+``OSError`` of the write (a full disk, ``errno.ENOSPC``) names the target file.
 
     with atomic_path("table.parquet") as tmp:   # for writers that take a path
         df.to_parquet(tmp)
@@ -30,6 +30,7 @@ on disk while the run goes on.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import socket
@@ -60,13 +61,23 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
 def real_target(path) -> Path:
     """The file a write to ``path`` replaces: ``path`` with its symbolic links followed
     (``os.path.realpath``). ValueError naming ``path`` when that exists and is not a regular
-    file (a device, a FIFO, a folder): replacing it by a regular file would destroy it."""
+    file (a device, a FIFO, a folder): replacing it by a regular file would destroy it; or
+    when the links loop."""
     path = Path(path)
     real = Path(os.path.realpath(path))
     try:
         mode = os.stat(real).st_mode
-    except OSError:  # missing (the write creates it), or not reachable (the write says so)
-        return real
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # no write could ever reach it: say so before any work
+            raise ValueError(f"{path}: a loop of symbolic links; refusing to write through "
+                             f"it") from None
+        try:  # a link of /proc (/dev/stdout -> pipe:[123]) names no path, yet leads somewhere
+            mode = os.stat(path).st_mode
+        except OSError:
+            return real  # missing (the write creates it), or not reachable (the write says so)
+        if stat.S_ISREG(mode):  # an open file, maybe deleted: no name to replace it under
+            raise ValueError(f"{path} (-> {real}) leads to an open file that has no name to "
+                             f"replace; refusing to write through it")
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         shown = str(path) if real == path.absolute() else f"{path} (-> {real})"
@@ -78,6 +89,15 @@ def _owner_tag() -> str:
     """``<pid>@<host>`` in temporary names, so a later process can tell a stale one."""
     host = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
     return f"{os.getpid()}@{host}"
+
+
+#: The most characters of the target's name a temporary name repeats: a target named with 250
+#: characters (file systems allow 255) was refused, its temporary name being too long.
+_NAME_IN_TEMPORARY = 100
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name[:_NAME_IN_TEMPORARY]}.{_owner_tag()}."
 
 
 #: A temporary name made here: ``.<target name>.<pid>@<host>.<random>.tmp<suffix>`` (or
@@ -144,7 +164,7 @@ def atomic_path(path, *, suffix: str | None = None):
         real.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temporaries(real.parent)
         # ".tmp" before the real suffix, so writers that read the extension still see it
-        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.{_owner_tag()}.",
+        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=_temporary_prefix(real),
                                    suffix=".tmp" + (path.suffix if suffix is None else suffix))
         os.close(fd)
         yield Path(tmp)
@@ -208,7 +228,7 @@ def check_writable(path, *, name: str = "out") -> Path:
         raise ValueError(f"{name}: cannot write to {path}: {folder} is not a folder")
     try:
         if folder == real.parent:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{real.name}.{_owner_tag()}.",
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(real),
                                        suffix=".probe")
             os.close(fd)
             os.unlink(tmp)

@@ -47,6 +47,10 @@ SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_N
 
 EXECUTORS = ("serial", "processes", "dask")
 
+#: The longest single wait for workers, in seconds; a longer time limit is waited for in
+#: several (the clocks behind ``select`` overflow near 1e11 s, and a limit of 1e20 s raised).
+MAX_WAIT = 3600.0
+
 
 def _blas_threads(tasks) -> int:
     return max((t.blas_threads for t in tasks), default=1)
@@ -214,7 +218,8 @@ class ProcessExecutor:
                 now = time.perf_counter()
                 deadlines = [w.started + w.job[1].timeout for w in workers if w is not None
                              and w.job is not None and w.job[1].timeout is not None]
-                wait_for = None if not deadlines else max(min(deadlines) - now, 0.0) + 0.05
+                wait_for = None if not deadlines else \
+                    min(max(min(deadlines) - now, 0.0) + 0.05, MAX_WAIT)
                 live = [w for w in workers if w is not None and (w.job is not None or not w.ready)]
                 ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
                              timeout=wait_for)
@@ -265,11 +270,18 @@ class ProcessExecutor:
                     if w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
                         self.started[w.job[0]] = w.started
+        except BaseException:
+            # Ctrl-C or an error: kill every worker now; one still warming up does not read
+            # the stop message, and waiting for it took 5 s a worker
+            for w in workers:
+                if w is not None:
+                    w.kill()
+            raise
         finally:
             for w in workers:
-                if w is None:
+                if w is None or w.proc.exitcode is not None:
                     continue
-                if w.job is None and w.proc.is_alive():
+                if w.job is None and w.ready and w.proc.is_alive():
                     w.stop()
                 else:
                     w.kill()
@@ -335,7 +347,7 @@ class DaskExecutor:
                 now = time.perf_counter()
                 left = [s + tasks[k].timeout - now for k, s in running.values()
                         if tasks[k].timeout is not None]
-                timeout = None if not left else max(min(left), 0.0) + 0.05
+                timeout = None if not left else min(max(min(left), 0.0) + 0.05, MAX_WAIT)
                 try:
                     dask_wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
                 except TimeoutError:

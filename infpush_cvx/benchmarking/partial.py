@@ -9,6 +9,12 @@ its first row, so a run that finishes nothing creates nothing; it is removed onc
 table is written (SIGINT and SIGTERM included: the command line then writes the rows so far as
 the final table), and kept when that write fails (a full disk), so no finished row is lost.
 
+The name belongs to the run: a symbolic link there is not followed (it would send the rows to
+a file outside the run's folder) and a FIFO, a folder or a device there is not written to (a
+FIFO would block the run for ever). :meth:`PartialTable.check`, run before the first solve,
+refuses them with a ValueError naming the path; a regular file there (left by a killed run) is
+replaced.
+
 Its columns are the results table's (``tasks.COLUMNS`` then ``version_<pkg>``); a value that is
 None is an empty field. Appending, not replacing, is the point of this file: it is the one file
 of the package not written through :func:`infpush_cvx.files.atomic_path`.
@@ -17,8 +23,10 @@ of the package not written through :func:`infpush_cvx.files.atomic_path`.
 from __future__ import annotations
 
 import csv
+import errno
 import logging
 import os
+import stat
 from pathlib import Path
 
 from ..files import named_os_error, real_target
@@ -35,6 +43,13 @@ def partial_path(final) -> Path:
     return final.with_name(final.name + SUFFIX)
 
 
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
 class PartialTable:
     """Append rows (dicts) to :func:`partial_path` of ``final``, each on disk before the next.
 
@@ -49,14 +64,45 @@ class PartialTable:
         self._fh = None
         self._writer = None
 
+    def check(self) -> None:
+        """ValueError naming :attr:`path` when something other than a regular file is there (a
+        symbolic link, a FIFO, a folder, a device): run it before the first solve, so that the
+        run does not end at its first row, block on a FIFO or write through a link."""
+        try:
+            mode = os.lstat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise ValueError(f"{self.path}: cannot use it for the run's rows: "
+                             f"{exc.strerror or exc}") from None
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{self.path} is {_kind(mode)}, where the run appends its rows as "
+                             f"they end; remove it or choose another output")
+
+    def _open(self):
+        """The file, new: a regular file left there by a killed run is removed first; the
+        open creates it exclusively and follows no link, so nothing else is ever written."""
+        try:
+            if stat.S_ISREG(os.lstat(self.path).st_mode):
+                log.warning("%s: replacing the rows of an earlier run that did not end",
+                            self.path)
+                os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+            | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.path, flags, 0o666)
+        except FileExistsError:  # something appeared there since the check
+            raise OSError(errno.EEXIST, "something that is not the run's file appeared there",
+                          str(self.path)) from None
+        return os.fdopen(fd, "w", newline="", encoding="utf-8")
+
     def append(self, row: dict) -> None:
         try:
             if self._fh is None:
-                if self.path.exists():
-                    log.warning("%s: replacing the rows of an earlier run that did not end",
-                                self.path)
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fh = open(self.path, "w", newline="", encoding="utf-8")
+                self._fh = self._open()
                 self._writer = csv.DictWriter(self._fh, self.columns, extrasaction="ignore")
                 self._writer.writeheader()
             self._writer.writerow(row)

@@ -41,6 +41,7 @@ from .._validation import check_scalar
 from ..catalog import cvxpy_solvers, registry
 from ..files import atomic_open, atomic_path
 from .executors import make_executor
+from .partial import SUFFIX as PARTIAL_SUFFIX
 from .tasks import COLUMNS, Task, versions
 
 log = logging.getLogger(__name__)
@@ -248,8 +249,8 @@ def _tidy(rows) -> pd.DataFrame:
             df[col] = None
     df = df[COLUMNS + version_cols]
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
-                "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam", "primal_residual",
-                "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
+                "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam",
+                "primal_residual", "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     for col in ("iterations", "nnz_w", "seed", "m", "n", "d", "nnz"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
@@ -273,6 +274,16 @@ def table_paths(path) -> dict:
     stem = path.with_suffix("") if path.suffix in _SUFFIXES else path
     return {"csv": stem.parent / (stem.name + ".csv"),
             "parquet": stem.parent / (stem.name + ".parquet")}
+
+
+def stem_table(path) -> Path:
+    """The table a stem names: its Parquet file when it exists and can be read here (pyarrow
+    installed), else its CSV file (without pyarrow, a run's CSV file beside its Parquet file
+    was passed over for the Parquet file, which could not be read)."""
+    pair = table_paths(path)
+    if pair["parquet"].exists() and (parquet_available() or not pair["csv"].exists()):
+        return pair["parquet"]
+    return pair["csv"]
 
 
 def save_results(df: pd.DataFrame, path, *, parquet: bool | None = None) -> dict:
@@ -373,43 +384,72 @@ def _json_default(value):
 
 def load_metadata(path) -> dict:
     """The metadata of a saved run: ``path`` is its ``.json`` file, or its table
-    (``<run_id>.csv`` / ``.parquet``), beside which the ``.json`` file is."""
+    (``<run_id>.csv`` / ``.parquet``, or its ``.partial`` file), beside which the ``.json`` file
+    is. ValueError naming the file when it is missing, not a small regular file, or not JSON."""
+    from ..catalog._files import read_small_file
     path = Path(path)
+    if path.suffix == PARTIAL_SUFFIX:
+        path = path.with_suffix("")
     if path.suffix in _SUFFIXES:
         path = path.with_suffix(".json")
     if not path.is_file():
         raise ValueError(f"metadata {str(path)!r} does not exist")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    try:
+        return json.loads(read_small_file(path, "run's metadata").decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"metadata {path}: {' '.join(str(exc).split())}") from None
+
+
+#: Columns of a results table that hold numbers (a truncated or edited file may hold text).
+NUMERIC_COLUMNS = ("repeat", "objective", "reference", "rel_error", "gap", "iterations",
+                   "compile_time", "setup_time", "solve_time", "time")
 
 
 def load_results(path) -> pd.DataFrame:
-    """Read a results table: exactly ``path`` when it ends in ``.csv`` or ``.parquet``; for a
-    stem (the ``path`` given to :func:`save_results`), its Parquet file, else its CSV file.
+    """Read a results table: exactly ``path`` when it ends in ``.csv`` or ``.parquet``, or a
+    run's ``.partial`` file (:mod:`.partial`: the rows of a run that did not end, a last line cut
+    by a kill left out with a warning); for a stem (the ``path`` given to
+    :func:`save_results`), its Parquet file, else its CSV file.
 
-    ValueError naming the file when it is missing, cannot be parsed, lacks a column of
-    ``REPORT_COLUMNS``, has no rows, or looks truncated: a CSV file that does not end with a line
-    break (every CSV writer here ends with one), an ``agrees`` value other than True/False.
+    ValueError naming the file when it is missing or not a regular file, cannot be parsed, lacks
+    a column of ``REPORT_COLUMNS``, holds text in a column of ``NUMERIC_COLUMNS``, has no rows,
+    or looks truncated: a CSV file that does not end with a line break (every CSV writer here
+    ends with one), an ``agrees`` value other than True/False.
     """
     path = Path(path)
-    if path.suffix not in _SUFFIXES:
-        pair = table_paths(path)
-        path = pair["parquet"] if pair["parquet"].exists() else pair["csv"]
+    partial = path.suffix == PARTIAL_SUFFIX
+    if path.suffix not in _SUFFIXES and not partial:
+        path = stem_table(path)
     if not path.is_file():
+        if os.path.exists(path):
+            raise ValueError(f"table {path} is not a regular file")
         raise ValueError(f"table {str(path)!r} does not exist")
-    if path.suffix == ".csv" and not _ends_with_line_break(path):
+    source = path
+    if partial:
+        source = _complete_lines(path)
+    elif path.suffix == ".csv" and not _ends_with_line_break(path):
         raise ValueError(f"table {path} does not end with a line break; is the file truncated?")
     try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(source)
     except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
         reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise ValueError(f"table {path} cannot be read as {path.suffix[1:].upper()}: "
-                         f"{reason}") from None
+        kind = "CSV" if partial else path.suffix[1:].upper()
+        raise ValueError(f"table {path} cannot be read as {kind}: {reason}") from None
     missing = [c for c in REPORT_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"table {path} is not a results table: no column(s) {missing}")
     if df.empty:
         raise ValueError(f"table {path} has no rows")
+    for column in NUMERIC_COLUMNS:
+        if not pd.api.types.is_numeric_dtype(df[column]):
+            numbers = pd.to_numeric(df[column].where(df[column].notna()), errors="coerce")
+            bad = numbers.isna() & df[column].notna()
+            if bad.any():
+                first = int(bad.to_numpy().argmax())
+                raise ValueError(f"table {path}: column {column!r} holds "
+                                 f"{str(df[column].iloc[first])[:40]!r} (data row {first + 1})"
+                                 f", not a number")
+            df[column] = numbers
     agrees = df["agrees"]
     if agrees.dtype != bool:
         bad = ~agrees.isin([True, False])
@@ -419,6 +459,18 @@ def load_results(path) -> pd.DataFrame:
                              f"; is the file truncated?")
         df["agrees"] = agrees.astype(bool)
     return df
+
+
+def _complete_lines(path: Path):
+    """The complete lines of a ``.partial`` file (a file object): a run killed while it
+    appended a row may have left that row cut; it is left out, with a warning."""
+    import io
+    data = path.read_bytes()
+    if data and not data.endswith((b"\n", b"\r")):
+        log.warning("%s: its last line was cut (the run was killed while writing it); left out",
+                    path)
+        data = data[:data.rfind(b"\n") + 1]
+    return io.BytesIO(data)
 
 
 def _ends_with_line_break(path: Path) -> bool:

@@ -244,7 +244,12 @@ def _parse_record(data: bytes, path) -> object:
 
 
 def _write_record(path: Path, record: dict) -> None:
-    """Write a record atomically; NaN and infinity are refused, never written."""
+    """Write a record atomically, in its folder: ValueError naming ``path`` when it is a
+    symbolic link (``regenerate --accept-changes`` replaced the file a link in the reference
+    folder pointed to, wherever it was); NaN and infinity are refused, never written."""
+    if os.path.islink(path):
+        raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)}); a stored record "
+                         f"is written in the reference folder only: remove the link first")
     write_text_atomic(path, json.dumps(record, indent=2, allow_nan=False) + "\n")
 
 
@@ -282,6 +287,20 @@ def _in_source_checkout() -> bool:
     editable or not at all) rather than installed from a wheel: the folder above the package
     holds ``pyproject.toml``."""
     return (PACKAGED_REFERENCE_DIR.parents[2] / "pyproject.toml").is_file()
+
+
+def check_directory(directory: str | os.PathLike | None = None) -> Path:
+    """The reference folder read when no ``directory`` is given (:data:`REFERENCE_DIR`), or
+    ``directory``; ValueError naming it (and :data:`REFERENCE_DIR_ENV_VAR`) when it is not an
+    existing folder: a mistyped ``INFPUSH_CVX_REFERENCE_DIR`` made every solve "disagree" with
+    a stored value it could not find (exit 1), and a file there failed on every record."""
+    target = Path(directory or REFERENCE_DIR)
+    if not target.is_dir():
+        what = "is not a folder" if os.path.lexists(target) else "does not exist"
+        source = "" if directory or target == PACKAGED_REFERENCE_DIR else \
+            f" (set by {REFERENCE_DIR_ENV_VAR})"
+        raise ValueError(f"reference folder {target}{source} {what}")
+    return target
 
 
 def writable_directory(directory: str | os.PathLike | None = None) -> Path:

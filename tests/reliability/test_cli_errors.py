@@ -305,7 +305,8 @@ def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, mon
 
     (tmp_path / f"{QP}.json").write_text('{"problem_id": "trunc')
     monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
-    code, out, err = run_cli(["check", "--problems", QP, "--cvxpy", "CLARABEL"], capsys)
+    code, out, err = run_cli(["check", "--problems", QP, "--cvxpy", "CLARABEL", "--out",
+                              str(tmp_path / "c.csv")], capsys)  # not in the working folder
     assert code == 2
     assert_one_line(err.strip().splitlines()[-1], str(tmp_path / f"{QP}.json"))  # after tqdm
 
