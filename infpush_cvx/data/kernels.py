@@ -582,7 +582,8 @@ def _swap_lower(A, j: int, p: int) -> None:
 
 def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
               nystroem: int | None = None, seed: int = 0,
-              tol: float = RANK_TOL, method: str = "cholesky", deadline=None) -> KernelFactor:
+              tol: float = RANK_TOL, method: str = "cholesky", deadline=None,
+              sample_weight=None) -> KernelFactor:
     """The :class:`KernelFactor` of the training points ``Z`` (N x d).
 
     ``nystroem=None``: an exact route on the N x N Gram matrix (O(N^2) memory), by ``method``
@@ -591,11 +592,14 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
     most N) drawn by ``np.random.default_rng(seed)``; O(N c^2) time, O(N c) memory.
     ``deadline`` (a solve's :class:`~infpush_cvx.solvers._deadline.Deadline`, or None) is
     checked between the blocks of the Gram matrix and of the factorisation, and before each
-    stage: :class:`TimeLimitReached` once it has passed.
+    stage: :class:`TimeLimitReached` once it has passed. ``sample_weight`` (one per row of
+    ``Z``) weights the variance of ``gamma="scale"`` (:func:`resolve_gamma`), so that integer
+    weights give the factor of the repeated rows' gamma.
     """
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = _dense(Z, "Z")
-    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
+    g = gamma if callable(kernel) or kernel == "linear" else \
+        resolve_gamma(gamma, Z, sample_weight=sample_weight)
     spec = dict(kernel=kernel, gamma=g, degree=degree, coef0=coef0)
     N = Z.shape[0]
     if nystroem is None:

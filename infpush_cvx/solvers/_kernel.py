@@ -61,6 +61,12 @@ def training_rows(data: BipartiteData) -> np.ndarray:
     return np.vstack(parts)
 
 
+def row_weights(data: BipartiteData) -> np.ndarray | None:
+    """The weights of the rows of :func:`training_rows` (None when unweighted): a weight is a
+    repeated row, for ``gamma="scale"`` too."""
+    return np.r_[data.pos_weights, data.neg_weights] if data.weighted else None
+
+
 def _warm_start(warm_start):
     """A kernel result warm-starts the linear solve from its weights on ``L`` (same data and
     kernel give the same ``L``); anything else is passed on as it is."""
@@ -105,7 +111,8 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
     try:
         factor = factorise(training_rows(data), kernel, gamma, degree, coef0,
                            nystroem=nystroem, seed=seed, method=factor_method,
-                           deadline=None if deadline.limit is None else deadline)
+                           deadline=None if deadline.limit is None else deadline,
+                           sample_weight=row_weights(data))
     except TimeLimitReached:
         return _stopped_before_solving(data, lam, loss, kwargs, deadline)
     factor_time = deadline.elapsed()
@@ -332,7 +339,8 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     Z = training_rows(data)
     m, n = data.m, data.n
     N = m + n
-    g = gamma if callable(kernel) or kernel == "linear" else resolve_gamma(gamma, Z)
+    g = gamma if callable(kernel) or kernel == "linear" else \
+        resolve_gamma(gamma, Z, sample_weight=row_weights(data))
     K = symmetrise(kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline),
                    deadline)
     refuse_indefinite(K, probe=not psd_by_construction(kernel, degree, coef0),

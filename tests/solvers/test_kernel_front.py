@@ -61,3 +61,21 @@ def test_one_deadline_covers_the_gram_matrix_and_the_solves(nystroem):
                            loss="infinite_push", **args)
     assert out.status == "time_limit"
     assert out.time >= out.info["factor_time"] > 0
+
+
+@pytest.mark.parametrize("nystroem", [None, "adaptive"])
+@pytest.mark.parametrize("solver", ["infinite_push", "ranksvm"])
+def test_integer_weights_are_repeated_rows_for_gamma_scale(solver, nystroem):
+    """gamma="scale" is computed from the weighted rows (a weight is a repeated row), so the
+    weighted kernel solve is the solve of the repeated rows; it used the unweighted rows."""
+    from infpush_cvx.solvers import ranksvm
+    solve = {"infinite_push": infinite_push, "ranksvm": ranksvm}[solver]
+    data = planted_bipartite(m=8, n=10, d=3, seed=4)
+    wp = np.array([1, 3, 1, 2, 1, 1, 4, 1])
+    wn = np.array([2, 1, 1, 1, 3, 1, 1, 1, 1, 2])
+    Xp, Xn = data.Xp * [1.0, 5.0, 0.2], data.Xn * [1.0, 5.0, 0.2]  # unequal scales: var matters
+    weighted = solve(Xp, Xn, 0.1, wp=wp, wn=wn, kernel="rbf", tol=1e-7, nystroem=nystroem)
+    repeated = solve(np.repeat(Xp, wp, axis=0), np.repeat(Xn, wn, axis=0), 0.1, kernel="rbf",
+                     tol=1e-7, nystroem=nystroem)
+    assert weighted.status == repeated.status == "optimal"
+    assert weighted.objective == pytest.approx(repeated.objective, rel=1e-5)
