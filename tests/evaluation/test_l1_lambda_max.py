@@ -10,23 +10,12 @@ import scipy.sparse as sp
 
 from infpush_cvx.evaluation._lambda_max import infinite_push_l1_lambda_max
 from infpush_cvx.evaluation.rankers import SparseInfinitePushRanker, ZeroModelWarning
-
-CERTIFIED = ("optimal", "degenerate_optimal")
-
-
-def _data(seed=0, N=80, d=6, shift=1.2, zeros=0.5):
-    """Two classes apart on three of d features, small entries set to 0 (a sparse pattern)."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(N) < 0.4).astype(int)
-    X = rng.normal(size=(N, d))
-    X[:, :3] += shift * y[:, None]
-    X[np.abs(X) < zeros] = 0.0
-    return X, y
+from ranker_data import CERTIFIED, two_classes  # tests/evaluation/ranker_data.py
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_l1_model_is_zero_just_below_C_min_and_nonzero_just_above(seed):
-    X, y = _data(seed=seed, zeros=0.0)
+    X, y = two_classes(seed=seed, zeros=0.0)
     C_min = SparseInfinitePushRanker().C_min(X, y)
     assert np.isfinite(C_min) and C_min > 0
     with pytest.warns(ZeroModelWarning, match=r"too small for the l1 penalty.* C_min = "
@@ -41,7 +30,7 @@ def test_l1_model_is_zero_just_below_C_min_and_nonzero_just_above(seed):
 def test_lambda_max_is_the_least_subgradient_norm_of_the_loss_at_zero():
     # lambda_max = min over the simplex of ||mean positive - Xn^T mu||_inf: no mu does better
     # than the LP's (random points of the simplex), and the LP's mu attains it
-    X, y = _data(zeros=0.0)
+    X, y = two_classes(zeros=0.0)
     lam = SparseInfinitePushRanker().lambda_max(X, y)
     assert lam == pytest.approx(1.0 / SparseInfinitePushRanker().C_min(X, y))
     mean_pos, Xn = X[y == 1].mean(axis=0), X[y == 0]
@@ -51,7 +40,7 @@ def test_lambda_max_is_the_least_subgradient_norm_of_the_loss_at_zero():
 
 
 def test_lambda_max_scales_with_X_and_reads_weights_sparse_X_and_pos_label():
-    X, y = _data(zeros=0.3)
+    X, y = two_classes(zeros=0.3)
     r = SparseInfinitePushRanker()
     lam = r.lambda_max(X, y)
     assert r.lambda_max(7.0 * X, y) == pytest.approx(7.0 * lam, rel=1e-8)

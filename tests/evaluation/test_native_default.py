@@ -5,33 +5,19 @@ split), with its progress logged when ``verbose``.
 
 import time
 import warnings
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
                                             SparseInfinitePushRanker, SVMMAPRanker,
                                             TopPushRanker, ZeroModelWarning)
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CERTIFIED = ("optimal", "degenerate_optimal")
-
-
-def _data(seed=0, N=80, d=6, shift=1.2, zeros=0.5):
-    """Two classes apart on three of d features, small entries set to 0 (a sparse pattern)."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(N) < 0.4).astype(int)
-    X = rng.normal(size=(N, d))
-    X[:, :3] += shift * y[:, None]
-    X[np.abs(X) < zeros] = 0.0
-    return X, y
+from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 
 @pytest.mark.parametrize("cls", [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
                                  SVMMAPRanker, TopPushRanker, PNormPushRanker])
 def test_auto_is_the_native_solver_for_every_ranker(cls):
-    X, y = _data()
+    X, y = two_classes()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroModelWarning)
         assert cls().fit(X, y).backend_ == "native"
@@ -40,7 +26,7 @@ def test_auto_is_the_native_solver_for_every_ranker(cls):
 def test_verbose_native_l1_fit_logs_its_progress_and_quiet_logs_nothing(caplog):
     # the progress goes to the logger infpush_cvx.solvers (stderr when nothing else shows it;
     # under pytest, its log capture shows it)
-    X, y = _data()
+    X, y = two_classes()
     SparseInfinitePushRanker(C=100.0).fit(X, y)
     assert not [r for r in caplog.records if r.name.startswith("infpush_cvx")]
     SparseInfinitePushRanker(C=100.0, verbose=True).fit(X, y)

@@ -7,25 +7,16 @@ import pytest
 
 from infpush_cvx.evaluation.rankers import (ConvergenceWarning, InfinitePushRanker, RankerCV,
                                             RankSVMRanker)
+from ranker_data import two_classes  # tests/evaluation/ranker_data.py
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
 
 
-def _data(seed=0, N=80, d=6, shift=1.2, zeros=0.5):
-    """Two classes apart on three of d features, small entries set to 0 (a sparse pattern)."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(N) < 0.4).astype(int)
-    X = rng.normal(size=(N, d))
-    X[:, :3] += shift * y[:, None]
-    X[np.abs(X) < zeros] = 0.0
-    return X, y
-
-
 @pytest.mark.slow  # two worker processes importing the package: 3-11 s on the shared machine
 def test_ranker_cv_n_jobs_2_gives_the_results_of_n_jobs_1_and_its_warnings(caplog):
     # was: RankerCV(n_jobs=2) refused (TypeError: unexpected keyword argument)
-    X, y = _data(N=150, zeros=0.0)
+    X, y = two_classes(N=150, zeros=0.0)
     ranker = InfinitePushRanker(method="fista", max_iter=15)  # uncertified: warns per C
     fits, messages, progress = {}, {}, {}
     for n_jobs in (1, 2):
@@ -52,7 +43,7 @@ def test_ranker_cv_n_jobs_2_gives_the_results_of_n_jobs_1_and_its_warnings(caplo
 
 @pytest.mark.parametrize("n_jobs,error", [(0, ValueError), ("2", TypeError), (1.5, TypeError)])
 def test_ranker_cv_bad_n_jobs_is_named(n_jobs, error):
-    X, y = _data()
+    X, y = two_classes()
     with pytest.raises(error, match="n_jobs"):
         RankerCV(RankSVMRanker(), Cs=[1.0], cv=3, n_jobs=n_jobs).fit(X, y)
 

@@ -3,8 +3,6 @@
 model is the dense data's; RankerCV and the README's a8a take it too.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,22 +10,10 @@ import scipy.sparse as sp
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankerCV,
                                             RankSVMRanker, SparseInfinitePushRanker,
                                             SVMMAPRanker, TopPushRanker)
+from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone  # noqa: E402
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CERTIFIED = ("optimal", "degenerate_optimal")
-
-
-def _data(seed=0, N=80, d=6, shift=1.2, zeros=0.5):
-    """Two classes apart on three of d features, small entries set to 0 (a sparse pattern)."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(N) < 0.4).astype(int)
-    X = rng.normal(size=(N, d))
-    X[:, :3] += shift * y[:, None]
-    X[np.abs(X) < zeros] = 0.0
-    return X, y
 
 
 RANKERS = [InfinitePushRanker(C=10.0), SparseInfinitePushRanker(C=100.0),
@@ -40,7 +26,7 @@ RANKERS = [InfinitePushRanker(C=10.0), SparseInfinitePushRanker(C=100.0),
 @pytest.mark.parametrize("ranker", RANKERS, ids=repr)
 def test_sparse_X_of_any_format_fits_the_dense_model(ranker):
     # was: TypeError: X must be a dense array, got a scipy.sparse matrix
-    X, y = _data()
+    X, y = two_classes()
     dense = clone(ranker).fit(X, y)
     assert dense.n_features_used_ is None or dense.n_features_used_ > 0  # a real model
     for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_array, sp.lil_matrix):
@@ -65,13 +51,13 @@ def test_sparse_X_is_converted_to_csr_once_and_reaches_the_solver_sparse(monkeyp
         return real(Xp, Xn, lam, **kw)
 
     monkeypatch.setattr(module, "ranksvm", spy)
-    X, y = _data()
+    X, y = two_classes()
     RankSVMRanker(C=10.0).fit(sp.csc_array(X), y)
     assert seen == [(sp.csr_matrix, sp.csr_matrix)]  # rows of one CSR matrix, never densified
 
 
 def test_linear_dual_coef_on_sparse_data_is_the_minimum_norm_solution():
-    X, y = _data()
+    X, y = two_classes()
     dense = InfinitePushRanker(C=10.0).fit(X, y)
     fitted = InfinitePushRanker(C=10.0).fit(sp.csr_matrix(X), y)
     assert sp.issparse(fitted.support_vectors_)  # kept sparse, as scikit-learn's SVC does
@@ -82,7 +68,7 @@ def test_linear_dual_coef_on_sparse_data_is_the_minimum_norm_solution():
 
 
 def test_sparse_X_bad_input_is_named():
-    X, y = _data()
+    X, y = two_classes()
     with pytest.raises(ValueError, match="X contains NaN"):
         InfinitePushRanker().fit(sp.csr_matrix(np.where(X > 2, np.nan, X)), y)
     with pytest.raises(ValueError, match="0 feature"):
@@ -95,7 +81,7 @@ def test_sparse_X_bad_input_is_named():
 
 
 def test_ranker_cv_takes_sparse_X():
-    X, y = _data(N=120)
+    X, y = two_classes(N=120)
     dense = RankerCV(RankSVMRanker(), Cs=[0.1, 10.0], cv=3).fit(X, y)
     sparse = RankerCV(RankSVMRanker(), Cs=[0.1, 10.0], cv=3).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.scores_, dense.scores_, atol=1e-10)
