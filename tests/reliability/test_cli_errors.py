@@ -9,23 +9,14 @@ import cvxpy as cp
 import pandas as pd
 import pytest
 
-from infpush_cvx import benchmarking, catalog, cli
+from infpush_cvx import catalog, cli
 from infpush_cvx.benchmarking import SerialExecutor, compare
 from infpush_cvx.benchmarking.tasks import Task, solve_task
 from infpush_cvx.catalog import registry
+from cli_runs import run_cli  # tests/reliability/cli_runs.py
 
 QP = "ip_l2_planted_s_paper_compact"     # 20 x 30 x 5, the smallest l2 problem
 LP = "rank2plan_pairs_dense_compact"
-
-
-def run_cli(argv, capsys):
-    """``(exit code, stdout, stderr)`` of the command line, argparse's exits included."""
-    try:
-        code = cli.main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line(err, *texts):
@@ -34,18 +25,6 @@ def assert_one_line(err, *texts):
     assert "error" in err and "Traceback" not in err, err
     for text in texts:
         assert text in err, err
-
-
-@pytest.fixture
-def no_solving(monkeypatch):
-    """Fail the test at once if anything starts solving (the errors must come first)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve started before the arguments were checked")
-    monkeypatch.setattr(cp.Problem, "solve", refuse)
-    monkeypatch.setattr(compare, "run", refuse)
-    monkeypatch.setattr(registry, "solve", refuse)
-    monkeypatch.setattr(benchmarking, "run_benchmark", refuse)
-    monkeypatch.setattr(benchmarking, "benchmark", refuse)
 
 
 # -- 1. one compatibility table for every entry point; every solve has a time limit ----------

@@ -19,6 +19,7 @@ from infpush_cvx import benchmarking, cli
 from infpush_cvx.benchmarking import compare, runner
 from infpush_cvx.benchmarking.partial import PartialTable, partial_path
 from infpush_cvx.files import atomic_open, check_writable, real_target, remove_stale_temporaries
+from cli_runs import run_cli  # tests/reliability/cli_runs.py
 
 LP = "rank2plan_pairs_dense_compact"     # HiGHS solves it in milliseconds
 CHECK = ["check", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--no-progress"]
@@ -34,23 +35,6 @@ def infpush_cvx(*argv, hide=()):
     return [sys.executable, "-c", "import sys\n"
             f"for name in {list(hide)!r}: sys.modules[name] = None\n"
             "from infpush_cvx import cli\nsys.exit(cli.main(sys.argv[1:]))", *argv]
-
-
-def run_cli(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def no_solving(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve started before the output was checked")
-    monkeypatch.setattr(compare, "run", refuse)
-    monkeypatch.setattr(benchmarking, "benchmark", refuse)
 
 
 def _hidden(folder):

@@ -10,31 +10,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from infpush_cvx import benchmarking, cli
-from infpush_cvx.benchmarking import compare
+from infpush_cvx import cli
 from infpush_cvx.benchmarking.partial import PartialTable
+from cli_runs import run_cli  # tests/reliability/cli_runs.py
 
 LP = "rank2plan_pairs_dense_compact"     # HiGHS solves it in milliseconds
 CHECK = ["check", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--no-progress"]
 BENCH = ["bench", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--executor", "serial",
          "--no-progress"]
-
-
-def run_cli(argv, capsys):
-    try:
-        code = cli.main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def no_solving(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a solve started before the output was checked")
-    monkeypatch.setattr(compare, "run", refuse)
-    monkeypatch.setattr(benchmarking, "benchmark", refuse)
 
 
 def one_line_error(err: str, *words) -> None:
