@@ -215,18 +215,33 @@ def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> Solv
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
     tol = kwargs.get("tol", 1e-6)
-    if gap < -roundoff:
-        out = _failed_certificate(out, roundoff)
-    elif res.converged and gap < -tol:
-        out = _unproven(out, tol)
-    elif res.converged and not gap <= tol:
-        out = dataclasses.replace(
-            out, status="stalled",
-            message=f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} on "
-                    f"the exact problem (factor residual {info['factor_residual']:.2e}); "
-                    f"a smaller factor tolerance is needed")
-        warn_if_not_converged(out)
+    judged = _negative_gap_judged(out, tol, roundoff)
+    if judged is not None:
+        return judged
+    if res.converged and not gap <= tol:
+        return _demoted(out, "stalled",
+                        f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} "
+                        f"on the exact problem (factor residual {info['factor_residual']:.2e}); "
+                        f"a smaller factor tolerance is needed")
     return out
+
+
+def _demoted(res: SolverResult, status: str, message: str) -> SolverResult:
+    """``res`` with ``status`` and ``message``, warned (:class:`~.result.ConvergenceWarning`)."""
+    out = dataclasses.replace(res, status=status, message=message)
+    warn_if_not_converged(out)
+    return out
+
+
+def _negative_gap_judged(res: SolverResult, tol: float, roundoff: float) -> SolverResult | None:
+    """``res`` demoted when its gap on the exact problem is negative beyond what it can prove:
+    below ``-roundoff`` (:func:`_failed_certificate`), or, for a claimed optimum, below ``-tol``
+    (:func:`_unproven`); None when the gap stands. Both kernel routes judge their gap here."""
+    if res.gap < -roundoff:
+        return _failed_certificate(res, roundoff)
+    if res.converged and res.gap < -tol:
+        return _unproven(res, tol)
+    return None
 
 
 def _unproven(res: SolverResult, tol: float) -> SolverResult:
@@ -235,13 +250,10 @@ def _unproven(res: SolverResult, tol: float) -> SolverResult:
     the exact gap is not negative, so the computed one is off by more than ``tol`` and proves
     nothing at ``tol`` (:func:`~.result.proves`; a polynomial kernel on columns offset by 1e4,
     entries of 1e16, gave a gap of -2e4)."""
-    out = dataclasses.replace(
-        res, status="stalled",
-        message=f"the certified gap on the exact problem is {res.gap:.3g}: its rounding error "
-                f"exceeds tol = {tol:g}, so it does not prove tol (the Gram matrix's entries "
-                f"are too large against the objective: centre or rescale the data)")
-    warn_if_not_converged(out)
-    return out
+    return _demoted(res, "stalled",
+                    f"the certified gap on the exact problem is {res.gap:.3g}: its rounding "
+                    f"error exceeds tol = {tol:g}, so it does not prove tol (the Gram matrix's "
+                    f"entries are too large against the objective: centre or rescale the data)")
 
 
 def _failed_certificate(res: SolverResult, roundoff: float) -> SolverResult:
@@ -249,13 +261,10 @@ def _failed_certificate(res: SolverResult, roundoff: float) -> SolverResult:
     "numerical_error" with a message and a :class:`~.result.ConvergenceWarning`: a dual value
     above the objective beyond round-off breaks weak duality, which holds for every positive
     semidefinite Gram matrix, so the numbers cannot be trusted."""
-    out = dataclasses.replace(
-        res, status="numerical_error",
-        message=f"the certified gap on the exact problem is {res.gap:.3g}, below minus its "
-                f"round-off bound {roundoff:.2e}: the certificate failed (is the Gram matrix "
-                f"positive semidefinite? check kernel)")
-    warn_if_not_converged(out)
-    return out
+    return _demoted(res, "numerical_error",
+                    f"the certified gap on the exact problem is {res.gap:.3g}, below minus its "
+                    f"round-off bound {roundoff:.2e}: the certificate failed (is the Gram matrix "
+                    f"positive semidefinite? check kernel)")
 
 
 def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
@@ -417,10 +426,9 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
                 atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
                                  info=info, time=deadline.elapsed())
-    if gap < -roundoff:
-        return _failed_certificate(result, roundoff)
-    if result.converged and gap < -tol:
-        return _unproven(result, tol)
+    judged = _negative_gap_judged(result, tol, roundoff)
+    if judged is not None:
+        return judged
     if not result.converged:
         warn_if_not_converged(result)
     return result
