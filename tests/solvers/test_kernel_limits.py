@@ -42,6 +42,13 @@ class StepClock:
         return self.now
 
 
+def kernel_clock(monkeypatch, step: float) -> StepClock:
+    """A :class:`StepClock` that every Deadline of the kernel routes reads from now on."""
+    clock = StepClock(step)
+    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    return clock
+
+
 class PassesAfter:
     """A deadline-like object whose ``expired()`` is True from its ``n``-th call on."""
 
@@ -203,8 +210,7 @@ def test_a_deadline_passing_in_the_set_up_ends_with_beta_zero(monkeypatch, solve
     Gram matrix's blocks) ends every route with status "time_limit", beta = 0 and the gap of
     alpha = 0 (1), with a warning; nothing is raised."""
     monkeypatch.setattr("infpush_cvx.data.kernels._BLOCK_ENTRIES", 1)  # a row a block
-    clock = StepClock(1e-3)
-    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    clock = kernel_clock(monkeypatch, 1e-3)
     Z = np.random.default_rng(5).standard_normal((120, 3))
     with pytest.warns(ConvergenceWarning, match="time_limit"):
         out = solver(Z[:50], Z[50:], 0.1, kernel="rbf", method=method, nystroem=nystroem,
@@ -252,14 +258,7 @@ def test_the_adaptive_route_does_not_start_a_round_the_time_left_cannot_cover(mo
     """Each round costs at least what the last one did (more atoms): with a solve that takes
     10 s on an injected clock and a 15 s limit, the second round is not started, and the first
     round's answer comes back as "time_limit" (without a limit the route takes more rounds)."""
-    class ManualClock:
-        now = 0.0
-
-        def __call__(self):
-            return self.now
-
-    clock = ManualClock()
-    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    clock = kernel_clock(monkeypatch, 0.0)  # moved by hand (clock.now += ...)
     calls = []
 
     def slow_linear(*args, **kwargs):
@@ -297,14 +296,7 @@ def test_a_linear_solve_the_time_left_cannot_start_is_not_started(monkeypatch):
     can stop, against the factor's ``N^2 r / 3``: with a factor that takes 10 s on an injected
     clock (full rank), a 15 s limit leaves too little and the answer is beta = 0 at once; a
     30 s limit starts the solve."""
-    class ManualClock:
-        now = 0.0
-
-        def __call__(self):
-            return self.now
-
-    clock = ManualClock()
-    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+    clock = kernel_clock(monkeypatch, 0.0)  # moved by hand (clock.now += ...)
     real_factorise = _kernel.factorise
 
     def slow_factorise(*args, **kwargs):
