@@ -14,7 +14,7 @@ paper scaling; ``lam = 1`` is the paper's ``C = 1``. Routes (``--routes``):
 Printed per row: time, the Gram/factor part of it, the factor's rank and residual
 ``||K - L L^T||_2``, iterations, status, the certified relative gap on the exact problem
 (recomputed by the exact routes with the full Gram matrix; for a Nystroem row computed after
-the timed call with :func:`infpush_cvx.solvers._kernel.exact_certificate`), the linear solver's
+the timed call with :func:`infpush_cvx.solvers.engines.kernel.exact_certificate`), the linear solver's
 own gap on the factor rows, objective, peak RSS, and for Ionosphere the time of CVXPY +
 Clarabel on the same RKHS problem (``formulations.infinite_push_problem(..., kernel="rbf")``,
 compile included) measured in the same run, with the ratio and the relative difference of the two
@@ -52,7 +52,7 @@ def _solve(Xp, Xn, lam: float, route: str, nystroem: int, time_limit: float):
     """The kernel route ``route`` (module docstring) on the data, through the solver's front
     (the eigendecomposition route through the kernel layer, which takes the factor method)."""
     from infpush_cvx.solvers import infinite_push
-    from infpush_cvx.solvers._kernel import kernel_solve
+    from infpush_cvx.solvers.engines.kernel import kernel_solve
 
     kw = dict(kernel="rbf", gamma="scale", time_limit=time_limit)
     if route == "eigh":
@@ -92,7 +92,7 @@ def exact_problem_gap(Xp, Xn, res, lam: float) -> float:
     import numpy as np
     from infpush_cvx.data import BipartiteData
     from infpush_cvx.data.kernels import kernel_matrix
-    from infpush_cvx.solvers._kernel import exact_certificate
+    from infpush_cvx.solvers.engines.kernel import exact_certificate
 
     K = kernel_matrix(np.vstack([Xp, Xn]), None, "rbf", res.info["gamma"])
     return exact_certificate(K, res.w, res.dual, BipartiteData(Xp, Xn), lam,

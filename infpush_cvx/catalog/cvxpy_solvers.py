@@ -17,7 +17,7 @@ own wall-clock limit is set (``TIME_LIMIT_OPTIONS``). Solvers without a tuned en
 time-limit option must be bounded from outside (a worker process killed at the limit).
 
 The solvers' own ``method="cvxpy"`` (Rank2Plan, TopPush, P-Norm Push) solve through
-:mod:`infpush_cvx.solvers._cvxpy_backend`, which uses ``TIME_LIMIT_OPTIONS`` for the time left,
+:mod:`infpush_cvx.solvers.engines.cvxpy_backend`, which uses ``TIME_LIMIT_OPTIONS`` for the time left,
 bounds the rest in a child process, maps CVXPY's statuses into the project's and has every
 answer certified by the solver's own duality gap before it is called optimal.
 

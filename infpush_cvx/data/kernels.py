@@ -43,7 +43,7 @@ coefficients solve ``L^T beta = v``. Two factors (``method`` of :func:`factorise
   eigenvalues above ``tol * max(e)``, so ``beta = U_r diag(1 / sqrt(e_r)) v`` (minimum norm).
 
 Either way the kernel solvers certify their answer on the exact problem with the full Gram
-matrix (:mod:`infpush_cvx.solvers._kernel`), so the factor's residual can only make the
+matrix (:mod:`infpush_cvx.solvers.engines.kernel`), so the factor's residual can only make the
 certified gap larger, never wrong.
 
 The rank cut-off (``"eigh"``). Components of beta in the null space of ``K`` change neither
@@ -64,7 +64,7 @@ restricted to the span of the landmarks' kernel functions (``beta`` zero off the
 certified gap certifies that restricted problem, whose optimum is an upper bound on the full one.
 Memory ``O(N c)`` instead of ``O(N^2)``.
 
-Adaptive route (``nystroem="adaptive"`` of the solvers, :func:`infpush_cvx.solvers._kernel.
+Adaptive route (``nystroem="adaptive"`` of the solvers, :func:`infpush_cvx.solvers.engines.kernel.
 adaptive_solve`): the span grows round by round from the dual point's own function and the rows
 of its support, and every round the restricted answer is certified on the exact problem with the
 full Gram matrix (the restricted pair dual is feasible for it; its value uses ``K``), until that
@@ -176,7 +176,7 @@ class TimeLimitReached(RuntimeError):
 
 def _check_deadline(deadline) -> None:
     """Raise :class:`TimeLimitReached` once ``deadline`` (anything with an ``expired()`` method,
-    the solvers' :class:`~infpush_cvx.solvers._deadline.Deadline`; None: no limit) has passed."""
+    the solvers' :class:`~infpush_cvx.solvers.engines.deadline.Deadline`; None: no limit) has passed."""
     if deadline is not None and deadline.expired():
         raise TimeLimitReached(deadline.message())
 
@@ -590,7 +590,7 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
     ``"cholesky"`` (pivoted Cholesky, O(N^2 r) time; the default) or ``"eigh"``
     (eigendecomposition, O(N^3)); see the module docstring. ``nystroem=c``: ``c`` landmarks (at
     most N) drawn by ``np.random.default_rng(seed)``; O(N c^2) time, O(N c) memory.
-    ``deadline`` (a solve's :class:`~infpush_cvx.solvers._deadline.Deadline`, or None) is
+    ``deadline`` (a solve's :class:`~infpush_cvx.solvers.engines.deadline.Deadline`, or None) is
     checked between the blocks of the Gram matrix and of the factorisation, and before each
     stage: :class:`TimeLimitReached` once it has passed. ``sample_weight`` (one per row of
     ``Z``) weights the variance of ``gamma="scale"`` (:func:`resolve_gamma`), so that integer

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from ..data.containers import BipartiteData
 from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
-from ..solvers._kernel import training_rows
+from infpush_cvx.solvers.engines.kernel import training_rows
 
 
 def check_params(ranker) -> None:
@@ -88,7 +88,7 @@ def set_fitted(ranker, training, solve) -> None:
 
 
 def _training_rows(data: BipartiteData):
-    """``Z = [Xp; Xn]``, dense (:func:`~infpush_cvx.solvers._kernel.training_rows`) or, for
+    """``Z = [Xp; Xn]``, dense (:func:`~infpush_cvx.solvers.engines.kernel.training_rows`) or, for
     sparse data, CSR."""
     if data.is_sparse:
         return sp.vstack([sp.csr_matrix(data.Xp), sp.csr_matrix(data.Xn)], format="csr")

@@ -72,7 +72,7 @@ backend; any other native method raises ValueError. Whatever else a fit reads fr
 weighted the same way: a kernel's ``gamma="scale"`` is ``1 / (d * Var_w(X))``, the weighted
 variance of the training rows (:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with
 the repeated rows to the precision of the solve; TopPush's are refined to the exact optimum
-(:mod:`infpush_cvx.evaluation._toppush_polish`), since the certified gap of its smooth truncated
+(:mod:`infpush_cvx.solvers.toppush.polish`), since the certified gap of its smooth truncated
 quadratic loss bounds the weights' error only by its square root.
 
 Fitting backends (hyper-parameter ``solver``):
@@ -851,7 +851,7 @@ class TopPushRanker(_BipartiteRanker):
     ``"interior_point"`` (the default, certified) and ``"dual_agd"`` (the paper's accelerated
     dual gradient, certified by the same gap), warm-started along a path of C. A certified
     native solve is then refined to the exact optimum on its active sets, kept only when its
-    certified gap is smaller (:mod:`infpush_cvx.evaluation._toppush_polish`; ``dual_gap_`` is
+    certified gap is smaller (:mod:`infpush_cvx.solvers.toppush.polish`; ``dual_gap_`` is
     the kept point's): the smooth loss leaves the weights of a point at gap ``g`` only
     ``sqrt(g)``-accurate. As for the Infinite Push the negatives' sample weights do not change
     the loss (a maximum over them).
@@ -881,7 +881,7 @@ class TopPushRanker(_BipartiteRanker):
 
     def _native_solve(self, data, lam, options, warm_start):
         from ..solvers.toppush import toppush
-        from ._toppush_polish import polish
+        from infpush_cvx.solvers.toppush.polish import polish
         result = toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
         if result.status not in _CERTIFIED:
             return result

@@ -10,17 +10,17 @@
   constraint generation, or CVXPY; for lam at or above :func:`rank2plan_lambda_max`,
   beta* = 0 (the smallest such lambda when every gap is positive; docs/mathematics.md,
   section 4.2).
-- :mod:`infpush_cvx.solvers.duality`: the dual objectives and duality gaps that certify them.
+- :mod:`infpush_cvx.solvers.engines.duality`: the dual objectives and duality gaps that certify them.
 
 The name ``infinite_push`` here is the function; its module is
 ``infpush_cvx.solvers.infinite_push`` (import ``METHODS`` from there).
 """
 
-from . import duality
+from infpush_cvx.solvers.engines import duality
 from .infinite_push import infinite_push
 from .rank2plan import rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
-from ._working_set import WorkingSetOptions
+from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",

@@ -88,12 +88,15 @@ HISTORY_KEYS = ("iteration", "objective", "gap", "time")
 def complete_history(history: dict) -> dict:
     """A copy of ``history`` with every key of :data:`HISTORY_KEYS`: ``iteration`` numbered from
     1 and missing ``objective``, ``gap`` or ``time`` records as NaN, as long as the longest
-    record (a method records its own extras besides them)."""
+    record (a method records its own extras besides them). A shorter record is padded with
+    NaN at its start, since a figure of the step between iterations (a step size) has none
+    before the first step: every record then has one value per row of :meth:`history_frame`."""
     out = {key: list(value) for key, value in (history or {}).items()}
     length = max((len(value) for value in out.values()), default=0)
     out.setdefault("iteration", list(range(1, length + 1)))
     for key in HISTORY_KEYS[1:]:
-        out.setdefault(key, [float("nan")] * length)
+        out.setdefault(key, [])
+    out = {key: [float("nan")] * (length - len(value)) + value for key, value in out.items()}
     return {**{key: out.pop(key) for key in HISTORY_KEYS}, **out}
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.data.kernels import resolve_gamma
-from infpush_cvx.evaluation import _toppush_polish
+from infpush_cvx.solvers.toppush import polish as _toppush_polish
 from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, TopPushRanker
 from infpush_cvx.solvers.toppush import duality_gap, toppush
 
@@ -101,7 +101,7 @@ def test_cvxpy_kernel_rankers_resolve_gamma_on_the_weighted_rows(cls):
 
 def test_the_solvers_get_the_resolved_gamma(monkeypatch):
     # the native kernel route is called with the weighted number, not with "scale"
-    module = importlib.import_module("infpush_cvx.solvers._kernel")
+    module = importlib.import_module("infpush_cvx.solvers.engines.kernel")
     seen = []
     solve = module.kernel_solve
 

@@ -173,7 +173,7 @@ def test_cvxpy_method_bounds_a_solver_without_a_time_limit_from_outside():
 @pytest.mark.parametrize("method", ["fista", "paper", "admm"])
 def test_first_order_methods_count_their_setup_against_the_time_limit(method, monkeypatch):
     """The Lipschitz constant / Gram matrix before the loop is part of the solve's time."""
-    from infpush_cvx.solvers import duality
+    from infpush_cvx.solvers.engines import duality
 
     def slow(f):
         def wrapped(*args, **kwargs):
@@ -318,7 +318,7 @@ def test_relative_gap_of_a_zero_objective_is_the_absolute_gap():
 
 
 def test_one_relative_gap_everywhere():
-    from infpush_cvx.solvers import duality
+    from infpush_cvx.solvers.engines import duality
     from infpush_cvx.solvers.result import relative_gap
 
     assert duality.relative_gap is relative_gap

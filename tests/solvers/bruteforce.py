@@ -1,7 +1,7 @@
 """Brute-force primal and dual values over the explicit (m, n, d) pair tensor.
 
 The package never forms the pair differences ``z_ij = x_i^+ - x_j^-``; these helpers do, so the
-solver tests can check certificates independently of ``infpush_cvx.solvers.duality``
+solver tests can check certificates independently of ``infpush_cvx.solvers.engines.duality``
 (docs/mathematics.md, sections 1.2, 2.1 and 3.1 for the primals in paper scaling, section 9 for
 the duals).
 """

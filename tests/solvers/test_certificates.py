@@ -15,10 +15,10 @@ from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker
 from infpush_cvx.formulations import infinite_push_problem, ranksvm_problem
 from infpush_cvx.formulations.objectives import bipartite_objective, penalty_term
-from infpush_cvx.solvers import _ranksvm_newton
-from infpush_cvx.solvers._common import centred, finish
-from infpush_cvx.solvers._deadline import Deadline
-from infpush_cvx.solvers._ramp_sums import RampSums
+from infpush_cvx.solvers.ranksvm import newton as _ranksvm_newton
+from infpush_cvx.solvers.engines.common import centred, finish
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.ramp_sums import RampSums
 from infpush_cvx.solvers.infinite_push import infinite_push
 from infpush_cvx.solvers.ranksvm import ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning, roundoff_bound, status_for_gap
@@ -95,7 +95,7 @@ def test_the_guard_catches_the_issues_negative_gap_on_uncentred_data(monkeypatch
     """The Newton solver's ramp sums through prefix sums only (as before the zone was summed
     pair by pair), run on the raw offset data (no centring): it certifies a gap of about
     -1e-3, which ranksvm returned as 'optimal'; finish calls it what it is."""
-    from infpush_cvx.solvers import _ramp_sums
+    from infpush_cvx.solvers.engines import ramp_sums as _ramp_sums
 
     monkeypatch.setattr(_ramp_sums, "_DIRECT_ZONE", -1)
     Xp, Xn = issue_data()

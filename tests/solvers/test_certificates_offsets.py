@@ -24,7 +24,7 @@ from infpush_cvx.data.containers import BipartiteData, PairData
 from infpush_cvx.formulations import (pnorm_push_problem, rank2plan_lp_problem,
                                       toppush_problem)
 from infpush_cvx.solvers import infinite_push, rank2plan_lambda_max, rank2plan_lp, ranksvm
-from infpush_cvx.solvers._common import column_shift, shifted
+from infpush_cvx.solvers.engines.common import column_shift, shifted
 from infpush_cvx.solvers.pnorm_push import pnorm_push
 from infpush_cvx.solvers.result import ConvergenceWarning, proves
 from infpush_cvx.solvers.toppush import toppush

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers import _ranksvm_newton
-from infpush_cvx.solvers._deadline import Deadline
-from infpush_cvx.solvers._ramp_sums import RampSums
+from infpush_cvx.solvers.ranksvm import newton as _ranksvm_newton
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.ramp_sums import RampSums
 from infpush_cvx.solvers.ranksvm import ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning, complete_history
 

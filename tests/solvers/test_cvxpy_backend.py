@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from infpush_cvx.data.generators import planted_bipartite
-from infpush_cvx.solvers import _cvxpy_backend as backend
-from infpush_cvx.solvers._deadline import Deadline
+from infpush_cvx.solvers.engines import cvxpy_backend as backend
+from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.pnorm_push import pnorm_push
 from infpush_cvx.solvers.rank2plan import rank2plan_lp
 from infpush_cvx.solvers.result import STATUSES, ConvergenceWarning
@@ -240,7 +240,7 @@ def test_a_solver_without_a_time_limit_is_bounded_in_a_child_process():
 
 def test_the_solvers_still_import_cvxpy_late():
     """(pnorm_push imports it through formulations._pnorm_push, as before this backend.)"""
-    code = ("import sys, infpush_cvx.solvers, infpush_cvx.solvers._cvxpy_backend, "
+    code = ("import sys, infpush_cvx.solvers, infpush_cvx.solvers.engines.cvxpy_backend, "
             "infpush_cvx.solvers.rank2plan, infpush_cvx.solvers.toppush; "
             "assert 'cvxpy' not in sys.modules")
     root = Path(__file__).resolve().parents[2]

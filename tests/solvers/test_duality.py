@@ -1,4 +1,4 @@
-"""Dual formulas (infpush_cvx.solvers.duality) against brute force over the explicit pair tensor.
+"""Dual formulas (infpush_cvx.solvers.engines.duality) against brute force over the explicit pair tensor.
 
 The brute-force helpers live in ``bruteforce.py`` (importable through this folder's conftest.py).
 """
@@ -8,7 +8,7 @@ import pytest
 
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.data.generators import planted_bipartite
-from infpush_cvx.solvers import duality
+from infpush_cvx.solvers.engines import duality
 
 from bruteforce import brute_dual, brute_primal, pairs
 

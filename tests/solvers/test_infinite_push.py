@@ -172,7 +172,7 @@ def test_working_set_variants_reach_the_certified_optimum(kind, penalty, options
     """Every step rule of the working set (proximal or plain steps; capped band and working
     negatives) ends at the CVXPY optimum with a brute-force certified gap."""
     from infpush_cvx.solvers import WorkingSetOptions
-    from infpush_cvx.solvers._working_set import solve
+    from infpush_cvx.solvers.engines.working_set import solve
 
     data = INSTANCES[kind]()
     lam = paper_lam(data, penalty, "paper")
@@ -197,13 +197,13 @@ def test_warm_start_takes_a_plain_first_step_and_keeps_the_certificate():
 
 def _failing(name):
     def fail(*args, **kwargs):
-        from infpush_cvx.solvers._working_set import RestrictedStepFailed
+        from infpush_cvx.solvers.engines.working_set import RestrictedStepFailed
         raise RestrictedStepFailed(f"{name}: injected failure")
     return fail
 
 
 def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_fails(monkeypatch):
-    from infpush_cvx.solvers import _working_set
+    from infpush_cvx.solvers.engines import working_set as _working_set
 
     monkeypatch.setattr(_working_set, "_solve_ipm", _failing("ipm"))
     data = INSTANCES["dense"]()
@@ -218,7 +218,8 @@ def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_f
 def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     """A plain l1 step (an LP) that the interior-point method and Clarabel fail on is solved by
     HiGHS."""
-    from infpush_cvx.solvers import WorkingSetOptions, _working_set
+    from infpush_cvx.solvers import WorkingSetOptions
+    from infpush_cvx.solvers.engines import working_set as _working_set
 
     real_clarabel = _working_set._solve_clarabel
 
@@ -242,7 +243,7 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
 def test_a_step_no_solver_can_solve_ends_with_a_status_not_an_exception(monkeypatch, penalty):
     """When every restricted-step solver fails, the solve returns its best certified point with
     status "failed", a message naming each solver's failure, and a ConvergenceWarning."""
-    from infpush_cvx.solvers import _working_set
+    from infpush_cvx.solvers.engines import working_set as _working_set
     from infpush_cvx.solvers.result import ConvergenceWarning
 
     for name in ("_solve_ipm", "_solve_clarabel", "_solve_highs"):

@@ -7,7 +7,7 @@ import pytest
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.data.kernels import kernel_matrix
 from infpush_cvx.solvers import infinite_push
-from infpush_cvx.solvers._kernel import kernel_solve
+from infpush_cvx.solvers.engines.kernel import kernel_solve
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 DATA = planted_bipartite(12, 15, 3, seed=4)

@@ -14,8 +14,9 @@ import pytest
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.data.kernels import (TimeLimitReached, factorise, kernel_matrix,
                                       pivoted_cholesky, psd_by_construction, refuse_indefinite)
-from infpush_cvx.solvers import _kernel, infinite_push, ranksvm
-from infpush_cvx.solvers._deadline import Deadline
+from infpush_cvx.solvers.engines import kernel as _kernel
+from infpush_cvx.solvers import infinite_push, ranksvm
+from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 RNG = np.random.default_rng(26)

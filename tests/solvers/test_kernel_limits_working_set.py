@@ -10,8 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers import _working_set, infinite_push
-from infpush_cvx.solvers._deadline import Deadline
+from infpush_cvx.solvers.engines import working_set as _working_set
+from infpush_cvx.solvers import infinite_push
+from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 

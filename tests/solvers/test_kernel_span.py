@@ -1,4 +1,4 @@
-"""A restricted step solved on the span of its data (infpush_cvx.solvers._kernel_span).
+"""A restricted step solved on the span of its data (infpush_cvx.solvers.engines.kernel_span).
 
 Independent check: the structured interior point (solve_restricted) on the original problem in
 all d coordinates; the reduced problem must give the same weights and the same multipliers.
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from infpush_cvx.solvers._kernel_span import span_step
-from infpush_cvx.solvers._restricted_ipm import RestrictedProblem, solve_restricted
+from infpush_cvx.solvers.engines.kernel_span import span_step
+from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
 
 
 def _problem(d=80, rank=None, groups=True, l1=False, seed=0, Z=False):
@@ -102,7 +102,7 @@ def test_a_kernel_working_set_step_in_its_span():
     from infpush_cvx.data import BipartiteData
     from infpush_cvx.data.generators import planted_bipartite
     from infpush_cvx.data.kernels import factorise
-    from infpush_cvx.solvers._working_set import _initial_w, _Model, _Problem
+    from infpush_cvx.solvers.engines.working_set import _initial_w, _Model, _Problem
 
     data = planted_bipartite(40, 60, 5, margin=0.3, seed=2)
     L = factorise(np.vstack([data.Xp, data.Xn]), "rbf", 0.5).L

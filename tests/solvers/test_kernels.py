@@ -149,7 +149,7 @@ def test_pivoted_cholesky_factor_and_its_residual():
 def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
     """The exact routes recompute the certificate with K: a solve certified on a coarse factor
     (residual 1e-2) is not certified on the exact problem, and says so."""
-    from infpush_cvx.solvers._kernel import _certified_on_gram, exact_certificate
+    from infpush_cvx.solvers.engines.kernel import _certified_on_gram, exact_certificate
     from infpush_cvx.solvers.result import ConvergenceWarning
 
     lam = 0.05
@@ -176,7 +176,7 @@ def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
 def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
     """The pivoted Cholesky route (default) and the eigendecomposition route, on the catalog's
     kernel problems: certified on the exact problem, at the stored CVXPY value."""
-    from infpush_cvx.solvers._kernel import kernel_solve
+    from infpush_cvx.solvers.engines.kernel import kernel_solve
 
     spec = catalog.get(problem_id)
     data = catalog.instance_data(spec.instance)

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from infpush_cvx.data import PairData
 from infpush_cvx.data.generators import rank2plan_pairs
 from infpush_cvx.formulations.objectives import rank2plan_objective
-from infpush_cvx.solvers._rank2plan_ops import PairOperator
+from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.rank2plan import rank2plan_lambda_max, rank2plan_lp
 
 RTOL = 1e-6

@@ -72,7 +72,8 @@ def test_bad_input():
 def test_working_set_step_rules_with_a_capped_band(kind, prox):
     """Plain and proximal model steps both end certified at the CVXPY optimum, also when the band
     is capped far below the number of pairs near the margin (several rounds)."""
-    from infpush_cvx.solvers import WorkingSetOptions, _working_set
+    from infpush_cvx.solvers import WorkingSetOptions
+    from infpush_cvx.solvers.engines import working_set as _working_set
 
     data = INSTANCES[kind]()
     lam = LAMS["paper"]

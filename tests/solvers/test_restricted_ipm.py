@@ -5,7 +5,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from infpush_cvx.solvers._restricted_ipm import RestrictedProblem, solve_restricted
+from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
 
 
 def random_problem(seed, *, groups, l1, prox, nI=25, nJ=7, d=6, nb=60):
@@ -147,8 +147,8 @@ def test_the_solve_deadline_stops_the_restricted_step():
     """The restricted step draws on the solve's Deadline: an expired one stops the
     interior-point method at its first check and leaves the other solvers untried; one with
     time left (or None) does not change the answer."""
-    from infpush_cvx.solvers._deadline import Deadline
-    from infpush_cvx.solvers._working_set import RestrictedStepFailed, restricted_step
+    from infpush_cvx.solvers.engines.deadline import Deadline
+    from infpush_cvx.solvers.engines.working_set import RestrictedStepFailed, restricted_step
 
     prob, center = random_problem(0, groups=True, l1=False, prox=0.0)
     *_, info = solve_restricted(prob, center=center, deadline=Deadline(1.0, start=-1e9))

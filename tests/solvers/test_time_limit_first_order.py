@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers import _dual_gradient
-from infpush_cvx.solvers._deadline import Deadline
+from infpush_cvx.solvers.engines import dual_gradient as _dual_gradient
+from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.infinite_push import infinite_push
 from infpush_cvx.solvers.ranksvm import ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning

@@ -40,11 +40,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._logging import log_iteration
-from ._deadline import Deadline, round_end
-from ._ramp_sums import RampSums
-from .implicit_dual import best_multiple, dense_from_columns, dual_value, expand_column
-from .duality import dual_bound, relative_gap
+from infpush_cvx._logging import log_iteration
+from infpush_cvx.solvers.engines.deadline import Deadline, round_end
+from infpush_cvx.solvers.engines.ramp_sums import RampSums
+from infpush_cvx.solvers.engines.implicit_dual import (best_multiple, dense_from_columns, dual_value, expand_column)
+from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 
 
 class RampDual:
@@ -257,7 +257,7 @@ def run(data, lam: float, *, tol: float, max_iter: int, deadline: Deadline, w0=N
     class apart (continuous features: no row can repeat), where it would cost as much as a
     Newton step and find nothing.
     """
-    from ._working_set import _Problem, collapse
+    from infpush_cvx.solvers.engines.working_set import _Problem, collapse
 
     reduced, collapsed = (data, None) if no_repeated_rows(data) else collapse(data)
     # the rescaled copy of the data (below: a pass for the row norms, a copy) takes about half

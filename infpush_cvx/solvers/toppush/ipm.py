@@ -38,7 +38,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._logging import log_iteration
+from infpush_cvx._logging import log_iteration
 
 #: Working-set rounds (the interior-point iterations are bounded by ``max_iter`` in all).
 _MAX_ROUNDS = 50

@@ -58,15 +58,14 @@ import scipy.linalg
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._logging import log_iteration, log_progress, logs_progress
-from .._validation import (caller_stacklevel, check_choice, check_time_limit,
-                           check_unused_options)
-from ..data.containers import BipartiteData
-from ..formulations._pnorm_push import check_p, log_mean_weights
-from ._common import blas_threads_for, centred, data_first, prepare, warm_weights
-from ._cvxpy_backend import certified_status
-from ._deadline import Deadline
-from .result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx._logging import log_iteration, log_progress, logs_progress
+from infpush_cvx._validation import (caller_stacklevel, check_choice, check_time_limit, check_unused_options)
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.formulations._pnorm_push import check_p, log_mean_weights
+from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, data_first, prepare, warm_weights)
+from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
 
 METHODS = ("newton", "boosting", "cvxpy")
 _DEFAULT_MAX_ITER = {"newton": 100, "boosting": 100, "cvxpy": 1}
@@ -555,8 +554,8 @@ def _cvxpy(data, lam, p, *, solver, deadline, verbose) -> dict:
     """:func:`infpush_cvx.formulations.pnorm_push_problem` through the CVXPY backend
     (:mod:`._cvxpy_backend`: statuses, time limit); the caller certifies its w (NaN when the
     solve gave no point)."""
-    from ..catalog.cvxpy_solvers import check_handles
-    from . import _cvxpy_backend as backend
+    from infpush_cvx.catalog.cvxpy_solvers import check_handles
+    from infpush_cvx.solvers.engines import cvxpy_backend as backend
 
     name = check_handles(solver or "CLARABEL", "EXP").name
     size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.containers import PairData
+from infpush_cvx.data.containers import PairData
 
 
 def _exponent(top: float) -> int:

@@ -39,11 +39,11 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._logging import log_iteration
-from .._validation import check_choice, check_int, check_options
-from ._deadline import Deadline
-from ._rank2plan_ops import PairOperator
-from .result import SolverResult
+from infpush_cvx._logging import log_iteration
+from infpush_cvx._validation import check_choice, check_int, check_options
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.rank2plan.ops import PairOperator
+from infpush_cvx.solvers.result import SolverResult
 
 #: HiGHS feasibility tolerances: tighter than the defaults (1e-7) so that the duals certify 1e-6.
 HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9}
@@ -111,7 +111,7 @@ class RestrictedDual:
     def __init__(self, op: PairOperator, lam: float, radius: float, options: dict):
         import highspy
 
-        from ..catalog.cvxpy_solvers import silence_highs_banner
+        from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
 
         silence_highs_banner()  # the first Highs() of a process prints it before any option
         self.op, self.lam, self.radius = op, lam, radius

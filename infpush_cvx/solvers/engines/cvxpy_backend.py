@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._deadline import Deadline
-from .result import status_for_gap
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.result import status_for_gap
 
 #: CVXPY's statuses into the project's (see the module docstring); "optimal" is a claim that
 #: :func:`certified_status` checks. Statuses not listed (None included) are "failed".
@@ -150,7 +150,7 @@ def failure_message(outcome: Outcome, solver) -> str:
 
 def time_limit_option(solver: str | None):
     """The option name (or ``(dict option, key)``) of ``solver``'s own time limit, or None."""
-    from ..catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS  # late: imports CVXPY
+    from infpush_cvx.catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS
 
     return None if solver is None else TIME_LIMIT_OPTIONS.get(str(solver).upper())
 
@@ -222,7 +222,7 @@ def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
         return out
     import cvxpy as cp
 
-    from ..catalog.cvxpy_solvers import silence_highs_banner
+    from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
 
     silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
     option = time_limit_option(solver)
@@ -286,7 +286,7 @@ try:
     ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = SIGKILL: no orphaned solve
 except Exception:
     pass
-from infpush_cvx.solvers._cvxpy_backend import _child_main
+from infpush_cvx.solvers.engines.cvxpy_backend import _child_main
 _child_main(requests, results)
 """
 

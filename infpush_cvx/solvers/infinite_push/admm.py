@@ -21,11 +21,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._logging import log_every, log_iteration
-from .._validation import check_scalar
-from ..formulations.objectives import bipartite_objective
-from ..prox import prox_infinite_push_loss
-from . import duality
+from infpush_cvx._logging import log_every, log_iteration
+from infpush_cvx._validation import check_scalar
+from infpush_cvx.formulations.objectives import bipartite_objective
+from infpush_cvx.prox import prox_infinite_push_loss
+from infpush_cvx.solvers.engines import duality
 
 
 @numba.njit(cache=True)

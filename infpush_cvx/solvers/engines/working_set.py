@@ -46,17 +46,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._logging import log_iteration
-from ..data.containers import BipartiteData
-from ..formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
-from ..data.reductions import collapse_duplicates
-from ._common import largest_row_norm
-from ._deadline import Deadline, round_end
-from ._kernel_span import span_step
-from ._pair_sums import SortedScores, near_margin_pairs, prefix_row_sums, weight_above
-from ._restricted_ipm import RestrictedProblem, solve_restricted
-from .duality import dual_bound, relative_gap
-from .implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
+from infpush_cvx._logging import log_iteration
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
+from infpush_cvx.data.reductions import collapse_duplicates
+from infpush_cvx.solvers.engines.common import largest_row_norm
+from infpush_cvx.solvers.engines.deadline import Deadline, round_end
+from infpush_cvx.solvers.engines.kernel_span import span_step
+from infpush_cvx.solvers.engines.pair_sums import (SortedScores, near_margin_pairs, prefix_row_sums, weight_above)
+from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
+from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
+from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
 
 
 @dataclass(frozen=True)

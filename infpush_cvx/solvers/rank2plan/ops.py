@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.containers import PairData
-from ..formulations.objectives import rank2plan_objective
-from .result import relative_gap
+from infpush_cvx.data.containers import PairData
+from infpush_cvx.formulations.objectives import rank2plan_objective
+from infpush_cvx.solvers.result import relative_gap
 
 
 class PairOperator:

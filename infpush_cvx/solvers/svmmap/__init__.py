@@ -61,14 +61,13 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._logging import log_iteration, log_progress, logs_progress
-from .._validation import check_time_limit, check_vector
-from ..data.containers import BipartiteData
-from . import duality
-from ._common import (blas_threads_for, call_start, centred, data_first,
-                      numerical_error_message, prepare)
-from ._deadline import Deadline
-from .result import SolverResult, relative_gap, status_for_gap, warn_if_not_converged
+from infpush_cvx._logging import log_iteration, log_progress, logs_progress
+from infpush_cvx._validation import check_time_limit, check_vector
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.solvers.engines import duality
+from infpush_cvx.solvers.engines.common import (blas_threads_for, call_start, centred, data_first, numerical_error_message, prepare)
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.result import (SolverResult, relative_gap, status_for_gap, warn_if_not_converged)
 
 METHODS = ("cutting_plane",)
 _DEFAULT_MAX_ITER = 1000

@@ -28,19 +28,16 @@ import time
 
 from numpy.typing import ArrayLike
 
-from .._logging import log_progress, logs_progress
-from .._validation import (check_bool, check_choice, check_scalar, check_time_limit,
-                           check_unused_options)
-from ..data.degeneracy import DegeneracyCheckFailed, check_degeneracy, separating_direction
-from ..prox import project_l1inf
-from . import _dual_gradient, _working_set, duality
-from ..data.containers import BipartiteData
-from ._common import (blas_threads_for, call_start, centred, check_working_set_options,
-                      data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha,
-                      warm_weights)
-from ._deadline import Deadline
-from ._working_set import WorkingSetOptions
-from .result import SolverResult
+from infpush_cvx._logging import log_progress, logs_progress
+from infpush_cvx._validation import (check_bool, check_choice, check_scalar, check_time_limit, check_unused_options)
+from infpush_cvx.data.degeneracy import (DegeneracyCheckFailed, check_degeneracy, separating_direction)
+from infpush_cvx.prox import project_l1inf
+from infpush_cvx.solvers.engines import (dual_gradient as _dual_gradient, working_set as _working_set, duality)
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.solvers.engines.common import (blas_threads_for, call_start, centred, check_working_set_options, data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
+from infpush_cvx.solvers.result import SolverResult
 
 METHODS = {"l2": ("working_set", "fista", "paper", "admm"), "l1": ("working_set", "admm")}
 _DEFAULT_MAX_ITER = {"working_set": 200, "fista": 20000, "paper": 1000, "admm": 5000}
@@ -74,7 +71,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
         The positives and negatives (and their sample weights). The raw arrays work as well:
         ``infinite_push(Xp, Xn, lam, ...)`` with (m, d) and (n, d) arrays or scipy.sparse
         matrices is ``infinite_push(BipartiteData(Xp, Xn), lam, ...)``
-        (:func:`~infpush_cvx.solvers._common.data_first`).
+        (:func:`~infpush_cvx.solvers.engines.common.data_first`).
     wp, wn : optional sample weights of the positives and negatives (``working_set`` only).
         The loss becomes ``max_j (1/M) sum_i wp_i h_ij``, ``M = sum wp``: a max over negatives,
         so ``wn`` does not enter it. Collapse repeated rows into weights with
@@ -128,7 +125,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
         if penalty != "l2":
             raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
                              f"penalty={penalty!r}")
-        from ._kernel import kernel_solve
+        from infpush_cvx.solvers.engines.kernel import kernel_solve
         return kernel_solve(infinite_push.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,
@@ -169,7 +166,7 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
 
     alpha0 = warm_alpha(data, warm_start)
     if method == "admm":
-        from .sparse_infinite_push import admm
+        from infpush_cvx.solvers.infinite_push.admm import admm
         out = admm(data, lam_p, penalty=penalty, tol=tol, max_iter=max_iter, rho=rho,
                    alpha0=alpha0, deadline=deadline)
         info = {"rho": out["rho"]}

@@ -24,12 +24,12 @@ import time
 import numba as nb
 import numpy as np
 
-from .._logging import log_every, log_iteration, progress_enabled
-from .._validation import check_int, check_options, check_scalar
-from ..prox.elementwise import soft_threshold
-from ._deadline import Deadline
-from ._rank2plan_ops import PairOperator
-from .result import SolverResult
+from infpush_cvx._logging import log_every, log_iteration, progress_enabled
+from infpush_cvx._validation import check_int, check_options, check_scalar
+from infpush_cvx.prox.elementwise import soft_threshold
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.rank2plan.ops import PairOperator
+from infpush_cvx.solvers.result import SolverResult
 
 #: Power iteration under-estimates sigma_max; the step uses a slightly larger Lipschitz constant.
 _LIPSCHITZ_SAFETY = 1.05

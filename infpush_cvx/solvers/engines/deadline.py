@@ -59,6 +59,15 @@ class Deadline:
         return f"time limit of {self.limit:g} s reached"
 
 
+def as_deadline(deadline, *, clock=time.perf_counter) -> Deadline:
+    """``deadline`` as a :class:`Deadline`: itself, or seconds (None or ``inf``: no limit)
+    counted from now; a TypeError/ValueError naming ``deadline`` otherwise."""
+    if isinstance(deadline, Deadline):
+        return deadline
+    from ..._validation import check_time_limit
+    return Deadline(check_time_limit(deadline, "deadline"), clock=clock)
+
+
 def round_end(gap: float, tol: float, deadline: Deadline) -> tuple[str, str] | None:
     """How a certified method's round ends: ``("optimal", "")`` once its certified gap is at most
     ``tol``, else ``("time_limit", message)`` once the deadline has passed, else None (go on)."""

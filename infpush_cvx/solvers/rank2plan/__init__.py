@@ -25,19 +25,17 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._logging import log_progress, logs_progress
-from .._validation import (check_choice, check_int, check_not_complex, check_not_text,
-                           check_scalar, check_time_limit, check_unused_options, check_vector,
-                           renamed_argument)
-from ..data.containers import PairData
-from ..formulations.objectives import rank2plan_objective
-from ._common import column_shift, shifted
-from ._deadline import Deadline
-from ._rank2plan_ccg import check_ccg_options, solve_ccg
-from ._rank2plan_ops import PairOperator
-from ._rank2plan_scaling import PairScaling
-from ._rank2plan_smoothed import check_smoothed_options, solve_smoothed
-from .result import SolverResult, status_for_gap, warn_if_not_converged
+from infpush_cvx._logging import log_progress, logs_progress
+from infpush_cvx._validation import (check_choice, check_int, check_not_complex, check_not_text, check_scalar, check_time_limit, check_unused_options, check_vector, renamed_argument)
+from infpush_cvx.data.containers import PairData
+from infpush_cvx.formulations.objectives import rank2plan_objective
+from infpush_cvx.solvers.engines.common import column_shift, shifted
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.rank2plan.ccg import check_ccg_options, solve_ccg
+from infpush_cvx.solvers.rank2plan.ops import PairOperator
+from infpush_cvx.solvers.rank2plan.scaling import PairScaling
+from infpush_cvx.solvers.rank2plan.smoothed import check_smoothed_options, solve_smoothed
+from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
 
 METHODS = ("ccg", "smoothed", "cvxpy")
 
@@ -359,7 +357,7 @@ def _solve_cvxpy(data: PairData, lam: float, *, solver=None, form="compact", tol
     first (:meth:`PairOperator.repaired_dual`), whichever bound is sharper. "optimal" only when that
     relative gap is at most ``tol`` (default 1e-6); without multipliers the answer is
     "unverified". A failed solve has no point: beta is NaN and the message names the cause."""
-    from . import _cvxpy_backend as backend
+    from infpush_cvx.solvers.engines import cvxpy_backend as backend
 
     solver, options = _cvxpy_solver_options(solver, tol, deadline, solve_options)
     size = int(data.X.nnz if hasattr(data.X, "nnz") else data.X.size) + data.n_pairs

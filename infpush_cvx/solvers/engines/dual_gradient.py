@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._logging import log_every, log_iteration
-from ..formulations.objectives import bipartite_objective
-from . import duality
+from infpush_cvx._logging import log_every, log_iteration
+from infpush_cvx.formulations.objectives import bipartite_objective
+from infpush_cvx.solvers.engines import duality
 
 
 def _gap(data, alpha, lam, loss):

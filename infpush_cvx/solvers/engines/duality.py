@@ -24,11 +24,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ..formulations import scaling as _scaling
-from .._validation import check_choice, check_scalar
-from ..data.containers import BipartiteData
-from ..formulations.objectives import bipartite_objective, penalty_term, penalty_value
-from .result import relative_gap, roundoff_bound  # (the one definition of the gap, re-exported)
+from infpush_cvx.formulations import scaling as _scaling
+from infpush_cvx._validation import check_choice, check_scalar
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.formulations.objectives import bipartite_objective, penalty_term, penalty_value
+from infpush_cvx.solvers.result import relative_gap, roundoff_bound
 
 
 def w_of_alpha(Xp, Xn, alpha: np.ndarray) -> np.ndarray:
@@ -173,7 +173,7 @@ def gap_roundoff(data: BipartiteData, w, lam: float, primal: float, *, penalty: 
     :class:`._ramp_sums.RampSums`). The scale is ``|P(w)|`` (1 when ``P = 0``), as in
     :func:`~.result.relative_gap`.
     """
-    from ._common import largest_row_norm  # (_common imports this module)
+    from infpush_cvx.solvers.engines.common import largest_row_norm
 
     w = np.asarray(w, dtype=np.float64).ravel()
     with np.errstate(over="ignore"):

@@ -47,12 +47,12 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_choice, check_time_limit
-from ..data.containers import BipartiteData
-from ..data.kernels import TimeLimitReached, factorise
-from ._common import as_bipartite
-from ._deadline import Deadline
-from .result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx._validation import check_choice, check_time_limit
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.data.kernels import TimeLimitReached, factorise
+from infpush_cvx.solvers.engines.common import as_bipartite
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
 
 
 def training_rows(data: BipartiteData) -> np.ndarray:
@@ -157,7 +157,7 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
 def _exact_parts(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
     """:func:`exact_certificate`'s three values and a bound on the round-off of the relative gap
     (:func:`_gap_roundoff`)."""
-    from ..formulations import scaling as _scaling
+    from infpush_cvx.formulations import scaling as _scaling
 
     m, n = data.m, data.n
     M, Nw = data.wp_sum, data.wn_sum
@@ -175,7 +175,7 @@ def _exact_parts(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling:
 
 def _loss_of_scores(f, data: BipartiteData, loss: str) -> float:
     """The paper-scaling loss of the scores ``f = (s; t)`` on the training rows."""
-    from ..formulations.objectives import mean_loss, negative_hinge_sums
+    from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums
 
     H = negative_hinge_sums(f[:data.m], f[data.m:], np.asarray(data.pos_weights, float))
     return mean_loss(H, loss, data.wp_sum, np.asarray(data.neg_weights, float), data.wn_sum)
@@ -283,7 +283,7 @@ def _stopped_before_solving(data: BipartiteData, lam, loss: str, kwargs, deadlin
     computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
     0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
     gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
-    from ..formulations import scaling as _scaling
+    from infpush_cvx.formulations import scaling as _scaling
 
     scaling = kwargs.get("scaling", "paper")
     mult = _scaling.objective_multiplier(scaling, loss=loss, m=data.wp_sum, n=data.wn_sum)
@@ -340,9 +340,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
     left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from ..data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error,
-                                psd_by_construction, refuse_indefinite, resolve_gamma,
-                                symmetrise)
+    from infpush_cvx.data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error, psd_by_construction, refuse_indefinite, resolve_gamma, symmetrise)
 
     kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
     Z = training_rows(data)

@@ -68,15 +68,15 @@ import scipy.linalg
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from .._logging import log_every, log_iteration, log_progress, logs_progress
-from .._validation import check_choice, check_int, check_scalar, check_time_limit
-from ..data.containers import BipartiteData
-from ..prox.equal_sums import _project_checked
-from . import _toppush_ipm
-from ._common import blas_threads_for, centred, check_representable, data_first
-from ._cvxpy_backend import certified_status
-from ._deadline import Deadline
-from .result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx._logging import log_every, log_iteration, log_progress, logs_progress
+from infpush_cvx._validation import check_choice, check_int, check_scalar, check_time_limit
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.prox.equal_sums import _project_checked
+from infpush_cvx.solvers.toppush import ipm as _toppush_ipm
+from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, check_representable, data_first)
+from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
 
 LOSSES = ("truncated_quadratic", "hinge")
 METHODS = ("interior_point", "dual_agd", "cvxpy")
@@ -403,7 +403,7 @@ def _solve_cvxpy(data, lam, loss, solver, deadline, verbose) -> dict:
     """CVXPY on :func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
     (:mod:`._cvxpy_backend`); the dual ``(alpha, beta)`` from its multipliers (None when CVXPY
     gave none: the answer is then "unverified"). A failed solve has w = NaN."""
-    from . import _cvxpy_backend as backend
+    from infpush_cvx.solvers.engines import cvxpy_backend as backend
 
     # the builder by name: imported (with CVXPY) where the problem is built
     out = backend.solve("infpush_cvx.formulations._toppush:toppush_problem", (data, lam),

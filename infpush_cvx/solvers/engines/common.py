@@ -10,13 +10,13 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ..formulations import scaling as _scaling
-from .._validation import check_choice, check_int, check_options, check_scalar
-from ..data.containers import BipartiteData
-from ..formulations.objectives import bipartite_objective
-from . import duality
-from .implicit_dual import ImplicitDual
-from .result import SolverResult, status_for_gap, warn_if_not_converged
+from infpush_cvx.formulations import scaling as _scaling
+from infpush_cvx._validation import check_choice, check_int, check_options, check_scalar
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.formulations.objectives import bipartite_objective
+from infpush_cvx.solvers.engines import duality
+from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual
+from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
 
 #: Largest m * n for which an implicit dual point is materialised as an m x n warm start.
 _DENSE_DUAL_LIMIT = 50_000_000
@@ -311,7 +311,7 @@ def check_working_set_options(options):
     lists the known ones), each field checked by name and type."""
     import dataclasses
 
-    from ._working_set import WorkingSetOptions
+    from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 
     if options is None:
         return None

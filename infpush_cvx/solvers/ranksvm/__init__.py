@@ -24,17 +24,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._moved import deprecated_alias
-from .._logging import log_progress, logs_progress
-from .._validation import check_choice, check_scalar, check_time_limit, check_unused_options
-from . import _dual_gradient, _ranksvm_newton, _working_set, duality
-from ..data.containers import BipartiteData
-from ._common import (blas_threads_for, call_start, centred, check_working_set_options,
-                      data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha,
-                      warm_weights)
-from ._deadline import Deadline
-from ._working_set import WorkingSetOptions
-from .result import SolverResult
+from infpush_cvx._moved import deprecated_alias
+from infpush_cvx._logging import log_progress, logs_progress
+from infpush_cvx._validation import (check_choice, check_scalar, check_time_limit, check_unused_options)
+from infpush_cvx.solvers.engines import (dual_gradient as _dual_gradient, working_set as _working_set, duality)
+from infpush_cvx.solvers.ranksvm import newton as _ranksvm_newton
+from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.solvers.engines.common import (blas_threads_for, call_start, centred, check_working_set_options, data_first, finish, prepare, require_unweighted, unit_weights, warm_alpha, warm_weights)
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
+from infpush_cvx.solvers.result import SolverResult
 
 METHODS = ("smoothing_newton", "working_set", "fista", "paper")
 _DEFAULT_MAX_ITER = {"smoothing_newton": 500, "working_set": 200, "fista": 20000, "paper": 1000}
@@ -65,7 +64,7 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
     """
     started = call_start()  # the time limit counts from the call
     if kernel is not None:
-        from ._kernel import kernel_solve
+        from infpush_cvx.solvers.engines.kernel import kernel_solve
         return kernel_solve(ranksvm.__wrapped__, data, None, lam, kernel=kernel, gamma=gamma,
                             degree=degree, coef0=coef0, nystroem=nystroem, seed=nystroem_seed,
                             wp=wp, wn=wn, warm_start=warm_start, time_limit=time_limit,

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from ._restricted_ipm import RestrictedProblem
+from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
 
 #: Reduce only when the span has at most this fraction of ``d`` dimensions: an interior-point
 #: iteration costs about ``D^2 (nI + nJ + k) + D^3 / 3``, the QRs about ``4 d D^2``, so a
