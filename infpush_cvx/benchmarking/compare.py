@@ -42,6 +42,8 @@ import pandas as pd
 from .. import catalog as _catalog
 from .._validation import check_time_limit
 from .executors import SerialExecutor
+from .outcomes import (CLAIMS, FAILURES, OUTCOMES, broken, exit_status, outcome,  # noqa: F401
+                       outcomes)
 from .runner import benchmark, make_tasks
 
 log = logging.getLogger(__name__)
@@ -59,15 +61,6 @@ SHOWN = {"problem": "problem", "solver": "solver", "status": "status", "objectiv
 #: value. The papers' algorithms (``paper``, ``admm``) stop at an iteration budget; they run in
 #: ``infpush-cvx bench``.
 CHECK_METHODS = ("working_set", "smoothing_newton", "fista", "ccg", "newton", "interior_point")
-
-#: Statuses that claim a certified answer: the project's certified statuses, CVXPY's "optimal",
-#: and CVXPY's claims that the (feasible, bounded) problem is infeasible or unbounded.
-CLAIMS = ("optimal", "degenerate_optimal", "infeasible", "unbounded")
-#: Statuses of a solve that gave no answer to trust, besides those of :func:`broken` rows.
-FAILURES = ("numerical_error", "failed", "timeout", "interrupted", "infeasible_inaccurate",
-            "unbounded_inaccurate", "solver_error")
-#: The outcomes of a row, in the summary's order.
-OUTCOMES = ("solved", "suboptimal", "disagrees", "failed")
 
 #: Shift of the shifted geometric mean of times, in seconds (qpbenchmark's default ``sh``).
 TIME_SHIFT = 10.0
@@ -93,50 +86,6 @@ def run(ids=None, solvers=None, native=CHECK_METHODS, *, progress: bool = True,
                        timeout=check_time_limit(time_limit))
     log.info("check: tasks %d, problems %d", len(tasks), len(ids))
     return benchmark(tasks, SerialExecutor(), progress=progress, on_row=on_row).table
-
-
-def broken(status) -> bool:
-    """Whether a row's status says the run could not solve: an exception in the solve
-    (``"error..."``), a worker that died, a Dask task that failed or was lost."""
-    status = str(status)
-    return status.startswith(("error", "worker_died", "dask_"))
-
-
-def outcome(row) -> str:
-    """The outcome of one row (a mapping with ``status``, ``agrees``, ``rel_error``, ``rtol``,
-    ``objective``): one of :data:`OUTCOMES`, as the module docstring defines them."""
-    status = str(row.get("status", ""))
-    agrees = row.get("agrees")
-    if not _missing(agrees) and bool(agrees):
-        return "solved"
-    if status in CLAIMS:
-        return "disagrees"
-    if broken(status) or status.split(":")[0] in FAILURES or _missing(row.get("objective")):
-        return "failed"
-    rel, rtol = row.get("rel_error"), row.get("rtol")
-    if not _missing(rel) and not _missing(rtol) and float(rel) <= float(rtol):
-        return "solved"
-    return "suboptimal"
-
-
-def _missing(value) -> bool:
-    """None, NaN or pandas' NA (an empty field of a table)."""
-    return value is None or (not isinstance(value, str) and bool(pd.isna(value)))
-
-
-def outcomes(df: pd.DataFrame) -> pd.Series:
-    """:func:`outcome` of every row of a results table."""
-    if df.empty:
-        return pd.Series([], index=df.index, dtype=object)
-    return pd.Series([outcome(row) for row in df.to_dict("records")], index=df.index,
-                     dtype=object)
-
-
-def exit_status(df: pd.DataFrame) -> int:
-    """1 when a row disagrees with its stored value or could not be solved (:func:`broken`),
-    0 otherwise (suboptimal answers of fixed budgets and non-certified statuses included)."""
-    found = outcomes(df)
-    return int(bool((found == "disagrees").any() or df["status"].map(broken).any()))
 
 
 def shifted_geometric_mean(times, shift: float = TIME_SHIFT) -> float:

@@ -13,7 +13,9 @@ benchmark results (generator, seed, tier; sizes and non-zeros).
 
 from __future__ import annotations
 
+import functools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -112,3 +114,57 @@ def load_instance(path):
         raise ValueError(f"{path}: content does not match its fingerprint "
                          f"({data.fingerprint()[:16]}... vs stored {stored[:16]}...)")
     return data
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A problem that is not in the catalog, named the way benchopt names a Dataset: the instance
+    is ``generator`` (a catalog generator, ``catalog.GENERATORS``: ``planted_bipartite``,
+    ``real_subset``, ``rank2plan_pairs``...) called with ``params``, and the problem is the
+    catalog ``formulation`` with ``options`` and ``lam`` (``(name, value)`` pairs keep it
+    hashable). Generated once per process (the last two are cached). It has no stored value:
+    its rows have no ``reference`` and never ``agree``; a benchmark compares its solvers."""
+
+    name: str
+    generator: str
+    params: tuple = ()
+    formulation: str = "infinite_push"
+    options: tuple = ()
+    lam: float = 1.0
+
+    def __post_init__(self):
+        from .. import catalog
+        from .._validation import check_choice
+        check_choice(self.generator, "generator", catalog.GENERATORS)
+        check_choice(self.formulation, "formulation", catalog.FORMULATIONS)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def spec(self):
+        """The problem as a catalog ProblemSpec (tier ``"generated"``)."""
+        from ..catalog import ProblemSpec
+        return ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
+                           float(self.lam), tier="generated")
+
+    def data(self):
+        return _generated(self.generator, self.params)
+
+
+@functools.lru_cache(maxsize=2)
+def _generated(generator: str, params: tuple):
+    from .. import catalog
+    return catalog.GENERATORS[generator](**dict(params))
+
+
+def problem_spec(problem):
+    """The ProblemSpec of a task's ``problem`` (a catalog ID or an :class:`Instance`)."""
+    from .. import catalog
+    return problem.spec() if isinstance(problem, Instance) else catalog.get(problem)
+
+
+def problem_data(problem):
+    """The instance data of a task's ``problem`` (cached per process)."""
+    from .. import catalog
+    return problem.data() if isinstance(problem, Instance) else \
+        catalog.instance_data(catalog.get(problem).instance)

@@ -147,7 +147,7 @@ def _solver_records(tasks) -> dict:
 def _problem_records(problems) -> tuple[dict, dict]:
     from ..catalog.reference import load_reference
     from .instances import instance_parameters
-    from .tasks import Instance, problem_spec
+    from .instances import Instance, problem_spec
     problem_records, instance_records = {}, {}
     for problem in problems:
         pid = str(problem)
@@ -186,7 +186,7 @@ def _summary(table) -> dict:
     """``rows``, ``agree`` (rows that agree with their stored value) and, by outcome
     (:func:`.compare.outcome`), the rows that did not: ``disagree`` (a claimed optimum the stored
     value contradicts), ``suboptimal`` (stopped without a certificate) and ``failed``."""
-    from .compare import outcomes
+    from .outcomes import outcomes
     if table is None or table.empty:
         return {"rows": 0, "agree": 0, "disagree": [], "suboptimal": [], "failed": []}
     found = outcomes(table)

@@ -49,7 +49,7 @@ class WarmupJob:
 def _storage_key(problem):
     """``(formulation, options, sparse, size)`` of a task's problem (its instance generated)."""
     from .instances import instance_shape
-    from .tasks import problem_data, problem_spec
+    from .instances import problem_data, problem_spec
     spec, data = problem_spec(problem), problem_data(problem)
     shape = instance_shape(data)
     group = (spec.formulation, tuple(sorted(spec.options.items())), bool(data.is_sparse))
@@ -98,7 +98,7 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
 
 def _solve(job: WarmupJob, time_limit: float) -> None:
     from ..catalog import cvxpy_solvers, registry
-    from .tasks import problem_data, problem_spec
+    from .instances import problem_data, problem_spec
     spec, data = problem_spec(job.problem), problem_data(job.problem)
     if job.kind == "cvxpy":
         cvxpy_solvers.solve(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
