@@ -19,13 +19,10 @@ only reaches low accuracy.
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration, progress_enabled
-from infpush_cvx._validation import check_int, check_options, check_scalar
 from infpush_cvx.prox.elementwise import soft_threshold
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
@@ -66,23 +63,9 @@ def default_tau_schedule(op: PairOperator, n_tau: int = 6, factor: float = 0.3) 
     return tau0 * factor ** np.arange(n_tau)
 
 
-#: The options of :func:`solve_smoothed` that :func:`~.rank2plan.rank2plan_lp` passes through.
-SMOOTHED_OPTIONS = ("stage_tol", "record_every")
-
-
-def check_smoothed_options(options: dict) -> dict:
-    """Refuse unknown names and values of the wrong type among :data:`SMOOTHED_OPTIONS`."""
-    check_options(options, "method='smoothed'", SMOOTHED_OPTIONS)
-    if "stage_tol" in options:
-        check_scalar(options["stage_tol"], "stage_tol", nonnegative=True)
-    if "record_every" in options:
-        check_int(options["record_every"], "record_every", minimum=0)
-    return options
-
-
-def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: float = 1e-6,
-                   max_iter: int = 2000, stage_tol: float = 1e-6, record_every: int = 10,
-                   sigma=None, deadline: Deadline | None = None) -> SolverResult:
+def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=None, tau=None,
+                   tol: float = 1e-6, max_iter: int = 2000, stage_tol: float = 1e-6,
+                   record_every: int = 10, sigma=None) -> SolverResult:
     """Smoothed FISTA over a decreasing tau schedule; see the module docstring.
 
     ``tau`` is a float (one stage) or a decreasing sequence; by default
@@ -93,8 +76,6 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     finite one is returned); otherwise "stalled" (the schedule ran to completion above ``tol``,
     as smoothing usually does).
     """
-    deadline = Deadline(None) if deadline is None else deadline
-    t0 = time.perf_counter()
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
     if sigma is None:
         sigma = op.sigma_max(deadline=deadline)
@@ -136,7 +117,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                 history["objective"].append(op.objective(beta, lam))
             if it_total % every == 0 and progress_enabled():  # no gap: certified at the end
                 log_iteration("smoothed", it_total, op.objective(beta, lam), None,
-                              time.perf_counter() - t0, tau=float(tau_k))
+                              deadline.elapsed(), tau=float(tau_k))
             if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
                     or it_total >= max_iter or deadline.expired():
                 break
@@ -173,5 +154,5 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
         "sigma_max": sigma / _LIPSCHITZ_SAFETY,
     }
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
-                        iterations=it_total, time=time.perf_counter() - t0, method="smoothed",
+                        iterations=it_total, time=deadline.elapsed(), method="smoothed",
                         history=history, dual=cert["pi"], info=info, message=message)
