@@ -218,15 +218,11 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
         beta0, pi0 = np.zeros(op.p), None
     if pi0 is not None and not np.all(np.isfinite(pi0)):
         pi0 = None
-    nnz0 = max(1, np.count_nonzero(beta0))
-    if n_pairs_init is None:
-        n_pairs_init = max(500, 5 * nnz0)
-    if n_features_init is None:
-        n_features_init = nnz0 + 10
-    if max_features_add is None:
-        max_features_add = max(10, op.p // 20)
-    if max_pairs_add is None:
-        max_pairs_add = max(500, 5 * nnz0)
+    nnz0 = max(1, np.count_nonzero(beta0))  # the sizes default to the warm start's support
+    n_pairs_init = n_pairs_init or max(500, 5 * nnz0)
+    n_features_init = n_features_init or nnz0 + 10
+    max_features_add = max_features_add or max(10, op.p // 20)
+    max_pairs_add = max_pairs_add or max(500, 5 * nnz0)
     F, W, L = _initial_sets(op, beta0, pi0, lam, n_pairs_init, n_features_init)
     gmax = float(op.g.max()) if op.g.size else 1.0
     xmax = float(abs(op.X).max()) if op.X.size else 1.0
@@ -272,17 +268,12 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
         pi[lp.pairs] = pi_W
         pi[L] = op.s[L]
         cert = op.certificate(beta, pi, lam)
-        history["iteration"].append(it)
-        history["objective"].append(cert["primal"])
-        history["lower_bound"].append(cert["dual"])
-        history["gap"].append(cert["gap"])
-        history["n_features"].append(int(lp.features.size))
-        history["n_pairs_explicit"].append(int(lp.pairs.size))
-        history["n_pairs_linear"].append(int(L.sum()))
-        history["lp_time"].append(t_lp)
+        row = (it, cert["primal"], cert["dual"], cert["gap"], int(lp.features.size),
+               int(lp.pairs.size), int(L.sum()), t_lp)
+        for column, value in zip(history.values(), row):
+            column.append(value)
         log_iteration("ccg", it, cert["primal"], cert["gap"], deadline.elapsed(),
-                      features=int(lp.features.size), explicit_pairs=int(lp.pairs.size),
-                      linear_pairs=int(L.sum()), lp_time=t_lp)
+                      features=row[4], explicit_pairs=row[5], linear_pairs=row[6], lp_time=t_lp)
         if cert["gap"] <= tol:  # for lam = 0: raw gap and dual infeasibility both <= tol
             status = "optimal"
             break

@@ -20,8 +20,8 @@ from typing import ClassVar
 import numpy as np
 
 from infpush_cvx._logging import log_progress, log_summary, solver_log, verbose_logging
-from infpush_cvx._validation import (check_bool, check_choice, check_int, check_not_complex,
-                                     check_not_text, check_scalar, check_vector)
+from infpush_cvx._validation import (check_bool, check_choice, check_int, check_scalar,
+                                     check_vector)
 from infpush_cvx.solvers.base import Solver
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ccg import LP_ALGORITHMS, solve_ccg
@@ -40,14 +40,9 @@ def _check_tau(tau) -> np.ndarray | None:
         return None
     if isinstance(tau, (bool, np.bool_)):
         raise TypeError(f"tau must be a number or a sequence of numbers, got {tau!r}")
-    check_not_text(tau, "tau", "number or sequence")
-    check_not_complex(tau, "tau")
-    try:
-        taus = np.atleast_1d(np.asarray(tau, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise TypeError(f"tau must be a number or a sequence of numbers, got {tau!r}") from None
-    if taus.ndim != 1 or taus.size == 0 or not np.all(np.isfinite(taus)) \
-            or np.any(taus <= 0) or np.any(np.diff(taus) > 0):
+    scalar = np.isscalar(tau) or (isinstance(tau, np.ndarray) and tau.ndim == 0)
+    taus = check_vector(np.atleast_1d(tau) if scalar else tau, "tau")
+    if taus.size == 0 or np.any(taus <= 0) or np.any(np.diff(taus) > 0):
         raise ValueError(f"tau must be a positive number or a nonincreasing sequence of "
                          f"positive numbers, got {tau!r}")
     return taus
@@ -75,10 +70,7 @@ class _Rank2PlanMethod(Solver):
             data, factor = problem.data, problem.scaling.objective(1.0)
             log_progress(f"rank2plan_lp {self.name}: {data.n_states} states, {data.n_features} "
                          f"features, {data.n_pairs} pairs, lambda {problem.lam:.4g}, tol "
-                         f"{'default' if self.tol is None else format(self.tol, 'g')}"
-                         + ("" if factor == 1.0 else f"; the objectives of the iterations are "
-                            f"those of the LP scaled to unit size, times {factor:g} in the "
-                            f"caller's units"))
+                         f"{self.tol}; iteration objectives in units of {factor:g}")
             if problem.lam_unit >= problem.operator.lambda_max():
                 res = problem.zero_solution(self.name)
             else:
@@ -253,11 +245,10 @@ class CVXPY(_Rank2PlanMethod):
         out = backend.solve("infpush_cvx.formulations:rank2plan_lp_problem", (data, lam),
                             {"form": self.form}, solver=solver, options=options,
                             deadline=deadline, verbose=self.verbose, size=size)
+        defaults = {"solver": solver, "solve_time": None, "solver_options": options,
+                    "stage_times": None, "isolated": False}
         info = {"cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
-                "solver": out.info.get("solver", solver), "solve_time": out.info.get("solve_time"),
-                "solver_options": out.info.get("solver_options", options),
-                "stage_times": out.info.get("stage_times"),
-                "isolated": out.info.get("isolated", False)}
+                **{key: out.info.get(key, default) for key, default in defaults.items()}}
         if not out.has_point:
             return SolverResult(w=np.full(data.n_features, np.nan), objective=np.nan, gap=None,
                                 status="time_limit" if out.status == "time_limit" else "failed",

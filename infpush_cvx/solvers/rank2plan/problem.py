@@ -26,10 +26,11 @@ from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.rank2plan.scaling import PairScaling
 from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
 
-#: ``info`` entries and ``history`` columns in objective units (times ``b c``).
-_OBJECTIVE_KEYS = ("lower_bound", "smoothed_objective", "smoothing_bound",
+#: ``info`` entries in objective units (times ``b c``).
+_OBJECTIVE_KEYS = ("objective", "lower_bound", "smoothed_objective", "smoothing_bound",
                    "warm_start_objective", "cvxpy_value")
-_HISTORY_OBJECTIVE_KEYS = ("objective", "lower_bound", "smoothed_objective")
+#: ``history`` columns in the units of the unit-sized LP.
+_HISTORY_KEYS = ("objective", "lower_bound", "smoothed_objective", "tau")
 
 
 def _centred(data: PairData) -> PairData:
@@ -120,28 +121,19 @@ class Rank2PlanProblem(Problem):
         to agree with the gap (:func:`~infpush_cvx.solvers.result.status_for_gap`; ``tol``
         None: as it is); warns when the certificate does not hold."""
         scaling = self.scaling
-        info = dict(res.info)
-        for key in _OBJECTIVE_KEYS:
-            if info.get(key) is not None:
-                info[key] = scaling.objective(info[key])
-        for key in ("dual_infeasibility", "lambda_max"):
-            if info.get(key) is not None:
-                info[key] = scaling.reduced_cost(info[key])
-        if info.get("sigma_max") is not None:  # sigma_max(Xt^T Xt), Xt = s D: (a c)^2
-            info["sigma_max"] = scaling.reduced_cost(scaling.reduced_cost(info["sigma_max"]))
-        if info.get("tau") is not None:
-            info["tau"] = scaling.tau_out(info["tau"])
-        if info.get("tau_schedule") is not None:
-            info["tau_schedule"] = [scaling.tau_out(t) for t in info["tau_schedule"]]
-        if info.get("trust_radius") is not None:
-            info["trust_radius"] = float(scaling.beta_out(info["trust_radius"]))
-        history = dict(res.history)
-        for key in (k for k in _HISTORY_OBJECTIVE_KEYS if k in history):
-            history[key] = [scaling.objective(v) for v in history[key]]
-        if "tau" in history:
-            history["tau"] = [scaling.tau_out(t) for t in history["tau"]]
+        reduced = scaling.reduced_cost
+        to_caller = {**dict.fromkeys(_OBJECTIVE_KEYS, scaling.objective),
+                     "dual_infeasibility": reduced, "lambda_max": reduced,
+                     "sigma_max": lambda v: reduced(reduced(v)),  # of Xt^T Xt, Xt = s D: (a c)^2
+                     "tau": scaling.tau_out,
+                     "tau_schedule": lambda taus: [scaling.tau_out(t) for t in taus],
+                     "trust_radius": lambda r: float(scaling.beta_out(r))}
+        info = {key: value if value is None or key not in to_caller else to_caller[key](value)
+                for key, value in res.info.items()}
         info["unit_scaling_exponents"] = {"X": scaling.ex, "margin": scaling.eg,
                                           "weight": scaling.es}
+        history = {key: [to_caller[key](v) for v in values] if key in _HISTORY_KEYS else values
+                   for key, values in res.history.items()}
         w = scaling.beta_out(res.w)
         objective = self.objective(w) if np.all(np.isfinite(w)) else np.nan
         result = SolverResult(w=w, objective=objective, gap=res.gap,

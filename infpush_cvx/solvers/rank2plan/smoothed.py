@@ -89,6 +89,12 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
     sg = op.s * op.g
     v = np.empty(op.N)
     every = log_every(max_iter)
+
+    def smoothed_objective(tau_k):
+        """``H^tau(z) + lam ||beta||_1`` at the current beta, and the maximiser w of H^tau."""
+        h, w = smoothed_hinge(sg - op.s * op.matvec(beta), tau_k)
+        return h + lam * float(np.abs(beta).sum()), w
+
     for tau_k in taus:
         step = 4.0 * tau_k / sigma
         y, beta_prev, theta = beta.copy(), beta.copy(), 1.0
@@ -108,13 +114,10 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
             beta_prev, beta, theta = beta_new, beta_new, theta_new
             it_total += 1
             if record_every and it_total % record_every == 0:
-                zb = sg - op.s * op.matvec(beta)
-                h, _ = smoothed_hinge(zb, tau_k)
-                pen = lam * np.abs(beta).sum()
-                history["iteration"].append(it_total)
-                history["tau"].append(float(tau_k))
-                history["smoothed_objective"].append(h + pen)
-                history["objective"].append(op.objective(beta, lam))
+                row = (it_total, float(tau_k), op.objective(beta, lam),
+                       smoothed_objective(tau_k)[0])
+                for column, value in zip(history.values(), row):
+                    column.append(value)
             if it_total % every == 0 and progress_enabled():  # no gap: certified at the end
                 log_iteration("smoothed", it_total, op.objective(beta, lam), None,
                               deadline.elapsed(), tau=float(tau_k))
@@ -124,8 +127,7 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
         if it_total >= max_iter or deadline.expired() or status == "failed":
             break
     # One certificate at the end: the multipliers of the last smoothing level, made dual feasible.
-    zb = sg - op.s * op.matvec(beta)
-    _, wb = smoothed_hinge(zb, tau_k)
+    smoothed_obj, wb = smoothed_objective(tau_k)
     cert = op.certificate(beta, 0.5 * op.s * (1.0 + wb), lam)
     if cert["gap"] <= tol:
         status = "optimal"
@@ -140,8 +142,6 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
                    f"{cert['gap']:.2e} at the last (info['tau']): a smaller last tau, or "
                    f"method='ccg', reaches tol")
     tau_final = float(tau_k)
-    h_tau, _ = smoothed_hinge(zb, tau_final)
-    smoothed_obj = h_tau + lam * float(np.abs(beta).sum())
     info = {
         "tau": tau_final,
         "tau_schedule": [float(t) for t in taus],
