@@ -6,9 +6,10 @@
   gradient projection (Agarwal 2011, Figures 2 and 3) and ADMM (Rakotomamonjy 2012); see
   :mod:`infpush_cvx.solvers.infinite_push` and :mod:`infpush_cvx.solvers.ranksvm`. A solve that
   stops before its certificate holds warns with a :class:`ConvergenceWarning`.
-- :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP by Nesterov smoothing, column and
-  constraint generation, or CVXPY; for lam at or above :func:`rank2plan_lambda_max`,
-  beta* = 0 (the smallest such lambda when every gap is positive; docs/mathematics.md,
+- :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP (:class:`Rank2PlanProblem`) by column
+  and constraint generation, Nesterov smoothing, or CVXPY (the method classes are in
+  :mod:`infpush_cvx.solvers.rank2plan`); for lam at or above :func:`rank2plan_lambda_max`,
+  beta* = 0 (the smallest such lambda when every margin is positive; docs/mathematics.md,
   section 4.2).
 - :mod:`infpush_cvx.solvers.engines.duality`: the dual objectives and duality gaps that certify them.
 
@@ -18,10 +19,11 @@ The name ``infinite_push`` here is the function; its module is
 
 from infpush_cvx.solvers.engines import duality
 from .infinite_push import infinite_push
-from .rank2plan import rank2plan_lambda_max, rank2plan_lp
+from .rank2plan import Rank2PlanProblem, rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
 from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
-           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm"]
+           "infinite_push", "ranksvm"]
+__all__ += ["Rank2PlanProblem", "rank2plan_lambda_max", "rank2plan_lp"]

@@ -176,10 +176,10 @@ class SolverResult:
                 f"time={self.time:.3g}s)")
 
 
-def warn_if_not_converged(result: SolverResult) -> None:
+def warn_if_not_converged(result: SolverResult, stacklevel: int = 3) -> None:
     """Emit a :class:`ConvergenceWarning` when ``result`` stopped without its certificate."""
     if not result.converged:
         gap = "none" if result.gap is None else f"{result.gap:.2e}"
         warnings.warn(f"{result.method}: stopped with status {result.status!r} (certified "
                       f"relative gap {gap}){': ' + result.message if result.message else ''}",
-                      ConvergenceWarning, stacklevel=3)
+                      ConvergenceWarning, stacklevel=stacklevel)

@@ -95,8 +95,9 @@ def test_pairdata_gap_is_the_old_name_of_margin_and_warns():
         PairData(X, [0], [1], margin=[1.0], gap=[1.0])
 
 
-def test_rank2plan_takes_the_data_first_and_gap_as_the_old_name_of_margin():
+def test_rank2plan_takes_the_data_first_then_lam():
     from infpush_cvx.solvers import rank2plan_lambda_max, rank2plan_lp
+    from infpush_cvx.solvers.result import ConvergenceWarning
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(12, 4))
     i, j = np.arange(0, 6), np.arange(6, 12)
@@ -104,7 +105,6 @@ def test_rank2plan_takes_the_data_first_and_gap_as_the_old_name_of_margin():
     lam = 0.1 * rank2plan_lambda_max(data)
     front = rank2plan_lp(data, lam)
     assert front.objective == pytest.approx(rank2plan_lp(data, lam=lam).objective, rel=1e-9)
-    with pytest.warns(DeprecationWarning, match="gap is deprecated") as record:
-        old = rank2plan_lp(Z, i, j, lam, gap=np.full(6, 2.0))
+    with pytest.warns(ConvergenceWarning, match="max_iter") as record:
+        rank2plan_lp(data, lam, method="smoothed", max_iter=1)
     assert record[0].filename == __file__  # points at the caller
-    assert old.objective == pytest.approx(front.objective, rel=1e-9)

@@ -77,6 +77,7 @@ def test_rank2plan_huge_weights_finish_within_the_time_limit():
         import warnings, time
         import numpy as np
         warnings.simplefilter("ignore")
+        from infpush_cvx.data import PairData
         from infpush_cvx.solvers import rank2plan_lp
         rng = np.random.default_rng(0)
         X = rng.standard_normal((30, 6))
@@ -84,7 +85,7 @@ def test_rank2plan_huge_weights_finish_within_the_time_limit():
         for scale in (1e160, 1e200):
             for lam in (0.1, 0.1 * scale):
                 t = time.perf_counter()
-                r = rank2plan_lp(X, i, j, lam, weight=np.full(80, scale), time_limit=5)
+                r = rank2plan_lp(PairData(X, i, j, weight=np.full(80, scale)), lam, time_limit=5)
                 print("RESULT", r.status, time.perf_counter() - t)
         """, timeout=90)
     rows = [line.split()[1:] for line in out.splitlines() if line.startswith("RESULT")]
@@ -94,8 +95,8 @@ def test_rank2plan_huge_weights_finish_within_the_time_limit():
 @pytest.mark.parametrize("scale", [1e-200, 1e-9, 1e160, 1e300])
 def test_rank2plan_weights_scale_the_objective_exactly(scale):
     X, i, j = pairs()
-    base = rank2plan_lp(X, i, j, 0.1)
-    scaled = quiet(rank2plan_lp, X, i, j, 0.1 * scale, weight=np.full(i.size, scale),
+    base = rank2plan_lp(PairData(X, i, j), 0.1)
+    scaled = quiet(rank2plan_lp, PairData(X, i, j, weight=np.full(i.size, scale)), 0.1 * scale,
                    time_limit=20)
     assert base.status == scaled.status == "optimal"
     assert scaled.objective == pytest.approx(scale * base.objective, rel=1e-6)
@@ -105,7 +106,7 @@ def test_rank2plan_weights_scale_the_objective_exactly(scale):
 def test_rank2plan_weights_whose_objective_overflows_are_refused():
     X, i, j = pairs()
     with pytest.raises(ValueError, match="weight"):
-        rank2plan_lp(X, i, j, 0.1, weight=np.full(i.size, 1e300), margin=np.full(i.size, 1e300))
+        rank2plan_lp(PairData(X, i, j, np.full(i.size, 1e300), np.full(i.size, 1e300)), 0.1)
 
 
 def test_ccg_gives_highs_the_remaining_time(monkeypatch):
@@ -125,10 +126,10 @@ def test_ccg_gives_highs_the_remaining_time(monkeypatch):
 
     monkeypatch.setattr(highspy, "Highs", RecordingHighs)
     X, i, j = pairs(N=60, p=15, n_pairs=400, seed=3)
-    lam = 0.02 * rank2plan_lambda_max(X, i, j)
+    lam = 0.02 * rank2plan_lambda_max(PairData(X, i, j))
     t0 = time.perf_counter()
-    res = rank2plan_lp(X, i, j, lam, warm_start=np.zeros(15), n_pairs_init=5, n_features_init=1,
-                       time_limit=30.0)
+    res = rank2plan_lp(PairData(X, i, j), lam, warm_start=np.zeros(15), n_pairs_init=5,
+                       n_features_init=1, time_limit=30.0)
     assert res.status == "optimal" and len(limits) >= 2
     # Slack of 0.5 s between computing a limit and starting the run: a loaded CI machine (the
     # test once allowed 1 ms and failed there); the 1 s sleep keeps the check able to fail.
@@ -158,7 +159,8 @@ def test_degeneracy_lp_gets_the_time_limit(monkeypatch):
 
 def test_cvxpy_method_passes_the_time_limit_to_the_solver():
     X, i, j = pairs()
-    res = rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="CLARABEL", time_limit=30.0)
+    res = rank2plan_lp(PairData(X, i, j), 0.1, method="cvxpy", solver="CLARABEL",
+                       time_limit=30.0)
     assert res.status == "optimal" and not res.info["isolated"]  # small: solved in-process
     assert 0 < res.info["solver_options"]["time_limit"] <= 30.0
 
@@ -166,7 +168,7 @@ def test_cvxpy_method_passes_the_time_limit_to_the_solver():
 def test_cvxpy_method_bounds_a_solver_without_a_time_limit_from_outside():
     """ECOS has no time-limit option: its solve runs in a child process killed at the limit."""
     X, i, j = pairs()
-    res = rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="ECOS", time_limit=30.0)
+    res = rank2plan_lp(PairData(X, i, j), 0.1, method="cvxpy", solver="ECOS", time_limit=30.0)
     assert res.status == "optimal" and res.info["isolated"]
 
 
@@ -202,8 +204,9 @@ def test_detect_degenerate_must_be_a_bool():
     lambda Xp, Xn, X, i, j, tl: infinite_push(Xp, Xn, 0.1, time_limit=tl),
     lambda Xp, Xn, X, i, j, tl: infinite_push(Xp, Xn, 0.1, method="fista", time_limit=tl),
     lambda Xp, Xn, X, i, j, tl: ranksvm(Xp, Xn, 0.1, time_limit=tl),
-    lambda Xp, Xn, X, i, j, tl: rank2plan_lp(X, i, j, 0.1, time_limit=tl),
-    lambda Xp, Xn, X, i, j, tl: rank2plan_lp(X, i, j, 0.1, method="smoothed", time_limit=tl),
+    lambda Xp, Xn, X, i, j, tl: rank2plan_lp(PairData(X, i, j), 0.1, time_limit=tl),
+    lambda Xp, Xn, X, i, j, tl: rank2plan_lp(PairData(X, i, j), 0.1, method="smoothed",
+                                             time_limit=tl),
 ])
 @pytest.mark.parametrize("bad", [np.nan, -1.0, 0.0, "5", True])
 def test_bad_time_limits_are_refused(solve, bad):
@@ -218,7 +221,7 @@ def test_infinite_time_limit_means_no_limit():
     assert infinite_push(Xp, Xn, 0.1, time_limit=np.inf).status == "optimal"
     assert ranksvm(Xp, Xn, 0.1, time_limit=np.inf).status == "optimal"
     X, i, j = pairs()
-    assert rank2plan_lp(X, i, j, 0.1, time_limit=None).status == "optimal"
+    assert rank2plan_lp(PairData(X, i, j), 0.1, time_limit=None).status == "optimal"
 
 
 @pytest.mark.parametrize("option", [{"max_iter": 5}, {"warm_start": np.zeros(6)}, {"tau": 0.1}])
@@ -226,16 +229,16 @@ def test_cvxpy_method_refuses_the_native_methods_options(option):
     X, i, j = pairs()
     name = next(iter(option))
     with pytest.raises(TypeError, match=name):
-        rank2plan_lp(X, i, j, 0.1, method="cvxpy", **option)
+        rank2plan_lp(PairData(X, i, j), 0.1, method="cvxpy", **option)
 
 
 def test_cvxpy_method_honours_tol():
     X, i, j = pairs()
-    res = rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="CLARABEL", tol=1e-3)
+    res = rank2plan_lp(PairData(X, i, j), 0.1, method="cvxpy", solver="CLARABEL", tol=1e-3)
     assert res.status == "optimal"
     assert res.info["solver_options"]["tol_gap_rel"] == 1e-3
     with pytest.raises(TypeError, match="tol"):  # HiGHS's simplex has no relative-gap option
-        rank2plan_lp(X, i, j, 0.1, method="cvxpy", solver="HIGHS", tol=1e-3)
+        rank2plan_lp(PairData(X, i, j), 0.1, method="cvxpy", solver="HIGHS", tol=1e-3)
 
 
 @pytest.mark.parametrize("method,option", [
@@ -247,7 +250,7 @@ def test_native_methods_refuse_options_they_do_not_use(method, option):
     X, i, j = pairs()
     name = next(iter(option))
     with pytest.raises(TypeError, match=name):
-        rank2plan_lp(X, i, j, 0.1, method=method, **option)
+        rank2plan_lp(PairData(X, i, j), 0.1, method=method, **option)
 
 
 @pytest.mark.parametrize("option,exc", [
@@ -258,7 +261,7 @@ def test_native_methods_refuse_options_they_do_not_use(method, option):
 def test_ccg_options_are_type_checked(option, exc):
     X, i, j = pairs()
     with pytest.raises(exc, match=next(iter(option))):
-        rank2plan_lp(X, i, j, 0.1, **option)
+        rank2plan_lp(PairData(X, i, j), 0.1, **option)
 
 
 @pytest.mark.parametrize("option,exc", [
@@ -268,7 +271,7 @@ def test_ccg_options_are_type_checked(option, exc):
 def test_smoothed_options_are_type_checked(option, exc):
     X, i, j = pairs()
     with pytest.raises(exc, match=next(iter(option))):
-        rank2plan_lp(X, i, j, 0.1, method="smoothed", **option)
+        rank2plan_lp(PairData(X, i, j), 0.1, method="smoothed", **option)
 
 
 @pytest.mark.parametrize("kwargs,name", [
@@ -327,16 +330,16 @@ def test_one_relative_gap_everywhere():
 def test_rank2plan_with_zero_lambda_has_a_gap_that_agrees_with_its_status():
     X, i, j = pairs()
     for method in ("ccg", "smoothed"):
-        res = quiet(rank2plan_lp, X, i, j, 0.0, method=method)
+        res = quiet(rank2plan_lp, PairData(X, i, j), 0.0, method=method)
         assert_status_agrees_with_gap(res)
-    assert rank2plan_lp(X, i, j, 0.0).status == "optimal"
+    assert rank2plan_lp(PairData(X, i, j), 0.0).status == "optimal"
 
 
 @pytest.mark.parametrize("lam", [0.0, 1e-3, 0.1, 1e6])
 @pytest.mark.parametrize("method", ["ccg", "smoothed"])
 def test_rank2plan_status_agrees_with_gap(lam, method):
     X, i, j = pairs(seed=4)
-    assert_status_agrees_with_gap(quiet(rank2plan_lp, X, i, j, lam, method=method))
+    assert_status_agrees_with_gap(quiet(rank2plan_lp, PairData(X, i, j), lam, method=method))
 
 
 # ------------------------------------------------- 4. degenerate data in the dual methods
@@ -371,9 +374,9 @@ def test_dual_methods_answer_degenerate_data_exactly(kind, solver, method):
 def test_rank2plan_is_scale_invariant(c, method):
     """For X * c and lam * c the optimal beta is beta / c and the objective is unchanged."""
     X, i, j = pairs()
-    lam = 0.05 * rank2plan_lambda_max(X, i, j)
-    base = quiet(rank2plan_lp, X, i, j, lam, method=method)
-    scaled = quiet(rank2plan_lp, X * c, i, j, lam * c, method=method)
+    lam = 0.05 * rank2plan_lambda_max(PairData(X, i, j))
+    base = quiet(rank2plan_lp, PairData(X, i, j), lam, method=method)
+    scaled = quiet(rank2plan_lp, PairData(X * c, i, j), lam * c, method=method)
     assert scaled.status == base.status
     assert scaled.objective == pytest.approx(base.objective, rel=1e-6)
     np.testing.assert_allclose(scaled.beta * c, base.beta, rtol=1e-4, atol=1e-6)
@@ -382,8 +385,8 @@ def test_rank2plan_is_scale_invariant(c, method):
 
 def test_rank2plan_margin_scale_multiplies_beta_and_objective():
     X, i, j = pairs()
-    base = rank2plan_lp(X, i, j, 0.1)
-    scaled = rank2plan_lp(X, i, j, 0.1, margin=np.full(i.size, 1e20))
+    base = rank2plan_lp(PairData(X, i, j), 0.1)
+    scaled = rank2plan_lp(PairData(X, i, j, margin=np.full(i.size, 1e20)), 0.1)
     assert scaled.status == "optimal"
     assert scaled.objective == pytest.approx(1e20 * base.objective, rel=1e-6)
     np.testing.assert_allclose(scaled.beta, 1e20 * base.beta, rtol=1e-4, atol=1e14)
@@ -391,9 +394,9 @@ def test_rank2plan_margin_scale_multiplies_beta_and_objective():
 
 def test_rank2plan_lambda_above_lambda_max_is_exact_at_any_scale():
     X, i, j = pairs()
-    lmax = rank2plan_lambda_max(X, i, j)
+    lmax = rank2plan_lambda_max(PairData(X, i, j))
     for c in (1.0, 1e-300, 1e300):
-        res = rank2plan_lp(X * c, i, j, min(2 * lmax * c, 1e308))
+        res = rank2plan_lp(PairData(X * c, i, j), min(2 * lmax * c, 1e308))
         assert res.status == "optimal" and res.gap == 0.0
         assert np.all(res.beta == 0)
 
@@ -484,14 +487,14 @@ def test_numpy_integers_are_accepted_as_max_iter_everywhere():
     X, i, j = pairs()
     assert infinite_push(Xp, Xn, 0.1, max_iter=np.int64(50)).status == "optimal"
     assert ranksvm(Xp, Xn, 0.1, max_iter=np.int32(50)).status == "optimal"
-    assert rank2plan_lp(X, i, j, 0.1, max_iter=np.int64(50)).status == "optimal"
+    assert rank2plan_lp(PairData(X, i, j), 0.1, max_iter=np.int64(50)).status == "optimal"
     for bad in (5.0, True, "5"):
         with pytest.raises(TypeError, match="max_iter"):
             infinite_push(Xp, Xn, 0.1, max_iter=bad)
         with pytest.raises(TypeError, match="max_iter"):
-            rank2plan_lp(X, i, j, 0.1, max_iter=bad)
+            rank2plan_lp(PairData(X, i, j), 0.1, max_iter=bad)
     with pytest.raises(ValueError, match="max_iter"):
-        rank2plan_lp(X, i, j, 0.1, max_iter=np.int64(0))
+        rank2plan_lp(PairData(X, i, j), 0.1, max_iter=np.int64(0))
 
 
 def test_pairdata_result_objective_matches_recomputation():

@@ -13,6 +13,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from infpush_cvx.data import PairData
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.solvers.engines import cvxpy_backend as backend
 from infpush_cvx.solvers.engines.deadline import Deadline
@@ -74,7 +75,8 @@ def test_badly_scaled_columns_are_not_called_optimal_unchecked(solver):
     X, i, j = issue_pairs()
     optimum = column_scaled_optimum(X, i, j, 0.05, COLUMN_SCALES, np.ones(30))
     assert optimum == pytest.approx(22.818, abs=1e-3)
-    res = quiet(rank2plan_lp, X * COLUMN_SCALES, i, j, 0.05, method="cvxpy", solver=solver)
+    res = quiet(rank2plan_lp, PairData(X * COLUMN_SCALES, i, j), 0.05, method="cvxpy",
+                solver=solver)
     assert_honest(res, optimum)
     if res.status != "optimal":
         assert "certified relative gap" in res.message
@@ -86,10 +88,10 @@ def test_extreme_pair_weights_are_not_called_optimal_unchecked(solver):
     20.461, certified."""
     X, i, j = issue_pairs()
     optimum = column_scaled_optimum(X, i, j, 0.05, np.ones(5), EXTREME_WEIGHTS)
-    ccg = rank2plan_lp(X, i, j, 0.05, weight=EXTREME_WEIGHTS)
+    data = PairData(X, i, j, weight=EXTREME_WEIGHTS)
+    ccg = rank2plan_lp(data, 0.05)
     assert ccg.status == "optimal" and ccg.objective == pytest.approx(optimum, rel=1e-6)
-    res = quiet(rank2plan_lp, X, i, j, 0.05, weight=EXTREME_WEIGHTS, method="cvxpy",
-                solver=solver)
+    res = quiet(rank2plan_lp, data, 0.05, method="cvxpy", solver=solver)
     assert_honest(res, optimum)
 
 
@@ -97,7 +99,7 @@ def test_extreme_pair_weights_are_not_called_optimal_unchecked(solver):
 def test_a_well_posed_lp_is_certified_optimal(solver):
     X, i, j = issue_pairs()
     optimum = column_scaled_optimum(X, i, j, 0.05, np.ones(5), np.ones(30))
-    res = rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver=solver)
+    res = rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy", solver=solver)
     assert res.status == "optimal" and res.gap <= 1e-6
     assert res.objective == pytest.approx(optimum, rel=1e-6)
     assert res.info["lower_bound"] <= optimum * (1 + 1e-12)  # a valid bound
@@ -109,8 +111,8 @@ def test_scs_stopped_by_its_time_limit_is_time_limit_not_near_optimal():
     X = rng.normal(size=(300, 30))
     i = rng.integers(0, 300, 3000)
     j = (i + rng.integers(1, 300, 3000)) % 300
-    res = quiet(rank2plan_lp, X, i, j, 0.05, method="cvxpy", solver="SCS", time_limit=0.5,
-                tol=1e-12, eps_abs=1e-12, max_iters=10**8)
+    res = quiet(rank2plan_lp, PairData(X, i, j), 0.05, method="cvxpy", solver="SCS",
+                time_limit=0.5, tol=1e-12, solver_options={"eps_abs": 1e-12, "max_iters": 10**8})
     assert res.status == "time_limit" and not res.converged
 
 
@@ -155,7 +157,8 @@ def test_answers_without_multipliers_are_unverified(monkeypatch):
     monkeypatch.setattr(backend, "solve", without_multipliers)
     X, i, j = issue_pairs()
     data = planted_bipartite(m=8, n=10, d=3, seed=0)
-    for run in (lambda: rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver="CLARABEL"),
+    for run in (lambda: rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy",
+                                     solver="CLARABEL"),
                 lambda: toppush(data, 0.1, method="cvxpy")):
         with pytest.warns(ConvergenceWarning, match="unverified"):
             res = run()
@@ -177,7 +180,8 @@ def test_a_failed_solve_has_no_point_and_names_its_cause(failing_solver):
     """One behaviour in all three solvers (toppush returned w = NaN, pnorm_push w = 0)."""
     X, i, j = issue_pairs()
     data = planted_bipartite(m=8, n=10, d=3, seed=0)
-    for run in (lambda: rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver="CLARABEL"),
+    for run in (lambda: rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy",
+                                     solver="CLARABEL"),
                 lambda: toppush(data, 0.1, method="cvxpy"),
                 lambda: pnorm_push(data, 0.1, method="cvxpy")):
         with pytest.warns(ConvergenceWarning, match="failed"):
@@ -206,7 +210,7 @@ def test_the_deadline_is_checked_between_the_stages():
 
 def test_a_solve_in_process_hands_the_solver_only_the_time_left():
     X, i, j = issue_pairs()
-    res = rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver="SCS", time_limit=30.0)
+    res = rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy", solver="SCS", time_limit=30.0)
     assert res.status == "optimal" and not res.info["isolated"]
     assert 0 < res.info["solver_options"]["time_limit_secs"] < 30.0
 
@@ -257,7 +261,8 @@ def test_a_large_rank2plan_lp_stops_at_its_time_limit(solver):
     i = rng.integers(0, 2000, 100_000)
     j = (i + rng.integers(1, 2000, 100_000)) % 2000
     start = time.perf_counter()
-    res = quiet(rank2plan_lp, X, i, j, 0.05, method="cvxpy", solver=solver, time_limit=1.0)
+    res = quiet(rank2plan_lp, PairData(X, i, j), 0.05, method="cvxpy", solver=solver,
+                time_limit=1.0)
     assert time.perf_counter() - start < 1.0 + 3.0
     assert res.status == "time_limit" and res.info["isolated"]
     assert np.all(np.isnan(res.w)) and "time limit of 1 s" in res.message
@@ -290,6 +295,6 @@ def test_an_infeasible_claim_is_a_failure_that_says_so(monkeypatch):
     monkeypatch.setattr(cp.Problem, "unpack_results", infeasible)
     X, i, j = issue_pairs()
     with pytest.warns(ConvergenceWarning, match="failed"):
-        res = rank2plan_lp(X, i, j, 0.05, method="cvxpy", solver="CLARABEL")
+        res = rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy", solver="CLARABEL")
     assert res.status == "failed" and np.all(np.isnan(res.w))
     assert "'infeasible'" in res.message and "numerical failure" in res.message

@@ -40,7 +40,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
-from infpush_cvx._validation import check_choice, check_int, check_options
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.result import SolverResult
@@ -74,26 +73,8 @@ class RestrictedLPError(RuntimeError):
     """HiGHS refused an edit of the restricted LP (the solve then ends with status "failed")."""
 
 
-#: The options of :func:`solve_ccg` that :func:`~.rank2plan.rank2plan_lp` passes through.
-CCG_OPTIONS = ("n_pairs_init", "n_features_init", "max_features_add", "max_pairs_add",
-               "lp_algorithm", "highs_options")
+#: The HiGHS algorithms of the first restricted LP ("auto": interior point for large ones).
 LP_ALGORITHMS = ("auto", "simplex", "ipm")
-
-
-def check_ccg_options(options: dict) -> dict:
-    """Refuse unknown names and values of the wrong type among :data:`CCG_OPTIONS`."""
-    check_options(options, "method='ccg'", CCG_OPTIONS)
-    for name in CCG_OPTIONS[:4]:
-        if options.get(name) is not None:
-            check_int(options[name], name, minimum=1)
-    if "lp_algorithm" in options:
-        check_choice(options["lp_algorithm"], "lp_algorithm", LP_ALGORITHMS)
-    highs = options.get("highs_options")
-    if highs is not None and (not isinstance(highs, dict)
-                              or not all(isinstance(k, str) for k in highs)):
-        raise TypeError(f"highs_options must be a dict of HiGHS option names to values, got "
-                        f"{type(highs).__name__}")
-    return options
 
 
 class RestrictedDual:
@@ -216,12 +197,11 @@ class RestrictedDual:
         return self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
 
 
-def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-6,
-              max_iter: int = 100, n_pairs_init: int | None = None,
+def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=None,
+              tol: float = 1e-6, max_iter: int = 100, n_pairs_init: int | None = None,
               n_features_init: int | None = None, max_features_add: int | None = None,
               max_pairs_add: int | None = None, lp_algorithm: str = "auto",
-              deadline: Deadline | None = None, highs_options: dict | None = None
-              ) -> SolverResult:
+              highs_options: dict | None = None) -> SolverResult:
     """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``).
 
     ``max_iter`` bounds the number of restricted LPs. Status "optimal" means the certified relative
@@ -232,23 +212,17 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
     ``deadline``; "time_limit" when it runs out, "failed" when HiGHS stops otherwise. A warm start
     that is not finite is replaced by zeros (HiGHS does not stop on NaN costs).
     """
-    deadline = Deadline(None) if deadline is None else deadline
-    t0 = time.perf_counter()
     options = dict(HIGHS_OPTIONS, **(highs_options or {}))
     beta0 = np.asarray(beta0, dtype=np.float64)
     if not np.all(np.isfinite(beta0)):
         beta0, pi0 = np.zeros(op.p), None
     if pi0 is not None and not np.all(np.isfinite(pi0)):
         pi0 = None
-    nnz0 = max(1, np.count_nonzero(beta0))
-    if n_pairs_init is None:
-        n_pairs_init = max(500, 5 * nnz0)
-    if n_features_init is None:
-        n_features_init = nnz0 + 10
-    if max_features_add is None:
-        max_features_add = max(10, op.p // 20)
-    if max_pairs_add is None:
-        max_pairs_add = max(500, 5 * nnz0)
+    nnz0 = max(1, np.count_nonzero(beta0))  # the sizes default to the warm start's support
+    n_pairs_init = n_pairs_init or max(500, 5 * nnz0)
+    n_features_init = n_features_init or nnz0 + 10
+    max_features_add = max_features_add or max(10, op.p // 20)
+    max_pairs_add = max_pairs_add or max(500, 5 * nnz0)
     F, W, L = _initial_sets(op, beta0, pi0, lam, n_pairs_init, n_features_init)
     gmax = float(op.g.max()) if op.g.size else 1.0
     xmax = float(abs(op.X).max()) if op.X.size else 1.0
@@ -286,7 +260,6 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
                 status, message = "time_limit", "HiGHS reached highs_options['time_limit']"
             else:
                 status, message = "failed", f"HiGHS: {lp.status()}"
-            history.setdefault("message", []).append(lp.status())
             break
         beta_F, pi_W = out
         beta = np.zeros(op.p)
@@ -295,17 +268,12 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         pi[lp.pairs] = pi_W
         pi[L] = op.s[L]
         cert = op.certificate(beta, pi, lam)
-        history["iteration"].append(it)
-        history["objective"].append(cert["primal"])
-        history["lower_bound"].append(cert["dual"])
-        history["gap"].append(cert["gap"])
-        history["n_features"].append(int(lp.features.size))
-        history["n_pairs_explicit"].append(int(lp.pairs.size))
-        history["n_pairs_linear"].append(int(L.sum()))
-        history["lp_time"].append(t_lp)
-        log_iteration("ccg", it, cert["primal"], cert["gap"], time.perf_counter() - t0,
-                      features=int(lp.features.size), explicit_pairs=int(lp.pairs.size),
-                      linear_pairs=int(L.sum()), lp_time=t_lp)
+        row = (it, cert["primal"], cert["dual"], cert["gap"], int(lp.features.size),
+               int(lp.pairs.size), int(L.sum()), t_lp)
+        for column, value in zip(history.values(), row):
+            column.append(value)
+        log_iteration("ccg", it, cert["primal"], cert["gap"], deadline.elapsed(),
+                      features=row[4], explicit_pairs=row[5], linear_pairs=row[6], lp_time=t_lp)
         if cert["gap"] <= tol:  # for lam = 0: raw gap and dual infeasibility both <= tol
             status = "optimal"
             break
@@ -358,5 +326,5 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, pi0=None, tol: float = 1e-
         "lp_solver": "HiGHS (highspy), restricted dual, warm-started simplex",
     }
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
-                        iterations=it, time=time.perf_counter() - t0, method="ccg",
+                        iterations=it, time=deadline.elapsed(), method="ccg",
                         history=history, dual=pi, info=info, message=message)

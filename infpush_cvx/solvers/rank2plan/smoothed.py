@@ -19,13 +19,10 @@ only reaches low accuracy.
 
 from __future__ import annotations
 
-import time
-
 import numba as nb
 import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration, progress_enabled
-from infpush_cvx._validation import check_int, check_options, check_scalar
 from infpush_cvx.prox.elementwise import soft_threshold
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
@@ -66,23 +63,9 @@ def default_tau_schedule(op: PairOperator, n_tau: int = 6, factor: float = 0.3) 
     return tau0 * factor ** np.arange(n_tau)
 
 
-#: The options of :func:`solve_smoothed` that :func:`~.rank2plan.rank2plan_lp` passes through.
-SMOOTHED_OPTIONS = ("stage_tol", "record_every")
-
-
-def check_smoothed_options(options: dict) -> dict:
-    """Refuse unknown names and values of the wrong type among :data:`SMOOTHED_OPTIONS`."""
-    check_options(options, "method='smoothed'", SMOOTHED_OPTIONS)
-    if "stage_tol" in options:
-        check_scalar(options["stage_tol"], "stage_tol", nonnegative=True)
-    if "record_every" in options:
-        check_int(options["record_every"], "record_every", minimum=0)
-    return options
-
-
-def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: float = 1e-6,
-                   max_iter: int = 2000, stage_tol: float = 1e-6, record_every: int = 10,
-                   sigma=None, deadline: Deadline | None = None) -> SolverResult:
+def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=None, tau=None,
+                   tol: float = 1e-6, max_iter: int = 2000, stage_tol: float = 1e-6,
+                   record_every: int = 10, sigma=None) -> SolverResult:
     """Smoothed FISTA over a decreasing tau schedule; see the module docstring.
 
     ``tau`` is a float (one stage) or a decreasing sequence; by default
@@ -93,8 +76,6 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     finite one is returned); otherwise "stalled" (the schedule ran to completion above ``tol``,
     as smoothing usually does).
     """
-    deadline = Deadline(None) if deadline is None else deadline
-    t0 = time.perf_counter()
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
     if sigma is None:
         sigma = op.sigma_max(deadline=deadline)
@@ -108,6 +89,12 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
     sg = op.s * op.g
     v = np.empty(op.N)
     every = log_every(max_iter)
+
+    def smoothed_objective(tau_k):
+        """``H^tau(z) + lam ||beta||_1`` at the current beta, and the maximiser w of H^tau."""
+        h, w = smoothed_hinge(sg - op.s * op.matvec(beta), tau_k)
+        return h + lam * float(np.abs(beta).sum()), w
+
     for tau_k in taus:
         step = 4.0 * tau_k / sigma
         y, beta_prev, theta = beta.copy(), beta.copy(), 1.0
@@ -127,24 +114,20 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
             beta_prev, beta, theta = beta_new, beta_new, theta_new
             it_total += 1
             if record_every and it_total % record_every == 0:
-                zb = sg - op.s * op.matvec(beta)
-                h, _ = smoothed_hinge(zb, tau_k)
-                pen = lam * np.abs(beta).sum()
-                history["iteration"].append(it_total)
-                history["tau"].append(float(tau_k))
-                history["smoothed_objective"].append(h + pen)
-                history["objective"].append(op.objective(beta, lam))
+                row = (it_total, float(tau_k), op.objective(beta, lam),
+                       smoothed_objective(tau_k)[0])
+                for column, value in zip(history.values(), row):
+                    column.append(value)
             if it_total % every == 0 and progress_enabled():  # no gap: certified at the end
                 log_iteration("smoothed", it_total, op.objective(beta, lam), None,
-                              time.perf_counter() - t0, tau=float(tau_k))
+                              deadline.elapsed(), tau=float(tau_k))
             if change <= stage_tol * max(1.0, np.linalg.norm(beta)) \
                     or it_total >= max_iter or deadline.expired():
                 break
         if it_total >= max_iter or deadline.expired() or status == "failed":
             break
     # One certificate at the end: the multipliers of the last smoothing level, made dual feasible.
-    zb = sg - op.s * op.matvec(beta)
-    _, wb = smoothed_hinge(zb, tau_k)
+    smoothed_obj, wb = smoothed_objective(tau_k)
     cert = op.certificate(beta, 0.5 * op.s * (1.0 + wb), lam)
     if cert["gap"] <= tol:
         status = "optimal"
@@ -159,8 +142,6 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
                    f"{cert['gap']:.2e} at the last (info['tau']): a smaller last tau, or "
                    f"method='ccg', reaches tol")
     tau_final = float(tau_k)
-    h_tau, _ = smoothed_hinge(zb, tau_final)
-    smoothed_obj = h_tau + lam * float(np.abs(beta).sum())
     info = {
         "tau": tau_final,
         "tau_schedule": [float(t) for t in taus],
@@ -173,5 +154,5 @@ def solve_smoothed(op: PairOperator, lam: float, *, beta0=None, tau=None, tol: f
         "sigma_max": sigma / _LIPSCHITZ_SAFETY,
     }
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
-                        iterations=it_total, time=time.perf_counter() - t0, method="smoothed",
+                        iterations=it_total, time=deadline.elapsed(), method="smoothed",
                         history=history, dual=cert["pi"], info=info, message=message)
