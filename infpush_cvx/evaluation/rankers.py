@@ -115,8 +115,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
-                              SklearnConvergenceWarning, check_features)
+from ._sklearn import check_features  # first: without scikit-learn, its ImportError
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from .._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
 from ..data.containers import BipartiteData
 from ..data.labels import binary_labels
