@@ -9,10 +9,10 @@ import pytest
 
 from sklearn.model_selection import StratifiedKFold
 
+from infpush_cvx import _plots, cli
 from infpush_cvx.evaluation import metrics
 from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.experiments import agarwal as A
-from infpush_cvx.evaluation.experiments import __main__ as cli
 from infpush_cvx.evaluation.experiments import command
 from infpush_cvx.evaluation.experiments import perceptron as P
 
@@ -278,8 +278,10 @@ def test_sample_run_scores_progress(fake_split, capsys):
 @pytest.mark.parametrize("argv", [["perceptron"], ["perceptron", "--no-progress"],
                                   ["--no-progress", "perceptron"],
                                   ["agarwal", "--no-progress"], ["agarwal"]])
-def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
+def test_cli_no_progress_turns_the_bar_off(monkeypatch, tmp_path, capsys, argv):
     import pandas as pd
+    monkeypatch.chdir(tmp_path)  # the table goes to the default --out, results/experiments/
+    monkeypatch.setattr(_plots, "matplotlib_available", lambda: False)  # no figure of the fakes
     seen = {}
 
     def fake_experiment(*args, progress, **kw):
@@ -293,14 +295,14 @@ def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
     monkeypatch.setattr(A, "agarwal_experiment", fake_experiment)
     monkeypatch.setattr(A, "compare_with_paper", lambda res: res)
     monkeypatch.setattr(command, "format_agarwal", lambda table: table.to_string())
-    assert cli.main(argv) == 0
+    assert cli.main(["experiments", *argv]) == 0
     assert seen["progress"] is ("--no-progress" not in argv)
 
 
 def test_cli_help_lists_no_progress(capsys):
     for which in ("agarwal", "perceptron"):
         with pytest.raises(SystemExit):
-            cli.main([which, "--help"])
+            cli.main(["experiments", which, "--help"])
         assert "--no-progress" in capsys.readouterr().out
 
 
