@@ -480,7 +480,8 @@ from sklearn.preprocessing import MinMaxScaler
 
 from infpush_cvx.data import datasets
 from infpush_cvx.evaluation import metrics
-from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankerCV
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import InfinitePushRanker
 
 X, y = datasets.load_spambase()  # 4601 e-mails, 57 features; y = 1 for spam
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,
