@@ -213,6 +213,7 @@ def test_store_reruns_an_unreadable_split(fake_split, tmp_path):
 
 
 @needs_data
+@pytest.mark.slow  # two worker processes importing the package and scikit-learn: 10-15 s
 def test_splits_run_in_joblib_worker_processes(capsys):
     kw = dict(n_splits=2, Cs=(1.0,), n_folds=2, methods=("ranksvm",),
               ranker_kw={"solver": "cvxpy"}, seed=0)
