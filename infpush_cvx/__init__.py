@@ -9,7 +9,7 @@ The subpackages follow the data through the package (docs/architecture.md):
 - :mod:`infpush_cvx.prox`: projections and proximal operators.
 - :mod:`infpush_cvx.solvers`: the project's certified solvers, each returning a ``SolverResult``.
 - :mod:`infpush_cvx.evaluation`: ranking metrics, scikit-learn rankers, Perceptron@K and the
-  papers' experiments (``python -m infpush_cvx.evaluation.experiments``).
+  papers' experiments (``infpush-cvx experiments``).
 - :mod:`infpush_cvx.catalog`: named problems, stored optimal values, the CVXPY solvers compared
   and the registry of which solver solves what.
 - :mod:`infpush_cvx.benchmarking`: the runner (tasks, executors, rows, reports) and the main job

@@ -102,6 +102,7 @@ import threading
 import traceback
 from pathlib import Path
 
+from ._argtypes import argument_type as _argument_type, nonnegative_int, positive_int
 from ._logging import StderrHandler
 from .files import MalformedFileError, named_os_error
 
@@ -157,25 +158,9 @@ def _working(what: str):
 
 # -- argparse types: a bad value is a one-line usage error naming the option -----------------
 
-def _argument_type(convert, ok, expected: str, must: str):
-    """An argparse type: ``convert(text)`` (else "expected <expected>"), then ``ok(value)`` (else
-    "<must>"); either failure is a one-line usage error naming the option."""
-    def parse(text: str):
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"{must}, got {text!r}")
-        return value
-    return parse
-
-
 #: A positive, finite number (tolerances, seconds, factors).
 positive_float = _argument_type(float, lambda v: math.isfinite(v) and v > 0, "a positive number",
                                 "must be positive and finite")
-#: A positive integer (counts, sizes).
-positive_int = _argument_type(int, lambda v: v >= 1, "a positive integer", "must be at least 1")
 #: A time limit in seconds: positive, at most MAX_TIME_LIMIT.
 time_limit_seconds = _argument_type(float, lambda v: 0 < v <= MAX_TIME_LIMIT,
                                     "a positive number",
@@ -197,8 +182,6 @@ prox_size = _argument_type(int, lambda v: 1 <= v <= MAX_PROX_SIZE, "a positive i
 #: The repeats of a benchmark: 1 to MAX_REPEATS.
 repeat_count = _argument_type(int, lambda v: 1 <= v <= MAX_REPEATS, "a positive integer",
                               f"must be between 1 and {MAX_REPEATS}")
-#: An integer >= 0 (seeds).
-nonnegative_int = _argument_type(int, lambda v: v >= 0, "an integer >= 0", "must be >= 0")
 
 
 # -- logging: the package logger, to stderr, at the level -v asks for ------------------------
@@ -869,8 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "Perceptron@K): result table and figure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     from .evaluation.experiments.command import add_experiments
-    add_experiments(p.add_subparsers(dest="which", required=True, metavar="EXPERIMENT"),
-                    default_out=True)
+    add_experiments(p.add_subparsers(dest="which", required=True, metavar="EXPERIMENT"))
     p.set_defaults(func=_cmd_experiments)
 
     p = sub.add_parser("prox", help="time the l1,inf projection core")

@@ -45,26 +45,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice
+from .._plots import COLOURS, LIGHT_COLOURS, MARKERS, matplotlib_available
 from ..files import atomic_path
-
-#: Colours of the series: matplotlib's ten-colour "tab10" cycle (the dark half of "tab20").
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-#: The light half of "tab20", in the same hue order: series 10-19 take these, so 20 series have
-#: 20 different colours (a light colour and its dark twin also differ in marker).
-LIGHT_COLOURS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
-                 "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
-#: Markers of the series; 7 is prime to 20, so (colour, marker) pairs repeat only after 140.
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-
-
-def matplotlib_available() -> bool:
-    """Whether matplotlib (the ``plots`` extra) can be imported, for the figures."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def series_styles(n: int) -> list[dict]:

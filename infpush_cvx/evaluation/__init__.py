@@ -1,10 +1,10 @@
 """Evaluation: how good a ranking is, and the estimators and experiments that produce one.
 
 - :mod:`.metrics`: ranking metrics (AUC, positives at the top, precision@k, AP, DCG...).
-- :mod:`.rankers`: scikit-learn estimators over every solver (optional extra ``sklearn``);
+- :mod:`.rankers`: scikit-learn estimators over every solver (they need the extra ``sklearn``);
   :mod:`.ranker_cv`: ``RankerCV``, cross-validation along a path of C.
 - :mod:`.online`: Perceptron@K and its active variant.
-- :mod:`.experiments`: the papers' experiments (``python -m infpush_cvx.evaluation.experiments``).
+- :mod:`.experiments`: the papers' experiments (``infpush-cvx experiments``).
 
 Nothing is imported here, so ``import infpush_cvx.evaluation.metrics`` does not load
 scikit-learn.

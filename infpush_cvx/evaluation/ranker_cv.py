@@ -5,7 +5,7 @@ the ranker is fitted for every C of the grid on the fold's training part, from t
 (strongest regularisation) to the largest, each solve starting from the previous one (see "Along
 a path of C values" in :mod:`infpush_cvx.evaluation.rankers`); each fit is scored on the fold's
 held-out part; the C with the best mean score wins (ties: the smallest C), and the ranker is
-refitted with it on all the data. scikit-learn is needed (folds and scorers are scikit-learn's).
+refitted with it on all the data. The folds and scorers are scikit-learn's.
 
 ``n_jobs``: the folds run in parallel through joblib (which scikit-learn brings), each fold's
 path in one worker, so the warm start along the path is kept. Every fold is computed exactly as
@@ -27,8 +27,13 @@ import numbers
 
 import numpy as np
 
+from . import _sklearn  # noqa: F401 - first: without scikit-learn, its ImportError
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils.parallel import Parallel, delayed
 from .._logging import log_progress, verbose_logging
-from ._sklearn_compat import BaseEstimator, ClassifierMixin, NotFittedError
 from .._validation import check_bool, check_int
 from ..data.labels import binary_labels
 from .rankers import (InfinitePushRanker, _BipartiteRanker, _read_labels, _sample_weights,
@@ -140,14 +145,6 @@ class RankerCV(ClassifierMixin, BaseEstimator):
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
         """Cross-validate every C of the grid, then refit the ranker with the best one."""
-        try:
-            from sklearn.base import clone
-            from sklearn.metrics import check_scoring
-            from sklearn.model_selection import check_cv
-            from sklearn.utils.parallel import Parallel, delayed
-        except ImportError:  # pragma: no cover - exercised only without sklearn
-            raise ImportError("RankerCV needs scikit-learn: pip install 'infpush_cvx[sklearn]'") \
-                from None
         Cs = self._grid()
         verbose = check_bool(self.verbose, "verbose")
         n_jobs = self._n_jobs()
@@ -261,7 +258,6 @@ def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_we
     weights, status, iterations), one per C, and the fold's backend. The caller reports the
     uncertified solves: a worker process's warnings would be lost.
     """
-    from sklearn.base import clone
     ranker = clone(base)
     training = ranker._training_set(X_train, y_train, w_train, classes=classes)
     path = ranker._solve_path(training, list(Cs))

@@ -38,8 +38,8 @@ the labels so that the positive class is the greater one. After ``fit``: ``n_fea
 ``predict`` and ``score`` refuse an X with another number of columns or other names
 (ValueError). ``n_iter_`` is the iteration count of the solve (None when CVXPY's solver reports
 none) and ``dual_gap_`` its certified relative duality gap (NaN without a certificate, as for every
-CVXPY solve). :class:`infpush_cvx.evaluation.ranker_cv.RankerCV` (importable from here) selects C by
-cross-validation along a warm-started path.
+CVXPY solve). :class:`infpush_cvx.evaluation.ranker_cv.RankerCV` selects C by cross-validation
+along a warm-started path.
 
 Every hyper-parameter is validated in ``fit`` (as in scikit-learn), by name and type: a wrong
 value raises ValueError or TypeError naming it and, for names, listing the valid choices.
@@ -99,11 +99,10 @@ warm-started from the previous C's result. The CVXPY problem is compiled once, w
 and, for solvers that accept one, the previous solution (SCS); Clarabel, the default, is an
 interior-point method that reuses its allocated solver but starts from its own initial point.
 
-scikit-learn is optional: without it the estimators still fit, rank and predict (small stand-ins
-replace ``BaseEstimator`` and the feature checks, :mod:`infpush_cvx.evaluation._sklearn_compat`);
-RankerCV needs it. With it, ``sklearn.utils.estimator_checks`` runs on every ranker
-(tests/evaluation/test_rankers.py); the checks that do not apply to a bipartite ranker are listed
-there with the reason (``_expected_failed_checks``).
+The rankers are scikit-learn estimators (the ``sklearn`` extra; without it, importing this
+module raises an ImportError naming the extra). ``sklearn.utils.estimator_checks`` runs on every
+ranker (tests/evaluation/test_rankers.py); the checks that do not apply to a bipartite ranker are
+listed there with the reason (``_expected_failed_checks``).
 """
 
 from __future__ import annotations
@@ -115,8 +114,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._sklearn_compat import (BaseEstimator, ClassifierMixin, DataConversionWarning, NotFittedError,
-                              SklearnConvergenceWarning, check_features)
+from ._sklearn import check_features  # first: without scikit-learn, its ImportError
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from .._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
 from ..data.containers import BipartiteData
 from ..data.labels import binary_labels
@@ -124,21 +125,13 @@ from .metrics import average_precision
 from ..solvers.result import ConvergenceWarning as SolverConvergenceWarning
 
 __all__ = ["ConvergenceWarning", "InfinitePushRanker", "SparseInfinitePushRanker",
-           "RankSVMRanker", "SVMMAPRanker", "TopPushRanker", "PNormPushRanker", "RankerCV",
+           "RankSVMRanker", "SVMMAPRanker", "TopPushRanker", "PNormPushRanker",
            "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
 #: Statuses whose certificate holds: the native solvers' two, and CVXPY's "optimal".
 _CERTIFIED = ("optimal", "degenerate_optimal")
-
-
-def __getattr__(name):
-    # RankerCV lives in its own module, which imports this one; exported here lazily
-    if name == "RankerCV":
-        from .ranker_cv import RankerCV
-        return RankerCV
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConvergenceWarning(SolverConvergenceWarning, SklearnConvergenceWarning):

@@ -7,9 +7,12 @@ import json
 import numpy as np
 import pytest
 
+from sklearn.model_selection import StratifiedKFold
+
+from infpush_cvx import _plots, cli
 from infpush_cvx.evaluation import metrics
+from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.experiments import agarwal as A
-from infpush_cvx.evaluation.experiments import __main__ as cli
 from infpush_cvx.evaluation.experiments import command
 from infpush_cvx.evaluation.experiments import perceptron as P
 
@@ -33,14 +36,26 @@ def test_stratified_splits_keep_proportions_and_are_seeded():
         A.splits(y, train_fraction=1.5, stratified=True, n_splits=1, seed=0)
 
 
-def test_select_C_picks_the_best_cv_average_precision():
+def test_fit_plan_chooses_C_by_ranker_cv_after_the_scaler():
     rng = np.random.default_rng(0)
     y = (rng.random(60) < 0.5).astype(int)
-    X = rng.normal(size=(60, 4)) + 1.5 * y[:, None]
-    C, mean_ap = A.select_C(A.RankSVMRanker, X, y, [0.01, 1.0], n_folds=3, seed=0,
-                            solver="cvxpy")
-    assert C == [0.01, 1.0][int(np.argmax(mean_ap))]
+    X = 5 * rng.normal(size=(60, 4)) + 7.5 * y[:, None]
+    plan = A.method_plan("ranksvm", "exact", Cs=(1.0, 0.01))
+    model, ranker, chosen = A.fit_plan(plan, X, y, n_folds=3, seed=0,
+                                       ranker_kw={"solver": "cvxpy"})
+    cv = model["rank"]
+    assert isinstance(cv, RankerCV) and cv.scores_.shape == (3, 2)
+    np.testing.assert_array_equal(cv.Cs_, [0.01, 1.0])  # the path runs from the smallest C
+    mean_ap = cv.scores_.mean(axis=0)
     assert np.all((0 < mean_ap) & (mean_ap <= 1))
+    assert chosen == {"C": [0.01, 1.0][int(np.argmax(mean_ap))]} and ranker.C == chosen["C"]
+    # the training rows are mapped to [0, 1] before the ranker, which is the refitted one
+    scaled = model["scale"].transform(X)
+    assert scaled.min() == 0 and scaled.max() == 1 and ranker is cv.best_estimator_
+    np.testing.assert_allclose(model.decision_function(X), scaled @ ranker.coef_, atol=1e-12)
+    # the held-out average precision of each fold is the ranker's score (its own metric)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert all(np.mean(y[test]) > 0 for _, test in folds)
 
 
 def test_paper_table_matches_formulations_section_7():
@@ -198,7 +213,8 @@ def test_store_reruns_an_unreadable_split(fake_split, tmp_path):
 
 
 @needs_data
-def test_splits_run_in_the_benchmark_executors_worker_processes(capsys):
+@pytest.mark.slow  # two worker processes importing the package and scikit-learn: 10-15 s
+def test_splits_run_in_joblib_worker_processes(capsys):
     kw = dict(n_splits=2, Cs=(1.0,), n_folds=2, methods=("ranksvm",),
               ranker_kw={"solver": "cvxpy"}, seed=0)
     serial = A.agarwal_experiment(("ionosphere",), n_jobs=1, progress=False, **kw)
@@ -207,6 +223,13 @@ def test_splits_run_in_the_benchmark_executors_worker_processes(capsys):
     cols = ["split", "method", "C", "auc", "pos_at_top", "ap"]
     pd_testing = pytest.importorskip("pandas").testing
     pd_testing.assert_frame_equal(serial[cols], parallel[cols], rtol=1e-6)
+
+
+def test_a_failed_split_is_reported_not_raised_so_the_others_finish():
+    bad = ("ionosphere", 4, np.zeros((4, 2)), np.array([0, 1, 0, 1]), np.array([0, 1]),
+           np.array([2, 3]), dict(methods=("ranksvm",), Cs=(1.0,), n_folds=5, seed=0))
+    j, result, error = A._split_or_error(7, bad)
+    assert (j, result) == (7, None) and error.startswith("ValueError: ")
 
 
 def test_method_plans_of_the_two_protocols():
@@ -224,18 +247,21 @@ def test_method_plans_of_the_two_protocols():
             A.method_plan(*bad)
 
 
-def test_select_params_searches_the_whole_grid():
+def test_fit_plan_searches_a_grid_over_more_than_C_with_grid_search_cv():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 4))
     y = (X[:, 0] + 0.3 * rng.normal(size=60) > 0).astype(int)
     plan = A.MethodPlan("RankSVMRanker", {"method": "paper", "max_iter": 50},
                         {"C": (1.0, 10.0), "eta0": (1e-3, 1e-1)})
-    chosen, mean_ap = A.select_params(plan, X, y, n_folds=2, seed=0, scale="all")
-    assert mean_ap.shape == (4,)
-    assert set(chosen) == {"C", "eta0"}
-    best = int(np.argmax(mean_ap))
+    model, ranker, chosen = A.fit_plan(plan, X, y, n_folds=2, seed=0, scale="all")
+    mean_ap = model.cv_results_["mean_test_score"]
+    assert mean_ap.shape == (4,) and np.all((0 < mean_ap) & (mean_ap <= 1))
+    best = int(np.argmax(mean_ap))  # the first best point, in grid order
     assert chosen == dict(zip(("C", "eta0"), [(1.0, 1e-3), (1.0, 1e-1), (10.0, 1e-3),
                                               (10.0, 1e-1)][best]))
+    assert (ranker.C, ranker.eta0, ranker.max_iter) == (chosen["C"], chosen["eta0"], 50)
+    assert model.best_estimator_["scale"] == "passthrough"  # scale="all": X as given
+    np.testing.assert_allclose(model.decision_function(X), X @ ranker.coef_, atol=1e-12)
 
 
 def test_agarwal_progress_false_writes_nothing_to_stderr(fake_split, capfd):
@@ -253,8 +279,10 @@ def test_sample_run_scores_progress(fake_split, capsys):
 @pytest.mark.parametrize("argv", [["perceptron"], ["perceptron", "--no-progress"],
                                   ["--no-progress", "perceptron"],
                                   ["agarwal", "--no-progress"], ["agarwal"]])
-def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
+def test_cli_no_progress_turns_the_bar_off(monkeypatch, tmp_path, capsys, argv):
     import pandas as pd
+    monkeypatch.chdir(tmp_path)  # the table goes to the default --out, results/experiments/
+    monkeypatch.setattr(_plots, "matplotlib_available", lambda: False)  # no figure of the fakes
     seen = {}
 
     def fake_experiment(*args, progress, **kw):
@@ -268,14 +296,14 @@ def test_cli_no_progress_turns_the_bar_off(monkeypatch, capsys, argv):
     monkeypatch.setattr(A, "agarwal_experiment", fake_experiment)
     monkeypatch.setattr(A, "compare_with_paper", lambda res: res)
     monkeypatch.setattr(command, "format_agarwal", lambda table: table.to_string())
-    assert cli.main(argv) == 0
+    assert cli.main(["experiments", *argv]) == 0
     assert seen["progress"] is ("--no-progress" not in argv)
 
 
 def test_cli_help_lists_no_progress(capsys):
     for which in ("agarwal", "perceptron"):
         with pytest.raises(SystemExit):
-            cli.main([which, "--help"])
+            cli.main(["experiments", which, "--help"])
         assert "--no-progress" in capsys.readouterr().out
 
 
@@ -342,13 +370,16 @@ def test_perceptron_plot_styles_log_queries_and_labels():
         P.plot_perceptron_experiment(res, stream="missing")
 
 
-def test_select_params_fits_kernel_rankers_point_by_point():
-    """A kernel ranker's path weights are not feature weights: C is chosen from real fits."""
+def test_fit_plan_chooses_C_of_a_kernel_ranker_from_its_kernel_scores():
+    """A kernel ranker's fits along the path are scored as kernel models, not as weights on the
+    features (which would rank the disc no better than chance)."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(50, 3))
     y = (np.linalg.norm(X, axis=1) < 1.5).astype(int)  # not linearly rankable
     plan = A.method_plan("ranksvm", "exact", Cs=(0.1, 10.0))
-    chosen, mean_ap = A.select_params(plan, X, y, n_folds=2, seed=0, scale="all",
-                                      ranker_kw={"kernel": "rbf", "gamma": 1.0})
+    model, ranker, chosen = A.fit_plan(plan, X, y, n_folds=2, seed=0, scale="all",
+                                       ranker_kw={"kernel": "rbf", "gamma": 1.0})
+    mean_ap = model["rank"].scores_.mean(axis=0)
     assert chosen["C"] in (0.1, 10.0) and mean_ap.shape == (2,)
     assert mean_ap.max() > 0.8  # the RBF ranker ranks the inner disc first
+    assert ranker.kernel == "rbf"

@@ -5,12 +5,11 @@
 import numpy as np
 import pytest
 
-from infpush_cvx.evaluation.rankers import (ConvergenceWarning, InfinitePushRanker, RankerCV,
-                                            RankSVMRanker)
-from ranker_data import two_classes  # tests/evaluation/ranker_data.py
+from sklearn.base import clone
 
-sklearn = pytest.importorskip("sklearn")
-from sklearn.base import clone  # noqa: E402
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import ConvergenceWarning, InfinitePushRanker, RankSVMRanker
+from ranker_data import two_classes  # tests/evaluation/ranker_data.py
 
 
 @pytest.mark.slow  # two worker processes importing the package: 3-11 s on the shared machine

@@ -11,15 +11,15 @@ import warnings
 
 import numpy as np
 import pytest
+import sklearn
 
 from infpush_cvx.evaluation import metrics
-from infpush_cvx.evaluation._sklearn_compat import _check_features_without_sklearn
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
-                                 SparseInfinitePushRanker, ZeroModelWarning)
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
+                                            SparseInfinitePushRanker, ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
 
-sklearn = pytest.importorskip("sklearn")
 pd = pytest.importorskip("pandas")
 
 from sklearn.base import clone, is_classifier  # noqa: E402
@@ -79,63 +79,22 @@ def test_non_string_column_names_record_no_names():
     assert not hasattr(r, "feature_names_in_") and r.n_features_in_ == 5
 
 
-def test_feature_checks_without_sklearn_keep_the_contract():
-    # the stand-in used when scikit-learn is not installed: same attributes and messages
-    X, _ = _data()
-
-    class Owner:
-        pass
-
-    est = Owner()
-    _check_features_without_sklearn(est, _frame(X), reset=True)
-    np.testing.assert_array_equal(est.feature_names_in_, [f"f{k}" for k in range(5)])
-    assert est.n_features_in_ == 5
-    _check_features_without_sklearn(est, _frame(X), reset=False)  # same names: silent
-    with pytest.raises(ValueError, match="(?s)should match.*unseen at fit time:\n- g0.*"
-                                         "missing:\n- f0"):
-        _check_features_without_sklearn(est, _frame(X, ["g0", "f1", "f2", "f3", "f4"]),
-                                        reset=False)
-    with pytest.raises(ValueError, match="same order"):
-        _check_features_without_sklearn(est, _frame(X, ["f1", "f0", "f2", "f3", "f4"]),
-                                        reset=False)
-    with pytest.warns(UserWarning, match="does not have valid feature names"):
-        _check_features_without_sklearn(est, X, reset=False)
-    with pytest.raises(ValueError, match="X has 4 features, but Owner is expecting 5"), \
-            pytest.warns(UserWarning, match="does not have valid feature names"):
-        _check_features_without_sklearn(est, X[:, :4], reset=False)
-    _check_features_without_sklearn(est, X, reset=True)
-    assert not hasattr(est, "feature_names_in_")
-    with pytest.warns(UserWarning, match="X has feature names, but Owner was fitted without"):
-        _check_features_without_sklearn(est, _frame(X), reset=False)
-
-
-def test_package_imports_and_rankers_work_without_sklearn():
+def test_without_sklearn_metrics_import_and_rankers_name_the_extra():
+    # scikit-learn is the rankers' dependency (the ``sklearn`` extra): the package and its
+    # metrics import without it; the rankers, RankerCV and the experiments say what to install
     code = textwrap.dedent("""
         import sys
         sys.modules["sklearn"] = None  # every "import sklearn..." raises ImportError
-        import numpy as np, pandas as pd, warnings
-        import infpush_cvx, infpush_cvx.evaluation.rankers as rk
-        from infpush_cvx.evaluation._sklearn_compat import HAVE_SKLEARN
-        assert not HAVE_SKLEARN
-        rng = np.random.default_rng(0)
-        y = (rng.random(60) < 0.4).astype(int)
-        X = rng.normal(size=(60, 3)); X[:, 0] += 2 * y
-        df = pd.DataFrame(X, columns=["a", "b", "c"])
-        r = rk.RankSVMRanker(C=10.0).fit(df, y + 1)
-        assert list(r.feature_names_in_) == ["a", "b", "c"] and r.n_features_in_ == 3
-        assert set(r.predict(df)) <= {1, 2} and r.n_iter_ >= 1 and r.get_params()["C"] == 10.0
-        try:
-            r.decision_function(X[:, :2])
-        except ValueError as exc:
-            assert "X has 2 features" in str(exc)
-        else:
-            raise AssertionError("no error for a missing column")
-        try:
-            rk.RankerCV().fit(X, y)
-        except ImportError as exc:
-            assert "scikit-learn" in str(exc)
-        else:
-            raise AssertionError("RankerCV without scikit-learn")
+        import infpush_cvx, infpush_cvx.evaluation.metrics as m
+        assert m.auc([0, 1], [0.0, 1.0]) == 1.0
+        for name in ("rankers", "ranker_cv", "experiments.agarwal"):
+            try:
+                __import__(f"infpush_cvx.evaluation.{name}")
+            except ImportError as exc:
+                assert "pip install 'infpush_cvx[sklearn]'" in str(exc), (name, exc)
+                assert exc.name == "sklearn", (name, exc.name)
+            else:
+                raise AssertionError(f"{name} imported without scikit-learn")
         print("ok")
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -521,7 +480,8 @@ from sklearn.preprocessing import MinMaxScaler
 
 from infpush_cvx.data import datasets
 from infpush_cvx.evaluation import metrics
-from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankerCV
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import InfinitePushRanker
 
 X, y = datasets.load_spambase()  # 4601 e-mails, 57 features; y = 1 for spam
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,

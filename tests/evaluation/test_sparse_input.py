@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankerCV,
-                                            RankSVMRanker, SparseInfinitePushRanker,
-                                            SVMMAPRanker, TopPushRanker)
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
+                                            SparseInfinitePushRanker, SVMMAPRanker, TopPushRanker)
 from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 sklearn = pytest.importorskip("sklearn")

@@ -35,13 +35,6 @@ def test_new_paths_do_not_warn():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_python_m_on_the_old_experiments_path_runs_the_moved_command():
-    proc = subprocess.run([sys.executable, "-m", "infpush_cvx.experiments", "--help"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "agarwal" in proc.stdout
-
-
 def test_unmoved_and_foreign_names_are_left_to_the_normal_import():
     assert _moved.new_path("infpush_cvx.solvers") is None
     assert _moved.new_path("infpush_cvx.metricsx") is None

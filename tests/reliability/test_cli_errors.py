@@ -113,11 +113,12 @@ def test_bench_refuses_an_unwritable_output_before_solving(where, no_solving, tm
 
 
 def test_experiments_refuse_an_unwritable_out_before_running(monkeypatch, tmp_path, capsys):
-    from infpush_cvx.evaluation.experiments import __main__ as experiments, perceptron
+    from infpush_cvx.evaluation.experiments import perceptron
     _break(monkeypatch, perceptron, "perceptron_experiment", AssertionError("it ran"))
     out = _a_file_where_a_folder_should_be(tmp_path) / "runs.csv"
-    assert experiments.main(["perceptron", "--out", str(out)]) == 2
-    assert_one_line(capsys.readouterr().err, "--out", str(out))
+    code, _, err = run_cli(["experiments", "perceptron", "--out", str(out)], capsys)
+    assert code == 2
+    assert_one_line(err, "--out", str(out))
 
 
 # -- 4. report reads exactly the table it is given -------------------------------------------

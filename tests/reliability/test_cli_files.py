@@ -1,5 +1,4 @@
-"""Every file the command line (and ``python -m infpush_cvx.evaluation.experiments``) writes
-survives a kill in the middle of the write.
+"""Every file the command line writes survives a kill in the middle of the write.
 
 Each case runs the CLI in a subprocess whose low-level writer (``DataFrame.to_csv``,
 ``DataFrame.to_parquet``, ``numpy.savez_compressed``, ``Figure.savefig``) is wrapped to write the
@@ -90,12 +89,11 @@ else:
 if argv[0] == "experiments":
     # A stand-in for the 10 s experiment: this run is about the write of its table.
     import pandas as pd
-    from infpush_cvx.evaluation.experiments import __main__ as experiments, perceptron
+    from infpush_cvx.evaluation.experiments import perceptron
     table = pd.DataFrame({"k": [50] * 2000, "prec": [0.5] * 2000})
     perceptron.spambase_stream = perceptron.generated_stream = lambda *a, **k: None
     perceptron.perceptron_experiment = lambda streams, **kwargs: table
     perceptron.summarise = lambda res: res.head()
-    sys.exit(experiments.main(argv[1:]))
 
 from infpush_cvx import cli
 sys.exit(cli.main(argv))

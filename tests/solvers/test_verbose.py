@@ -19,8 +19,9 @@ import pytest
 
 from infpush_cvx._logging import MAX_LINES, log_every, solver_log, verbose_logging
 from infpush_cvx.data.generators import planted_bipartite, rank2plan_pairs
-from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
-                                 SparseInfinitePushRanker)
+from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
+                                            SparseInfinitePushRanker)
 from infpush_cvx.solvers import infinite_push, rank2plan_lambda_max, rank2plan_lp, ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning
 

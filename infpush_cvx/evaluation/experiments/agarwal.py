@@ -5,18 +5,19 @@ Protocol (docs/mathematics.md, section 7.1; keys as in docs/references.md):
 - Ionosphere: 2/3 of the data for training, stratified (train and test keep the class
   proportions); Spambase: 5% for training, a plain random split; 10 splits each.
 - Features scaled to [0, 1] by a min-max map fitted on the training split only.
-- C in {0.1, 1, 10, 100, 1000} picked by 5-fold cross-validation on the training split for the
-  best mean average precision; the model is then refitted on the whole training split.
+- C in {0.1, 1, 10, 100, 1000} picked by 5-fold stratified cross-validation on the training
+  split for the best mean average precision (:func:`fit_plan`: RankerCV, or scikit-learn's
+  GridSearchCV for a grid over more than C); the model is then refitted on the whole training
+  split.
 - Test measures: AUC, positives at the top, average precision, DCG
-(:mod:`infpush_cvx.evaluation.metrics`),
-  plus the number of features used.
+  (:mod:`infpush_cvx.evaluation.metrics`), plus the number of features used.
 
-Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split (and each CV
-fold) only. ``scale="all"`` fits it once on the whole data set before splitting, which leaks the
-test feature ranges but is what a pre-scaled copy of the data gives; on Spambase it changes
-*positives at the top* by an order of magnitude (heavy-tailed features: with train-only scaling a
-few test negatives get extreme scores), so it is offered to compare with the paper, which does
-not say how it scaled.
+Scaling. ``scale="train"`` (default) fits the [0, 1] map on each training split only (RankerCV's
+folds share it; GridSearchCV's folds fit their own). ``scale="all"`` fits it once on the whole
+data set before splitting, which leaks the test feature ranges but is what a pre-scaled copy of
+the data gives; on Spambase it changes *positives at the top* by an order of magnitude
+(heavy-tailed features: with train-only scaling a few test negatives get extreme scores), so it
+is offered to compare with the paper, which does not say how it scaled.
 
 Two training protocols (``protocol=``, :func:`method_plan`):
 
@@ -28,16 +29,14 @@ Two training protocols (``protocol=``, :func:`method_plan`):
 
 The methods are the seven rows of the paper's Tables 2 and 3 (RankSVM, SVMMAP, P-Norm Push with
 p = 1, 4, 16, 64, the Infinite Push), plus the sparse Infinite Push and TopPush, which the paper
-did not run. Splits run in the benchmark runner's worker processes (``n_jobs``); every split
-draws from its own seed, and with ``store`` every finished split is kept on disk, so a long run
-resumes where it stopped. :func:`agarwal_experiment` shows a tqdm progress bar on stderr
-(``progress``).
+did not run. Splits run in joblib's worker processes (``n_jobs``); every split draws from its
+own seed, and with ``store`` every finished split is kept on disk, so a long run resumes where
+it stopped. :func:`agarwal_experiment` shows a tqdm progress bar on stderr (``progress``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import time
 import warnings
@@ -45,8 +44,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import _sklearn  # noqa: F401 - first: without scikit-learn, its ImportError
+from sklearn.model_selection import (GridSearchCV, ShuffleSplit, StratifiedKFold,
+                                     StratifiedShuffleSplit)
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+
 from .. import metrics, rankers
-from ...data.datasets import MinMaxScaler01, load
+from ...data.datasets import load
+from ..ranker_cv import RankerCV
 from ..rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
 from ._plotting import series_style
 
@@ -169,101 +175,57 @@ def paper_results():
 
 
 def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: int):
-    """``n_splits`` (train_idx, test_idx) pairs. Stratified: each class split in proportion."""
+    """``n_splits`` (train_idx, test_idx) pairs, each sorted, with ``round(train_fraction * n)``
+    training rows: scikit-learn's ``StratifiedShuffleSplit`` (each class split in proportion)
+    or ``ShuffleSplit``, seeded by ``seed``."""
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
     if n_splits < 1:
         raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_splits):
-        if stratified:
-            train = []
-            for c in np.unique(y):
-                idx = rng.permutation(np.flatnonzero(y == c))
-                train.append(idx[:int(round(train_fraction * idx.size))])
-            train = np.sort(np.concatenate(train))
-        else:
-            perm = rng.permutation(y.size)
-            train = np.sort(perm[:int(round(train_fraction * y.size))])
-        test = np.setdiff1d(np.arange(y.size), train)
-        out.append((train, test))
-    return out
+    n_train = int(round(train_fraction * y.size))
+    splitter = (StratifiedShuffleSplit if stratified else ShuffleSplit)(
+        n_splits=n_splits, train_size=n_train, test_size=y.size - n_train, random_state=seed)
+    return [(np.sort(train), np.sort(test)) for train, test in splitter.split(y, y)]
 
 
-def _cv_folds(y, n_folds: int, rng):
-    """Stratified fold labels (each fold gets its share of positives and negatives)."""
-    fold = np.empty(y.size, dtype=np.int64)
-    for c in np.unique(y):
-        idx = rng.permutation(np.flatnonzero(y == c))
-        fold[idx] = np.arange(idx.size) % n_folds
-    return fold
+def fit_plan(plan: MethodPlan, X, y, *, n_folds: int, seed: int, scale: str = "train",
+             ranker_kw=None):
+    """Fit the ranker of ``plan`` on (X, y), its grid chosen by ``n_folds`` stratified folds
+    (shuffled by ``seed``) for the best mean held-out average precision (the ranker's
+    ``score``; ties: the first point in grid order, the smallest C).
 
-
-class _Identity:
-    def transform(self, Z):
-        return Z
-
-
-def _fit_scaler(X, scale: str):
-    return MinMaxScaler01().fit(X) if scale == "train" else _Identity()
-
-
-def select_C(cls, X, y, Cs, *, n_folds: int, seed: int, scale: str = "train", **ranker_kw):
-    """C with the best mean validation average precision over stratified folds (ties: smallest C).
-
-    With ``scale="train"`` each fold is scaled by a min-max map fitted on its own training part
-    (``"all"``: X is used as given, already scaled). Returns (best C, mean AP per C).
+    The model is a scikit-learn ``Pipeline``: a [0, 1] ``MinMaxScaler`` (``scale="train"``; with
+    ``"all"`` X is used as given, already scaled), then the ranker. A grid over C alone goes
+    through :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV` (its warm-started path; the
+    scaler is fitted on all of X, before the folds); any other grid through ``GridSearchCV``
+    over the pipeline (scaled within each fold; every point fitted on every fold); no grid: one
+    fit. Returns the fitted model (its ``decision_function`` scores new rows), the fitted
+    ranker and the chosen parameters (a dict).
     """
-    rng = np.random.default_rng(seed)
-    fold = _cv_folds(y, n_folds, rng)
-    ap = np.zeros((n_folds, len(Cs)))
-    for f in range(n_folds):
-        tr, va = fold != f, fold == f
-        sc = _fit_scaler(X[tr], scale)
-        path = cls(**ranker_kw)._fit_path(sc.transform(X[tr]), y[tr], Cs)
-        Xva = sc.transform(X[va])
-        ap[f] = [metrics.average_precision(y[va], Xva @ w) for w, _ in path]
-    mean = ap.mean(axis=0)
-    return float(Cs[int(np.argmax(mean))]), mean
+    ranker = plan.ranker_class()(**plan.params, **(ranker_kw or {}))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
 
+    def scaled(estimator):
+        return Pipeline([("scale", MinMaxScaler() if scale == "train" else "passthrough"),
+                         ("rank", estimator)])
 
-def select_params(plan: MethodPlan, X, y, *, n_folds: int, seed: int, scale: str = "train",
-                  ranker_kw=None):
-    """The grid point of ``plan`` with the best mean validation average precision over
-    stratified folds (ties: the first in grid order), as a dict, and the mean AP per point.
-
-    A grid over C alone of a linear ranker uses its warm-started path over C
-    (:func:`select_C`); any other grid, or a kernel, fits every point on every fold. An empty grid is chosen without fitting.
-    """
-    kw = {**plan.params, **(ranker_kw or {})}
-    cls = plan.ranker_class()
-    if not plan.grid:
-        return {}, np.zeros(0)
-    # (the warm-started path returns the weights on the features: a linear model's only)
-    if list(plan.grid) == ["C"] and kw.get("kernel", "linear") == "linear":
-        C, mean = select_C(cls, X, y, list(plan.grid["C"]), n_folds=n_folds, seed=seed,
-                           scale=scale, **kw)
-        return {"C": C}, mean
-    names = list(plan.grid)
-    points = [dict(zip(names, values)) for values in itertools.product(*plan.grid.values())]
-    fold = _cv_folds(y, n_folds, np.random.default_rng(seed))
-    ap = np.zeros((n_folds, len(points)))
-    for f in range(n_folds):
-        tr, va = fold != f, fold == f
-        sc = _fit_scaler(X[tr], scale)
-        Xtr, Xva = sc.transform(X[tr]), sc.transform(X[va])
-        for k, point in enumerate(points):
-            model = _fit_quietly(cls(**kw, **point), Xtr, y[tr])
-            ap[f, k] = metrics.average_precision(y[va], model.decision_function(Xva))
-    mean = ap.mean(axis=0)
-    return points[int(np.argmax(mean))], mean
+    if list(plan.grid) == ["C"]:
+        model = _fit_quietly(scaled(RankerCV(ranker, Cs=plan.grid["C"], cv=folds)), X, y)
+        return model, model["rank"].best_estimator_, {"C": model["rank"].C_}
+    if plan.grid:
+        grid = {f"rank__{name}": list(values) for name, values in plan.grid.items()}
+        model = _fit_quietly(GridSearchCV(scaled(ranker), grid, cv=folds, error_score="raise"),
+                             X, y)
+        chosen = {name[len("rank__"):]: value for name, value in model.best_params_.items()}
+        return model, model.best_estimator_["rank"], chosen
+    model = _fit_quietly(scaled(ranker), X, y)
+    return model, model["rank"], {}
 
 
 def _fit_quietly(model, X, y):
     """Fit, without the convergence warnings that a fixed iteration budget (the paper's
-    protocol) is expected to give; the model's ``status_`` still says how each fit ended."""
+    protocol) is expected to give; the ranker's ``status_`` still says how each fit ended."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rankers.ConvergenceWarning)
         warnings.simplefilter("ignore", rankers.ZeroModelWarning)
@@ -280,24 +242,20 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
     progress bars count fits through it).
     """
     rows, scores = [], {}
-    sc = _fit_scaler(X[train], scale)
-    Xtr, Xte = sc.transform(X[train]), sc.transform(X[test])
     for name in methods:
-        plan = method_plan(name, protocol, Cs, eta0s)
         t0 = time.perf_counter()
-        chosen, _ = select_params(plan, X[train], y[train], n_folds=n_folds, seed=seed,
-                                  scale=scale, ranker_kw=ranker_kw)
-        model = _fit_quietly(plan.ranker_class()(**plan.params, **(ranker_kw or {}), **chosen),
-                             Xtr, y[train])
+        model, ranker, chosen = fit_plan(method_plan(name, protocol, Cs, eta0s), X[train],
+                                         y[train], n_folds=n_folds, seed=seed, scale=scale,
+                                         ranker_kw=ranker_kw)
         elapsed = time.perf_counter() - t0
-        s = model.decision_function(Xte)
+        s = model.decision_function(X[test])
         rows.append({"dataset": dataset, "split": split, "method": name,
                      "C": chosen.get("C", np.nan), "eta0": chosen.get("eta0", np.nan),
                      **metrics.ranking_report(y[test], s),
-                     "n_features_used": model.n_features_used_,
+                     "n_features_used": ranker.n_features_used_,
                      "n_features": X.shape[1], "n_train": int(train.size),
-                     "n_test": int(test.size), "status": model.status_,
-                     "backend": model.backend_, "scale": scale, "protocol": protocol,
+                     "n_test": int(test.size), "status": ranker.status_,
+                     "backend": ranker.backend_, "scale": scale, "protocol": protocol,
                      "time_s": elapsed})
         scores[name] = s
         if on_fit is not None:
@@ -305,17 +263,23 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
     return (rows, y[test], scores) if return_scores else rows
 
 
-def _run_split_star(args, on_fit=None):
-    dataset, split, X, y, train, test, kw = args
-    return run_split(dataset, split, X, y, train, test, return_scores=True, on_fit=on_fit, **kw)
-
-
 def _run_split_task(args, on_fit=None):
-    """One split (here or in an executor's worker): the rows, and the test labels and scores as
+    """One split (here or in a joblib worker): the rows, and the test labels and scores as
     lists (what the store keeps)."""
-    rows, y_test, scores = _run_split_star(args, on_fit=on_fit)
+    dataset, split, X, y, train, test, kw = args
+    rows, y_test, scores = run_split(dataset, split, X, y, train, test, return_scores=True,
+                                     on_fit=on_fit, **kw)
     return {"rows": rows, "y_test": np.asarray(y_test).tolist(),
             "scores": {k: np.asarray(v).tolist() for k, v in scores.items()}}
+
+
+def _split_or_error(j: int, task_args):
+    """``(j, the split's result, None)``, or ``(j, None, the error in one line)``: a failed
+    split does not stop the others, which finish and are stored."""
+    try:
+        return j, _run_split_task(task_args), None
+    except Exception as exc:  # reported with the split's name once every split has ended
+        return j, None, f"{type(exc).__name__}: {exc}"
 
 
 def _progress_bar(total: int, desc: str, progress: bool):
@@ -380,7 +344,7 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
                        seed: int = 0, n_jobs: int = 1, data_dir=None, ranker_kw=None,
                        return_scores: bool = False, scale: str = "train",
                        progress: bool = True, protocol: str = "exact", eta0s=PAPER_ETA0S,
-                       store=None, executor=None):
+                       store=None):
     """Run the protocol; a tidy DataFrame, one row per (dataset, split, method).
 
     Columns: dataset, split, method, C and eta0 (chosen by CV; NaN when not a parameter),
@@ -389,9 +353,9 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
     "paper" (trained as [Agarwal2011] did; :func:`method_plan`). ``methods``: names from
     :func:`method_names`.
 
-    Splits run through the benchmark runner's executors (:mod:`infpush_cvx.benchmarking`):
-    ``n_jobs > 1`` uses that many worker processes (one BLAS thread each), or pass an
-    ``executor`` (e.g. a ``DaskExecutor``); ``n_jobs=1`` runs in this process. ``store``: a
+    ``n_jobs > 1`` runs the splits in that many joblib workers (processes, whose BLAS threads
+    joblib limits to share the cores; a ``joblib.parallel_config`` context chooses another
+    backend, e.g. dask's); ``n_jobs=1`` runs in this process. ``store``: a
     folder where every finished split is written (atomically) as soon as it ends, keyed by a
     fingerprint of its data and settings; a later run with the same settings reuses it instead
     of refitting, so an interrupted run resumes where it stopped.
@@ -415,7 +379,7 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
             raise ValueError(f"unknown dataset {ds!r}; expected one of {sorted(SPLIT_RULES)}")
         X, y = load(ds, data_dir)
         if scale == "all":
-            X = MinMaxScaler01().fit_transform(X)
+            X = MinMaxScaler().fit_transform(X)
         frac, strat = SPLIT_RULES[ds]
         for i, (tr, te) in enumerate(splits(y, train_fraction=frac, stratified=strat,
                                             n_splits=n_splits, seed=seed + 1000 * k)):
@@ -440,24 +404,21 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
 
     with _progress_bar(len(tasks) * len(methods), f"agarwal ({protocol})", progress) as bar:
         bar.update((len(tasks) - len(todo)) * len(methods))  # reused from the store
-        if executor is None and n_jobs == 1:
+        if n_jobs == 1:
             for j in todo:
                 t = tasks[j]
                 bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
                 finished(j, _run_split_task(t, on_fit=lambda _: bar.update()))
         elif todo:
-            from ...benchmarking import CallTask, ProcessExecutor
-            ex = executor if executor is not None else ProcessExecutor(n_workers=n_jobs,
-                                                                       warmup=False)
-            calls = [CallTask(f"{__name__}:_run_split_task", (tasks[j],),
-                              name=f"{tasks[j][0]} split {tasks[j][1]}") for j in todo]
+            from joblib import Parallel, delayed
             failures = []
-            for k, row in ex.run(calls):
-                if row["status"] == "done":
-                    finished(todo[k], row["result"])
+            for j, result, error in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                    delayed(_split_or_error)(j, tasks[j]) for j in todo):
+                if error is None:
+                    finished(j, result)
                     bar.update(len(methods))
                 else:
-                    failures.append(f"{calls[k].label()}: {row['status']} {row['error']}")
+                    failures.append(f"{tasks[j][0]} split {tasks[j][1]}: {error}")
             if failures:  # the finished splits are stored; a rerun resumes from them
                 raise RuntimeError("splits failed: " + "; ".join(failures))
     table = pd.DataFrame([row for r in results for row in r["rows"]])

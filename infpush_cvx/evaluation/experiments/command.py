@@ -1,11 +1,12 @@
 """The experiments on the command line: ``infpush-cvx experiments agarwal|perceptron``.
 
-:func:`add_experiments` adds the two experiments (and their options) to a parser, the
-``experiments`` subcommand of ``infpush-cvx`` and ``python -m infpush_cvx.evaluation.experiments``
-alike; :func:`run` runs the one chosen. It prints a short result table, writes the tidy per-run
-table to ``--out`` (CSV, atomically, its location checked before the experiment runs) and, when
-matplotlib is installed, a figure beside it (``<out>.png``; the perceptron experiment, one per
-stream, ``<out>_<stream>.png``). This module imports nothing heavy, so ``--help`` stays fast.
+:func:`add_experiments` adds the two experiments (and their options) to the ``experiments``
+subcommand's parser of ``infpush-cvx`` (:mod:`infpush_cvx.cli`, which imports this module, not
+the other way round); :func:`run` runs the one chosen. It prints a short result table, writes
+the tidy per-run table to ``--out`` (CSV, atomically, its location checked before the experiment
+runs) and, when matplotlib is installed, a figure beside it (``<out>.png``; the perceptron
+experiment, one per stream, ``<out>_<stream>.png``). This module imports nothing heavy, so
+``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -22,11 +23,10 @@ DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shar
 AGARWAL_MEASURES = ("auc", "pos_at_top", "ap", "dcg")
 
 
-def add_experiments(sub, *, default_out: bool = False) -> None:
+def add_experiments(sub) -> None:
     """Add the ``agarwal`` and ``perceptron`` parsers to ``sub`` (``add_subparsers()``'s
-    result). ``default_out``: ``--out`` defaults to ``results/experiments/<name>.csv``
-    (the ``infpush-cvx`` subcommand), else no table is written without it."""
-    from infpush_cvx.cli import nonnegative_int, positive_int
+    result); ``--out`` defaults to ``results/experiments/<name>.csv``."""
+    from infpush_cvx._argtypes import nonnegative_int, positive_int
     a = sub.add_parser("agarwal", help="Agarwal (SDM 2011) section 6 protocol")
     a.add_argument("--datasets", nargs="+", default=["ionosphere", "spambase"],
                    help="UCI data sets to run (default: both)")
@@ -52,14 +52,14 @@ def add_experiments(sub, *, default_out: bool = False) -> None:
     a.add_argument("--data-dir", default=None, help=DATA_HELP)
     a.add_argument("--scale", choices=["train", "all"], default="train",
                    help="fit the [0, 1] scaler on the training split (default) or on all data")
-    _add_out(a, "agarwal", "tidy per-run table", default_out)
+    _add_out(a, "agarwal", "tidy per-run table")
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
     q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
                    help="values of K (default 50 300)")
     q.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the streams and sampling (default 0)")
     q.add_argument("--data-dir", default=None, help=DATA_HELP)
-    _add_out(q, "perceptron", "tidy per-batch table", default_out)
+    _add_out(q, "perceptron", "tidy per-batch table")
     for p in (a, q):
         # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
         p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
@@ -68,11 +68,11 @@ def add_experiments(sub, *, default_out: bool = False) -> None:
                        help="print the full traceback of an unexpected failure")
 
 
-def _add_out(p, name: str, what: str, default_out: bool) -> None:
-    default = f"results/experiments/{name}.csv" if default_out else None
+def _add_out(p, name: str, what: str) -> None:
+    default = f"results/experiments/{name}.csv"
     p.add_argument("--out", default=default,
-                   help=f"CSV file for the {what}" + (f" (default {default})" if default else "")
-                   + "; with matplotlib, the figure is written beside it as a PNG file")
+                   help=f"CSV file for the {what} (default {default}); with matplotlib, the "
+                        f"figure is written beside it as a PNG file")
 
 
 def figure_paths(out, which: str, streams=()) -> list[Path]:
@@ -88,7 +88,7 @@ def figure_paths(out, which: str, streams=()) -> list[Path]:
 def run(args) -> int:
     """Run the experiment ``args.which`` (parsed by a parser made with :func:`add_experiments`):
     print its short table, write ``args.out`` and its figures."""
-    from infpush_cvx.benchmarking.reports import matplotlib_available
+    from infpush_cvx._plots import matplotlib_available
     from infpush_cvx.files import check_writable
     streams = ("spambase", "generated") if args.which == "perceptron" else ()
     figures = []
