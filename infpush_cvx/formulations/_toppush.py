@@ -18,10 +18,12 @@ maximum over negatives). The weight variable is named ``w`` and lambda is the pa
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
 
 from .._validation import check_choice
-from ._common import as_bipartite, lam_parameter
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 #: The losses of [Li2014]: the truncated quadratic (their experiments) and the hinge.
 LOSSES = ("truncated_quadratic", "hinge")
@@ -29,6 +31,9 @@ LOSSES = ("truncated_quadratic", "hinge")
 
 def toppush_problem(data, lam, *, loss: str = "truncated_quadratic") -> cp.Problem:
     """The TopPush primal in paper scaling (see the module docstring)."""
+    import cvxpy as cp  # here, not above: the solvers import LOSSES without CVXPY
+
+    from ._common import as_bipartite, lam_parameter
     data = as_bipartite(data)
     check_choice(loss, "loss", LOSSES)
     w = cp.Variable(data.d, name="w")
