@@ -11,9 +11,10 @@ Each positive is pushed above the highest-scoring negative, so the loss has m te
 the m n pairs of RankSVM. ``max_j t_j`` is the scalar variable ``tau`` with the constraints
 ``t <= tau`` (``problem.constraints[0]``; its multipliers are the dual ``beta`` of
 :mod:`infpush_cvx.solvers.toppush`). The hinge is written through ``xi >= 1 + tau - s``
-(``problem.constraints[1]``, multipliers ``alpha``) with ``xi >= 0``. With sample weights p of the positives
-(sum M), ``(1/m) sum_i`` becomes ``(1/M) sum_i p_i``; the negatives' weights do not enter (a
-maximum over negatives). The weight variable is named ``w`` and lambda is the parameter ``lam``.
+(``problem.constraints[1]``, multipliers ``alpha``) with ``xi >= 0``. With sample weights p of
+the positives (sum M), ``(1/m) sum_i`` becomes ``(1/M) sum_i p_i``; the negatives' weights do not
+enter (a maximum over negatives). The weight variable is named ``w`` and lambda is the parameter
+``lam``.
 """
 
 from __future__ import annotations

@@ -24,14 +24,10 @@ from infpush_cvx.solvers.base import Model
 from infpush_cvx.solvers.engines.common import call_start, data_first
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.pnorm_push.methods import CVXPY, Boosting, Newton
-from infpush_cvx.solvers.pnorm_push.problem import (PNormPushProblem, pnorm_push_certificate,
-                                                    pnorm_push_dual, pnorm_push_loss,
-                                                    pnorm_push_objective)
+from infpush_cvx.solvers.pnorm_push.problem import PNormPushProblem
 from infpush_cvx.solvers.result import SolverResult
 
-__all__ = ["CVXPY", "Boosting", "MODEL", "METHODS", "Newton", "PNormPushProblem", "pnorm_push",
-           "pnorm_push_certificate", "pnorm_push_dual", "pnorm_push_loss",
-           "pnorm_push_objective"]
+__all__ = ["CVXPY", "Boosting", "MODEL", "METHODS", "Newton", "PNormPushProblem", "pnorm_push"]
 
 MODEL = Model(name="pnorm_push", problem=PNormPushProblem, methods=(Newton, Boosting, CVXPY),
               certified=Newton, formulations=("pnorm_push",))

@@ -77,15 +77,42 @@ class PNormPushProblem(Problem):
     def from_catalog(cls, formulation, options, lam, data):
         return cls(data, lam, p=options["p"], scaling=options.get("scaling", "paper"))
 
+    def loss(self, w) -> float:
+        """``(1/p) log((1/N) sum_j q_j ((1/M) sum_i p_i exp(-(s_i - t_j)))^p)`` at w (M = m,
+        N = n and unit weights without sample weights)."""
+        return float(loss_parts(self.data, self._vector(w), self.p, self.logs)[0])
+
     def objective(self, w) -> float:
-        return pnorm_push_objective(self.data, w, self.lam_paper, self.p)
+        """``P(w) = (lam/2) ||w||^2 + loss(w)``."""
+        w = self._vector(w)
+        return float(0.5 * self.lam_paper * (w @ w) + self.loss(w))
+
+    def dual(self, sigma, rho) -> float:
+        """The Fenchel dual value ``D(sigma, rho)`` (module docstring), a lower bound on min P
+        for any sigma, rho in the simplices (entries >= 0 summing to 1; 0 log 0 = 0)."""
+        sigma, rho = np.asarray(sigma, dtype=float), np.asarray(rho, dtype=float)
+        v = self.data.Xn.T @ sigma - self.data.Xp.T @ rho
+        return float(-_kl(sigma, self.logs[1]) / self.p - _kl(rho, self.logs[0])
+                     - (v @ v) / (2.0 * self.lam_paper))
 
     def certificate(self, w) -> dict:
-        return pnorm_push_certificate(self.data, w, self.lam_paper, self.p)
+        """The certificate at any w: ``objective`` P(w), the dual point ``sigma``, ``rho``
+        (softmax weights at w), its value ``dual_value`` = P(w) - ``gap_abs`` with ``gap_abs`` =
+        ``||grad P(w)||^2 / (2 lam)``, and ``gap``, the relative gap (module docstring)."""
+        state = State(self.data, self._vector(w), self.lam_paper, self.p, self.logs)
+        return {"objective": float(state.objective), "gap": float(state.gap),
+                "dual_value": state.objective - state.gap_abs, "gap_abs": state.gap_abs,
+                "sigma": state.sigma, "rho": state.rho}
 
     def cvxpy_problem(self, form: str = "compact"):
         from infpush_cvx.formulations._pnorm_push import pnorm_push_problem
         return pnorm_push_problem(self.solved, self.lam_paper, p=self.p)
+
+    def _vector(self, w) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64).ravel()
+        if w.shape[0] != self.data.d:
+            raise ValueError(f"w must have length d={self.data.d}, got {w.shape[0]}")
+        return w
 
     def traits(self) -> dict:
         return {**super().traits(), "kernel": False}
@@ -119,51 +146,9 @@ def loss_only(s: np.ndarray, t: np.ndarray, p: float, logs) -> float:
         + top_p + math.log(np.exp(v_p - top_p).sum())
 
 
-def pnorm_push_loss(data: BipartiteData, w, p: float) -> float:
-    """``(1/p) log((1/N) sum_j q_j ((1/M) sum_i p_i exp(-(s_i - t_j)))^p)`` at w (paper scaling;
-    M = m, N = n and unit weights without sample weights)."""
-    p = check_p(p)
-    w = _weights_vector(data, w)
-    return float(loss_parts(data, w, p, log_mean_weights(data))[0])
-
-
-def pnorm_push_objective(data: BipartiteData, w, lam: float, p: float) -> float:
-    """``P(w) = (lam/2) ||w||^2 + pnorm_push_loss(data, w, p)``, the regularised objective."""
-    w = _weights_vector(data, w)
-    return float(0.5 * lam * (w @ w) + pnorm_push_loss(data, w, p))
-
-
-def pnorm_push_dual(data: BipartiteData, sigma, rho, lam: float, p: float) -> float:
-    """The Fenchel dual value ``D(sigma, rho)`` (module docstring), a lower bound on min P for any
-    sigma, rho in the simplices (entries >= 0 summing to 1; 0 log 0 = 0)."""
-    log_a, log_b = log_mean_weights(data)
-    sigma, rho = np.asarray(sigma, dtype=float), np.asarray(rho, dtype=float)
-    v = data.Xn.T @ sigma - data.Xp.T @ rho
-    return float(-_kl(sigma, log_b) / p - _kl(rho, log_a) - (v @ v) / (2.0 * lam))
-
-
-def pnorm_push_certificate(data: BipartiteData, w, lam: float, p: float) -> dict:
-    """The certificate at any w: ``objective`` P(w), the dual point ``sigma``, ``rho`` (softmax
-    weights at w), its value ``dual_value`` = P(w) - ``gap_abs`` with ``gap_abs`` =
-    ``||grad P(w)||^2 / (2 lam)``, and ``gap``, the relative gap (module docstring)."""
-    p = check_p(p)
-    w = _weights_vector(data, w)
-    state = State(data, w, float(lam), p, log_mean_weights(data))
-    return {"objective": float(state.objective), "dual_value": state.objective - state.gap_abs,
-            "gap_abs": state.gap_abs, "gap": float(state.gap), "sigma": state.sigma,
-            "rho": state.rho}
-
-
 def _kl(u: np.ndarray, log_v: np.ndarray) -> float:
     nz = u > 0
     return float(np.sum(u[nz] * (np.log(u[nz]) - log_v[nz])))
-
-
-def _weights_vector(data: BipartiteData, w) -> np.ndarray:
-    w = np.asarray(w, dtype=np.float64).ravel()
-    if w.shape[0] != data.d:
-        raise ValueError(f"w must have length d={data.d}, got {w.shape[0]}")
-    return w
 
 
 class State:

@@ -9,8 +9,8 @@ its multipliers ``alpha`` (``alpha >= 0``, ``sum alpha <= 1``) give
 ``D(alpha) = sum_k alpha_k Delta_k - (lam/2)||w(alpha)||^2``, a lower bound of the optimum of
 the full problem (the dual of the full problem restricted to the working set). The upper bound is
 ``P(w(alpha))`` computed with the exact oracle; the solve stops when the relative gap
-``(P - D) / P`` (:func:`~infpush_cvx.solvers.result.relative_gap`) is at most ``tol``. The returned ``w`` is the
-iterate of lowest ``P`` and ``gap`` compares it with the highest ``D``.
+``(P - D) / P`` (:func:`~infpush_cvx.solvers.result.relative_gap`) is at most ``tol``. The
+returned ``w`` is the iterate of lowest ``P`` and ``gap`` compares it with the highest ``D``.
 """
 
 from __future__ import annotations

@@ -143,8 +143,8 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
         best = -np.inf
         arg = alo
         for q in range(alo, ahi + 1):
-            val = ((harmonic[m + j] - harmonic[q + j]) - (j - 1.0) * (m - q) / ((m + j) * (q + j))) / m \
-                + scale * (prefix[q] - q * tj)
+            val = ((harmonic[m + j] - harmonic[q + j])
+                   - (j - 1.0) * (m - q) / ((m + j) * (q + j))) / m + scale * (prefix[q] - q * tj)
             if val >= best:  # ">=": the largest maximiser keeps the choices monotone
                 best = val
                 arg = q

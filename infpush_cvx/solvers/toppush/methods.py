@@ -323,7 +323,3 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
             break
     return {"w": best_w, "dual": best_dual, "status": status, "iterations": it, "history": hist,
             "message": message, "info": {"lipschitz": L_max}}
-
-
-def _history() -> dict:
-    return {"objective": [], "gap": [], "time": []}
