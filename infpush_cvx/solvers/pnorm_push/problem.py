@@ -114,9 +114,6 @@ class PNormPushProblem(Problem):
             raise ValueError(f"w must have length d={self.data.d}, got {w.shape[0]}")
         return w
 
-    def traits(self) -> dict:
-        return {**super().traits(), "kernel": False}
-
 
 def log_sum_exp(u: np.ndarray, log_weights: np.ndarray) -> tuple[float, np.ndarray]:
     """``log sum_k exp(u_k + log_weights_k)`` and the softmax weights, shifted by the largest

@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike
 from infpush_cvx._validation import check_choice, check_vector
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import centred, prepare
+from infpush_cvx.solvers.engines.common import as_bipartite, centred, prepare
 
 
 @dataclass(frozen=True)
@@ -90,14 +90,15 @@ class SVMMAPProblem(Problem):
         return cls(data, lam, scaling=options.get("scaling", "paper"))
 
     def objective(self, w) -> float:
-        return svmmap_objective(self.data, None, w, self.lam_paper)
+        """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (module docstring), on the
+        centred data (the same score differences, without a common offset's round-off)."""
+        w = check_vector(w, "w", length=self.data.d)
+        viol = most_violated_ranking(self.solved.Xp @ w, self.solved.Xn @ w).violation
+        return 0.5 * self.lam_paper * float(w @ w) + max(viol, 0.0)
 
     def cvxpy_problem(self, form: str = "compact"):
         from infpush_cvx.formulations._svmmap import svmmap_problem
         return svmmap_problem(self.solved, self.lam_paper)
-
-    def traits(self) -> dict:
-        return {**super().traits(), "kernel": False}
 
 
 class ViolatedRanking(NamedTuple):
@@ -200,13 +201,9 @@ def most_violated_ranking(s: ArrayLike, t: ArrayLike) -> ViolatedRanking:
 
 
 def svmmap_objective(Xp_or_data, Xn=None, w=None, lam: float = 1.0) -> float:
-    """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (module docstring)."""
-    data, lam, _ = prepare(Xp_or_data, Xn, lam, loss="ranksvm", penalty="l2", scaling="paper",
-                           tol=1.0, max_iter=None)
-    data = centred(data)  # the same scores' differences, without a common offset's round-off
-    w = check_vector(w, "w", length=data.d)
-    viol = most_violated_ranking(data.Xp @ w, data.Xn @ w).violation
-    return 0.5 * lam * float(w @ w) + max(viol, 0.0)
+    """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (:meth:`SVMMAPProblem.objective`)
+    on a BipartiteData or the positives and negatives."""
+    return SVMMAPProblem(as_bipartite(Xp_or_data, Xn), lam).objective(w)
 
 
 def cut(data, ranking: ViolatedRanking) -> np.ndarray:

@@ -36,11 +36,11 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from infpush_cvx._validation import check_choice, check_scalar
+from infpush_cvx._validation import check_choice
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._toppush import LOSSES
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import centred, check_representable
+from infpush_cvx.solvers.engines.common import centred, prepare
 from infpush_cvx.solvers.result import relative_gap
 
 
@@ -67,11 +67,13 @@ class TopPushProblem(Problem):
     def __post_init__(self):
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.scaling, "scaling", ("paper",))
-        lam = check_scalar(self.lam, "lam", positive=True)
-        check_representable(self.data, lam, "l2")
+        # prepare's loss and penalty serve only the checks of lambda and the data
+        data, lam, _ = prepare(self.data, None, self.lam, loss="infinite_push", penalty="l2",
+                               scaling="paper", tol=1.0, max_iter=None)
+        object.__setattr__(self, "data", data)
         object.__setattr__(self, "lam", lam)
         object.__setattr__(self, "lam_paper", lam)
-        object.__setattr__(self, "solved", centred(self.data))
+        object.__setattr__(self, "solved", centred(data))
 
     @classmethod
     def from_catalog(cls, formulation, options, lam, data):
@@ -87,9 +89,6 @@ class TopPushProblem(Problem):
     def cvxpy_problem(self, form: str = "compact"):
         from infpush_cvx.formulations._toppush import toppush_problem
         return toppush_problem(self.solved, self.lam_paper, loss=self.loss)
-
-    def traits(self) -> dict:
-        return {**super().traits(), "kernel": False}
 
 
 def loss_values(z: np.ndarray, loss: str) -> np.ndarray:
