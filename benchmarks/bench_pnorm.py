@@ -88,7 +88,7 @@ def measure(probe, spec: dict, method: str, lam: float, p: float, repeat: int = 
 
     import numpy as np
     from infpush_cvx.data.generators import planted_bipartite
-    from infpush_cvx.solvers.pnorm_push import pnorm_push_certificate
+    from infpush_cvx.solvers.pnorm_push import PNormPushProblem
 
     warnings.simplefilter("ignore")
     _solve(method, planted_bipartite(20, 30, 5, margin=0.5, seed=1), lam, p)  # warm-up
@@ -101,7 +101,7 @@ def measure(probe, spec: dict, method: str, lam: float, p: float, repeat: int = 
             times.append(time.perf_counter() - t0)
     row.update(time_s=min(times), median_time_s=float(np.median(times)), repeats=repeat)
     if w is not None:
-        check = pnorm_push_certificate(data, np.asarray(w), lam, p)  # after the timed call
+        check = PNormPushProblem(data, lam, p=p).certificate(w)  # after the timed call
         row.update(objective=check["objective"], gap=check["gap"])
     return row
 

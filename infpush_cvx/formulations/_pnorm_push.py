@@ -22,11 +22,14 @@ the problem on repeated rows. The weight variable is ``w``, lambda the parameter
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._validation import check_scalar
-from ._common import as_bipartite, lam_parameter
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 
 def check_p(p) -> float:
@@ -47,6 +50,9 @@ def log_mean_weights(data) -> tuple[np.ndarray, np.ndarray]:
 
 def pnorm_push_problem(data, lam, *, p=1.0) -> cp.Problem:
     """The l2-regularised P-Norm Push of exponent ``p`` (module docstring), paper scaling."""
+    import cvxpy as cp  # here, not above: the solvers import check_p without CVXPY
+
+    from ._common import as_bipartite, lam_parameter
     data = as_bipartite(data)
     p = check_p(p)
     w = cp.Variable(data.d, name="w")

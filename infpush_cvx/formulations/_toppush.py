@@ -11,17 +11,20 @@ Each positive is pushed above the highest-scoring negative, so the loss has m te
 the m n pairs of RankSVM. ``max_j t_j`` is the scalar variable ``tau`` with the constraints
 ``t <= tau`` (``problem.constraints[0]``; its multipliers are the dual ``beta`` of
 :mod:`infpush_cvx.solvers.toppush`). The hinge is written through ``xi >= 1 + tau - s``
-(``problem.constraints[1]``, multipliers ``alpha``) with ``xi >= 0``. With sample weights p of the positives
-(sum M), ``(1/m) sum_i`` becomes ``(1/M) sum_i p_i``; the negatives' weights do not enter (a
-maximum over negatives). The weight variable is named ``w`` and lambda is the parameter ``lam``.
+(``problem.constraints[1]``, multipliers ``alpha``) with ``xi >= 0``. With sample weights p of
+the positives (sum M), ``(1/m) sum_i`` becomes ``(1/M) sum_i p_i``; the negatives' weights do not
+enter (a maximum over negatives). The weight variable is named ``w`` and lambda is the parameter
+``lam``.
 """
 
 from __future__ import annotations
 
-import cvxpy as cp
+from typing import TYPE_CHECKING
 
 from .._validation import check_choice
-from ._common import as_bipartite, lam_parameter
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 #: The losses of [Li2014]: the truncated quadratic (their experiments) and the hinge.
 LOSSES = ("truncated_quadratic", "hinge")
@@ -29,6 +32,9 @@ LOSSES = ("truncated_quadratic", "hinge")
 
 def toppush_problem(data, lam, *, loss: str = "truncated_quadratic") -> cp.Problem:
     """The TopPush primal in paper scaling (see the module docstring)."""
+    import cvxpy as cp  # here, not above: the solvers import LOSSES without CVXPY
+
+    from ._common import as_bipartite, lam_parameter
     data = as_bipartite(data)
     check_choice(loss, "loss", LOSSES)
     w = cp.Variable(data.d, name="w")

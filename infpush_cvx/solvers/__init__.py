@@ -11,6 +11,9 @@
   :mod:`infpush_cvx.solvers.rank2plan`); for lam at or above :func:`rank2plan_lambda_max`,
   beta* = 0 (the smallest such lambda when every margin is positive; docs/mathematics.md,
   section 4.2).
+- :func:`pnorm_push`, :func:`toppush`, :func:`svmmap`: the P-Norm Push (Newton, Rudin's
+  boosting, CVXPY), TopPush (interior point, accelerated dual gradient, CVXPY) and SVMMAP
+  (cutting planes), each certified by its duality gap.
 - :mod:`infpush_cvx.solvers.engines.duality`: the dual objectives and duality gaps that certify them.
 
 The name ``infinite_push`` here is the function; its module is
@@ -23,7 +26,13 @@ from .rank2plan import Rank2PlanProblem, rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
 from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
+# the P-Norm Push, TopPush and SVMMAP: their functions, problems and methods
+from .pnorm_push import PNormPushProblem, pnorm_push
+from .svmmap import SVMMAPProblem, svmmap
+from .toppush import TopPushProblem, toppush
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
            "infinite_push", "ranksvm"]
 __all__ += ["Rank2PlanProblem", "rank2plan_lambda_max", "rank2plan_lp"]
+__all__ += ["PNormPushProblem", "SVMMAPProblem", "TopPushProblem", "pnorm_push", "svmmap",
+            "toppush"]

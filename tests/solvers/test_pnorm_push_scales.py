@@ -17,7 +17,8 @@ import pytest
 import scipy.linalg
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.pnorm_push import _newton_direction, pnorm_push
+from infpush_cvx.solvers.pnorm_push import pnorm_push
+from infpush_cvx.solvers.pnorm_push.methods import newton_direction as _newton_direction
 from infpush_cvx.solvers.result import ConvergenceWarning
 
 SCALES = np.array([1.0, 1.0, 1e-4, 1.0, 1e4, 1.0, 1.0, 1.0])

@@ -1,6 +1,6 @@
 """TopPush by an interior-point method over a working set of negatives, certified on all of them.
 
-The TopPush primal (:mod:`.toppush`) with ``tau = max_j t_j`` and ``xi_i`` the margin excess is
+The TopPush primal (:mod:`.problem`) with ``tau = max_j t_j`` and ``xi_i`` the margin excess is
 the quadratic program, in ``x = (w, tau, xi)``::
 
     min  (lam/2) ||w||^2 + sum_i c_i xi_i^2   (truncated quadratic)   or  + sum_i c_i xi_i (hinge)
@@ -9,7 +9,7 @@ the quadratic program, in ``x = (w, tau, xi)``::
                                                 quadratic xi >= 0 holds at the optimum anyway)
          x_j^- . w - tau <= 0                  (multiplier beta_j, negatives j in the working set J)
 
-Its KKT conditions are those of the dual of :mod:`.toppush` (``lam w = Xp^T alpha - Xn_J^T beta``,
+Its KKT conditions are those of the dual of :mod:`.problem` (``lam w = Xp^T alpha - Xn_J^T beta``,
 ``sum alpha = sum beta``, ``alpha_i = 2 c_i xi_i`` or ``alpha_i + mu_i = c_i``), so the
 multipliers, with ``beta_j = 0`` outside J, are a dual point of the full problem: its gap
 ``P(w) - D(alpha, beta)``, with P over every negative, certifies every iterate.
@@ -62,7 +62,7 @@ def _mat(X, w) -> np.ndarray:
 
 
 def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
-    """Returns the dict of :func:`.toppush._dual_agd` (w, dual, status, iterations, ...).
+    """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...).
 
     ``certify(w, s, t, alpha, beta)`` returns ``(P(w), relative gap, feasible (alpha, beta))``
     for the full problem (the caller's formulas, written once there).

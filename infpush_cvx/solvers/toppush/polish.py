@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.solvers.toppush.problem import duality_gap, feasible_dual
 
 #: Weights of the multipliers against the slacks when the sets are read (1 first; the others
 #: for points where the two are of one order, degenerate or not yet converged).
@@ -63,7 +64,6 @@ def polish(data: BipartiteData, lam: float, loss: str, result):
     semismooth Newton step on the KKT conditions), for :data:`ROUNDS` rounds or until they
     repeat; it stops at a gap of :data:`DONE`.
     """
-    from infpush_cvx.solvers.toppush import duality_gap, feasible_dual
     if result.dual is None or result.gap is None or not np.isfinite(result.gap):
         return result
     alpha, beta = (np.asarray(v, dtype=np.float64) for v in result.dual)
