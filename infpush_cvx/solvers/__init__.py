@@ -22,6 +22,9 @@ from .rank2plan import rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
 from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
+from .squared_hinge_ranksvm import (Newton as SquaredHingeNewton, SquaredHingeRankSVMProblem,
+                                    squared_hinge_ranksvm)
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
-           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm"]
+           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm",
+           "SquaredHingeNewton", "SquaredHingeRankSVMProblem", "squared_hinge_ranksvm"]
