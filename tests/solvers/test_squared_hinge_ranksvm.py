@@ -3,6 +3,7 @@ pairs, its Newton method against CVXPY + Clarabel (planted, weighted, sparse, se
 Ionosphere), the time limit, bad input and the model's registration."""
 
 import itertools
+import logging
 import time
 
 import numpy as np
@@ -152,6 +153,28 @@ def test_deadline_stops_at_a_stage_with_its_best_certified_point(limit):
     if result.gap is not None:  # a certified point: its gap is the true one of its w
         primal, dual, _ = brute_force(problem, result.w)
         assert result.gap == pytest.approx((primal - dual) / primal, rel=1e-8)
+
+
+def test_deadline_passed_in_the_set_up_returns_the_start():
+    problem = SquaredHingeRankSVMProblem(planted_bipartite(30, 40, 8, seed=1), 1e-3)
+    start = np.full(8, 0.25)
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        result = Newton().solve(problem, start, Deadline(0.5, clock=StepClock()))
+    assert result.status == "time_limit" and result.gap is None and result.iterations == 0
+    assert np.array_equal(result.w, start)
+    assert result.objective == pytest.approx(brute_force(problem, start)[0])
+
+
+def test_verbose_logs_the_iterations(caplog):
+    """(Under pytest the INFO lines reach caplog, not stderr: tests/solvers/test_verbose.py.)"""
+    data = planted_bipartite(30, 40, 8, seed=1)
+    with caplog.at_level(logging.INFO, logger="infpush_cvx.solvers"):
+        squared_hinge_ranksvm(data, 0.01)
+        assert not caplog.records
+        result = squared_hinge_ranksvm(data, 0.01, verbose=True)
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum(line.startswith("newton ") for line in lines) == result.iterations
+    assert "status optimal" in lines[-1]
 
 
 def test_time_limit_is_honoured():

@@ -70,9 +70,9 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
     history = {"objective": [], "gap": [], "time": [], "cg_iterations": [], "step_size": []}
     status, message, best, it = "max_iter", f"max_iter={max_iter} Newton steps reached", None, 0
     g0 = None
-    if deadline.expired():
-        return {"point": None, "status": "time_limit", "message": deadline.message(),
-                "iterations": 0, "history": history}
+    if deadline.expired():  # (the set-up took the time): the start, uncertified
+        return {"point": None, "start": w, "status": "time_limit",
+                "message": deadline.message(), "iterations": 0, "history": history}
     point = problem.point(w)
     for it in range(1, max_iter + 1):
         dual, gap, roundoff = problem.certificate(point)
@@ -91,9 +91,9 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         grad = lam * point.w - 2.0 * point.pairs
         g_norm = float(np.linalg.norm(grad))
         g0 = g_norm if g0 is None else g0
-        direction, cg = _conjugate_gradients(problem, point.sums, grad,
-                                             min(0.1, np.sqrt(g_norm / g0)) * g_norm, max_cg,
-                                             deadline)
+        forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
+        direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
+                                             max_cg, deadline)
         history["cg_iterations"].append(cg)
         if direction is None:
             status, message = "time_limit", deadline.message()
@@ -131,18 +131,17 @@ def _conjugate_gradients(problem, sums: ActivePairs, grad: np.ndarray, target: f
     r = -grad
     direction = r.copy()
     rr = float(r @ r)
-    for k in range(1, max_cg + 1):
+    for k in range(max_cg):
+        if np.sqrt(rr) <= target:
+            return d, k
         if deadline.expired():
-            return None, k - 1
+            return None, k
         Hp = _hessian_product(problem, sums, direction)
         step = rr / float(direction @ Hp)
         d += step * direction
         r -= step * Hp
-        rr_new = float(r @ r)
-        if np.sqrt(rr_new) <= target:
-            return d, k
-        direction = r + (rr_new / rr) * direction
-        rr = rr_new
+        rr, previous = float(r @ r), rr
+        direction = r + (rr / previous) * direction
     return d, max_cg
 
 
@@ -171,8 +170,7 @@ def _result(problem, out: dict, tol: float, deadline: Deadline) -> SolverResult:
     """The SolverResult of a Newton run: the objective in the caller's scaling, the status
     judged by the certified gap and its round-off bound
     (:func:`~infpush_cvx.solvers.result.status_for_gap`)."""
-    point = out["point"]
-    w = np.zeros(problem.data.d) if point is None else point.w
+    w = out["start"] if out["point"] is None else out["point"].w
     gap, roundoff = out.get("gap"), out.get("roundoff")
     status, message = status_for_gap(out["status"], gap, tol, roundoff), out["message"]
     if status == "numerical_error":
