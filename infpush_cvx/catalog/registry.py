@@ -22,15 +22,17 @@ import inspect
 
 #: The solver module of each primal catalog formulation.
 MODULES = {"infinite_push": "infinite_push", "ranksvm": "ranksvm", "rank2plan_lp": "rank2plan",
-           "pnorm_push": "pnorm_push", "toppush": "toppush"}
+           "pnorm_push": "pnorm_push", "toppush": "toppush",
+           "squared_hinge_ranksvm": "squared_hinge_ranksvm"}
 #: The solver function of each module (``svmmap`` has no catalog formulation: the rankers' only).
 FUNCTIONS = {"infinite_push": "infinite_push", "ranksvm": "ranksvm", "rank2plan": "rank2plan_lp",
-             "pnorm_push": "pnorm_push", "toppush": "toppush", "svmmap": "svmmap"}
+             "pnorm_push": "pnorm_push", "toppush": "toppush", "svmmap": "svmmap",
+             "squared_hinge_ranksvm": "squared_hinge_ranksvm"}
 #: The dual formulations and the primal each is re-solved through (same scaling, l2 penalty).
 DUALS = {"infinite_push_dual": "infinite_push", "ranksvm_dual": "ranksvm"}
 #: The certified method of each module: the one ``reference verify`` re-solves stored values with.
 CERTIFIED = {"infinite_push": "working_set", "ranksvm": "smoothing_newton", "rank2plan": "ccg",
-             "pnorm_push": "newton", "toppush": "interior_point"}
+             "pnorm_push": "newton", "toppush": "interior_point", "squared_hinge_ranksvm": "newton"}
 #: Statuses of a successful solve, CVXPY's and the project's.
 SUCCESS = ("optimal", "degenerate_optimal")
 #: Keyword arguments :func:`solve` always sets (from the problem or the task).
@@ -138,7 +140,7 @@ def solve(spec, label: str, data, *, tol: float = 1e-6, time_limit: float | None
     kwargs = {**options(label, tol=tol, time_limit=time_limit), **extra}
     if module == "rank2plan":
         return solver(data, lam=spec.lam, **kwargs)
-    if module in ("infinite_push", "ranksvm"):
+    if module in ("infinite_push", "ranksvm", "squared_hinge_ranksvm"):
         from ..data.kernels import kernel_options
         kwargs.update(scaling=spec.options.get("scaling", "paper"),
                       **kernel_options(spec.options))  # a kernel problem: the RKHS problem

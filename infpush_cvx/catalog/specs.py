@@ -88,11 +88,13 @@ FORMULATIONS = {
     "rank2plan_lp": formulations.rank2plan_lp_problem,
     "pnorm_push": formulations.pnorm_push_problem,
     "toppush": formulations.toppush_problem,
+    "squared_hinge_ranksvm": formulations.squared_hinge_ranksvm_problem,
 }
 
 #: The loss each bipartite formulation's lambda refers to (for scaling conversions).
 _LOSS = {"infinite_push": "infinite_push", "infinite_push_dual": "infinite_push",
-         "ranksvm": "ranksvm", "ranksvm_dual": "ranksvm"}
+         "ranksvm": "ranksvm", "ranksvm_dual": "ranksvm",
+         "squared_hinge_ranksvm": "squared_hinge_ranksvm"}
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ _FACTORY = {"FORMS": "_common", "infinite_push_problem": "_infinite_push",
             "ranksvm_problem": "_infinite_push", "infinite_push_dual_problem": "_duals",
             "ranksvm_dual_problem": "_duals", "primal_value_from_dual": "_duals",
             "rank2plan_lp_problem": "_rank2plan", "pnorm_push_problem": "_pnorm_push",
-            "toppush_problem": "_toppush", "svmmap_problem": "_svmmap"}
+            "toppush_problem": "_toppush", "svmmap_problem": "_svmmap",
+            "squared_hinge_ranksvm_problem": "_squared_hinge_ranksvm"}
 #: The names before 0.2, each a deprecated alias of its ``_problem`` name.
 _OLD_NAMES = ("infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual", "rank2plan_lp",
               "pnorm_push", "toppush", "svmmap")

@@ -11,7 +11,7 @@ Seed scaling (the CVXPY benchmark script ``infinite_push_0``)::
     pen_s(w) = ||w||^2     (l2)      or   ||w||_1   (l1)
 
 ``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum over
-positives) and ``N = m * n`` for RankSVM (sum over all pairs). The two share a minimiser when
+positives) and ``N = m * n`` for RankSVM and the squared-hinge RankSVM (sums over all pairs). The two share a minimiser when
 ``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1 (so ``lam = 2 lam_s / m`` for the
 l2 Infinite Push), and then ``P_seed = N * P``.
 
@@ -29,14 +29,17 @@ from .._validation import check_choice
 SCALINGS = ("paper", "seed")
 PENALTIES = ("l2", "l1")
 LOSSES = ("infinite_push", "ranksvm")
+#: The losses whose lambda converts between the scalings: the hinge losses and the squared hinge.
+SCALED_LOSSES = (*LOSSES, "squared_hinge_ranksvm")
 
 
 def loss_normaliser(loss: str, m: float, n: float) -> float:
-    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM).
+    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM, squared-hinge
+    RankSVM).
 
     ``m`` and ``n`` are the counts, or the weight sums for weighted data.
     """
-    check_choice(loss, "loss", LOSSES)
+    check_choice(loss, "loss", SCALED_LOSSES)
     return m if loss == "infinite_push" else m * n
 
 

@@ -30,9 +30,11 @@ from .result import ConvergenceWarning, SolverResult
 from .pnorm_push import PNormPushProblem, pnorm_push
 from .svmmap import SVMMAPProblem, svmmap
 from .toppush import TopPushProblem, toppush
+from .squared_hinge_ranksvm import SquaredHingeRankSVMProblem, squared_hinge_ranksvm
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
            "infinite_push", "ranksvm"]
 __all__ += ["Rank2PlanProblem", "rank2plan_lambda_max", "rank2plan_lp"]
 __all__ += ["PNormPushProblem", "SVMMAPProblem", "TopPushProblem", "pnorm_push", "svmmap",
             "toppush"]
+__all__ += ["SquaredHingeRankSVMProblem", "squared_hinge_ranksvm"]

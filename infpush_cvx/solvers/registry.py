@@ -15,7 +15,8 @@ import importlib
 from .base import Model
 
 #: The model packages under infpush_cvx.solvers, each declaring ``MODEL``.
-MODEL_PACKAGES = ("infinite_push", "ranksvm", "rank2plan", "pnorm_push", "toppush", "svmmap")
+MODEL_PACKAGES = ("infinite_push", "ranksvm", "rank2plan", "pnorm_push", "toppush", "svmmap",
+                  "squared_hinge_ranksvm")
 
 
 @functools.cache

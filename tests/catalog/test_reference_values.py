@@ -51,8 +51,7 @@ def test_stored_seed_values_are_N_times_paper_values():
     for pid in pairs:
         spec = catalog.get(pid)
         data = catalog.instance_data(spec.instance)
-        loss = "ranksvm" if spec.formulation == "ranksvm" else "infinite_push"
-        N = scaling.loss_normaliser(loss, data.m, data.n)
+        N = scaling.loss_normaliser(spec.formulation, data.m, data.n)  # named as its loss
         assert _value(pid.replace("_paper_", "_seed_")) == pytest.approx(N * _value(pid),
                                                                          rel=1e-6), pid
 

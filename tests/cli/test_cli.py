@@ -18,14 +18,15 @@ def test_check_saves_table_and_exits_zero(tmp_path, capsys):
     # The project's certified solvers run on the compact problems by default.
     assert set(df["solver"]) == {"CLARABEL", "ECOS", "infinite_push.working_set",
                                  "infinite_push.fista", "ranksvm.smoothing_newton",
-                                 "ranksvm.working_set", "ranksvm.fista"}
+                                 "ranksvm.working_set", "ranksvm.fista",
+                                 "squared_hinge_ranksvm.newton"}
     assert df["agrees"].all()
     assert {"compile_time", "setup_time", "solve_time", "iterations", "rel_error", "gap"} \
         <= set(df.columns)
     native = df[df["solver"].str.contains(".", regex=False)]
     assert (native["gap"] <= 1e-6).all() and native["gap"].notna().all()
     out = capsys.readouterr().out
-    assert f"{len(df)} solves of 3 problems: {len(df)} solved, 0 suboptimal, 0 disagrees, " \
+    assert f"{len(df)} solves of 4 problems: {len(df)} solved, 0 suboptimal, 0 disagrees, " \
         f"0 failed" in out
 
 

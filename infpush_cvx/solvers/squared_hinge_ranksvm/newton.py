@@ -1,0 +1,182 @@
+"""The squared-hinge RankSVM by a truncated Newton method, certified by a duality gap.
+
+Lee & Lin, "Large-scale linear RankSVM", Neural Computation 26(4), 2014, section 3: the
+objective ``P`` (:mod:`.problem`) is convex, differentiable and piecewise quadratic, with
+
+    grad P(w) = lam w - 2 sum_ij c_ij max(0, x_ij) z_ij
+    H(w) u    = lam u + 2 sum_{x_ij > 0} c_ij (z_ij . u) z_ij      (a generalised Hessian)
+
+Every pair sum is a prefix sum of the sorted scores (:class:`.pair_sums.ActivePairs`), so a
+gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)) and the Hessian is
+never formed: each Newton direction is found by conjugate gradients stopped at a relative
+residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing sequence: superlinear convergence,
+Dembo, Eisenstat & Steihaug 1982), and the step by backtracking (Armijo) along it, whose trials
+cost no pass over the data (the scores move by ``eta Xp d``, ``eta Xn d``). Lee & Lin use a trust
+region (TRON) instead of the line search; either globalises the same Newton-CG direction.
+
+Stopped when the certified relative gap of :meth:`.problem.SquaredHingeRankSVMProblem.
+certificate` is at most ``tol``. The deadline is looked at before every pass over the data (each
+certificate, each Hessian-vector product), so a time limit is overrun by at most one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from infpush_cvx._logging import log_iteration, log_summary, solver_log, verbose_logging
+from infpush_cvx._validation import check_int
+from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.engines.common import numerical_error_message, warm_weights
+from infpush_cvx.solvers.engines.deadline import Deadline, round_end
+from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
+from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
+from infpush_cvx.solvers.squared_hinge_ranksvm.problem import LOSS, SquaredHingeRankSVMProblem
+
+
+@dataclass(frozen=True, kw_only=True)
+class Newton(Solver):
+    """Truncated Newton (conjugate gradients on Hessian-vector products from the sorted
+    scores) with a backtracking line search; ``max_cg`` caps the CG iterations per step."""
+
+    max_cg: int = 250
+
+    name: ClassVar[str] = "newton"
+    problem: ClassVar[type] = SquaredHingeRankSVMProblem
+    default_max_iter: ClassVar[int] = 100
+    weights: ClassVar[bool] = True
+    kernels: ClassVar[bool] = False
+
+    def _check(self) -> None:
+        check_int(self.max_cg, "max_cg", minimum=1)
+
+    def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
+        w0 = warm_weights(problem.data, warm_start)
+        with verbose_logging(solver_log, self.verbose):
+            out = _newton(problem, np.zeros(problem.data.d) if w0 is None else w0,
+                          tol=self.tol, max_iter=self.iterations, max_cg=self.max_cg,
+                          deadline=deadline)
+            result = _result(problem, out, self.tol, deadline)
+            log_summary(LOSS, result)
+        warn_if_not_converged(result)
+        return result
+
+
+def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Deadline) -> dict:
+    """The Newton iterations from ``w``; the result dict of the best certified point."""
+    lam = problem.lam_paper
+    history = {"objective": [], "gap": [], "time": [], "cg_iterations": [], "step_size": []}
+    status, message, best, it = "max_iter", f"max_iter={max_iter} Newton steps reached", None, 0
+    g0 = None
+    if deadline.expired():  # (the set-up took the time): the start, uncertified
+        return {"point": None, "start": w, "status": "time_limit",
+                "message": deadline.message(), "iterations": 0, "history": history}
+    point = problem.point(w)
+    for it in range(1, max_iter + 1):
+        dual, gap, roundoff = problem.certificate(point)
+        if best is None or gap < best[1]:
+            best = (point, gap, roundoff, dual)
+        history["objective"].append(point.primal)
+        history["gap"].append(gap)
+        history["time"].append(deadline.elapsed())
+        log_iteration("newton", it, point.primal, gap, history["time"][-1])
+        end = round_end(gap, tol, deadline)
+        if end is not None:
+            status, message = end
+            history["cg_iterations"].append(0)
+            history["step_size"].append(float("nan"))
+            break
+        grad = lam * point.w - 2.0 * point.pairs
+        g_norm = float(np.linalg.norm(grad))
+        g0 = g_norm if g0 is None else g0
+        forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
+        direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
+                                             max_cg, deadline)
+        history["cg_iterations"].append(cg)
+        if direction is None:
+            status, message = "time_limit", deadline.message()
+            history["step_size"].append(float("nan"))
+            break
+        step, moved = _line_search(problem, point, grad, direction, deadline)
+        history["step_size"].append(step)
+        if moved is None:
+            status, message = ("time_limit", deadline.message()) if deadline.expired() else (
+                "stalled", "the line search found no decrease along the Newton direction: "
+                "the gap is at the round-off of the objective")
+            break
+        if deadline.expired():
+            status, message = "time_limit", deadline.message()
+            break
+        point = problem.point(moved)
+    return {"point": best[0], "gap": best[1], "roundoff": best[2], "dual": best[3],
+            "status": status, "message": message, "iterations": it, "history": history}
+
+
+def _hessian_product(problem, sums: ActivePairs, u: np.ndarray) -> np.ndarray:
+    """``H u = lam u + 2 sum_{active} c_ij (z_ij . u) z_ij`` (module docstring)."""
+    a = np.asarray(problem.Xp @ u, dtype=float).ravel()
+    b = np.asarray(problem.Xn @ u, dtype=float).ravel()
+    row, col = sums.curvature(a, b)
+    return problem.lam_paper * u + 2.0 * problem.pair_sum(row, col)
+
+
+def _conjugate_gradients(problem, sums: ActivePairs, grad: np.ndarray, target: float,
+                         max_cg: int, deadline: Deadline):
+    """``(d, iterations)`` with ``H d = -grad`` to a residual at most ``target`` (or after
+    ``max_cg`` iterations; H is positive definite, lam I and more), by conjugate gradients
+    from 0; ``(None, iterations)`` when the deadline passes first."""
+    d = np.zeros_like(grad)
+    r = -grad
+    direction = r.copy()
+    rr = float(r @ r)
+    for k in range(max_cg):
+        if np.sqrt(rr) <= target:
+            return d, k
+        if deadline.expired():
+            return None, k
+        Hp = _hessian_product(problem, sums, direction)
+        step = rr / float(direction @ Hp)
+        d += step * direction
+        r -= step * Hp
+        rr, previous = float(r @ r), rr
+        direction = r + (rr / previous) * direction
+    return d, max_cg
+
+
+def _line_search(problem, point, grad: np.ndarray, direction: np.ndarray, deadline: Deadline):
+    """``(step, w + step d)`` by backtracking from the Newton step 1 until Armijo's condition
+    ``P(w + eta d) <= P(w) + 1e-4 eta grad.d`` holds; ``(step, None)`` when it fails above
+    step 1e-10 (round-off) or the deadline passes. Each trial moves the scores along
+    ``Xp d``, ``Xn d`` (computed once) and sorts them: no pass over the data."""
+    p, q = problem.pair_weights
+    ds = np.asarray(problem.Xp @ direction, dtype=float).ravel()
+    dt = np.asarray(problem.Xn @ direction, dtype=float).ravel()
+    slope = float(grad @ direction)
+    half_lam = 0.5 * problem.lam_paper
+    step = 1.0
+    while step >= 1e-10 and not deadline.expired():
+        w = point.w + step * direction
+        value = half_lam * float(w @ w) + ActivePairs(point.s + step * ds, point.t + step * dt,
+                                                       p, q).squares
+        if value <= point.primal + 1e-4 * step * slope:
+            return step, w
+        step *= 0.5
+    return step, None
+
+
+def _result(problem, out: dict, tol: float, deadline: Deadline) -> SolverResult:
+    """The SolverResult of a Newton run: the objective in the caller's scaling, the status
+    judged by the certified gap and its round-off bound
+    (:func:`~infpush_cvx.solvers.result.status_for_gap`)."""
+    w = out["start"] if out["point"] is None else out["point"].w
+    gap, roundoff = out.get("gap"), out.get("roundoff")
+    status, message = status_for_gap(out["status"], gap, tol, roundoff), out["message"]
+    if status == "numerical_error":
+        message = numerical_error_message(gap, roundoff)
+    info = {"lam_paper": problem.lam_paper, "scaling": problem.scaling, "penalty": "l2",
+            "loss": LOSS, "gap_roundoff": roundoff, "dual_value": out.get("dual")}
+    return SolverResult(w=w, objective=problem.objective(w), gap=gap, status=status,
+                        iterations=out["iterations"], time=deadline.elapsed(), method="newton",
+                        history=out["history"], info=info, message=message)
