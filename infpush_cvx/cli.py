@@ -691,9 +691,9 @@ def _cmd_prox(args) -> int:
     import pandas as pd
     from ._validation import check_choice
     from .benchmarking.prox_timing import time_projection
-    from .prox import DEPRECATED_METHODS, METHODS
-    for method in args.methods or ():  # the old names for one release (DeprecationWarning)
-        check_choice(method, "--methods", (*METHODS, *DEPRECATED_METHODS))
+    from .prox import METHODS
+    for method in args.methods or ():
+        check_choice(method, "--methods", METHODS)
     if args.out:
         _check_writable([args.out])
     with _working("prox"):
