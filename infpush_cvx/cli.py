@@ -8,12 +8,12 @@
         one solve at a time; prints a short table, one summary line per solver, and saves the
         full results table (the bench table's columns). The catalog's "core" tier by default;
         the "real" tier (subsets of real data sets) is large for CVXPY.
-    infpush-cvx reference verify | regenerate | migrate [--only ID ...] [--tier T]
+    infpush-cvx reference verify | regenerate [--only ID ...] [--tier T]
                       [--no-resolve] [--accept-changes]
         verify: each stored value's record is valid, its instance and problem definition
         (spec fingerprint) are unchanged, and the project's certified solvers re-solve it to
         2e-6 (--no-resolve skips that); regenerate refuses to replace a changed value without
-        --accept-changes; migrate adds the spec fingerprint to records that still match.
+        --accept-changes.
     infpush-cvx list [--problems PATTERN] [--tier T]
         The catalog's problems (the "core" tier by default, as check and bench).
     infpush-cvx generate [--instances NAME ...] --out DIR
@@ -58,8 +58,7 @@ CVXOPT, PIQP, ...) too; such a solve's row says "timeout".
 
 The same option means the same thing in every command: --problems (IDs containing the text),
 --tier, --cvxpy (CVXPY solvers), --native (project solver methods), --tol (target gap of the
-project solvers), --time-limit, --out, -v. Old spellings still work for one release, with a
-warning: check --solvers (now --cvxpy), --timeout (now --time-limit).
+project solvers), --time-limit, --out, -v.
 
 Output is quiet by default (no solver banners); -v (-vv) logs progress (debug) to stderr.
 
@@ -364,14 +363,11 @@ def _cmd_reference(args) -> int:
         catalog.get(pid)
     if args.action == "verify":
         _reference_folder()
-    if args.action in ("regenerate", "migrate"):
+    if args.action == "regenerate":
+        from tqdm.auto import tqdm
         try:
-            if args.action == "migrate":
-                actions = reference.migrate(ids)
-            else:
-                from tqdm.auto import tqdm
-                actions = reference.regenerate(ids, accept_changes=args.accept_changes,
-                                               progress=lambda xs: tqdm(xs, desc="reference"))
+            actions = reference.regenerate(ids, accept_changes=args.accept_changes,
+                                           progress=lambda xs: tqdm(xs, desc="reference"))
         except reference.ReferenceError as exc:
             for line in str(exc).splitlines():
                 print(line.strip(), file=sys.stderr)
@@ -714,25 +710,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
 
 
-def _deprecated(new: str):
-    """An argparse action for an old spelling of option ``new``: stores as ``new`` does and
-    says on stderr that the spelling is deprecated (kept for one release)."""
-    class Deprecated(argparse._StoreAction):
-        def __call__(self, parser, namespace, values, option_string=None):
-            print(f"{parser.prog}: warning: {option_string} is deprecated and will be removed; "
-                  f"use {new}", file=sys.stderr)
-            super().__call__(parser, namespace, values, option_string)
-    return Deprecated
-
-
 def _add_time_limit(p, what: str) -> None:
     p.add_argument("--time-limit", dest="time_limit", type=time_limit_seconds,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
                         f"(default {DEFAULT_TIME_LIMIT:g}; for solvers without one, such as "
                         f"ECOS, see the top --help)")
-    p.add_argument("--timeout", dest="time_limit", type=time_limit_seconds,
-                   help=argparse.SUPPRESS, action=_deprecated("--time-limit"))
 
 
 def _add_selection(p, native_default: str) -> None:
@@ -772,8 +755,6 @@ def build_parser() -> argparse.ArgumentParser:
                                      "with the stored optimal values (the main job)")
     _add_selection(p, "the certified ones, working_set smoothing_newton fista ccg newton "
                       "interior_point")
-    p.add_argument("--solvers", dest="cvxpy", nargs="+", help=argparse.SUPPRESS,
-                   action=_deprecated("--cvxpy"))
     _add_time_limit(p, "each solve")
     p.add_argument("--out", type=output_path, default="results/comparison.csv",
                    help="CSV output path (default results/comparison.csv; a symbolic link is "
@@ -782,13 +763,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verbose(p)
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("reference", help="verify, (explicitly) regenerate or migrate stored "
-                                         "values")
-    p.add_argument("action", choices=["verify", "regenerate", "migrate"],
+    p = sub.add_parser("reference", help="verify or (explicitly) regenerate stored values")
+    p.add_argument("action", choices=["verify", "regenerate"],
                    help="verify: instance and problem-definition fingerprints, and a re-solve "
                         "of each value by the project's certified solvers; regenerate: solve "
-                        "with CVXPY and store new values; migrate: add the problem-definition "
-                        "fingerprint to records stored before it existed (values untouched)")
+                        "with CVXPY and store new values")
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
     p.add_argument("--tier", default="core", metavar="TIER",
                    help="catalog tier when --only is not given: core (default), real or all")
