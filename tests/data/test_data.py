@@ -85,17 +85,19 @@ def test_pairdata_defaults_and_difference_operator():
     np.testing.assert_allclose((E @ data.X).toarray(), X[[1, 3, 3]] - X[[0, 2, 2]])
 
 
-def test_pairdata_gap_is_the_old_name_of_margin_and_warns():
-    with pytest.warns(DeprecationWarning, match="gap is deprecated"):
-        data = PairData(X, [0, 2], [1, 3], gap=[2.0, 3.0])
+def test_pairdata_is_a_plain_frozen_dataclass_with_margin():
+    import dataclasses
+    data = PairData(X, [0, 2], [1, 3], [2.0, 3.0])
+    assert [f.name for f in dataclasses.fields(PairData)] == ["X", "i", "j", "margin", "weight"]
     np.testing.assert_array_equal(data.margin, [2.0, 3.0])
-    with pytest.warns(DeprecationWarning, match="PairData.margin"):
-        np.testing.assert_array_equal(data.gap, [2.0, 3.0])
-    with pytest.raises(TypeError, match="give margin only"):
-        PairData(X, [0], [1], margin=[1.0], gap=[1.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        data.margin = np.ones(2)
+    with pytest.raises(TypeError, match="gap"):
+        PairData(X, [0], [1], gap=[1.0])
+    assert not hasattr(data, "gap")
 
 
-def test_rank2plan_takes_the_data_first_and_gap_as_the_old_name_of_margin():
+def test_rank2plan_takes_the_data_first_or_the_arrays_with_margin():
     from infpush_cvx.solvers import rank2plan_lambda_max, rank2plan_lp
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(12, 4))
@@ -104,7 +106,5 @@ def test_rank2plan_takes_the_data_first_and_gap_as_the_old_name_of_margin():
     lam = 0.1 * rank2plan_lambda_max(data)
     front = rank2plan_lp(data, lam)
     assert front.objective == pytest.approx(rank2plan_lp(data, lam=lam).objective, rel=1e-9)
-    with pytest.warns(DeprecationWarning, match="gap is deprecated") as record:
-        old = rank2plan_lp(Z, i, j, lam, gap=np.full(6, 2.0))
-    assert record[0].filename == __file__  # points at the caller
-    assert old.objective == pytest.approx(front.objective, rel=1e-9)
+    arrays = rank2plan_lp(Z, i, j, lam, margin=np.full(6, 2.0))
+    assert arrays.objective == pytest.approx(front.objective, rel=1e-9)

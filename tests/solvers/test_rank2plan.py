@@ -30,7 +30,7 @@ def reference_lp(data: PairData, lam: float, solver: str = "CLARABEL") -> float:
     bp, bm, xi = cp.Variable(p, nonneg=True), cp.Variable(p, nonneg=True), \
         cp.Variable(data.n_pairs, nonneg=True)
     prob = cp.Problem(cp.Minimize(data.weight @ xi + lam * cp.sum(bp + bm)),
-                      [D @ (bp - bm) >= data.gap - xi])
+                      [D @ (bp - bm) >= data.margin - xi])
     prob.solve(solver=solver, **(CLARABEL_TIGHT if solver == "CLARABEL" else {}))
     assert prob.status == "optimal"
     return float(prob.value)
@@ -90,7 +90,7 @@ def test_ccg_matches_highs_on_generator_instance():
     assert rel_err(ref_h, ref_c) <= RTOL
     for kwargs in ({}, {"X": data.X.toarray()}):
         X = kwargs.get("X", data.X)
-        res = rank2plan_lp(X, data.i, data.j, lam, gap=data.gap, weight=data.weight)
+        res = rank2plan_lp(X, data.i, data.j, lam, margin=data.margin, weight=data.weight)
         assert res.status == "optimal"
         assert rel_err(res.objective, ref_h) <= RTOL
 
@@ -118,10 +118,10 @@ def test_large_lambda_gives_zero_beta():
     res = rank2plan_lp(data, lam=1.01 * lmax)
     assert res.status == "optimal"
     assert np.all(res.beta == 0)
-    assert res.objective == pytest.approx(float(data.weight @ data.gap), rel=1e-12)
+    assert res.objective == pytest.approx(float(data.weight @ data.margin), rel=1e-12)
     # Just below lambda_max, beta = 0 is no longer optimal.
     res = rank2plan_lp(data, lam=0.9 * lmax)
-    assert res.objective < float(data.weight @ data.gap) * (1 - 1e-6)
+    assert res.objective < float(data.weight @ data.margin) * (1 - 1e-6)
 
 
 # ---------------------------------------------------------------- awkward pair sets
@@ -130,11 +130,11 @@ def test_duplicate_pairs_equal_doubled_weight():
     base = random_pairs(seed=12)
     k = np.arange(0, base.n_pairs, 3)
     dup = PairData(base.X, np.concatenate([base.i, base.i[k]]), np.concatenate([base.j, base.j[k]]),
-                   np.concatenate([base.gap, base.gap[k]]),
+                   np.concatenate([base.margin, base.margin[k]]),
                    np.concatenate([base.weight, base.weight[k]]))
     w2 = base.weight.copy()
     w2[k] *= 2
-    merged = PairData(base.X, base.i, base.j, base.gap, w2)
+    merged = PairData(base.X, base.i, base.j, base.margin, w2)
     lam = 0.05 * rank2plan_lambda_max(merged)
     r_dup, r_merged = rank2plan_lp(dup, lam=lam), rank2plan_lp(merged, lam=lam)
     assert r_dup.status == r_merged.status == "optimal"
@@ -150,7 +150,7 @@ def test_pairs_with_identical_feature_rows():
     # Pairs between identical rows have D_k = 0: a constant hinge s_k g_k whatever beta is.
     i = np.concatenate([data.i, [0, 2, 1]])
     j = np.concatenate([data.j, [1, 3, 0]])
-    gap = np.concatenate([data.gap, [1.0, 0.0, 2.5]])
+    gap = np.concatenate([data.margin, [1.0, 0.0, 2.5]])
     weight = np.concatenate([data.weight, [2.0, 5.0, 0.5]])
     tied = PairData(X, i, j, gap, weight)
     lam = 0.05 * rank2plan_lambda_max(tied)
@@ -163,7 +163,7 @@ def test_pairs_with_identical_feature_rows():
 def test_zero_weights_and_zero_gaps():
     data = random_pairs(seed=14)
     w = data.weight.copy()
-    g = data.gap.copy()
+    g = data.margin.copy()
     w[::4] = 0.0
     g[1::4] = 0.0
     data = PairData(data.X, data.i, data.j, g, w)
@@ -175,7 +175,7 @@ def test_zero_weights_and_zero_gaps():
 
 def test_sparse_and_dense_agree():
     data = random_pairs(seed=15, sparse=True)
-    dense = PairData(data.X.toarray(), data.i, data.j, data.gap, data.weight)
+    dense = PairData(data.X.toarray(), data.i, data.j, data.margin, data.weight)
     lam = 0.05 * rank2plan_lambda_max(data)
     a, b = rank2plan_lp(data, lam=lam), rank2plan_lp(dense, lam=lam)
     assert rel_err(a.objective, b.objective) <= RTOL
