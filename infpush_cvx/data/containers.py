@@ -282,7 +282,8 @@ class PairData:
         i = _private(check_index_vector(self.i, "i", upper=N), self.i)
         j = _private(check_index_vector(self.j, "j", upper=N), self.j)
         if i.shape != j.shape:
-            raise ValueError(f"i and j must have the same length, got {i.shape[0]} and {j.shape[0]}")
+            raise ValueError(f"i and j must have the same length, got {i.shape[0]} and "
+                             f"{j.shape[0]}")
         if i.size == 0:
             raise ValueError("i and j are empty: at least one pair is needed")
         same = np.flatnonzero(i == j)
