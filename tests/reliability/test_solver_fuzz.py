@@ -272,11 +272,11 @@ def test_rank2plan_under_a_corrupted_scalar(method, arg, corruption):
 
 
 @FUZZ
-@given(method=st.sampled_from(R2P_METHODS), what=st.sampled_from(("X", "weight", "gap")),
+@given(method=st.sampled_from(R2P_METHODS), what=st.sampled_from(("X", "weight", "margin")),
        scale=st.sampled_from(SCALES))
 def test_rank2plan_under_rescaled_data(method, what, scale):
     """``c X`` at ``lam``: the optimum at ``lam / c``; weights ``c s``: c times the optimum at
-    ``lam / c``; gaps ``c g``: c times the optimum at ``lam``."""
+    ``lam / c``; margins ``c g``: c times the optimum at ``lam``."""
     kwargs = _r2p_kwargs(method)
     if what == "X":
         kwargs["X"] = X * scale
@@ -285,7 +285,7 @@ def test_rank2plan_under_rescaled_data(method, what, scale):
         kwargs["weight"] = np.full(I.size, scale)
         lam_ref, factor = LAM / scale, scale
     else:
-        kwargs["gap"] = np.full(I.size, scale)
+        kwargs["margin"] = np.full(I.size, scale)
         lam_ref, factor = LAM, scale
 
     def optimum():
