@@ -15,14 +15,10 @@ The subpackages follow the data through the package (docs/architecture.md):
 - :mod:`infpush_cvx.benchmarking`: the runner (tasks, executors, rows, reports) and the main job
   (``benchmarking.compare``).
 - :mod:`infpush_cvx.cli`: the ``infpush-cvx`` command.
-
-The modules of the flat 0.1 layout (``infpush_cvx.rankers``...) are importable by their old
-paths for one release, with a ``DeprecationWarning`` (:mod:`infpush_cvx._moved`).
 """
 
 from importlib import metadata as _metadata
 
-from . import _moved
 from .data import BipartiteData, PairData, fingerprint
 
 
@@ -37,5 +33,4 @@ def _version() -> str:
 
 #: The package version, from its installed metadata (``pyproject.toml``'s ``version``).
 __version__: str = _version()
-_moved.install()
 __all__ = ["BipartiteData", "PairData", "fingerprint", "__version__"]

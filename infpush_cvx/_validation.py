@@ -196,21 +196,6 @@ def check_unused_options(method: str, given: dict, used_by: dict) -> None:
         raise TypeError(f"method={method!r} does not use option(s) {unused} ({where})")
 
 
-def renamed_argument(new_value, new: str, old_value, old: str, *, stacklevel: int = 3):
-    """The value of an argument renamed from ``old`` to ``new``, the old name kept for one release:
-    ``old_value`` with a ``DeprecationWarning`` when only the old name was given (``stacklevel``
-    3 points at the caller of the function that calls this; 4 through a decorator such as
-    :func:`~infpush_cvx._logging.logs_progress`), a TypeError when both were."""
-    if old_value is None:
-        return new_value
-    if new_value is not None:
-        raise TypeError(f"{old} is the deprecated name of {new}: give {new} only")
-    import warnings
-    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new}",
-                  DeprecationWarning, stacklevel=stacklevel)
-    return old_value
-
-
 def caller_stacklevel() -> int:
     """The ``stacklevel`` of a warning that points at the first caller outside this package, so
     a warning names the user's line however deep the package's call chain (decorators included)

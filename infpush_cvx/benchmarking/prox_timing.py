@@ -33,10 +33,10 @@ def time_projection(sizes=(100, 1000), factors=RADIUS_FACTORS, methods=None, *, 
     """One row per (size, factor, method): median seconds, ratio to the copy floor, and the
     largest difference from the first method's answer (a correctness check of the timed code)."""
     from threadpoolctl import threadpool_limits
-    from ..prox import DEPRECATED_METHODS, METHODS, l1inf_norm, project_l1inf
+    from ..prox import METHODS, l1inf_norm, project_l1inf
     methods = list(METHODS) if methods is None else list(methods)
-    for method in methods:  # before any timing; the old names for one release
-        check_choice(method, "methods", (*METHODS, *DEPRECATED_METHODS))
+    for method in methods:  # before any timing
+        check_choice(method, "methods", METHODS)
     repeats = int(check_scalar(repeats, "repeats", positive=True))
     rows = []
     rng = np.random.default_rng(seed)

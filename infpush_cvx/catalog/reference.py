@@ -13,11 +13,9 @@ also hold the problem's ``tier``, the wall-clock ``times`` of the two CVXPY solv
 included; the machine's architecture and CPU count beside them), and for instances drawn from a
 real data set its ``dataset``: name, file, SHA-256 of the original file and the subset drawn.
 
-Reading a record (:func:`load_reference`) checks it: a regular file of at most 16 MiB, UTF-8
-JSON with no key given twice, nested at most ``MAX_JSON_DEPTH`` deep, with no integer of more
-than ``MAX_INT_DIGITS`` digits, an object holding every required key with its type, finite
-numbers, the status of an optimal solve (``STORED_STATUSES``), a nonnegative tolerance, and the
-record of the problem its file is named after. Any fault is a
+Reading a record (:func:`load_reference`) checks it (:mod:`._records`: a regular file of at
+most 16 MiB, valid JSON, every required key with its type, an optimal status) and that it is
+the record of the problem its file is named after. Any fault is a
 :class:`~infpush_cvx.files.MalformedFileError` (a ValueError) naming the file. A problem ID is a
 plain file name (:func:`._files.check_name`), and its record's path is checked to stay in the
 reference folder.
@@ -35,9 +33,8 @@ with the value.
 Regeneration is explicit (``infpush-cvx reference regenerate``). It never overwrites silently:
 a stored value that moved beyond tolerance (NaN counts as moved), a changed instance or problem
 definition, or a record that cannot be read is an error unless ``accept_changes=True`` is passed;
-an agreeing record leaves the file untouched. Records stored before definition fingerprints
-existed get one from :func:`migrate`, value untouched. Files are written atomically (temporary
-file + rename), never with NaN or infinity.
+an agreeing record leaves the file untouched. Files are written atomically (temporary file +
+rename), never with NaN or infinity.
 """
 
 from __future__ import annotations
@@ -45,7 +42,6 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import functools
-import json
 import math
 import os
 import platform
@@ -59,10 +55,11 @@ from pathlib import Path
 import cvxpy as cp
 
 from ..data.containers import BipartiteData, PairData
-from ..files import MalformedFileError, write_text_atomic
+from ..files import MalformedFileError
 from . import cvxpy_solvers, registry
 from . import specs as _catalog
 from ._files import path_in, read_small_file
+from ._records import check_record, parse_record, write_record
 
 #: Environment variable naming a reference folder to use instead of the packaged one.
 REFERENCE_DIR_ENV_VAR = "INFPUSH_CVX_REFERENCE_DIR"
@@ -104,153 +101,6 @@ def cross_check_options(tier: str, solver: str) -> dict:
 
 class ReferenceError(RuntimeError):
     """A stored value or fingerprint disagrees with a fresh computation."""
-
-
-#: The keys every record holds, with their kinds (see ``_check_value``). Records may hold more:
-#: ``spec_fingerprint``, ``tier``, ``times`` and ``dataset`` (``OPTIONAL_KEYS``), and anything
-#: a later version adds.
-REQUIRED_KEYS = {
-    "problem_id": "string", "opt_val": "number", "status": "string", "solver": "string",
-    "solver_options": "object", "tolerance": "number", "cross_check": "object",
-    "instance": "string", "instance_fingerprint": "sha256", "degenerate": "flag",
-    "formulation": "object", "versions": "object", "date": "string",
-}
-OPTIONAL_KEYS = {"spec_fingerprint": "sha256", "tier": "string", "times": "object",
-                 "dataset": "object"}
-#: The keys of a record's ``formulation``: the stored definition, shown when it changed.
-FORMULATION_KEYS = {"name": "string", "options": "object", "lam": "number"}
-#: The status of the reference solve a record may hold: only an optimum is a reference value
-#: (:func:`compute_reference` stores nothing else).
-STORED_STATUSES = (cp.OPTIMAL,)
-#: The statuses a record's cross-check may hold (``TIER_CROSS_CHECK_STATUSES``; records stored
-#: before the cross-check's status was kept have none).
-CROSS_CHECK_STATUSES = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
-#: The deepest nesting of objects and arrays a record may hold (the records nest 4 deep).
-MAX_JSON_DEPTH = 32
-#: The most digits of an integer in a record (a record holds counts and options, never more).
-MAX_INT_DIGITS = 30
-
-
-def _check_value(value, kind: str, name: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (a finite
-    int or float, never a bool), "object", "flag" (true, false or null) or "sha256" (64
-    lower-case hexadecimal digits)."""
-    if kind in ("string", "sha256") and not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
-    if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
-        raise ValueError(f"{name} must be 64 hexadecimal digits (a SHA-256), got {value!r}")
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-        try:
-            finite = math.isfinite(value)
-        except OverflowError:  # an int beyond float range
-            finite = False
-        if not finite:
-            shown = repr(value) if isinstance(value, float) else "an integer beyond float range"
-            raise ValueError(f"{name} must be a finite number, got {shown}")
-    if kind == "object" and not isinstance(value, dict):
-        raise ValueError(f"{name} must be an object, got {type(value).__name__}")
-    if kind == "flag" and value is not None and not isinstance(value, bool):
-        raise ValueError(f"{name} must be true, false or null, got {type(value).__name__}")
-
-
-def _check_finite(value, name: str) -> None:
-    """ValueError naming the first NaN or infinity anywhere inside ``value`` (JSON reads them)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_finite(item, f"{name}.{key}")
-    elif isinstance(value, list):
-        for k, item in enumerate(value):
-            _check_finite(item, f"{name}[{k}]")
-
-
-def _check_record(record, where: str) -> dict:
-    """``record`` after checking its keys and their kinds; ValueError starting with ``where``."""
-    try:
-        if not isinstance(record, dict):
-            raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-        for key, kind in REQUIRED_KEYS.items():
-            if key not in record:
-                raise ValueError(f"missing key {key!r}")
-            _check_value(record[key], kind, key)
-        for key, kind in OPTIONAL_KEYS.items():
-            if key in record:
-                _check_value(record[key], kind, key)
-        for key, kind in FORMULATION_KEYS.items():
-            if key not in record["formulation"]:
-                raise ValueError(f"missing key 'formulation.{key}'")
-            _check_value(record["formulation"][key], kind, f"formulation.{key}")
-        for key, value in record.items():
-            _check_finite(value, key)
-        if record["status"] not in STORED_STATUSES:
-            raise ValueError(f"status must be one of {list(STORED_STATUSES)} (only an optimum is "
-                             f"a reference value), got {record['status']!r}")
-        if record["tolerance"] < 0:
-            raise ValueError(f"tolerance must be nonnegative, got {record['tolerance']!r}")
-        check_status = record["cross_check"].get("status", cp.OPTIMAL)
-        if check_status not in CROSS_CHECK_STATUSES:
-            raise ValueError(f"cross_check.status must be one of {list(CROSS_CHECK_STATUSES)}, "
-                             f"got {check_status!r}")
-    except ValueError as exc:
-        raise MalformedFileError(f"{where}: {exc}") from None
-    return record
-
-
-def _unique_keys(pairs: list) -> dict:
-    """A JSON object's pairs as a dict; ValueError for a key given twice (``json`` keeps the
-    last silently, so a second ``opt_val`` would hide the first)."""
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} given twice in one object")
-        out[key] = value
-    return out
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, more than "
-                         f"{MAX_INT_DIGITS}")
-    return int(text)
-
-
-def _check_depth(value) -> None:
-    """ValueError when objects and arrays nest deeper than ``MAX_JSON_DEPTH`` (iterative)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError(f"objects and arrays nested more than {MAX_JSON_DEPTH} deep")
-            stack.extend((child, depth + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
-
-
-def _parse_record(data: bytes, path) -> object:
-    """The JSON value of a record file's bytes; MalformedFileError naming ``path``."""
-    try:
-        value = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys,
-                           parse_int=_bounded_int)
-        _check_depth(value)
-    except RecursionError:  # the C parser recurses once per level
-        raise MalformedFileError(f"{path}: not a valid JSON record (objects and arrays nested "
-                                 f"more than {MAX_JSON_DEPTH} deep)") from None
-    except ValueError as exc:  # JSONDecodeError, not UTF-8, a duplicate key, a long integer
-        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
-    return value
-
-
-def _write_record(path: Path, record: dict) -> None:
-    """Write a record atomically, in its folder: ValueError naming ``path`` when it is a
-    symbolic link (``regenerate --accept-changes`` replaced the file a link in the reference
-    folder pointed to, wherever it was); NaN and infinity are refused, never written."""
-    if os.path.islink(path):
-        raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)}); a stored record "
-                         f"is written in the reference folder only: remove the link first")
-    write_text_atomic(path, json.dumps(record, indent=2, allow_nan=False) + "\n")
 
 
 #: The libraries that produce and check reference values (their versions are in each record).
@@ -304,7 +154,7 @@ def check_directory(directory: str | os.PathLike | None = None) -> Path:
 
 
 def writable_directory(directory: str | os.PathLike | None = None) -> Path:
-    """The reference folder that :func:`regenerate` and :func:`migrate` write to: ``directory``,
+    """The reference folder that :func:`regenerate` writes to: ``directory``,
     else :data:`REFERENCE_DIR`.
 
     ValueError when that is the reference folder inside an installed package (a wheel install):
@@ -335,8 +185,8 @@ def load_reference(problem_id: str, directory: str | os.PathLike | None = None) 
         data = read_small_file(path, "reference record")
     except FileNotFoundError:
         return None
-    record = _parse_record(data, path)
-    _check_record(record, str(path))
+    record = parse_record(data, path)
+    check_record(record, str(path))
     if record["problem_id"] != problem_id:
         raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
                          f"not {problem_id!r}")
@@ -500,27 +350,15 @@ def _definition_changes(before: dict, after: dict) -> list[str]:
 def _definition_change(record: dict, spec) -> str | None:
     """Why ``record`` was not stored for the catalog's definition of ``spec``, or None.
 
-    The stored definition fingerprint decides; a record stored before they existed is judged by
-    the definition it describes (its ``formulation``). The record's ``formulation`` names what
+    The stored definition fingerprint decides; the record's ``formulation`` names what
     changed."""
-    changes = _definition_changes(_stored_definition(record), spec.definition())
-    stored_fingerprint = record.get("spec_fingerprint")
-    if stored_fingerprint == spec.fingerprint() or (stored_fingerprint is None and not changes):
+    stored_fingerprint = record["spec_fingerprint"]
+    if stored_fingerprint == spec.fingerprint():
         return None
+    changes = _definition_changes(_stored_definition(record), spec.definition())
     detail = "; ".join(changes) or (f"definition fingerprint {stored_fingerprint[:16]}..., "
                                     f"now {spec.fingerprint()[:16]}...")
     return f"problem definition changed since the value was stored ({detail})"
-
-
-def _with_spec_fingerprint(record: dict, fingerprint: str) -> dict:
-    """``record`` with ``spec_fingerprint`` added after ``instance_fingerprint``."""
-    out = {}
-    for key, value in record.items():
-        if key != "spec_fingerprint":
-            out[key] = value
-        if key == "instance_fingerprint":
-            out["spec_fingerprint"] = fingerprint
-    return out
 
 
 def _differences(old: dict, fresh: dict, spec) -> list[str]:
@@ -551,9 +389,7 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
 
     Actions: ``"written"`` (no value was stored), ``"unchanged"`` (the stored record agrees:
     value within ``STORED_RTOL``, same instance and definition; the file is left as it was),
-    ``"fingerprinted"`` (it agrees and was stored before definition fingerprints: the
-    fingerprint is added, the stored value kept), ``"replaced: <what changed>"`` (it differs,
-    and ``accept_changes`` was given).
+    ``"replaced: <what changed>"`` (it differs, and ``accept_changes`` was given).
 
     A stored record differs when its value moved beyond ``STORED_RTOL`` (NaN included), its
     instance or problem definition changed, or it cannot be read (:func:`load_reference`).
@@ -567,7 +403,7 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
     for pid in (ids if progress is None else progress(ids)):
         spec = _catalog.get(pid)
         try:
-            record = _check_record(compute_reference(pid), f"{pid}: fresh record")
+            record = check_record(compute_reference(pid), f"{pid}: fresh record")
         except ValueError as exc:
             raise ReferenceError(str(exc)) from None
         path = reference_path(pid, directory)
@@ -577,18 +413,14 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
             old, changes = None, [f"stored record not readable: {exc}"]
         else:
             if old is None:
-                _write_record(path, record)
+                write_record(path, record)
                 actions[pid] = "written"
                 continue
             changes = _differences(old, record, spec)
         if not changes:
-            if "spec_fingerprint" in old:
-                actions[pid] = "unchanged"
-            else:
-                _write_record(path, _with_spec_fingerprint(old, record["spec_fingerprint"]))
-                actions[pid] = "fingerprinted"
+            actions[pid] = "unchanged"
         elif accept_changes:
-            _write_record(path, record)
+            write_record(path, record)
             actions[pid] = "replaced: " + "; ".join(changes)
         else:
             refused.append(f"{pid}: {'; '.join(changes)}; not replaced (rerun with "
@@ -596,46 +428,6 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
             actions[pid] = "refused"
     if refused:
         raise ReferenceError("stored reference values differ:\n  " + "\n  ".join(refused))
-    return actions
-
-
-def migrate(ids: Iterable[str] | None = None, *, directory: str | os.PathLike | None = None,
-            tier: str = _catalog.DEFAULT_TIER) -> dict[str, str]:
-    """Add the definition fingerprint to records stored before they had one; returns
-    ``{id: action}``. Nothing is solved, and the value and every other field are kept as stored.
-
-    ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
-    A record is fingerprinted only when its instance regenerates to the stored instance
-    fingerprint and the definition it describes (``formulation``) is the catalog's; otherwise
-    its value may belong to another problem, and only :func:`regenerate` may replace it.
-
-    Actions: ``"fingerprinted"``, ``"unchanged"`` (it has one already; :func:`verify` checks
-    it), ``"missing"`` (no record stored). Refusals raise :class:`ReferenceError` with one line
-    per refused problem, after the others were processed; their files are left as they were.
-    Records are read from and written to ``directory`` as in :func:`regenerate`.
-    """
-    directory = writable_directory(directory)
-    ids = _catalog.problem_ids(tier=tier) if ids is None else list(ids)
-    actions, refused = {}, []
-    for pid in ids:
-        spec = _catalog.get(pid)
-        record = load_reference(pid, directory)
-        if record is None or "spec_fingerprint" in record:
-            actions[pid] = "missing" if record is None else "unchanged"
-            continue
-        problems = [c for c in (_instance_change(spec, record), _definition_change(record, spec))
-                    if c is not None]
-        if problems:
-            refused.append(f"{pid}: {'; '.join(problems)}; not fingerprinted (its value must be "
-                           f"recomputed: infpush-cvx reference regenerate --only {pid} "
-                           f"--accept-changes)")
-            actions[pid] = "refused"
-            continue
-        _write_record(reference_path(pid, directory),
-                      _with_spec_fingerprint(record, spec.fingerprint()))
-        actions[pid] = "fingerprinted"
-    if refused:
-        raise ReferenceError("stored records not fingerprinted:\n  " + "\n  ".join(refused))
     return actions
 
 
@@ -703,8 +495,7 @@ def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
     2. The instance regenerates to the stored instance fingerprint (``data``: the instance,
        to skip regenerating it).
     3. The catalog's definition of the problem has the stored definition fingerprint; the
-       message names what changed (``lam 0.01 -> 0.02``). A record without one fails: run
-       ``infpush-cvx reference migrate``.
+       message names what changed (``lam 0.01 -> 0.02``).
     4. With ``resolve``, :func:`certified_value` agrees with the stored value within
        ``RESOLVE_RTOL``. It runs when 2 and 3 pass (otherwise the value is known to be stale).
 
@@ -714,21 +505,14 @@ def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
     try:
         record = load_reference(problem_id, directory)
     except ValueError as exc:
-        raise ReferenceError(str(exc)) from None
+        raise ReferenceError(f"{exc} (`infpush-cvx reference regenerate --only {problem_id} "
+                             f"--accept-changes` recomputes it)") from None
     if record is None:
         raise ReferenceError(f"{problem_id}: no stored reference value (run `infpush-cvx "
                              f"reference regenerate --only {problem_id}`)")
     data = _catalog.instance_data(spec.instance) if data is None else data
-    failures = [c for c in (_instance_change(spec, record, data),) if c is not None]
-    if "spec_fingerprint" not in record:
-        failures.append(f"no problem-definition fingerprint stored (the record predates them): "
-                        f"run `infpush-cvx reference migrate --only {problem_id}` (adds it, "
-                        f"value untouched, when the record's definition is the catalog's) or "
-                        f"`infpush-cvx reference regenerate --only {problem_id}`")
-    else:
-        definition = _definition_change(record, spec)
-        if definition is not None:
-            failures.append(definition)
+    failures = [c for c in (_instance_change(spec, record, data),
+                            _definition_change(record, spec)) if c is not None]
     if resolve and not failures:
         label, value = certified_value(spec, data)
         err = cvxpy_solvers.relative_error(value, record["opt_val"])

@@ -17,14 +17,13 @@ times (see :mod:`infpush_cvx.formulations.objectives` for the weighted losses).
 from __future__ import annotations
 
 import hashlib
-import warnings
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_index_vector, check_matrix, check_vector, renamed_argument
+from .._validation import check_index_vector, check_matrix, check_vector
 from .labels import binary_labels
 
 
@@ -262,15 +261,13 @@ def _pair_vector(value, name: str, n_pairs: int) -> np.ndarray:
     return _private(check_vector(value, name, length=n_pairs, nonnegative=True), value)
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@dataclass(frozen=True, eq=False)
 class PairData:
     """Weighted preference pairs over the rows of ``X`` (N x p), the Rank2Plan data.
 
     Pair k says row ``i[k]`` should score at least ``margin[k]`` *below* row ``j[k]`` under
     ``r(x) = beta . x`` (lower is better), with importance ``weight[k]``.
-    Defaults: margin 1, weight 1. ``margin`` was called ``gap`` before 0.2 (a name the duality
-    gap of every result also has); ``gap=`` and ``.gap`` still work for one release, with a
-    ``DeprecationWarning``.
+    Defaults: margin 1, weight 1.
     """
 
     X: object
@@ -279,26 +276,14 @@ class PairData:
     margin: object = None
     weight: object = None
 
-    def __init__(self, X, i, j, margin=None, weight=None, *, gap=None):
-        margin = renamed_argument(margin, "margin", gap, "gap")
-        for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin), ("weight", weight)):
-            object.__setattr__(self, name, value)
-        self.__post_init__()
-
-    @property
-    def gap(self):
-        """The deprecated name of :attr:`margin` (one release)."""
-        warnings.warn("PairData.gap is deprecated and will be removed in the next release; use "
-                      "PairData.margin", DeprecationWarning, stacklevel=2)
-        return self.margin
-
     def __post_init__(self):
         X = _private(check_matrix(self.X, "X"), self.X)
         N = X.shape[0]
         i = _private(check_index_vector(self.i, "i", upper=N), self.i)
         j = _private(check_index_vector(self.j, "j", upper=N), self.j)
         if i.shape != j.shape:
-            raise ValueError(f"i and j must have the same length, got {i.shape[0]} and {j.shape[0]}")
+            raise ValueError(f"i and j must have the same length, got {i.shape[0]} and "
+                             f"{j.shape[0]}")
         if i.size == 0:
             raise ValueError("i and j are empty: at least one pair is needed")
         same = np.flatnonzero(i == j)
@@ -336,7 +321,7 @@ class PairData:
         return sp.csr_matrix((vals, (rows, cols)), shape=(self.n_pairs, self.n_states))
 
     def fingerprint(self) -> str:
-        # "gap": the margin's name in the fingerprints stored before 0.2, kept so they still match
+        # the margin is hashed under the name "gap", as in every stored instance fingerprint
         return fingerprint(X=self.X, i=self.i, j=self.j, gap=self.margin, weight=self.weight)
 
     def arrays(self) -> dict:

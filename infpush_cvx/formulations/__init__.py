@@ -13,15 +13,10 @@
 
 A factory name ends in ``_problem``, so it cannot shadow the solver of the same problem
 (``infpush_cvx.solvers.infinite_push``) in a user's namespace. CVXPY is imported on the first use
-of a factory name, not by ``scaling`` and ``objectives``, which the solvers import. The names
-before 0.2 (``infinite_push``, ``ranksvm``, ``infinite_push_dual``, ``ranksvm_dual``,
-``rank2plan_lp``, ``pnorm_push``, ``toppush``, ``svmmap``) still work for one release, with a
-``DeprecationWarning``.
+of a factory name, not by ``scaling`` and ``objectives``, which the solvers import.
 """
 
 import importlib
-
-from .._moved import deprecated_alias
 
 #: Each name of the factory and the private module that defines it.
 _FACTORY = {"FORMS": "_common", "infinite_push_problem": "_infinite_push",
@@ -30,20 +25,14 @@ _FACTORY = {"FORMS": "_common", "infinite_push_problem": "_infinite_push",
             "rank2plan_lp_problem": "_rank2plan", "pnorm_push_problem": "_pnorm_push",
             "toppush_problem": "_toppush", "svmmap_problem": "_svmmap",
             "squared_hinge_ranksvm_problem": "_squared_hinge_ranksvm"}
-#: The names before 0.2, each a deprecated alias of its ``_problem`` name.
-_OLD_NAMES = ("infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual", "rank2plan_lp",
-              "pnorm_push", "toppush", "svmmap")
 
 __all__ = ["scaling", "objectives", *_FACTORY]
 
 
 def __getattr__(name: str):
-    if name in _FACTORY:
-        value = getattr(importlib.import_module(f".{_FACTORY[name]}", __name__), name)
-    elif name in _OLD_NAMES:
-        value = deprecated_alias(__getattr__(f"{name}_problem"), name)
-    else:
+    if name not in _FACTORY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_FACTORY[name]}", __name__), name)
     globals()[name] = value  # resolved once
     return value
 

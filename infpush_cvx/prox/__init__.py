@@ -14,11 +14,11 @@ Every operator returns the input's float dtype (float32 or float64).
 from .elementwise import project_box, soft_threshold
 from .infinite_push import infinite_push_loss, prox_infinite_push_loss
 from .l1ball import project_l1ball, project_simplex
-from .l1inf import (DEPRECATED_METHODS, METHODS, L1InfInfo, l1inf_norm, linf1_norm, project_l1inf,
-                    project_linf1, prox_l1inf, prox_linf1)
+from .l1inf import (METHODS, L1InfInfo, l1inf_norm, linf1_norm, project_l1inf, project_linf1,
+                    prox_l1inf, prox_linf1)
 
 __all__ = [
-    "DEPRECATED_METHODS", "L1InfInfo", "METHODS", "infinite_push_loss", "l1inf_norm",
+    "L1InfInfo", "METHODS", "infinite_push_loss", "l1inf_norm",
     "linf1_norm", "project_box", "project_l1ball", "project_l1inf", "project_linf1",
     "project_simplex", "prox_infinite_push_loss", "prox_l1inf", "prox_linf1", "soft_threshold",
 ]

@@ -34,21 +34,6 @@ from ._pow2 import scaled_radius
 from .l1ball import project_l1ball
 
 METHODS = ("ssn", "sort")
-# Old method names, accepted with a DeprecationWarning for one release: old -> new.
-DEPRECATED_METHODS = {"newton": "ssn"}
-
-
-def _resolve_method(method):
-    """``method`` checked against METHODS; a deprecated name is mapped to its new name with a
-    DeprecationWarning pointing at the caller of the public function."""
-    new = DEPRECATED_METHODS.get(method) if isinstance(method, str) else None
-    if new is None:
-        check_choice(method, "method", METHODS)
-        return method
-    warnings.warn(f"method={method!r} is deprecated and will be removed in the next "
-                  f"release; use method={new!r} (the same computation)", DeprecationWarning,
-                  stacklevel=3)
-    return new
 
 
 @dataclass(frozen=True)
@@ -137,15 +122,14 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="ssn", return_info=Fal
     ``MAX_PASSES`` passes (never seen on tested inputs), the caps come from the sort method
     and a ``RuntimeWarning`` says so.
     ``method="sort"``: Quattoni et al. (ICML 2009), sorting every group, O(N log N); the clear
-    reference. The old name ``"newton"`` still means ``"ssn"`` for one release, with a
-    ``DeprecationWarning``.
+    reference.
 
     Returns a new array with V's dtype (float32 or float64; other numbers become float64), and
     with ``return_info=True`` the pair ``(P, info)``, ``info`` an :class:`L1InfInfo` (caps,
     theta, method, counting passes, fallback). Entries are rescaled by a power of two
     internally, so magnitudes up to the float range are handled without overflow.
     """
-    method = _resolve_method(method)
+    method = check_choice(method, "method", METHODS)
     # The ssn method detects NaN/inf in the pass it makes over V anyway.
     V = check_float_array(V, "V", ndim=2, check_finite=(method != "ssn"))
     radius = check_radius(radius)
@@ -258,7 +242,7 @@ def prox_linf1(V, tau, axis=0, method="ssn"):
     ``prox_{tau ||.||_{inf,1}}(V) = V - P_{||.||_{1,inf} <= tau}(V)``; ``method`` is that of
     :func:`project_l1inf`.
     """
-    method = _resolve_method(method)
+    method = check_choice(method, "method", METHODS)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     return V - project_l1inf(V, tau, axis=axis, method=method)

@@ -23,7 +23,7 @@ The name ``infinite_push`` here is the function; its module is
 from infpush_cvx.solvers.engines import duality
 from .infinite_push import infinite_push
 from .rank2plan import Rank2PlanProblem, rank2plan_lambda_max, rank2plan_lp
-from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
+from .ranksvm import ranksvm
 from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 # the P-Norm Push, TopPush and SVMMAP: their functions, problems and methods

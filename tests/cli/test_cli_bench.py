@@ -89,13 +89,8 @@ def test_prox_timing_table(tmp_path, capsys):
     assert (df["max_abs_diff"] < 1e-10).all() and (df["ratio_to_floor"] > 0).all()
 
 
-def test_prox_timing_takes_the_old_method_name_for_one_release():
-    with pytest.warns(DeprecationWarning, match="'ssn'"):
-        assert cli.main(["prox", "--sizes", "20", "--factors", "0.1", "--repeats", "1",
-                         "--methods", "newton", "sort"]) == 0
-
-
 @pytest.mark.parametrize("argv, text", [
+    (["prox", "--methods", "newton", "sort"], "unknown --methods 'newton'"),
     (["solve", "nope", "--solver", "ECOS"], "unknown problem 'nope'"),
     (["solve", "ip_dual_planted_s_paper", "--solver", "ranksvm.fista"], "does not solve"),
     (["solve", "ip_dual_planted_s_paper", "--solver", "NOPE"], "unknown solver 'NOPE'"),

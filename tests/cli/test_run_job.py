@@ -185,8 +185,9 @@ def test_top_help_is_plain_text(capsys):
 
 
 def test_counts_have_correct_plurals():
-    assert cli._plural(1, "solve") == "1 solve" and cli._plural(2, "problem") == "2 problems"
-    assert cli._plural(0, "task") == "0 tasks"
+    from infpush_cvx.cli.common import plural
+    assert plural(1, "solve") == "1 solve" and plural(2, "problem") == "2 problems"
+    assert plural(0, "task") == "0 tasks"
 
 
 @pytest.mark.parametrize("argv, says, never", [

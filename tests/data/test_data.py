@@ -85,14 +85,16 @@ def test_pairdata_defaults_and_difference_operator():
     np.testing.assert_allclose((E @ data.X).toarray(), X[[1, 3, 3]] - X[[0, 2, 2]])
 
 
-def test_pairdata_gap_is_the_old_name_of_margin_and_warns():
-    with pytest.warns(DeprecationWarning, match="gap is deprecated"):
-        data = PairData(X, [0, 2], [1, 3], gap=[2.0, 3.0])
+def test_pairdata_is_a_plain_frozen_dataclass_with_margin():
+    import dataclasses
+    data = PairData(X, [0, 2], [1, 3], [2.0, 3.0])
+    assert [f.name for f in dataclasses.fields(PairData)] == ["X", "i", "j", "margin", "weight"]
     np.testing.assert_array_equal(data.margin, [2.0, 3.0])
-    with pytest.warns(DeprecationWarning, match="PairData.margin"):
-        np.testing.assert_array_equal(data.gap, [2.0, 3.0])
-    with pytest.raises(TypeError, match="give margin only"):
-        PairData(X, [0], [1], margin=[1.0], gap=[1.0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        data.margin = np.ones(2)
+    with pytest.raises(TypeError, match="gap"):
+        PairData(X, [0], [1], gap=[1.0])
+    assert not hasattr(data, "gap")
 
 
 def test_rank2plan_takes_the_data_first_then_lam():

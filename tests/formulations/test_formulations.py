@@ -133,15 +133,11 @@ def test_factory_rejects_bad_arguments():
         rank2plan_lp_problem(data, 0.1)
 
 
-@pytest.mark.parametrize("old", ["infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual",
-                                 "pnorm_push", "toppush"])
-def test_the_names_before_0_2_build_the_same_problem_and_warn(old):
+def test_only_the_problem_names_are_the_factory():
     from infpush_cvx import formulations
-    data = planted_bipartite(m=6, n=5, d=3, seed=0)
-    new = getattr(formulations, f"{old}_problem")(data, 0.5)
-    with pytest.warns(DeprecationWarning, match=f"{old} is now {old}_problem"):
-        prob = getattr(formulations, old)(data, 0.5)
-    assert prob.solve(solver="CLARABEL") == pytest.approx(new.solve(solver="CLARABEL"), rel=1e-6)
+    for old in ("infinite_push", "ranksvm", "infinite_push_dual", "ranksvm_dual", "rank2plan_lp",
+                "pnorm_push", "toppush", "svmmap"):
+        assert not hasattr(formulations, old), old
 
 
 def test_the_factory_does_not_import_cvxpy_for_the_solvers():

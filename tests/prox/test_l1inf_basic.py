@@ -67,17 +67,11 @@ def test_bad_method_axis_nonneg():
         project_l1inf(np.ones((2, 2)), 1.0, nonneg="yes")
 
 
-def test_old_method_name_is_a_deprecated_alias():
-    from infpush_cvx.prox import (DEPRECATED_METHODS, prox_infinite_push_loss, prox_linf1)
-    assert DEPRECATED_METHODS == {"newton": "ssn"}
-    V = np.random.default_rng(8).standard_normal((7, 9))
-    with pytest.warns(DeprecationWarning, match="'ssn'"):
-        P = project_l1inf(V, 1.0, method="newton")
-    np.testing.assert_array_equal(P, project_l1inf(V, 1.0, method="ssn"))
+def test_an_unknown_method_is_refused_by_every_prox():
+    from infpush_cvx.prox import prox_infinite_push_loss, prox_linf1
     for prox in (prox_linf1, prox_infinite_push_loss):
-        with pytest.warns(DeprecationWarning, match="newton"):
-            P = prox(V, 0.5, method="newton")
-        np.testing.assert_array_equal(P, prox(V, 0.5, method="ssn"))
+        with pytest.raises(ValueError, match="method 'newton'"):
+            prox(np.ones((2, 2)), 0.5, method="newton")
 
 
 def test_every_prox_defaults_to_the_fast_kernel():

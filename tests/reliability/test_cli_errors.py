@@ -187,7 +187,7 @@ def test_report_on_a_table_without_the_metric_is_a_usage_error(tmp_path, capsys)
     (["bench", "--native", "nope"], "infinite_push.fista"),  # the valid names are listed
     (["bench", "--repeats", "0"], "--repeats"),
     (["bench", "--workers", "0"], "--workers"),
-    (["bench", "--timeout", "-1"], "--timeout"),
+    (["bench", "--time-limit", "-1"], "--time-limit"),
     (["bench", "--tol", "0"], "--tol"),
     (["list", "--problems", "zzz"], "no catalog problem of tier 'core' matches 'zzz'"),
     (["list", "--tier", "huge"], "unknown tier 'huge'"),
@@ -263,18 +263,15 @@ def test_check_disagreement_still_exits_1(tmp_path, monkeypatch, capsys):
     assert code == 1 and "DISAGREEMENTS" in err
 
 
-def test_old_option_spellings_still_work_with_a_warning(monkeypatch, tmp_path, capsys):
-    seen = {}
-
-    def fake_run(ids, solvers, native, **kwargs):
-        seen.update(solvers=solvers, **kwargs)
-        return pd.DataFrame(columns=compare.COLUMNS)
-    monkeypatch.setattr(compare, "run", fake_run)
-    code, _, err = run_cli(["check", "--problems", QP, "--solvers", "ECOS", "--timeout", "7",
-                            "--no-progress", "--out", str(tmp_path / "c.csv")], capsys)
-    assert code == 0 and seen["solvers"] == ["ECOS"] and seen["time_limit"] == 7.0
-    assert "--solvers is deprecated" in err and "use --cvxpy" in err, err
-    assert "--timeout is deprecated" in err and "use --time-limit" in err
+@pytest.mark.parametrize("argv, text", [
+    (["check", "--solvers", "ECOS"], "unrecognized arguments: --solvers"),
+    (["check", "--timeout", "7"], "unrecognized arguments: --timeout"),
+    (["bench", "--timeout", "7"], "unrecognized arguments: --timeout"),
+    (["reference", "migrate"], "invalid choice: 'migrate'"),
+])
+def test_the_spellings_before_0_2_are_usage_errors(argv, text, capsys):
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and text in err, err
 
 
 def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, monkeypatch,

@@ -265,11 +265,11 @@ def test_verify_detects_a_changed_catalog_definition(store, edited_catalog, caps
 
 
 def test_verify_fails_on_a_record_without_a_definition_fingerprint(store, capsys):
-    _edit(store, PID, drop=["spec_fingerprint"])
+    path = _edit(store, PID, drop=["spec_fingerprint"])
     assert _verify("--only", PID, "--no-resolve") == 1
     err = capsys.readouterr().err
-    assert f"{PID}: no problem-definition fingerprint stored" in err
-    assert "infpush-cvx reference migrate" in err
+    assert f"{path}: missing key 'spec_fingerprint'" in err
+    assert f"infpush-cvx reference regenerate --only {PID} --accept-changes" in err
 
 
 def test_verify_reports_an_unreadable_record_naming_the_file(store, capsys):
@@ -283,54 +283,6 @@ def test_verify_reports_an_unreadable_record_naming_the_file(store, capsys):
 def test_verify_of_an_unknown_problem_is_a_usage_error(store, capsys):
     assert _verify("--only", "nope") == 2
     assert "unknown problem 'nope'" in capsys.readouterr().err
-
-
-# --- migrate: the definition fingerprint added to records stored before it existed -----------
-
-
-def test_migrate_adds_the_definition_fingerprint_and_keeps_the_value_bit_identical(store):
-    path = _edit(store, PID, drop=["spec_fingerprint"])
-    before = path.read_text()
-    assert reference.migrate([PID]) == {PID: "fingerprinted"}
-    after = path.read_text()
-    record = json.loads(after)
-    assert record["spec_fingerprint"] == catalog.get(PID).fingerprint()
-    value = re.compile(r'"opt_val": ([^,\n]*)')
-    assert value.search(after).group(1) == value.search(before).group(1)
-    assert {k: v for k, v in record.items() if k != "spec_fingerprint"} == json.loads(before)
-    assert reference.migrate([PID]) == {PID: "unchanged"}
-    assert path.read_text() == after
-
-
-def test_regenerate_fingerprints_an_agreeing_record_and_keeps_its_value(store):
-    path = _edit(store, PID, drop=["spec_fingerprint"])
-    before = json.loads(path.read_text())
-    assert reference.regenerate([PID]) == {PID: "fingerprinted"}
-    after = json.loads(path.read_text())
-    assert after == {**before, "spec_fingerprint": catalog.get(PID).fingerprint()}
-    assert reference.regenerate([PID]) == {PID: "unchanged"}
-
-
-def test_migrate_reports_problems_without_a_record(store):
-    (store / f"{PID}.json").unlink()
-    assert reference.migrate([PID, SEED_PID]) == {PID: "missing", SEED_PID: "unchanged"}
-
-
-def test_migrate_refuses_a_record_whose_stored_definition_differs(store, edited_catalog):
-    path = _edit(store, PID, drop=["spec_fingerprint"])
-    before = path.read_text()
-    edited_catalog('options = { penalty = "l2" }\nlam_paper = 0.1\n',
-                   'options = { penalty = "l2" }\nlam_paper = 0.2\n')
-    with pytest.raises(reference.ReferenceError, match=r"lam 0\.1 -> 0\.2.*regenerate"):
-        reference.migrate([PID])
-    assert path.read_text() == before
-
-
-def test_migrate_refuses_a_record_whose_instance_changed(store):
-    path = _edit(store, PID, drop=["spec_fingerprint"], instance_fingerprint="0" * 64)
-    with pytest.raises(reference.ReferenceError, match="instance 'planted_s' regenerated"):
-        reference.migrate([PID])
-    assert "spec_fingerprint" not in json.loads(path.read_text())
 
 
 # --- catalog errors name the file and the entry ----------------------------------------------

@@ -27,7 +27,7 @@ BENCH = ["bench", "--problems", LP, "--cvxpy", "HIGHS", "--native", "--executor"
          "--no-progress"]
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 #: Subprocesses import this checkout's package, whatever their working folder.
-ENV = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+ENV = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
 
 
 def infpush_cvx(*argv, hide=()):

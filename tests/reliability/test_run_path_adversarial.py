@@ -225,7 +225,7 @@ def test_a_hang_up_or_a_second_signal_still_saves_the_run(signals, code, tmp_pat
     import time
     from infpush_cvx.benchmarking.partial import partial_path
     out = tmp_path / "x.csv"
-    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
     with open(tmp_path / "stderr.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "infpush_cvx.cli", *SLOW_CHECK, "--out",
                                  str(out)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
@@ -340,7 +340,7 @@ def test_regenerate_never_writes_through_a_link_in_the_reference_folder(tmp_path
 def _run_closed(argv, fd, tmp_path):
     import subprocess
     import sys
-    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
     return subprocess.run([sys.executable, "-m", "infpush_cvx.cli", *argv], cwd=tmp_path,
                           env=env, capture_output=fd != 2, preexec_fn=lambda: os.close(fd),
                           timeout=300)
@@ -405,7 +405,7 @@ def test_a_long_file_name_is_written_and_a_too_long_partial_name_refused_first(
 def _without(modules, *argv, cwd):
     import subprocess
     import sys
-    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
     code = ("import sys\n" f"for name in {list(modules)!r}: sys.modules[name] = None\n"
             "from infpush_cvx import cli\nsys.exit(cli.main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-c", code, *argv], cwd=cwd, env=env,
@@ -440,7 +440,7 @@ def test_out_to_dev_stdout_on_a_pipe_is_refused_as_a_fifo(tmp_path):
     directory" (the link leads to ``pipe:[123]``, which names no file)."""
     import subprocess
     import sys
-    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
     proc = subprocess.run([sys.executable, "-m", "infpush_cvx.cli", *CHECK, "--out",
                            "/dev/stdout"], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)

@@ -26,7 +26,7 @@ from infpush_cvx.benchmarking.partial import partial_path
 SLOW = "pnorm_planted_m_64"
 CHECK = ["check", "--problems", SLOW, "--cvxpy", "CLARABEL", "ECOS", "SCS", "--native",
          "--no-progress"]
-ENV = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[1])}
+ENV = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
 #: Generous bound on a time-limit overrun on a loaded 2-core machine (measured: about 0.1 s).
 SLACK = 3.0
 

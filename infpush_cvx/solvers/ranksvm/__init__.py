@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from infpush_cvx._moved import deprecated_alias
 from infpush_cvx._logging import log_progress, logs_progress
 from infpush_cvx._validation import (check_choice, check_scalar, check_time_limit, check_unused_options)
 from infpush_cvx.solvers.engines import (dual_gradient as _dual_gradient, working_set as _working_set, duality)
@@ -147,6 +146,3 @@ def _finish_by_working_set(newton: dict, data, lam_p: float, tol: float, deadlin
     rescue["iterations"] += newton["iterations"]
     return rescue
 
-
-#: The old name of :func:`ranksvm` (one release, with a DeprecationWarning).
-rank_svm = deprecated_alias(ranksvm, "rank_svm")

@@ -1,0 +1,165 @@
+"""The stored record of an optimal value: its keys, and reading and writing one JSON file.
+
+Reading a record checks it (:func:`parse_record`, then :func:`check_record`): UTF-8 JSON with no
+key given twice (``json`` keeps the last silently, so a second ``opt_val`` would hide the
+first), nested at most ``MAX_JSON_DEPTH`` deep, with no integer of more than ``MAX_INT_DIGITS``
+digits, an object holding every required key with its type, finite numbers, the status of an
+optimal solve (``STORED_STATUSES``) and a nonnegative tolerance. Any fault is a
+:class:`~infpush_cvx.files.MalformedFileError` (a ValueError) naming the file. A record is
+written atomically (:func:`write_record`), never with NaN or infinity.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import cvxpy as cp
+
+from ..files import MalformedFileError, write_text_atomic
+
+#: The keys every record holds, with their kinds (see ``_check_value``). Records may hold more:
+#: ``tier``, ``times`` and ``dataset`` (``OPTIONAL_KEYS``), and anything a later version adds.
+REQUIRED_KEYS = {
+    "problem_id": "string", "opt_val": "number", "status": "string", "solver": "string",
+    "solver_options": "object", "tolerance": "number", "cross_check": "object",
+    "instance": "string", "instance_fingerprint": "sha256", "spec_fingerprint": "sha256",
+    "degenerate": "flag", "formulation": "object", "versions": "object", "date": "string",
+}
+OPTIONAL_KEYS = {"tier": "string", "times": "object", "dataset": "object"}
+#: The keys of a record's ``formulation``: the stored definition, shown when it changed.
+FORMULATION_KEYS = {"name": "string", "options": "object", "lam": "number"}
+#: The status of the reference solve a record may hold: only an optimum is a reference value
+#: (:func:`compute_reference` stores nothing else).
+STORED_STATUSES = (cp.OPTIMAL,)
+#: The statuses a record's cross-check may hold (``TIER_CROSS_CHECK_STATUSES``; records stored
+#: before the cross-check's status was kept have none).
+CROSS_CHECK_STATUSES = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+#: The deepest nesting of objects and arrays a record may hold (the records nest 4 deep).
+MAX_JSON_DEPTH = 32
+#: The most digits of an integer in a record (a record holds counts and options, never more).
+MAX_INT_DIGITS = 30
+
+
+def _check_value(value, kind: str, name: str) -> None:
+    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (a finite
+    int or float, never a bool), "object", "flag" (true, false or null) or "sha256" (64
+    lower-case hexadecimal digits)."""
+    if kind in ("string", "sha256") and not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
+        raise ValueError(f"{name} must be 64 hexadecimal digits (a SHA-256), got {value!r}")
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name} must be a number, got {type(value).__name__}")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an int beyond float range
+            finite = False
+        if not finite:
+            shown = repr(value) if isinstance(value, float) else "an integer beyond float range"
+            raise ValueError(f"{name} must be a finite number, got {shown}")
+    if kind == "object" and not isinstance(value, dict):
+        raise ValueError(f"{name} must be an object, got {type(value).__name__}")
+    if kind == "flag" and value is not None and not isinstance(value, bool):
+        raise ValueError(f"{name} must be true, false or null, got {type(value).__name__}")
+
+
+def _check_finite(value, name: str) -> None:
+    """ValueError naming the first NaN or infinity anywhere inside ``value`` (JSON reads them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{name}.{key}")
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            _check_finite(item, f"{name}[{k}]")
+
+
+def check_record(record, where: str) -> dict:
+    """``record`` after checking its keys and their kinds; ValueError starting with ``where``."""
+    try:
+        if not isinstance(record, dict):
+            raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+        for key, kind in REQUIRED_KEYS.items():
+            if key not in record:
+                raise ValueError(f"missing key {key!r}")
+            _check_value(record[key], kind, key)
+        for key, kind in OPTIONAL_KEYS.items():
+            if key in record:
+                _check_value(record[key], kind, key)
+        for key, kind in FORMULATION_KEYS.items():
+            if key not in record["formulation"]:
+                raise ValueError(f"missing key 'formulation.{key}'")
+            _check_value(record["formulation"][key], kind, f"formulation.{key}")
+        for key, value in record.items():
+            _check_finite(value, key)
+        if record["status"] not in STORED_STATUSES:
+            raise ValueError(f"status must be one of {list(STORED_STATUSES)} (only an optimum is "
+                             f"a reference value), got {record['status']!r}")
+        if record["tolerance"] < 0:
+            raise ValueError(f"tolerance must be nonnegative, got {record['tolerance']!r}")
+        check_status = record["cross_check"].get("status", cp.OPTIMAL)
+        if check_status not in CROSS_CHECK_STATUSES:
+            raise ValueError(f"cross_check.status must be one of {list(CROSS_CHECK_STATUSES)}, "
+                             f"got {check_status!r}")
+    except ValueError as exc:
+        raise MalformedFileError(f"{where}: {exc}") from None
+    return record
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object's pairs as a dict; ValueError for a key given twice (``json`` keeps the
+    last silently, so a second ``opt_val`` would hide the first)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} given twice in one object")
+        out[key] = value
+    return out
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, more than "
+                         f"{MAX_INT_DIGITS}")
+    return int(text)
+
+
+def _check_depth(value) -> None:
+    """ValueError when objects and arrays nest deeper than ``MAX_JSON_DEPTH`` (iterative)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"objects and arrays nested more than {MAX_JSON_DEPTH} deep")
+            stack.extend((child, depth + 1)
+                         for child in (item.values() if isinstance(item, dict) else item))
+
+
+def parse_record(data: bytes, path) -> object:
+    """The JSON value of a record file's bytes; MalformedFileError naming ``path``."""
+    try:
+        value = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys,
+                           parse_int=_bounded_int)
+        _check_depth(value)
+    except RecursionError:  # the C parser recurses once per level
+        raise MalformedFileError(f"{path}: not a valid JSON record (objects and arrays nested "
+                                 f"more than {MAX_JSON_DEPTH} deep)") from None
+    except ValueError as exc:  # JSONDecodeError, not UTF-8, a duplicate key, a long integer
+        raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
+    return value
+
+
+def write_record(path: Path, record: dict) -> None:
+    """Write a record atomically, in its folder: ValueError naming ``path`` when it is a
+    symbolic link (``regenerate --accept-changes`` replaced the file a link in the reference
+    folder pointed to, wherever it was); NaN and infinity are refused, never written."""
+    if os.path.islink(path):
+        raise ValueError(f"{path} is a symbolic link (to {os.readlink(path)}); a stored record "
+                         f"is written in the reference folder only: remove the link first")
+    write_text_atomic(path, json.dumps(record, indent=2, allow_nan=False) + "\n")
