@@ -227,9 +227,9 @@ def _reference_folder() -> None:
 
 def _quiet_start(args) -> None:
     """Start of a solving command: its log level, and no HiGHS banner in its output."""
-    from .catalog.cvxpy_solvers import silence_highs_banner
+    from .solvers.engines.cvxpy_backend import quiet_highs
     configure_logging(getattr(args, "verbose", 0))
-    silence_highs_banner()
+    quiet_highs()
 
 
 # -- commands ---------------------------------------------------------------------------------

@@ -129,8 +129,8 @@ def warm_up(jobs, *, blas_threads: int = 1, time_limits: dict | None = None) -> 
     (``threadpoolctl.threadpool_info()`` under the tasks' limit)."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from ..catalog.cvxpy_solvers import silence_highs_banner
-    silence_highs_banner()
+    from ..solvers.engines.cvxpy_backend import quiet_highs
+    quiet_highs()
     time_limits = {**WARMUP_TIME_LIMITS, **(time_limits or {})}
     start = time.perf_counter()
     warmed, failed = [], {}

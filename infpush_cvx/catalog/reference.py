@@ -404,8 +404,9 @@ def dataset_provenance(instance: str) -> dict | None:
 
 def _solve(problem: cp.Problem, solver: str, options: dict) -> tuple:
     """``(status, value)`` of ``problem`` solved by ``solver`` with exactly ``options``."""
-    spec = replace(cvxpy_solvers.spec(solver), options=copy.deepcopy(options))
-    return cvxpy_solvers.solve(problem, spec)
+    out = cvxpy_solvers.solve(problem, replace(cvxpy_solvers.spec(solver),
+                                               options=copy.deepcopy(options)))
+    return out.solver_status, out.value
 
 
 def compute_reference(problem_id: str) -> dict:

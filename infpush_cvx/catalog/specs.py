@@ -175,9 +175,11 @@ class CatalogProblem(cp.Problem):
     def solve(self, *args, **kwargs):
         solver = kwargs.get("solver", args[0] if args and isinstance(args[0], str) else None)
         if solver is not None:
+            from ..solvers.engines.cvxpy_backend import quiet_highs
             from . import cvxpy_solvers  # imports CVXPY's solver table; import when used
-            cvxpy_solvers.check_handles(solver, self.problem_class, self.problem_id)
-            cvxpy_solvers.silence_highs_banner()  # quiet by default, as every entry point
+            if cvxpy_solvers.check_handles(solver, self.problem_class,
+                                           self.problem_id).name == "HIGHS":
+                quiet_highs()  # quiet by default, as through the backend
         return super().solve(*args, **kwargs)
 
 

@@ -554,10 +554,9 @@ def _cvxpy(data, lam, p, *, solver, deadline, verbose) -> dict:
     """:func:`infpush_cvx.formulations.pnorm_push_problem` through the CVXPY backend
     (:mod:`._cvxpy_backend`: statuses, time limit); the caller certifies its w (NaN when the
     solve gave no point)."""
-    from infpush_cvx.catalog.cvxpy_solvers import check_handles
     from infpush_cvx.solvers.engines import cvxpy_backend as backend
 
-    name = check_handles(solver or "CLARABEL", "EXP").name
+    name = backend.check_solver(solver or "CLARABEL", "solver", "EXP")
     size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
     out = backend.solve("infpush_cvx.formulations._pnorm_push:pnorm_push_problem",
                         (data, lam), {"p": p}, solver=name, options={}, deadline=deadline,

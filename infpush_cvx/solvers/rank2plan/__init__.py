@@ -30,6 +30,7 @@ from infpush_cvx._validation import (check_choice, check_int, check_not_complex,
 from infpush_cvx.data.containers import PairData
 from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.solvers.engines.common import column_shift, shifted
+from infpush_cvx.solvers.engines.cvxpy_backend import REL_GAP_OPTIONS as _CVXPY_REL_GAP
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ccg import check_ccg_options, solve_ccg
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
@@ -321,9 +322,6 @@ def _in_caller_units(res: SolverResult, scaling: PairScaling, data: PairData, la
     return result
 
 
-#: The option by which a CVXPY solver takes a relative duality-gap tolerance (``tol``); their
-#: time-limit options are :data:`infpush_cvx.catalog.cvxpy_solvers.TIME_LIMIT_OPTIONS`.
-_CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 #: The solver used by "cvxpy" when a time limit or tol is given without one.
 _CVXPY_DEFAULT = "CLARABEL"
 #: The certified relative gap at which a CVXPY answer is "optimal" when no ``tol`` is given.
