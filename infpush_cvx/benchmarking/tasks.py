@@ -64,6 +64,7 @@ import warnings
 from dataclasses import dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
+from ..solvers.result import CERTIFIED
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,6 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
            "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
            "solver_options", "run_id"]
-
-#: Statuses that count as a successful solve, CVXPY's and the project's.
-SUCCESS = registry.SUCCESS
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
@@ -397,7 +395,7 @@ def _run_native(task: Task, spec, data, reference) -> dict:
                                  **extra)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS,
+    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), CERTIFIED,
                      res.w),
            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
            "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,

@@ -60,6 +60,7 @@ import cvxpy as cp
 
 from ..data.containers import BipartiteData, PairData
 from ..files import MalformedFileError, write_text_atomic
+from ..solvers.result import CERTIFIED
 from . import cvxpy_solvers, registry
 from . import specs as _catalog
 from ._files import path_in, read_small_file
@@ -682,7 +683,7 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     data = _catalog.instance_data(spec.instance) if data is None else data
     label = registry.certified_label(spec)
     result = registry.solve(spec, label, data, tol=tol)
-    if result.status not in registry.SUCCESS:
+    if result.status not in CERTIFIED:
         raise ReferenceError(f"{spec.id}: the re-solve by {label} ended with status "
                              f"{result.status!r} ({result.message})")
     value = float(result.objective)

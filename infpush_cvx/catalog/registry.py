@@ -31,8 +31,6 @@ DUALS = {"infinite_push_dual": "infinite_push", "ranksvm_dual": "ranksvm"}
 #: The certified method of each module: the one ``reference verify`` re-solves stored values with.
 CERTIFIED = {"infinite_push": "working_set", "ranksvm": "smoothing_newton", "rank2plan": "ccg",
              "pnorm_push": "newton", "toppush": "interior_point"}
-#: Statuses of a successful solve, CVXPY's and the project's.
-SUCCESS = ("optimal", "degenerate_optimal")
 #: Keyword arguments :func:`solve` always sets (from the problem or the task).
 _SET = ("method", "tol", "time_limit", "penalty", "scaling", "lam")
 

@@ -18,6 +18,7 @@ from infpush_cvx.data import BipartiteData
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankerCV, RankSVMRanker,
                                  SparseInfinitePushRanker, ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
+from infpush_cvx.solvers.result import CERTIFIED
 
 sklearn = pytest.importorskip("sklearn")
 pd = pytest.importorskip("pandas")
@@ -27,7 +28,6 @@ from sklearn.model_selection import (KFold, StratifiedKFold, check_cv,  # noqa: 
                                      cross_val_predict, cross_val_score)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
-CERTIFIED = ("optimal", "degenerate_optimal")
 
 
 def _data(seed=0, N=90, d=5, informative=3, shift=1.2):
