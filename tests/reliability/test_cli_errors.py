@@ -5,7 +5,6 @@ bounded by a time limit, and a solver never runs on a problem class it does not 
 
 import re
 
-import cvxpy as cp
 import pandas as pd
 import pytest
 
