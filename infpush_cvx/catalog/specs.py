@@ -3,8 +3,9 @@
 The catalog ships inside the package (``infpush_cvx/catalog/problems/catalog.toml``, read with
 :mod:`importlib.resources`, so it is found in a source checkout, an editable install and an
 installed wheel alike). Another catalog file is used when the environment variable
-``INFPUSH_CVX_CATALOG`` names it (read once, at import) or when :func:`load_catalog` is given
-its ``path``.
+``INFPUSH_CVX_CATALOG`` names it (read at each :func:`load_catalog` call, so a change made after
+import counts) or when :func:`load_catalog` is given its ``path``. The specs it hands out are
+shared by every caller, so their ``options`` and ``params`` are read-only mappings.
 
 Instances are generated from their declared generator, parameters and seed (once per process),
 and problems are built by the problem factory.
@@ -30,6 +31,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import cvxpy as cp
 
@@ -62,9 +64,13 @@ def package_data(*parts: str) -> Path:
 CATALOG_ENV_VAR = "INFPUSH_CVX_CATALOG"
 #: The catalog shipped with the package.
 PACKAGED_CATALOG = package_data("problems", "catalog.toml")
-#: The catalog :func:`load_catalog` reads by default: ``$INFPUSH_CVX_CATALOG`` when set (at
-#: import), else the packaged one.
-DEFAULT_CATALOG = Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
+
+
+def default_catalog() -> Path:
+    """The catalog :func:`load_catalog` reads by default: ``$INFPUSH_CVX_CATALOG`` when set
+    (read now), else the packaged one."""
+    return Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
+
 
 GENERATORS = {
     "infinite_push_0": lambda: generators.infinite_push_0()[0],
@@ -102,6 +108,10 @@ class InstanceSpec:
     params: dict = field(default_factory=dict)
     tier: str = DEFAULT_TIER
 
+    def __post_init__(self):
+        # shared by every caller of the cached catalog: read-only
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
     def generate(self) -> BipartiteData | PairData:
         """The instance data (BipartiteData or PairData), freshly generated."""
         return GENERATORS[self.generator](**self.params)
@@ -117,6 +127,10 @@ class ProblemSpec:
     options: dict
     lam: float
     tier: str = DEFAULT_TIER
+
+    def __post_init__(self):
+        # shared by every caller of the cached catalog: read-only
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
 
     @property
     def problem_class(self) -> str:
@@ -417,10 +431,10 @@ def _family_where(path, k: int, family) -> str:
     return f"{path}: family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")
 
 
-@functools.lru_cache(maxsize=None)
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
-    """Parse and check the catalog file ``path`` (default :data:`DEFAULT_CATALOG`: the packaged
-    catalog, or the file named by ``$INFPUSH_CVX_CATALOG``).
+    """Parse and check the catalog file ``path`` (default :func:`default_catalog`: the file
+    named by ``$INFPUSH_CVX_CATALOG`` now, else the packaged catalog); parsed once per path and
+    process (:func:`clear_cache` forgets them).
 
     Every error in the file is one :class:`~infpush_cvx.files.MalformedFileError` (a ValueError)
     that names the file and, where there is one, the entry and the field: a file that is not a
@@ -433,7 +447,19 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
     twice (or differing only in case: one file on a case-insensitive file system), and a catalog
     that declares no problem. A missing file is FileNotFoundError.
     """
-    path = Path(path) if path is not None else DEFAULT_CATALOG
+    catalog = _load_catalog(Path(path) if path is not None else default_catalog())
+    _INSTANCE_SPECS.update(catalog.instances)  # the instances of the catalog last loaded
+    return catalog
+
+
+def clear_cache() -> None:
+    """Forget the catalogs parsed and the instances generated (a catalog file edited since)."""
+    _load_catalog.cache_clear()
+    instance_data.cache_clear()
+
+
+@functools.lru_cache(maxsize=None)
+def _load_catalog(path: Path) -> Catalog:
     try:
         return _parse_catalog(path)
     except MalformedFileError:
@@ -463,7 +489,7 @@ def _parse_catalog(path: Path) -> Catalog:
     for name, entry in _table(raw, "instances", str(path)).items():
         _checked_name(name, "instance name", str(path))  # before it is shown as the entry
         instances[name] = _instance_spec(name, entry, f"{path}: instance {name}")
-    _INSTANCE_SPECS.update(instances)
+    _INSTANCE_SPECS.update(instances)  # the lambdas of the problems below may need their data
     _check_case_collisions(instances, "instance", str(path))
     problems = {}
 

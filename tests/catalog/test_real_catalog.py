@@ -214,7 +214,7 @@ def test_reference_verify_skips_real_instances_without_their_data(tmp_path, monk
 
 def test_stored_real_records_are_plain_json():
     # written by files.write_text_atomic (temporary file + os.replace): no stray temporary files
-    leftovers = [p.name for p in reference.REFERENCE_DIR.glob(".*.tmp")]
+    leftovers = [p.name for p in reference.reference_dir().glob(".*.tmp")]
     assert leftovers == []
     for pid in REAL:
         json.loads(reference.reference_path(pid).read_text())

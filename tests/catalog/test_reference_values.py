@@ -115,7 +115,7 @@ def test_fingerprint_mismatch_is_an_error(tmp_path, monkeypatch):
     record = reference.load_reference(pid)
     record["instance_fingerprint"] = "f" * 64
     (tmp_path / f"{pid}.json").write_text(json.dumps(record))
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path))
     with pytest.raises(reference.ReferenceError, match="fingerprint"):
         reference.check_fingerprint(pid)
 

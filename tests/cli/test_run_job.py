@@ -97,8 +97,7 @@ def altered_references(tmp_path, monkeypatch, pid=QP, factor=1.01):
     record = reference.load_reference(pid)
     record["opt_val"] *= factor
     (folder / f"{pid}.json").write_text(json.dumps(record))
-    monkeypatch.setattr(reference, "REFERENCE_DIR", folder)
-    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(folder))  # the worker processes
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(folder))  # here and in workers
     return record["opt_val"]
 
 

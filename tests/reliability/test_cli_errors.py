@@ -285,7 +285,7 @@ def test_a_malformed_stored_value_is_a_usage_error_naming_the_file(tmp_path, mon
     from infpush_cvx.catalog import reference
 
     (tmp_path / f"{QP}.json").write_text('{"problem_id": "trunc')
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path))
     code, out, err = run_cli(["check", "--problems", QP, "--cvxpy", "CLARABEL", "--out",
                               str(tmp_path / "c.csv")], capsys)  # not in the working folder
     assert code == 2
