@@ -226,10 +226,9 @@ def _reference_folder() -> None:
 
 
 def _quiet_start(args) -> None:
-    """Start of a solving command: its log level, and no HiGHS banner in its output."""
-    from .solvers.engines.cvxpy_backend import quiet_highs
+    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every
+    HiGHS solve: ``cvxpy_backend.quiet_highs``)."""
     configure_logging(getattr(args, "verbose", 0))
-    quiet_highs()
 
 
 # -- commands ---------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ only, never twice on the same optimisation problem; the duals are re-solved thro
 by ``reference verify`` only (:data:`DUALS`, :data:`CERTIFIED`). :func:`solve` is how each
 module's function is called with a catalog problem's data, lambda and options.
 
-CVXPY solvers. What each can take is :func:`~infpush_cvx.solvers.engines.cvxpy_backend.run_classes` (CVXPY's description of
-its interfaces, less the ``EXCLUDED`` exceptions); :func:`cvxpy_solvers_for` applies it to a
+CVXPY solvers. What each can take is the backend's
+:func:`~infpush_cvx.solvers.engines.cvxpy_backend.run_classes` (CVXPY's description of its
+interfaces, less the ``EXCLUDED`` exceptions); :func:`cvxpy_solvers_for` applies it to a
 catalog problem. Read by the benchmark runner (and so the main job), ``infpush-cvx solve``,
 ``reference verify``, the catalog tests and the rankers (:func:`module_methods`).
 """
