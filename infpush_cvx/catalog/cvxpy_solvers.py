@@ -131,8 +131,6 @@ EXTRA_OPTIONS = {
     "SCIPY": ({"scipy_options": {"method": "highs"}}, DEFAULT_RTOL),
 }
 
-#: The tuned solvers by name (kept for code that reads ``SOLVERS[name].options``).
-SOLVERS = TUNED
 
 #: Options of the high-accuracy solve that produces stored reference values.
 REFERENCE_SOLVER = "CLARABEL"

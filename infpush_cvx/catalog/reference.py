@@ -103,7 +103,7 @@ TIER_CROSS_CHECK_STATUSES = {"real": (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)}
 
 def cross_check_options(tier: str, solver: str) -> dict:
     """The options of the cross-check by ``solver`` on a problem of ``tier``."""
-    options = TIER_CROSS_CHECK_OPTIONS.get((tier, solver), cvxpy_solvers.SOLVERS[solver].options)
+    options = TIER_CROSS_CHECK_OPTIONS.get((tier, solver), cvxpy_solvers.TUNED[solver].options)
     return copy.deepcopy(options)
 
 

@@ -107,7 +107,7 @@ def test_every_real_problem_has_a_complete_stored_record():
         # only); earlier records were written under "optimal only"
         assert check.get("status", "optimal") in reference.TIER_CROSS_CHECK_STATUSES["real"]
         assert check["options"] == reference.cross_check_options("real", check["solver"]) or \
-            check["options"] == cvxpy_solvers.SOLVERS[check["solver"]].options, pid
+            check["options"] == cvxpy_solvers.TUNED[check["solver"]].options, pid
         assert len(record["instance_fingerprint"]) == 64 and record["date"]
         assert record["times"]["reference_solve"] > 0
         spec = catalog.get(pid)

@@ -37,7 +37,7 @@ def test_regenerated_instance_matches_stored_fingerprint(pid):
 def test_solver_reproduces_stored_value(pid, solver):
     row = solve_task(Task(pid, "cvxpy", solver))
     assert row["status"] == cp.OPTIMAL, row
-    assert row["rel_error"] <= row["rtol"] == cvxpy_solvers.SOLVERS[solver].rtol, row
+    assert row["rel_error"] <= row["rtol"] == cvxpy_solvers.TUNED[solver].rtol, row
     assert row["agrees"] and row["reference"] == reference.load_reference(pid)["opt_val"], row
 
 
