@@ -31,7 +31,6 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import cvxpy as cp
 
@@ -101,6 +100,20 @@ _LOSS = {"infinite_push": "infinite_push", "infinite_push_dual": "infinite_push"
          "ranksvm": "ranksvm", "ranksvm_dual": "ranksvm"}
 
 
+class ReadOnlyDict(dict):
+    """A dict that refuses changes (TypeError), as the catalog's specs are shared by every
+    caller of the cached catalog; ``dict(...)`` copies it. Still JSON, pickle and copy as a
+    dict."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a catalog spec is shared by every caller: change a copy (dict(...))")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):
+        return ReadOnlyDict, (dict(self),)
+
+
 @dataclass(frozen=True)
 class InstanceSpec:
     name: str
@@ -110,7 +123,7 @@ class InstanceSpec:
 
     def __post_init__(self):
         # shared by every caller of the cached catalog: read-only
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "params", ReadOnlyDict(self.params))
 
     def generate(self) -> BipartiteData | PairData:
         """The instance data (BipartiteData or PairData), freshly generated."""
@@ -130,7 +143,7 @@ class ProblemSpec:
 
     def __post_init__(self):
         # shared by every caller of the cached catalog: read-only
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "options", ReadOnlyDict(self.options))
 
     @property
     def problem_class(self) -> str:
