@@ -126,8 +126,6 @@ def _worker_main(conn, env, jobs=(), blas_threads=1):
     import importlib
     for name in _WARM_IMPORTS:
         importlib.import_module(name)
-    from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
-    silence_highs_banner()
     info = warm_up(jobs, blas_threads=blas_threads) if jobs else None
     conn.send(("ready", info))
     while True:

@@ -9,7 +9,7 @@ problem, and which problem classes a CVXPY solver is run on, is the catalog's re
 (:mod:`infpush_cvx.catalog.registry`, :func:`infpush_cvx.catalog.cvxpy_solvers.check_handles`).
 
 A task's ``timeout`` is also the solver's own time limit: CVXPY solvers get it under their
-time-limit option (``cvxpy_solvers.TIME_LIMIT_OPTIONS``; ECOS has none), project solvers as their
+time-limit option (``cvxpy_backend.TIME_LIMIT_OPTIONS``; ECOS has none), project solvers as their
 soft ``time_limit``.
 
 A row (``COLUMNS``, then ``version_<pkg>``) records the problem, the answer (``status``,
@@ -64,6 +64,7 @@ from dataclasses import dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
 from .instances import Instance, problem_data, problem_spec
+from ..solvers.result import CERTIFIED
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,6 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
            "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
            "solver_options", "run_id"]
-
-#: Statuses that count as a successful solve, CVXPY's and the project's.
-SUCCESS = registry.SUCCESS
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
@@ -308,13 +306,13 @@ def _run_cvxpy(task: Task, spec, data, reference) -> dict:
         cvxpy_solvers.check_handles(task.solver, spec.problem_class, spec.id), task)
     with _Timer() as t:
         problem = spec.build(data)
-        status, value = cvxpy_solvers.solve(problem, solver_spec, task.timeout)
+        out = cvxpy_solvers.solve(problem, solver_spec, task.timeout)
     compile_time = getattr(problem, "compilation_time", None)
     stats = problem.solver_stats
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \
         else (t.elapsed - compile_time if compile_time else t.elapsed)
     w = problem.var_dict.get("w")  # every primal formulation names its weights w
-    return {**_answer(status, value, reference, solver_spec.rtol, ("optimal",),
+    return {**_answer(out.solver_status, out.value, reference, solver_spec.rtol, ("optimal",),
                       None if w is None else w.value),
             "gap": None, "iterations": getattr(stats, "num_iters", None),
             "compile_time": compile_time,
@@ -343,7 +341,7 @@ def _run_native(task: Task, spec, data, reference) -> dict:
                                  **extra)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS,
+    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), CERTIFIED,
                      res.w),
            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
            "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,

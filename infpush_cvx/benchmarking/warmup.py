@@ -128,9 +128,6 @@ def warm_up(jobs, *, blas_threads: int = 1, time_limits: dict | None = None) -> 
     ``seconds``, ``warmed`` (labels), ``failed`` (label -> error) and ``threadpools``
     (``threadpoolctl.threadpool_info()`` under the tasks' limit)."""
     from threadpoolctl import threadpool_info, threadpool_limits
-
-    from ..catalog.cvxpy_solvers import silence_highs_banner
-    silence_highs_banner()
     time_limits = {**WARMUP_TIME_LIMITS, **(time_limits or {})}
     start = time.perf_counter()
     warmed, failed = [], {}

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_CATALOG, DEFAULT_TIER,  # noqa: F401
-                    FORMULATIONS, GENERATORS, PACKAGED_CATALOG, Catalog, CatalogProblem,
-                    InstanceSpec, ProblemSpec, get, instance_data, load_catalog, package_data,
-                    problem_ids, tiers)
+from .specs import (ALL_TIERS, CATALOG_ENV_VAR, DEFAULT_TIER, FORMULATIONS,  # noqa: F401
+                    GENERATORS, PACKAGED_CATALOG, Catalog, CatalogProblem, InstanceSpec,
+                    ProblemSpec, clear_cache, default_catalog, get, instance_data, load_catalog,
+                    package_data, problem_ids, tiers)
 
 
 def problems(ids: Iterable[str] | None = None) -> Iterator[dict]:

@@ -2,24 +2,19 @@
 
 Any solver CVXPY reports as installed (``cvxpy.installed_solvers()``) can be compared. The
 problem classes a solver is run on ("LP", "QP", "SOCP", "EXP") come from CVXPY's own description
-of its interfaces (:func:`capabilities`): a QP interface (``SOLVER_MAP_QP``: OSQP, PIQP, PROXQP,
-...) takes LPs and QPs; a conic interface (``SOLVER_MAP_CONIC``) takes LPs when it supports the
-zero and non-negative cones, SOCPs when it supports second-order cones, QPs when it takes a
-quadratic objective directly or through second-order cones, and "EXP" (exponential-cone
-problems with a quadratic penalty: the P-Norm Push) when it supports exponential cones as well.
-``EXCLUDED`` lists the explicit exceptions to that table, each with its reason (HiGHS on QPs).
+of its interfaces, less explicit exceptions (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
+run_classes`: HiGHS on QPs).
 
 Each solver has a :class:`SolverSpec`: the options used for comparisons, the relative tolerance
 to which its answer must agree with a stored reference value, the problem classes it is run on
 (:func:`check_handles`, used by every entry point: ``check``, ``bench``, ``solve``) and how its
-own wall-clock limit is set (``TIME_LIMIT_OPTIONS``). Solvers without a tuned entry in
+own wall-clock limit is set (the backend's ``TIME_LIMIT_OPTIONS``). Solvers without a tuned entry in
 ``TUNED`` run at CVXPY's defaults and are held to ``DEFAULT_RTOL``. A solver without a
 time-limit option must be bounded from outside (a worker process killed at the limit).
 
-The solvers' own ``method="cvxpy"`` (Rank2Plan, TopPush, P-Norm Push) solve through
-:mod:`infpush_cvx.solvers.engines.cvxpy_backend`, which uses ``TIME_LIMIT_OPTIONS`` for the time left,
-bounds the rest in a child process, maps CVXPY's statuses into the project's and has every
-answer certified by the solver's own duality gap before it is called optimal.
+Every solve here goes through :mod:`infpush_cvx.solvers.engines.cvxpy_backend` (:func:`solve`),
+as the solvers' own ``method="cvxpy"`` and the rankers' do: one status map, one time-limit
+handling, one account of a failure's cause.
 
 :func:`comparison_set` is what ``check`` and ``bench`` run by default (the tuned solvers that are
 installed); :func:`available` is every installed solver that takes at least one problem class.
@@ -29,84 +24,23 @@ cross-checked by a second solver.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import logging
-import os
-import sys
-import warnings
 from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
 
-log = logging.getLogger(__name__)
+from ..solvers.engines.cvxpy_backend import (EXCLUDED, PROBLEM_CLASSES, TIME_LIMIT_OPTIONS,
+                                             Outcome, run_classes, solve_problem)
+from ..solvers.engines.deadline import Deadline
 
-#: Problem classes of the catalog's problems, and what "all" solvers means on the command line.
-PROBLEM_CLASSES = ("LP", "QP", "SOCP", "EXP")
+#: What "all" solvers means on the command line.
 ALL = "all"
 
 #: Relative agreement tolerance of a solver run at CVXPY's default options.
 DEFAULT_RTOL = 1e-6
 
-#: Each solver's own wall-clock limit, in seconds: an option name, or ``(dict option, key)`` for
-#: solvers whose parameters CVXPY passes in one dictionary. Solvers not listed have none known
-#: (ECOS, CVXOPT, PIQP, PROXQP, GLPK, ...): bound them from outside.
-TIME_LIMIT_OPTIONS = {
-    "CLARABEL": "time_limit",
-    "SCS": "time_limit_secs",
-    "HIGHS": "time_limit",
-    "OSQP": "time_limit",
-    "GUROBI": "TimeLimit",
-    "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
-    "SCIP": ("scip_params", "limits/time"),
-    "SCIPY": ("scipy_options", "time_limit"),   # scipy.optimize.linprog(method="highs")
-}
-
-#: Explicit exceptions to CVXPY's capability table: solver -> {problem class: reason}.
-EXCLUDED = {
-    # HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on
-    # the (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
-    # ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
-    "HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"},
-}
-
 #: Options under which CVXPY is asked to call every solver (recorded with each result).
 CVXPY_SETTINGS = {"verbose": False}
-
-
-def _conic_classes(interface) -> set:
-    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
-    supported = set(interface.SUPPORTED_CONSTRAINTS)
-    classes = set()
-    if {Zero, NonNeg} <= supported:
-        classes.add("LP")
-        quad_obj = getattr(interface, "supports_quad_obj", lambda: False)()
-        if SOC in supported:
-            classes |= {"QP", "SOCP"}
-        elif quad_obj:
-            classes.add("QP")
-        if ExpCone in supported and "QP" in classes:
-            classes.add("EXP")
-    return classes
-
-
-def capabilities(name: str) -> tuple:
-    """The problem classes CVXPY's interfaces for solver ``name`` accept, in ``PROBLEM_CLASSES``
-    order, before the ``EXCLUDED`` exceptions; ``()`` for a solver CVXPY does not know or only
-    knows as a nonlinear (NLP) solver."""
-    from cvxpy.reductions.solvers import defines
-    classes = set()
-    if name in defines.SOLVER_MAP_QP:
-        classes |= {"LP", "QP"}
-    if name in defines.SOLVER_MAP_CONIC:
-        classes |= _conic_classes(defines.SOLVER_MAP_CONIC[name])
-    return tuple(c for c in PROBLEM_CLASSES if c in classes)
-
-
-def run_classes(name: str) -> tuple:
-    """The problem classes solver ``name`` is run on: :func:`capabilities` minus ``EXCLUDED``."""
-    excluded = EXCLUDED.get(name, {})
-    return tuple(c for c in capabilities(name) if c not in excluded)
 
 
 @dataclass(frozen=True)
@@ -197,8 +131,6 @@ EXTRA_OPTIONS = {
     "SCIPY": ({"scipy_options": {"method": "highs"}}, DEFAULT_RTOL),
 }
 
-#: The tuned solvers by name (kept for code that reads ``SOLVERS[name].options``).
-SOLVERS = TUNED
 
 #: Options of the high-accuracy solve that produces stored reference values.
 REFERENCE_SOLVER = "CLARABEL"
@@ -286,21 +218,14 @@ def check_handles(name: str, problem_class: str, problem_id: str | None = None) 
     return solver
 
 
-def solve(problem, solver_spec: SolverSpec, time_limit: float | None = None):
-    """``(status, value)`` of ``problem`` solved by the CVXPY solver of ``solver_spec`` with its
-    comparison options and ``time_limit``; a ``SolverError`` is the status
-    ``"solver_error: <first line>"`` with value None. HiGHS's banner is kept quiet. Every solve
-    of the package by a CVXPY solver goes through here (tasks, warm-ups, reference values)."""
-    silence_highs_banner()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # cvxpy's bound propagation (inf*0)
-            # "Solution may be inaccurate": the status (optimal_inaccurate) says so in the row
-            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=solver_spec.name, **solver_spec.solve_options(time_limit))
-        return problem.status, problem.value
-    except cp.error.SolverError as exc:
-        return f"solver_error: {str(exc).splitlines()[0][:80]}", None
+def solve(problem, solver_spec: SolverSpec, time_limit: float | None = None) -> Outcome:
+    """``problem`` solved by the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
+    solve_problem`) with the CVXPY solver of ``solver_spec``, its comparison options and
+    ``time_limit`` seconds (under the solver's own option, checked between the stages too)."""
+    options = solver_spec.solve_options()
+    verbose = options.pop("verbose", False)
+    return solve_problem(problem, solver=solver_spec.name, options=options,
+                         deadline=Deadline(time_limit), verbose=verbose)
 
 
 def relative_error(value: float, reference: float) -> float:
@@ -311,52 +236,3 @@ def relative_error(value: float, reference: float) -> float:
     if value != value or value in (float("inf"), float("-inf")):
         return float("inf")
     return abs(value - reference) / max(abs(reference), 1e-12)
-
-
-# -- quiet HiGHS ------------------------------------------------------------------------------
-
-_HIGHS_SILENCED = False
-
-
-@contextlib.contextmanager
-def _silenced_fds():
-    """File descriptors 1 and 2 point to the null device inside the block (C and C++ output
-    too, which ``sys.stdout`` redirection does not catch)."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
-
-
-def silence_highs_banner() -> None:
-    """Keep HiGHS's banner ("Running HiGHS 1.16.0 ...") out of this process's output.
-
-    HiGHS prints it when the first ``highspy.Highs`` object of a process is made, before any
-    option (``output_flag``, CVXPY's ``verbose``) can be set, so only making that first object
-    here, with the output silenced, keeps it quiet; later objects print nothing unless asked.
-    Idempotent and cheap after the first call; does nothing when highspy is not installed. The
-    silencing lasts the construction of one object (microseconds), during which other threads'
-    output to the same descriptors is lost too."""
-    global _HIGHS_SILENCED
-    if _HIGHS_SILENCED:
-        return
-    _HIGHS_SILENCED = True
-    try:
-        import highspy
-    except ImportError:
-        return
-    try:
-        with _silenced_fds():
-            highspy.Highs()
-    except OSError as exc:  # no file descriptors to redirect (an embedded interpreter)
-        log.debug("HiGHS banner not silenced: %s", exc)

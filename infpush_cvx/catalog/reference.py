@@ -1,8 +1,8 @@
 """Stored optimal values (``<reference folder>/<problemID>.json``) and their provenance.
 
 The reference folder ships inside the package (``infpush_cvx/catalog/reference_values/``, found with
-:mod:`importlib.resources`); the environment variable ``INFPUSH_CVX_REFERENCE_DIR`` (read once,
-at import) or a function's ``directory`` argument names another one.
+:mod:`importlib.resources`); the environment variable ``INFPUSH_CVX_REFERENCE_DIR`` (read
+when used) or a function's ``directory`` argument names another one.
 
 Each file records the optimal value of one catalog problem, how it was obtained (solver, options,
 status, tolerance, library versions, date), the cross-check by a second solver, the instance
@@ -56,6 +56,7 @@ import cvxpy as cp
 
 from ..data.containers import BipartiteData, PairData
 from ..files import MalformedFileError
+from ..solvers.result import CERTIFIED
 from . import cvxpy_solvers, registry
 from . import specs as _catalog
 from ._files import path_in, read_small_file
@@ -65,9 +66,13 @@ from ._records import check_record, parse_record, write_record
 REFERENCE_DIR_ENV_VAR = "INFPUSH_CVX_REFERENCE_DIR"
 #: The reference values shipped with the package.
 PACKAGED_REFERENCE_DIR = _catalog.package_data("reference_values")
-#: The folder read and written when no ``directory`` is given: ``$INFPUSH_CVX_REFERENCE_DIR``
-#: when set (at import), else the packaged one.
-REFERENCE_DIR = Path(os.environ.get(REFERENCE_DIR_ENV_VAR) or PACKAGED_REFERENCE_DIR)
+
+
+def reference_dir() -> Path:
+    """The folder read and written when no ``directory`` is given: ``$INFPUSH_CVX_REFERENCE_DIR``
+    when set (read now), else the packaged one."""
+    return Path(os.environ.get(REFERENCE_DIR_ENV_VAR) or PACKAGED_REFERENCE_DIR)
+
 
 #: Relative change of a stored value that regeneration refuses without accept_changes.
 STORED_RTOL = 1e-6
@@ -95,7 +100,7 @@ TIER_CROSS_CHECK_STATUSES = {"real": (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)}
 
 def cross_check_options(tier: str, solver: str) -> dict:
     """The options of the cross-check by ``solver`` on a problem of ``tier``."""
-    options = TIER_CROSS_CHECK_OPTIONS.get((tier, solver), cvxpy_solvers.SOLVERS[solver].options)
+    options = TIER_CROSS_CHECK_OPTIONS.get((tier, solver), cvxpy_solvers.TUNED[solver].options)
     return copy.deepcopy(options)
 
 
@@ -125,11 +130,11 @@ def _versions(packages: tuple) -> tuple:
 
 
 def reference_path(problem_id: str, directory: str | os.PathLike | None = None) -> Path:
-    """The file of ``problem_id``'s record in ``directory`` (default :data:`REFERENCE_DIR`).
+    """The file of ``problem_id``'s record in ``directory`` (default :func:`reference_dir`).
 
     ValueError unless ``problem_id`` is a plain file name (:func:`._files.check_name`) and the
     path stays directly inside the folder (:func:`._files.path_in`)."""
-    return path_in(directory or REFERENCE_DIR, problem_id, ".json", "problem ID")
+    return path_in(directory or reference_dir(), problem_id, ".json", "problem ID")
 
 
 def _in_source_checkout() -> bool:
@@ -140,11 +145,11 @@ def _in_source_checkout() -> bool:
 
 
 def check_directory(directory: str | os.PathLike | None = None) -> Path:
-    """The reference folder read when no ``directory`` is given (:data:`REFERENCE_DIR`), or
+    """The reference folder read when no ``directory`` is given (:func:`reference_dir`), or
     ``directory``; ValueError naming it (and :data:`REFERENCE_DIR_ENV_VAR`) when it is not an
     existing folder: a mistyped ``INFPUSH_CVX_REFERENCE_DIR`` made every solve "disagree" with
     a stored value it could not find (exit 1), and a file there failed on every record."""
-    target = Path(directory or REFERENCE_DIR)
+    target = Path(directory or reference_dir())
     if not target.is_dir():
         what = "is not a folder" if os.path.lexists(target) else "does not exist"
         source = "" if directory or target == PACKAGED_REFERENCE_DIR else \
@@ -155,13 +160,13 @@ def check_directory(directory: str | os.PathLike | None = None) -> Path:
 
 def writable_directory(directory: str | os.PathLike | None = None) -> Path:
     """The reference folder that :func:`regenerate` writes to: ``directory``,
-    else :data:`REFERENCE_DIR`.
+    else :func:`reference_dir`.
 
     ValueError when that is the reference folder inside an installed package (a wheel install):
     records written there would be lost or mixed with another version on the next install. In a
     source checkout the packaged folder is the project's own and is written to.
     """
-    target = Path(directory or REFERENCE_DIR)
+    target = Path(directory or reference_dir())
     if target.resolve() == PACKAGED_REFERENCE_DIR.resolve() and not _in_source_checkout():
         raise ValueError(
             f"directory: refusing to write reference values into the installed package "
@@ -254,8 +259,9 @@ def dataset_provenance(instance: str) -> dict | None:
 
 def _solve(problem: cp.Problem, solver: str, options: dict) -> tuple:
     """``(status, value)`` of ``problem`` solved by ``solver`` with exactly ``options``."""
-    spec = replace(cvxpy_solvers.spec(solver), options=copy.deepcopy(options))
-    return cvxpy_solvers.solve(problem, spec)
+    out = cvxpy_solvers.solve(problem, replace(cvxpy_solvers.spec(solver),
+                                               options=copy.deepcopy(options)))
+    return out.solver_status, out.value
 
 
 def compute_reference(problem_id: str) -> dict:
@@ -383,7 +389,7 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
     """Compute reference values and store the new ones; returns ``{id: action}``.
 
     ``ids`` default to the problems of ``tier`` (``"core"``; ``"all"`` for every tier).
-    Records are read from and written to ``directory`` (default :data:`REFERENCE_DIR`); writing
+    Records are read from and written to ``directory`` (default :func:`reference_dir`); writing
     into an installed package's own folder is refused before any solve
     (:func:`writable_directory`). ``progress`` wraps the list of IDs (a progress bar).
 
@@ -473,7 +479,7 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     data = _catalog.instance_data(spec.instance) if data is None else data
     label = registry.certified_label(spec)
     result = registry.solve(spec, label, data, tol=tol)
-    if result.status not in registry.SUCCESS:
+    if result.status not in CERTIFIED:
         raise ReferenceError(f"{spec.id}: the re-solve by {label} ended with status "
                              f"{result.status!r} ({result.message})")
     value = float(result.objective)

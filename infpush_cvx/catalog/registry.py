@@ -9,8 +9,9 @@ only, never twice on the same optimisation problem; the duals are re-solved thro
 by ``reference verify`` only (:data:`DUALS`, :data:`CERTIFIED`). :func:`solve` is how each
 module's function is called with a catalog problem's data, lambda and options.
 
-CVXPY solvers. What each can take is :func:`.cvxpy_solvers.run_classes` (CVXPY's description of
-its interfaces, less the ``EXCLUDED`` exceptions); :func:`cvxpy_solvers_for` applies it to a
+CVXPY solvers. What each can take is the backend's
+:func:`~infpush_cvx.solvers.engines.cvxpy_backend.run_classes` (CVXPY's description of its
+interfaces, less the ``EXCLUDED`` exceptions); :func:`cvxpy_solvers_for` applies it to a
 catalog problem. Read by the benchmark runner (and so the main job), ``infpush-cvx solve``,
 ``reference verify``, the catalog tests and the rankers (:func:`module_methods`).
 """
@@ -33,8 +34,6 @@ DUALS = {"infinite_push_dual": "infinite_push", "ranksvm_dual": "ranksvm"}
 #: The certified method of each module: the one ``reference verify`` re-solves stored values with.
 CERTIFIED = {"infinite_push": "working_set", "ranksvm": "smoothing_newton", "rank2plan": "ccg",
              "pnorm_push": "newton", "toppush": "interior_point", "squared_hinge_ranksvm": "newton"}
-#: Statuses of a successful solve, CVXPY's and the project's.
-SUCCESS = ("optimal", "degenerate_optimal")
 #: Keyword arguments :func:`solve` always sets (from the problem or the task).
 _SET = ("method", "tol", "time_limit", "penalty", "scaling", "lam")
 

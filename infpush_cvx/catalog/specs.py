@@ -3,8 +3,9 @@
 The catalog ships inside the package (``infpush_cvx/catalog/problems/catalog.toml``, read with
 :mod:`importlib.resources`, so it is found in a source checkout, an editable install and an
 installed wheel alike). Another catalog file is used when the environment variable
-``INFPUSH_CVX_CATALOG`` names it (read once, at import) or when :func:`load_catalog` is given
-its ``path``.
+``INFPUSH_CVX_CATALOG`` names it (read at each :func:`load_catalog` call, so a change made after
+import counts) or when :func:`load_catalog` is given its ``path``. The specs it hands out are
+shared by every caller, so their ``options`` and ``params`` are read-only mappings.
 
 Instances are generated from their declared generator, parameters and seed (once per process),
 and problems are built by the problem factory.
@@ -62,9 +63,13 @@ def package_data(*parts: str) -> Path:
 CATALOG_ENV_VAR = "INFPUSH_CVX_CATALOG"
 #: The catalog shipped with the package.
 PACKAGED_CATALOG = package_data("problems", "catalog.toml")
-#: The catalog :func:`load_catalog` reads by default: ``$INFPUSH_CVX_CATALOG`` when set (at
-#: import), else the packaged one.
-DEFAULT_CATALOG = Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
+
+
+def default_catalog() -> Path:
+    """The catalog :func:`load_catalog` reads by default: ``$INFPUSH_CVX_CATALOG`` when set
+    (read now), else the packaged one."""
+    return Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
+
 
 GENERATORS = {
     "infinite_push_0": lambda: generators.infinite_push_0()[0],
@@ -97,12 +102,30 @@ _LOSS = {"infinite_push": "infinite_push", "infinite_push_dual": "infinite_push"
          "squared_hinge_ranksvm": "squared_hinge_ranksvm"}
 
 
+class ReadOnlyDict(dict):
+    """A dict that refuses changes (TypeError), as the catalog's specs are shared by every
+    caller of the cached catalog; ``dict(...)`` copies it. Still JSON, pickle and copy as a
+    dict."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a catalog spec is shared by every caller: change a copy (dict(...))")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self):
+        return ReadOnlyDict, (dict(self),)
+
+
 @dataclass(frozen=True)
 class InstanceSpec:
     name: str
     generator: str
     params: dict = field(default_factory=dict)
     tier: str = DEFAULT_TIER
+
+    def __post_init__(self):
+        # shared by every caller of the cached catalog: read-only
+        object.__setattr__(self, "params", ReadOnlyDict(self.params))
 
     def generate(self) -> BipartiteData | PairData:
         """The instance data (BipartiteData or PairData), freshly generated."""
@@ -119,6 +142,10 @@ class ProblemSpec:
     options: dict
     lam: float
     tier: str = DEFAULT_TIER
+
+    def __post_init__(self):
+        # shared by every caller of the cached catalog: read-only
+        object.__setattr__(self, "options", ReadOnlyDict(self.options))
 
     @property
     def problem_class(self) -> str:
@@ -177,9 +204,11 @@ class CatalogProblem(cp.Problem):
     def solve(self, *args, **kwargs):
         solver = kwargs.get("solver", args[0] if args and isinstance(args[0], str) else None)
         if solver is not None:
+            from ..solvers.engines.cvxpy_backend import quiet_highs
             from . import cvxpy_solvers  # imports CVXPY's solver table; import when used
-            cvxpy_solvers.check_handles(solver, self.problem_class, self.problem_id)
-            cvxpy_solvers.silence_highs_banner()  # quiet by default, as every entry point
+            if cvxpy_solvers.check_handles(solver, self.problem_class,
+                                           self.problem_id).name == "HIGHS":
+                quiet_highs()  # quiet by default, as through the backend
         return super().solve(*args, **kwargs)
 
 
@@ -417,10 +446,10 @@ def _family_where(path, k: int, family) -> str:
     return f"{path}: family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")
 
 
-@functools.lru_cache(maxsize=None)
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
-    """Parse and check the catalog file ``path`` (default :data:`DEFAULT_CATALOG`: the packaged
-    catalog, or the file named by ``$INFPUSH_CVX_CATALOG``).
+    """Parse and check the catalog file ``path`` (default :func:`default_catalog`: the file
+    named by ``$INFPUSH_CVX_CATALOG`` now, else the packaged catalog); parsed once per path and
+    process (:func:`clear_cache` forgets them).
 
     Every error in the file is one :class:`~infpush_cvx.files.MalformedFileError` (a ValueError)
     that names the file and, where there is one, the entry and the field: a file that is not a
@@ -433,7 +462,19 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
     twice (or differing only in case: one file on a case-insensitive file system), and a catalog
     that declares no problem. A missing file is FileNotFoundError.
     """
-    path = Path(path) if path is not None else DEFAULT_CATALOG
+    catalog = _load_catalog(Path(path) if path is not None else default_catalog())
+    _INSTANCE_SPECS.update(catalog.instances)  # the instances of the catalog last loaded
+    return catalog
+
+
+def clear_cache() -> None:
+    """Forget the catalogs parsed and the instances generated (a catalog file edited since)."""
+    _load_catalog.cache_clear()
+    instance_data.cache_clear()
+
+
+@functools.lru_cache(maxsize=None)
+def _load_catalog(path: Path) -> Catalog:
     try:
         return _parse_catalog(path)
     except MalformedFileError:
@@ -463,7 +504,7 @@ def _parse_catalog(path: Path) -> Catalog:
     for name, entry in _table(raw, "instances", str(path)).items():
         _checked_name(name, "instance name", str(path))  # before it is shown as the entry
         instances[name] = _instance_spec(name, entry, f"{path}: instance {name}")
-    _INSTANCE_SPECS.update(instances)
+    _INSTANCE_SPECS.update(instances)  # the lambdas of the problems below may need their data
     _check_case_collisions(instances, "instance", str(path))
     problems = {}
 

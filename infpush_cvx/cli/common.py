@@ -59,10 +59,9 @@ def reference_folder() -> None:
 
 
 def quiet_start(args) -> None:
-    """Start of a solving command: its log level, and no HiGHS banner in its output."""
-    from ..catalog.cvxpy_solvers import silence_highs_banner
+    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every
+    HiGHS solve: ``cvxpy_backend.quiet_highs``)."""
     configure_logging(getattr(args, "verbose", 0))
-    silence_highs_banner()
 
 
 def problem_ids(pattern, tier) -> list[str]:

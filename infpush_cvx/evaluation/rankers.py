@@ -122,16 +122,16 @@ from .._validation import check_bool, check_choice, check_int, check_matrix, che
 from ..data.containers import BipartiteData
 from ..data.labels import binary_labels
 from .metrics import average_precision
-from ..solvers.result import ConvergenceWarning as SolverConvergenceWarning
+from ..solvers.engines.cvxpy_backend import check_solver, failure_message, solve_problem
+from ..solvers.result import CERTIFIED, ConvergenceWarning as SolverConvergenceWarning
 
 __all__ = ["ConvergenceWarning", "InfinitePushRanker", "SparseInfinitePushRanker",
            "RankSVMRanker", "SVMMAPRanker", "TopPushRanker", "PNormPushRanker",
            "ZeroModelWarning"]
 
 SOLVERS = ("auto", "native", "cvxpy")
+#: The CVXPY solvers tried, in order, after ``cvxpy_solver`` gives no point.
 _FALLBACK = ("CLARABEL", "ECOS", "SCS")
-#: Statuses whose certificate holds: the native solvers' two, and CVXPY's "optimal".
-_CERTIFIED = ("optimal", "degenerate_optimal")
 
 
 class ConvergenceWarning(SolverConvergenceWarning, SklearnConvergenceWarning):
@@ -197,19 +197,6 @@ def _check_name(value, name: str, choices) -> str:
         raise TypeError(f"{name} must be a string, one of {list(choices)}; got "
                         f"{type(value).__name__} {value!r}")
     return check_choice(value, name, choices)
-
-
-def _check_cvxpy_solver(name) -> str:
-    """The name of an installed CVXPY solver (any case), upper-cased as CVXPY spells it."""
-    import cvxpy as cp
-    installed = cp.installed_solvers()
-    if not isinstance(name, str):
-        raise TypeError(f"cvxpy_solver must be a string, one of the installed CVXPY solvers "
-                        f"{installed}; got {type(name).__name__} {name!r}")
-    if name.upper() not in installed:
-        raise ValueError(f"unknown cvxpy_solver {name!r}; the installed CVXPY solvers are "
-                         f"{installed}")
-    return name.upper()
 
 
 def _native_detail(result) -> str:
@@ -354,7 +341,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if (self.max_iter is not None or self.eta0 is not None) and self._backend() == "cvxpy":
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
-        _check_cvxpy_solver(self.cvxpy_solver)
+        check_solver(self.cvxpy_solver, "cvxpy_solver")
         check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
         check_bool(self.verbose, "verbose")
         return C
@@ -467,7 +454,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
         """
         name = f"{type(self).__name__}(C={C!r})"
-        if solve.status not in _CERTIFIED:
+        if solve.status not in CERTIFIED:
             detail = solve.detail
             warnings.warn(f"{name}: the {training.backend} solve ended without its optimality "
                           f"certificate (status {solve.status!r}{'; ' + detail if detail else ''}"
@@ -556,14 +543,13 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                                             **self._kernel_kwargs(data))
 
     def _solve_cvxpy(self, data, Cs):
-        """CVXPY solves in increasing C of one compiled problem (lambda is a cp.Parameter),
-        each with ``warm_start=True``; no certified gap (``dual_gap`` NaN)."""
-        import cvxpy as cp
-
+        """CVXPY solves through the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
+        solve_problem`: the project's statuses), in increasing C of one compiled problem (lambda
+        is a cp.Parameter), each with ``warm_start=True``; no certified gap (``dual_gap``
+        NaN). RuntimeError naming each solver's cause when none of them gives a point."""
         prob = self._cvxpy_problem(data, 1.0 / Cs[0])
         lam = prob.param_dict["lam"]
-        w = prob.var_dict["w"]
-        first = _check_cvxpy_solver(self.cvxpy_solver)
+        first = check_solver(self.cvxpy_solver, "cvxpy_solver")
         out = [None] * len(Cs)
         for i in np.argsort(Cs, kind="stable"):
             C = Cs[i]
@@ -571,21 +557,18 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             # an interior-point failure on one C should not end a cross-validation run (nor
             # Clarabel's exponential cones, where ECOS or SCS succeed): the other installed
             # conic solvers, in order
+            causes = []
             for solver in [first] + [s for s in _FALLBACK if s != first]:
-                try:
-                    prob.solve(solver=solver, warm_start=True, verbose=self.verbose)
-                except cp.error.SolverError:
-                    continue
-                if w.value is not None:
+                solve = solve_problem(prob, solver=solver, verbose=self.verbose,
+                                      warm_start=True)
+                if solve.has_point:
                     break
+                causes.append(failure_message(solve, solver))  # it names the solver
             else:
-                raise RuntimeError(f"every CVXPY solver failed for C={C} "
-                                   f"(tried {first} and {_FALLBACK})")
-            stats = prob.solver_stats
-            out[i] = _PathFit(coef=np.asarray(w.value, dtype=np.float64).copy(),
-                              status=prob.status,
-                              n_iter=_iterations(getattr(stats, "num_iters", None)),
-                              dual_gap=np.nan, detail=f"CVXPY solver {solver}")
+                raise RuntimeError(f"every CVXPY solver failed for C={C}: {'; '.join(causes)}")
+            out[i] = _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
+                              n_iter=solve.iterations, dual_gap=np.nan,
+                              detail=solve.message or f"CVXPY solver {solver}")
         return out
 
     # ---- prediction -------------------------------------------------------------------------
@@ -876,7 +859,7 @@ class TopPushRanker(_BipartiteRanker):
         from ..solvers.toppush import toppush
         from infpush_cvx.solvers.toppush.polish import polish
         result = toppush(data.Xp, data.Xn, lam, warm_start=warm_start, **options)
-        if result.status not in _CERTIFIED:
+        if result.status not in CERTIFIED:
             return result
         # the exact optimum on the certified point's active sets, certified by the same gap
         # (the negatives' weights, in data, do not enter TopPush's objective or certificate)

@@ -15,6 +15,7 @@ from infpush_cvx import catalog, cli
 from infpush_cvx.benchmarking import make_tasks
 from infpush_cvx.benchmarking.tasks import Task, primal_residual, solve_task
 from infpush_cvx.catalog import cvxpy_solvers
+from infpush_cvx.solvers.engines import cvxpy_backend
 
 QP = "ip_l2_planted_s_paper_compact"
 LP = "rank2plan_pairs_dense_compact"
@@ -35,7 +36,7 @@ def needs(*solvers):
     ("PIQP", ("LP", "QP")), ("IPOPT", ()),  # an NLP solver: none of the classes
 ])
 def test_capabilities_come_from_cvxpy_interfaces(solver, classes):
-    assert cvxpy_solvers.capabilities(solver) == classes
+    assert cvxpy_backend.capabilities(solver) == classes
 
 
 def test_a_conic_interface_is_read_from_its_supported_constraints(monkeypatch):
@@ -59,15 +60,15 @@ def test_a_conic_interface_is_read_from_its_supported_constraints(monkeypatch):
     monkeypatch.setitem(defines.SOLVER_MAP_CONIC, "FAKE_LP", Fake())
     monkeypatch.setitem(defines.SOLVER_MAP_CONIC, "FAKE_QUAD", FakeQuad())
     monkeypatch.setitem(defines.SOLVER_MAP_CONIC, "FAKE_SOC", FakeCones())
-    assert cvxpy_solvers.capabilities("FAKE_LP") == ("LP",)
-    assert cvxpy_solvers.capabilities("FAKE_QUAD") == ("LP", "QP")
-    assert cvxpy_solvers.capabilities("FAKE_SOC") == ("LP", "QP", "SOCP", "EXP")
+    assert cvxpy_backend.capabilities("FAKE_LP") == ("LP",)
+    assert cvxpy_backend.capabilities("FAKE_QUAD") == ("LP", "QP")
+    assert cvxpy_backend.capabilities("FAKE_SOC") == ("LP", "QP", "SOCP", "EXP")
 
 
 def test_highs_qp_is_the_explicit_exception():
-    assert "QP" in cvxpy_solvers.capabilities("HIGHS")
-    assert "QP" in cvxpy_solvers.EXCLUDED["HIGHS"]
-    assert cvxpy_solvers.run_classes("HIGHS") == ("LP",)
+    assert "QP" in cvxpy_backend.capabilities("HIGHS")
+    assert "QP" in cvxpy_backend.EXCLUDED["HIGHS"]
+    assert cvxpy_backend.run_classes("HIGHS") == ("LP",)
 
 
 @needs("HIGHS")
@@ -79,7 +80,7 @@ def test_refusing_highs_on_a_qp_gives_the_reason():
 def test_available_lists_every_installed_solver_that_takes_a_class():
     available = cvxpy_solvers.available()
     assert available[:len(cvxpy_solvers.comparison_set())] == cvxpy_solvers.comparison_set()
-    assert set(available) == {s for s in INSTALLED if cvxpy_solvers.run_classes(s)}
+    assert set(available) == {s for s in INSTALLED if cvxpy_backend.run_classes(s)}
     assert cvxpy_solvers.resolve(["all"]) == available
     assert cvxpy_solvers.resolve(None) == cvxpy_solvers.comparison_set()
     assert cvxpy_solvers.resolve(["clarabel", "CLARABEL"]) == ["CLARABEL"]
@@ -157,7 +158,7 @@ def test_solve_runs_every_solver_in_a_worker_killed_at_the_limit(own_limit, work
     # a solver's own limit leaves CVXPY's compilation and the solver's set-up out: the worker
     # is killed at the limit whether the solver has one (OSQP) or not
     if not own_limit:
-        monkeypatch.delitem(cvxpy_solvers.TIME_LIMIT_OPTIONS, "OSQP")
+        monkeypatch.delitem(cvxpy_backend.TIME_LIMIT_OPTIONS, "OSQP")
     # stopped at the limit: reported in its row, not a failure of the run (issue 27)
     assert cli.main(["solve", QP, "--solver", "OSQP", "--time-limit", "5"]) == 0
     assert [(t.solver, t.timeout) for t in worker_process] == [("OSQP", 5.0)]

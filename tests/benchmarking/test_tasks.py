@@ -92,7 +92,7 @@ def test_a_stale_stored_value_is_not_compared_with_and_the_row_says_why(tmp_path
     record = json.loads(reference.reference_path(pid).read_text())
     record["instance_fingerprint"] = "0" * len(record["instance_fingerprint"])
     (tmp_path / f"{pid}.json").write_text(json.dumps(record))
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path))
     row = run_task(Task(pid, "native", "infinite_push.working_set"))
     assert row["status"] == "optimal" and row["reference"] is None and not row["agrees"]
     assert "not used" in row["reference_note"]

@@ -31,7 +31,7 @@ def use_catalog(tmp_path, monkeypatch):
     """``use(text)``: the default catalog becomes a file holding ``text`` (str or bytes; None:
     the file is not written, for a FIFO or a link made by the test), and the reference folder an
     empty one in ``tmp_path``."""
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path / "refs")
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path / "refs"))
 
     def use(text, name="catalog.toml"):
         path = tmp_path / name
@@ -39,14 +39,12 @@ def use_catalog(tmp_path, monkeypatch):
             path.write_bytes(text)
         elif text is not None:
             path.write_text(text)
-        monkeypatch.setattr(catalog.specs, "DEFAULT_CATALOG", path)
-        catalog.load_catalog.cache_clear()
-        catalog.instance_data.cache_clear()  # instance names are reused between tests
+        monkeypatch.setenv(catalog.CATALOG_ENV_VAR, str(path))
+        catalog.clear_cache()  # instance names and paths are reused between tests
         return path
 
     yield use
-    catalog.load_catalog.cache_clear()
-    catalog.instance_data.cache_clear()
+    catalog.clear_cache()
 
 
 def _load_error(path) -> str:

@@ -31,7 +31,7 @@ def store(tmp_path, monkeypatch):
     folder = tmp_path / "reference_values"
     folder.mkdir()
     shutil.copy(reference.reference_path(PID), folder / f"{PID}.json")
-    monkeypatch.setattr(reference, "REFERENCE_DIR", folder)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(folder))
     return folder
 
 
@@ -240,13 +240,12 @@ def test_a_record_of_another_instance_is_not_used_and_says_why(store):
 
 
 def test_a_record_of_another_definition_is_not_used_and_says_why(store, tmp_path, monkeypatch):
-    text = catalog.DEFAULT_CATALOG.read_text()
+    text = catalog.default_catalog().read_text()
     old = 'options = { penalty = "l2" }\nlam_paper = 0.1\n'
     assert text.count(old) == 1
     edited = tmp_path / "catalog.toml"
     edited.write_text(text.replace(old, old.replace("0.1", "0.2")))
-    monkeypatch.setattr(catalog.specs, "DEFAULT_CATALOG", edited)
-    catalog.load_catalog.cache_clear()
+    monkeypatch.setenv(catalog.CATALOG_ENV_VAR, str(edited))
     try:
         with pytest.warns(reference.StaleReferenceWarning, match=re.escape(
                 f"{PID}: stored value {STORED!r} not used: problem definition changed since "
@@ -254,7 +253,7 @@ def test_a_record_of_another_definition_is_not_used_and_says_why(store, tmp_path
                 f"--only {PID}`")):
             assert reference.stored_value(PID).value is None
     finally:
-        catalog.load_catalog.cache_clear()
+        catalog.clear_cache()
 
 
 def test_the_original_scripts_dictionaries_hold_no_stale_value(store):

@@ -107,7 +107,7 @@ def test_every_real_problem_has_a_complete_stored_record():
         # only); earlier records were written under "optimal only"
         assert check.get("status", "optimal") in reference.TIER_CROSS_CHECK_STATUSES["real"]
         assert check["options"] == reference.cross_check_options("real", check["solver"]) or \
-            check["options"] == cvxpy_solvers.SOLVERS[check["solver"]].options, pid
+            check["options"] == cvxpy_solvers.TUNED[check["solver"]].options, pid
         assert len(record["instance_fingerprint"]) == 64 and record["date"]
         assert record["times"]["reference_solve"] > 0
         spec = catalog.get(pid)
@@ -214,7 +214,7 @@ def test_reference_verify_skips_real_instances_without_their_data(tmp_path, monk
 
 def test_stored_real_records_are_plain_json():
     # written by files.write_text_atomic (temporary file + os.replace): no stray temporary files
-    leftovers = [p.name for p in reference.REFERENCE_DIR.glob(".*.tmp")]
+    leftovers = [p.name for p in reference.reference_dir().glob(".*.tmp")]
     assert leftovers == []
     for pid in REAL:
         json.loads(reference.reference_path(pid).read_text())

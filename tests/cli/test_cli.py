@@ -50,7 +50,7 @@ def test_check_exits_nonzero_on_disagreement(tmp_path, monkeypatch, capsys):
     record = reference.load_reference(pid)
     record["opt_val"] *= 1.01
     (tmp_path / f"{pid}.json").write_text(json.dumps(record))
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path))
     monkeypatch.setattr(SerialExecutor, "isolate", False)  # the solves see the patched values
     rc = cli.main(["check", "--problems", pid, "--cvxpy", "CLARABEL", "--no-progress",
                    "--out", str(tmp_path / "x.csv")])

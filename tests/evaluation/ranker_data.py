@@ -5,8 +5,9 @@ from pathlib import Path
 
 import numpy as np
 
+from infpush_cvx.solvers.result import CERTIFIED  # noqa: F401 -- imported by the tests
+
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-CERTIFIED = ("optimal", "degenerate_optimal")
 
 
 def two_classes(seed=0, N=80, d=6, shift=1.2, zeros=0.5):

@@ -4,6 +4,7 @@ sample weights."""
 import inspect
 import warnings
 
+import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -14,6 +15,7 @@ from infpush_cvx.solvers.result import ConvergenceWarning
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
                                             SparseInfinitePushRanker, SVMMAPRanker,
                                             TopPushRanker, ZeroModelWarning)
+from infpush_cvx.solvers.result import CERTIFIED
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
 LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
@@ -110,24 +112,42 @@ def test_native_and_cvxpy_backends_agree(cls):
         assert abs(fn - fc) <= 1e-6 * max(1.0, abs(fc))
 
 
+def _failing_solvers(monkeypatch, failing):
+    """CVXPY's solve stage raises SolverError for the solvers in ``failing``; the solvers
+    called, in order."""
+    from cvxpy.reductions.solvers.solving_chain import SolvingChain
+    solve_via_data, tried = SolvingChain.solve_via_data, []
+
+    def fails(self, *args, **kwargs):
+        tried.append(self.solver.name())
+        if self.solver.name() in failing:
+            raise cp.error.SolverError("simulated numerical failure")
+        return solve_via_data(self, *args, **kwargs)
+
+    monkeypatch.setattr(SolvingChain, "solve_via_data", fails)
+    return tried
+
+
 def test_cvxpy_solver_failure_falls_back_to_other_solvers(monkeypatch):
-    import cvxpy as cp
     X, y = _data(seed=9)
     ref = SparseInfinitePushRanker(C=30.0, solver="cvxpy").fit(X, y).coef_
     assert np.count_nonzero(ref) >= 2
     # a numerical failure of the first solver (cvxpy's SolverError): the next one takes over
-    solve, tried = cp.Problem.solve, []
-
-    def clarabel_fails(self, *args, solver=None, **kwargs):
-        tried.append(solver)
-        if solver == "CLARABEL":
-            raise cp.error.SolverError("simulated numerical failure")
-        return solve(self, *args, solver=solver, **kwargs)
-
-    monkeypatch.setattr(cp.Problem, "solve", clarabel_fails)
+    tried = _failing_solvers(monkeypatch, {"CLARABEL"})
     r = SparseInfinitePushRanker(C=30.0, solver="cvxpy").fit(X, y)
     assert tried == ["CLARABEL", "ECOS"] and r.status_ == "optimal"
     np.testing.assert_allclose(r.coef_, ref, rtol=1e-5, atol=1e-6 * np.abs(ref).max())
+
+
+def test_every_cvxpy_solver_failing_names_each_cause(monkeypatch):
+    X, y = _data(seed=9)
+    tried = _failing_solvers(monkeypatch, {"CLARABEL", "ECOS", "SCS"})
+    with pytest.raises(RuntimeError, match=r"every CVXPY solver failed for C=30.0: "
+                                           r"CLARABEL: simulated numerical failure; "
+                                           r"ECOS: simulated numerical failure; "
+                                           r"SCS: simulated numerical failure"):
+        SparseInfinitePushRanker(C=30.0, solver="cvxpy").fit(X, y)
+    assert tried == ["CLARABEL", "ECOS", "SCS"]
 
 
 @pytest.mark.parametrize("cls", RANKERS)
@@ -263,7 +283,6 @@ def test_native_backend_call_contract(monkeypatch, cls, module, func):
 
 
 # ---- sample weights ---------------------------------------------------------------------------
-CERTIFIED = ("optimal", "degenerate_optimal")
 NATIVE_MODULE = {InfinitePushRanker: "infinite_push", SparseInfinitePushRanker: "infinite_push",
                  RankSVMRanker: "ranksvm"}
 

@@ -17,8 +17,7 @@ from infpush_cvx.data.kernels import resolve_gamma
 from infpush_cvx.solvers.toppush import polish as _toppush_polish
 from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, TopPushRanker
 from infpush_cvx.solvers.toppush import duality_gap, toppush
-
-CERTIFIED = ("optimal", "degenerate_optimal")
+from infpush_cvx.solvers.result import CERTIFIED
 
 
 def _check_data(seed=42):

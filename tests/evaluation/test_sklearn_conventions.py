@@ -19,6 +19,7 @@ from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
                                             SparseInfinitePushRanker, ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
+from infpush_cvx.solvers.result import CERTIFIED
 
 pd = pytest.importorskip("pandas")
 
@@ -27,7 +28,6 @@ from sklearn.model_selection import (KFold, StratifiedKFold, check_cv,  # noqa: 
                                      cross_val_predict, cross_val_score)
 
 RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
-CERTIFIED = ("optimal", "degenerate_optimal")
 
 
 def _data(seed=0, N=90, d=5, informative=3, shift=1.2):
@@ -438,22 +438,22 @@ def test_ranker_cv_native_path_runs_from_small_C_warm_started(monkeypatch, cls, 
 
 
 def test_ranker_cv_cvxpy_path_compiles_once_per_fold_and_warm_starts(monkeypatch):
-    import cvxpy as cp
+    from cvxpy.reductions.solvers.solving_chain import SolvingChain
 
     from infpush_cvx import formulations
     built, solves = [], []
-    factory, solve = formulations.ranksvm_problem, cp.Problem.solve
+    factory, solve = formulations.ranksvm_problem, SolvingChain.solve_via_data
 
     def counting_factory(*args, **kwargs):
         built.append(args[1])
         return factory(*args, **kwargs)
 
-    def recording_solve(self, *args, **kwargs):
-        solves.append((self.param_dict["lam"].value, kwargs.get("warm_start")))
-        return solve(self, *args, **kwargs)
+    def recording_solve(self, problem, data, warm_start, *args, **kwargs):
+        solves.append((problem.param_dict["lam"].value, warm_start))
+        return solve(self, problem, data, warm_start, *args, **kwargs)
 
     monkeypatch.setattr(formulations, "ranksvm_problem", counting_factory)
-    monkeypatch.setattr(cp.Problem, "solve", recording_solve)
+    monkeypatch.setattr(SolvingChain, "solve_via_data", recording_solve)
     X, y = _data()
     RankerCV(RankSVMRanker(solver="cvxpy"), Cs=[10.0, 0.1, 1.0], cv=3).fit(X, y)
     assert len(built) == 3 + 1  # one compiled problem per fold, and the refit's

@@ -32,10 +32,11 @@ def test_environment_variables_name_another_catalog_and_reference_folder(tmp_pat
                            '[problems.only_one]\ninstance = "tiny"\n'
                            'formulation = "infinite_push"\nlam = 1.0\n')
     env = {**os.environ, "INFPUSH_CVX_CATALOG": str(own_catalog),
-           "INFPUSH_CVX_REFERENCE_DIR": str(tmp_path / "refs")}
+           "INFPUSH_CVX_REFERENCE_DIR": str(tmp_path / "refs"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}  # this checkout's package
     probe = ("import json\nfrom infpush_cvx import catalog\n"
              "from infpush_cvx.catalog import reference\n"
-             "print(json.dumps([catalog.problem_ids(), str(reference.REFERENCE_DIR),"
+             "print(json.dumps([catalog.problem_ids(), str(reference.reference_dir()),"
              " str(reference.writable_directory())]))")
     proc = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
@@ -54,7 +55,7 @@ def test_a_source_checkout_writes_its_own_reference_folder():
 
 def test_an_installed_package_refuses_to_write_its_own_reference_folder(monkeypatch, tmp_path):
     monkeypatch.setattr(reference, "_in_source_checkout", lambda: False)
-    monkeypatch.setattr(reference, "REFERENCE_DIR", reference.PACKAGED_REFERENCE_DIR)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(reference.PACKAGED_REFERENCE_DIR))
 
     def no_solve(pid):
         raise AssertionError("refused only after solving")
@@ -67,13 +68,13 @@ def test_an_installed_package_refuses_to_write_its_own_reference_folder(monkeypa
     assert str(reference.PACKAGED_REFERENCE_DIR) in str(info.value)
     # Another folder, given or from the environment, is written.
     assert reference.writable_directory(tmp_path) == tmp_path
-    monkeypatch.setattr(reference, "REFERENCE_DIR", tmp_path / "refs")
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(tmp_path / "refs"))
     assert reference.writable_directory() == tmp_path / "refs"
 
 
 def test_the_cli_reports_the_refusal_as_a_usage_error(monkeypatch, capsys):
     monkeypatch.setattr(reference, "_in_source_checkout", lambda: False)
-    monkeypatch.setattr(reference, "REFERENCE_DIR", reference.PACKAGED_REFERENCE_DIR)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(reference.PACKAGED_REFERENCE_DIR))
     assert cli.main(["reference", "regenerate", "--only", PID]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "refusing to write reference values" in err and "INFPUSH_CVX_REFERENCE_DIR" in err

@@ -87,8 +87,8 @@ try:
 except ValueError as exc:
     refused = str(exc)
 print(json.dumps({"file": infpush_cvx.__file__, "version": infpush_cvx.__version__,
-                  "catalog": str(catalog.DEFAULT_CATALOG),
-                  "references": str(reference.REFERENCE_DIR),
+                  "catalog": str(catalog.default_catalog()),
+                  "references": str(reference.reference_dir()),
                   "problems": len(catalog.problem_ids(tier="all")), "refused": refused}))
 """
 

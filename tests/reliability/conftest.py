@@ -17,6 +17,7 @@ def no_solving(monkeypatch):
     """Fail the test at once if anything starts solving (argument and output checks come
     first)."""
     import cvxpy as cp
+    from cvxpy.reductions.solvers.solving_chain import SolvingChain
 
     from infpush_cvx import benchmarking
     from infpush_cvx.benchmarking import compare
@@ -25,6 +26,7 @@ def no_solving(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a solve started before the arguments and outputs were checked")
     monkeypatch.setattr(cp.Problem, "solve", refuse)
+    monkeypatch.setattr(SolvingChain, "solve_via_data", refuse)  # the CVXPY backend's
     monkeypatch.setattr(compare, "run", refuse)
     monkeypatch.setattr(registry, "solve", refuse)
     monkeypatch.setattr(benchmarking, "run_benchmark", refuse)

@@ -36,7 +36,7 @@ def store(tmp_path, monkeypatch):
     folder.mkdir()
     for pid in (PID, SEED_PID, DUAL_PID, PAIRS_PID):
         shutil.copy(reference.reference_path(pid), folder / f"{pid}.json")
-    monkeypatch.setattr(reference, "REFERENCE_DIR", folder)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(folder))
     return folder
 
 
@@ -46,16 +46,16 @@ def edited_catalog(tmp_path, monkeypatch):
     infpush_cvx/catalog/problems/catalog.toml with the one occurrence of ``old`` replaced by
     ``new``."""
     def edit(old: str, new: str):
-        text = catalog.DEFAULT_CATALOG.read_text()
+        text = catalog.default_catalog().read_text()
         assert text.count(old) == 1, old
         path = tmp_path / "catalog.toml"
         path.write_text(text.replace(old, new))
-        monkeypatch.setattr(catalog.specs, "DEFAULT_CATALOG", path)  # where load_catalog reads it
-        catalog.load_catalog.cache_clear()
+        monkeypatch.setenv(catalog.CATALOG_ENV_VAR, str(path))  # where load_catalog reads it
+        catalog.clear_cache()  # the same path may hold another edit
         return path
 
     yield edit
-    catalog.load_catalog.cache_clear()  # the next load_catalog() reads the real catalog again
+    catalog.clear_cache()  # the next load_catalog() reads the real catalog again
 
 
 def _edit(folder, pid, *, drop=(), **changes):

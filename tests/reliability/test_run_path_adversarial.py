@@ -378,7 +378,7 @@ def test_a_reference_folder_that_is_not_one_is_a_usage_error(argv, make, words, 
     from infpush_cvx.catalog import reference
     folder = tmp_path / "refs"
     make(folder)
-    monkeypatch.setattr(reference, "REFERENCE_DIR", folder)
+    monkeypatch.setenv(reference.REFERENCE_DIR_ENV_VAR, str(folder))
     monkeypatch.setattr(reference, "verify", lambda *a, **k: pytest.fail("verified"))
     code, _, err = run_cli([*argv, "--out", str(tmp_path / "o")] if argv[0] in ("check", "bench")
                            else argv, capsys)

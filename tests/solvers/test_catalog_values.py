@@ -19,6 +19,7 @@ from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.data.kernels import kernel_options
 from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.solvers import infinite_push, rank2plan_lp, ranksvm
+from infpush_cvx.solvers.result import CERTIFIED
 
 from bruteforce import brute_dual, brute_primal  # tests/solvers/bruteforce.py, via conftest.py
 
@@ -26,7 +27,6 @@ TOL = 1e-6
 # The stored values are accurate to about 1e-9 relative (Clarabel, cross-checked).
 STORED_RTOL = 1e-8
 EARLY_STOPS = ("max_iter", "time_limit", "stalled")
-CERTIFIED = registry.SUCCESS
 #: The formulations whose certificates are recomputed here by brute force (the P-Norm Push and
 #: TopPush have tests of their own).
 BRUTE_FORCE = ("infinite_push", "ranksvm", "rank2plan_lp")

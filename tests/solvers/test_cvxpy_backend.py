@@ -298,3 +298,98 @@ def test_an_infeasible_claim_is_a_failure_that_says_so(monkeypatch):
         res = rank2plan_lp(PairData(X, i, j), 0.05, method="cvxpy", solver="CLARABEL")
     assert res.status == "failed" and np.all(np.isnan(res.w))
     assert "'infeasible'" in res.message and "numerical failure" in res.message
+
+
+# -- one backend for every CVXPY path (issue 28) ---------------------------------------------
+
+def test_the_solvers_import_nothing_from_the_catalog():
+    """The layers: the solvers (the backend included) sit below the catalog."""
+    import ast
+    root = Path(__file__).resolve().parents[2] / "infpush_cvx" / "solvers"
+    found = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {n}" for n in names if n.startswith("infpush_cvx.catalog")]
+    assert found == []
+
+
+def test_the_highs_banner_is_quiet_without_redirecting_output():
+    """Issue 28: HiGHS's banner went to a redirected descriptor 1, losing what other threads
+    wrote meanwhile; now HiGHS writes it to the null device through its own options. A thread
+    writing while HiGHS starts keeps every line."""
+    code = """
+import os, threading
+from infpush_cvx.solvers.engines.cvxpy_backend import quiet_highs
+stop = threading.Event()
+def chatter():
+    k = 0
+    while not stop.is_set() or k < 200:
+        os.write(1, b"line %d\\n" % k); k += 1
+t = threading.Thread(target=chatter); t.start()
+quiet_highs(); quiet_highs()
+import highspy
+highspy.Highs(); stop.set(); t.join()
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=120, check=True)
+    lines = out.stdout.splitlines()
+    assert "HiGHS" not in out.stdout + out.stderr
+    assert lines == [f"line {k}" for k in range(len(lines))] and len(lines) >= 200
+
+
+def test_a_highs_solve_stays_quiet_and_verbose_still_speaks():
+    code = """
+import cvxpy as cp
+from infpush_cvx.solvers.engines.cvxpy_backend import solve_problem
+x = cp.Variable(2)
+prob = cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1])
+print(solve_problem(prob, solver="HIGHS").status)
+solve_problem(prob, solver="HIGHS", verbose=True)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=120, check=True)
+    first, _, rest = out.stdout.partition("\n")
+    assert first == "optimal" and "Running HiGHS" not in out.stdout
+    assert "HiGHS run time" in rest  # a verbose solve still prints HiGHS's log
+
+
+def test_a_solver_error_is_the_same_failure_on_every_path(failing_solver):
+    """The same event, the same answer: a SolverError is "failed" with its cause in the
+    solvers' method="cvxpy" and in the catalog's and the runner's solve."""
+    from infpush_cvx import catalog
+    from infpush_cvx.catalog import cvxpy_solvers
+
+    spec = catalog.get("rank2plan_pairs_dense_compact")
+    out = cvxpy_solvers.solve(spec.build(catalog.instance_data(spec.instance)),
+                              cvxpy_solvers.spec("CLARABEL"))
+    assert (out.status, out.cvxpy_status, out.has_point) == ("failed", "solver_error", False)
+    assert out.message == "CLARABEL: the solver gave up"
+    assert out.solver_status == "solver_error: CLARABEL: the solver gave up"
+    X, i, j = issue_pairs()
+    res = quiet(rank2plan_lp, X, i, j, 0.1, method="cvxpy", solver="CLARABEL")
+    assert res.status == "failed" and res.message == out.message
+
+
+def test_check_solver_names_the_argument_and_the_class():
+    assert backend.check_solver("clarabel") == "CLARABEL"
+    with pytest.raises(TypeError, match="cvxpy_solver must be a string"):
+        backend.check_solver(3, "cvxpy_solver")
+    with pytest.raises(ValueError, match="unknown solver 'gurobi_x'"):
+        backend.check_solver("gurobi_x")
+    with pytest.raises(ValueError, match="HIGHS is not run on EXP problems"):
+        backend.check_solver("HIGHS", "solver", "EXP")
+
+
+def test_solve_problem_keeps_the_problem_solved_and_warm_starts():
+    x = cp.Variable(3)
+    lam = cp.Parameter(nonneg=True, value=1.0)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x - 1) + lam * cp.norm1(x)))
+    out = backend.solve_problem(prob, solver="CLARABEL")
+    assert out.status == "optimal" and prob.status == "optimal"
+    np.testing.assert_allclose(out.values[x.name()], 0.5, atol=1e-6)
+    assert prob.solver_stats is not None and prob.compilation_time is not None
+    lam.value = 4.0
+    out = backend.solve_problem(prob, solver="CLARABEL", warm_start=True)
+    np.testing.assert_allclose(x.value, 0.0, atol=1e-6)

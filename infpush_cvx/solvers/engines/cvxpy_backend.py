@@ -1,4 +1,11 @@
-"""One CVXPY backend for the solvers' ``method="cvxpy"``: staged solve, time limit, statuses.
+"""One CVXPY backend for every CVXPY solve: staged solve, time limit, statuses, solver options.
+
+Every CVXPY solve of the package goes through here: the solvers' ``method="cvxpy"``
+(:func:`solve`), the rankers' ``solver="cvxpy"``, the catalog's reference values and the
+benchmark runner (:func:`solve_problem`, a problem already built), so the same event gives the
+same status everywhere and a failure names its cause. Which problem classes a CVXPY solver
+takes (:func:`capabilities`, :data:`EXCLUDED`), its time-limit option
+(:data:`TIME_LIMIT_OPTIONS`) and its relative-gap option (:data:`REL_GAP_OPTIONS`) are here too.
 
 Every CVXPY answer a solver returns goes through :func:`solve` here, and then through the
 solver's own certificate (:func:`certified_status`): CVXPY's "optimal" is a claim, which the
@@ -18,7 +25,7 @@ has no point: ``w`` is NaN, in every solver.
 Time limits. The solve is staged: the problem is built, compiled
 (``Problem.get_problem_data``) and solved (``SolvingChain.solve_via_data``), the deadline is
 checked between the stages and the solver is handed only the time left under its own option
-(:data:`~infpush_cvx.catalog.cvxpy_solvers.TIME_LIMIT_OPTIONS`). That bounds neither the
+(:data:`TIME_LIMIT_OPTIONS`). That bounds neither the
 compilation of a large problem nor a solver's set-up before its clock starts (nor ECOS, which has
 no time limit). Measured on 10,000 x 100 with 1M pairs (the Rank2Plan LP, 2-core machine):
 compilation 4.1 s and Clarabel 34 s with ``time_limit=1`` (its KKT factorisation is not
@@ -45,6 +52,13 @@ script in the child (their "safe importing of main module" rule), so a script wi
 ``if __name__ == "__main__"`` guard would run twice. Without POSIX pipes (Windows) the solve
 stays in-process, bounded as well as the stages allow. CVXPY is imported late everywhere here
 (``import infpush_cvx.solvers`` must not import it).
+
+HiGHS's banner ("Running HiGHS 1.16.0 ...") is written once per process, by the first
+``highspy.Highs()`` (its constructor enables callbacks, a method call), before CVXPY can pass
+any option, so ``output_flag=False`` given to CVXPY does not stop it (HiGHS 1.16, CVXPY 1.9.3).
+:func:`quiet_highs` writes it through HiGHS's own options (``log_to_console=False``, the log
+file the null device) on a bare object before every HiGHS solve; no file descriptor is
+redirected, so no other thread's output is lost, and no flag of ours is kept.
 """
 
 from __future__ import annotations
@@ -91,6 +105,109 @@ ISOLATE_SIZE = 50_000
 #: limit hands back its point in that time.
 KILL_GRACE = 0.25
 
+#: Each solver's own wall-clock limit, in seconds: an option name, or ``(dict option, key)`` for
+#: solvers whose parameters CVXPY passes in one dictionary. Solvers not listed have none known
+#: (ECOS, CVXOPT, PIQP, PROXQP, GLPK, ...): bound them from outside (:func:`solve` isolates).
+TIME_LIMIT_OPTIONS = {
+    "CLARABEL": "time_limit",
+    "SCS": "time_limit_secs",
+    "HIGHS": "time_limit",
+    "OSQP": "time_limit",
+    "GUROBI": "TimeLimit",
+    "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
+    "SCIP": ("scip_params", "limits/time"),
+    "SCIPY": ("scipy_options", "time_limit"),   # scipy.optimize.linprog(method="highs")
+}
+#: The option by which a CVXPY solver takes a relative duality-gap tolerance.
+REL_GAP_OPTIONS = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
+
+#: Problem classes of the package's CVXPY problems ("EXP": exponential cones with a quadratic
+#: penalty, the P-Norm Push).
+PROBLEM_CLASSES = ("LP", "QP", "SOCP", "EXP")
+#: Explicit exceptions to CVXPY's capability table: solver -> {problem class: reason}.
+EXCLUDED = {
+    # HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on
+    # the (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
+    # ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
+    "HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"},
+}
+
+
+def _conic_classes(interface) -> set:
+    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
+    supported = set(interface.SUPPORTED_CONSTRAINTS)
+    classes = set()
+    if {Zero, NonNeg} <= supported:
+        classes.add("LP")
+        quad_obj = getattr(interface, "supports_quad_obj", lambda: False)()
+        if SOC in supported:
+            classes |= {"QP", "SOCP"}
+        elif quad_obj:
+            classes.add("QP")
+        if ExpCone in supported and "QP" in classes:
+            classes.add("EXP")
+    return classes
+
+
+def capabilities(name: str) -> tuple:
+    """The problem classes CVXPY's interfaces for solver ``name`` accept, in
+    :data:`PROBLEM_CLASSES` order, before the :data:`EXCLUDED` exceptions; ``()`` for a solver
+    CVXPY does not know or only knows as a nonlinear (NLP) solver.
+
+    A QP interface (``SOLVER_MAP_QP``) takes LPs and QPs; a conic interface takes LPs with the
+    zero and non-negative cones, SOCPs (and QPs) with second-order cones, QPs with a quadratic
+    objective, and "EXP" with exponential cones as well."""
+    from cvxpy.reductions.solvers import defines
+    classes = set()
+    if name in defines.SOLVER_MAP_QP:
+        classes |= {"LP", "QP"}
+    if name in defines.SOLVER_MAP_CONIC:
+        classes |= _conic_classes(defines.SOLVER_MAP_CONIC[name])
+    return tuple(c for c in PROBLEM_CLASSES if c in classes)
+
+
+def run_classes(name: str) -> tuple:
+    """The problem classes solver ``name`` is run on: :func:`capabilities` minus
+    :data:`EXCLUDED`."""
+    excluded = EXCLUDED.get(name, {})
+    return tuple(c for c in capabilities(name) if c not in excluded)
+
+
+def check_solver(name, argument: str = "solver", problem_class: str | None = None) -> str:
+    """The name of an installed CVXPY solver (any case), upper-cased as CVXPY spells it;
+    TypeError for a non-string, ValueError naming ``argument`` for a solver that is not
+    installed or (given ``problem_class``) is not run on that class."""
+    import cvxpy as cp
+    installed = cp.installed_solvers()
+    if not isinstance(name, str):
+        raise TypeError(f"{argument} must be a string, one of the installed CVXPY solvers "
+                        f"{installed}; got {type(name).__name__} {name!r}")
+    if name.upper() not in installed:
+        raise ValueError(f"unknown {argument} {name!r}; the installed CVXPY solvers are "
+                         f"{installed}")
+    name = name.upper()
+    if problem_class is not None and problem_class not in run_classes(name):
+        reason = EXCLUDED.get(name, {}).get(problem_class)
+        raise ValueError(f"{argument} {name} is not run on {problem_class} problems"
+                         f"{': ' + reason if reason else ''}; it is run on "
+                         f"{', '.join(run_classes(name)) or 'none'}")
+    return name
+
+
+def quiet_highs() -> None:
+    """Write HiGHS's once-per-process banner to the null device through HiGHS's own options
+    (see the module docstring); cheap (a bare object, about 0.2 ms), safe to call before every
+    HiGHS solve, and nothing when highspy is not installed."""
+    try:
+        from highspy._core import _Highs
+    except ImportError:
+        return
+    highs = _Highs()  # the bare object: its constructor writes nothing
+    highs.setOptionValue("log_to_console", False)
+    highs.setOptionValue("log_file", os.devnull)
+    highs.setCallback(lambda *args: None, None)  # the first method call writes the banner
+    highs.setOptionValue("log_file", "")
+
 
 @dataclass
 class Outcome:
@@ -115,6 +232,15 @@ class Outcome:
     @property
     def has_point(self) -> bool:
         return bool(self.values) and all(v is not None for v in self.values.values())
+
+    @property
+    def solver_status(self) -> str:
+        """CVXPY's own status, as benchmark rows and stored reference records give it:
+        ``"solver_error: <cause>"`` for a SolverError, the project status (e.g. "time_limit")
+        when CVXPY never answered."""
+        if self.cvxpy_status == "solver_error":
+            return f"solver_error: {self.message[:80]}"
+        return self.cvxpy_status or self.status
 
 
 def map_status(cvxpy_status, *, limit_given: float | None, solve_time: float | None,
@@ -150,8 +276,6 @@ def failure_message(outcome: Outcome, solver) -> str:
 
 def time_limit_option(solver: str | None):
     """The option name (or ``(dict option, key)``) of ``solver``'s own time limit, or None."""
-    from infpush_cvx.catalog.cvxpy_solvers import TIME_LIMIT_OPTIONS
-
     return None if solver is None else TIME_LIMIT_OPTIONS.get(str(solver).upper())
 
 
@@ -194,7 +318,27 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
     return _isolated(build, solver, options, deadline, verbose)
 
 
-def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
+def solve_problem(problem, *, solver: str | None, options: dict | None = None,
+                  deadline: Deadline | None = None, verbose: bool = False,
+                  warm_start: bool = False) -> Outcome:
+    """:func:`solve` for a ``cvxpy.Problem`` already built, in this process (the catalog's
+    reference values, the benchmark runner, the rankers' path of one compiled problem);
+    ``warm_start`` as in ``Problem.solve``. The problem keeps its solution, statistics and
+    compilation time, as after ``Problem.solve``."""
+    deadline = Deadline(None) if deadline is None else deadline
+    if deadline.limit is not None and deadline.expired():
+        return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
+    return _staged((_given, (problem,), {}), solver, dict(options or {}), deadline.remaining(),
+                   verbose, report=None, deadline=deadline, warm_start=warm_start)
+
+
+def _given(problem):
+    """The builder of a problem already built."""
+    return problem
+
+
+def _staged(build, solver, options, seconds, verbose, *, report, deadline=None,
+            warm_start=False):
     """Build (``build``: the builder, its args and kwargs), compile and solve with ``seconds``
     of time (inf: none), checking them between the stages; ``report(stage)`` (the child's pipe)
     is told each stage as it starts."""
@@ -222,24 +366,25 @@ def _staged(build, solver, options, seconds, verbose, *, report, deadline=None):
         return out
     import cvxpy as cp
 
-    from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
-
-    silence_highs_banner()  # HiGHS prints a banner on its first object, before any option
+    if str(solver).upper() == "HIGHS":
+        quiet_highs()
     option = time_limit_option(solver)
     limit_given = None
     options = dict(options)
     compile_options = {key: options.pop(key) for key in _COMPILE_OPTIONS if key in options}
     try:
-        data, chain, inverse = prob.get_problem_data(solver, verbose=verbose,
-                                                     solver_opts=dict(options),
-                                                     **compile_options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # CVXPY's bound propagation (inf*0)
+            data, chain, inverse = prob.get_problem_data(solver, verbose=verbose,
+                                                         solver_opts=dict(options),
+                                                         **compile_options)
         if (out := stage("solve")) is not None:
             return out
         if deadline.limit is not None and option is not None:
             limit_given = deadline.for_solver()
             options = _with_time_limit(options, option, limit_given)
         t_solve = time.perf_counter()
-        solution = chain.solve_via_data(prob, data, False, verbose, dict(options))
+        solution = chain.solve_via_data(prob, data, warm_start, verbose, dict(options))
         solve_time = time.perf_counter() - t_solve
         with warnings.catch_warnings():  # "Solution may be inaccurate": the status says so
             warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)

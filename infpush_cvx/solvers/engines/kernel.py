@@ -52,7 +52,8 @@ from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.data.kernels import TimeLimitReached, factorise
 from infpush_cvx.solvers.engines.common import as_bipartite
 from infpush_cvx.solvers.engines.deadline import Deadline
-from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap,
+                                        warn_if_not_converged)
 
 
 def training_rows(data: BipartiteData) -> np.ndarray:
@@ -391,8 +392,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
             break
         _, _, gap, roundoff = _exact_parts(K, beta, res.dual, data, lam, loss=loss,
                                            scaling=scaling)
-        if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in (
-                "optimal", "degenerate_optimal"):
+        if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED:
             break
         if deadline.expired():
             break
@@ -414,7 +414,7 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
             break
     res, beta, rank = last
     status = res.status
-    if status in ("optimal", "degenerate_optimal") and not gap <= tol:
+    if status in CERTIFIED and not gap <= tol:
         status = "time_limit" if out_of_time or deadline.expired() else "stalled"
     message = res.message if status == res.status else (
         f"the certified gap on the exact problem is {gap:.2e} after {rounds} rounds "

@@ -409,11 +409,10 @@ class CVXPY(_PNormPushMethod):
         return "" if status == "optimal" else out["message"]
 
     def _run(self, problem, w0, deadline) -> dict:
-        from infpush_cvx.catalog.cvxpy_solvers import check_handles
         from infpush_cvx.solvers.engines import cvxpy_backend as backend
 
         data = problem.solved
-        name = check_handles(self.solver or "CLARABEL", "EXP").name
+        name = backend.check_solver(self.solver or "CLARABEL", "solver", "EXP")
         size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
         out = backend.solve("infpush_cvx.formulations._pnorm_push:pnorm_push_problem",
                             (data, problem.lam_paper), {"p": problem.p}, solver=name,

@@ -92,9 +92,9 @@ class RestrictedDual:
     def __init__(self, op: PairOperator, lam: float, radius: float, options: dict):
         import highspy
 
-        from infpush_cvx.catalog.cvxpy_solvers import silence_highs_banner
+        from infpush_cvx.solvers.engines.cvxpy_backend import quiet_highs
 
-        silence_highs_banner()  # the first Highs() of a process prints it before any option
+        quiet_highs()  # the first Highs() of a process prints it before any option
         self.op, self.lam, self.radius = op, lam, radius
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)

@@ -23,6 +23,7 @@ from infpush_cvx._logging import log_progress, log_summary, solver_log, verbose_
 from infpush_cvx._validation import (check_bool, check_choice, check_int, check_scalar,
                                      check_vector)
 from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.engines.cvxpy_backend import REL_GAP_OPTIONS
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ccg import LP_ALGORITHMS, solve_ccg
 from infpush_cvx.solvers.rank2plan.problem import Rank2PlanProblem
@@ -172,8 +173,6 @@ class CCG(_Rank2PlanMethod):
         return res
 
 
-#: The option by which a CVXPY solver takes a relative duality-gap tolerance (``tol``).
-_CVXPY_REL_GAP = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 #: The solver used when a time limit or tol is given without one.
 _CVXPY_DEFAULT = "CLARABEL"
 #: The certified relative gap at which a CVXPY answer is "optimal" when no ``tol`` is given.
@@ -228,11 +227,11 @@ class CVXPY(_Rank2PlanMethod):
             solver = _CVXPY_DEFAULT
         name = None if solver is None else str(solver).upper()
         if self.tol is not None:
-            if name not in _CVXPY_REL_GAP:
+            if name not in REL_GAP_OPTIONS:
                 raise TypeError(f"tol is not supported with method='cvxpy' and solver="
-                                f"{solver!r}; use one of {sorted(_CVXPY_REL_GAP)} or pass the "
+                                f"{solver!r}; use one of {sorted(REL_GAP_OPTIONS)} or pass the "
                                 f"solver's own tolerance options")
-            options[_CVXPY_REL_GAP[name]] = self.tol
+            options[REL_GAP_OPTIONS[name]] = self.tol
         return name, options
 
     def _run(self, problem, start, deadline):
