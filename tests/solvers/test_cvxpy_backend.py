@@ -368,7 +368,7 @@ def test_a_solver_error_is_the_same_failure_on_every_path(failing_solver):
     assert out.message == "CLARABEL: the solver gave up"
     assert out.solver_status == "solver_error: CLARABEL: the solver gave up"
     X, i, j = issue_pairs()
-    res = quiet(rank2plan_lp, X, i, j, 0.1, method="cvxpy", solver="CLARABEL")
+    res = quiet(rank2plan_lp, PairData(X, i, j), 0.1, method="cvxpy", solver="CLARABEL")
     assert res.status == "failed" and res.message == out.message
 
 
