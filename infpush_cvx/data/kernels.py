@@ -135,6 +135,13 @@ def kernel_options(options: dict) -> dict:
     return {k: options[k] for k in KERNEL_OPTIONS if k in options}
 
 
+def training_rows(data) -> np.ndarray:
+    """``Z = [Xp; Xn]`` of a :class:`~infpush_cvx.data.BipartiteData` as a dense array: the rows
+    the coefficients beta of a kernel problem refer to."""
+    parts = [X.toarray() if sp.issparse(X) else np.asarray(X) for X in (data.Xp, data.Xn)]
+    return np.vstack(parts)
+
+
 def resolve_gamma(gamma, X, sample_weight=None) -> float:
     """``gamma`` as a number for the training points ``X`` (scikit-learn's ``SVC`` rule):
     ``"scale"`` is ``1 / (d * X.var())`` (1 when ``X.var()`` is 0), ``"auto"`` is ``1 / d``.

@@ -17,11 +17,15 @@ The name ``infinite_push`` here is the function; its module is
 """
 
 from infpush_cvx.solvers.engines import duality
-from .infinite_push import infinite_push
+from .infinite_push import (ADMM, DualFISTA, InfinitePushProblem, PaperGradient, WorkingSet,
+                            infinite_push)
+from .ranksvm import RankSVMProblem, SmoothingNewton, ranksvm
 from .rank2plan import rank2plan_lambda_max, rank2plan_lp
-from .ranksvm import rank_svm, ranksvm  # rank_svm: the old name, one release
 from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
 from .result import ConvergenceWarning, SolverResult
 
 __all__ = ["ConvergenceWarning", "SolverResult", "WorkingSetOptions", "duality",
-           "infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm"]
+           "rank2plan_lambda_max", "rank2plan_lp",
+           # the Infinite Push and RankSVM
+           "ADMM", "DualFISTA", "InfinitePushProblem", "PaperGradient", "RankSVMProblem",
+           "SmoothingNewton", "WorkingSet", "infinite_push", "ranksvm"]

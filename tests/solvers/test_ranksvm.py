@@ -105,12 +105,3 @@ def test_smoothing_newton_certifies_nearly_separable_data_itself(seed):
     assert res.message == "" and res.iterations < 250  # no rescue by the working set needed
     ref = ranksvm(data.Xp, data.Xn, 0.01, method="working_set")
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
-
-
-def test_rank_svm_is_the_old_name_of_ranksvm_and_warns():
-    from infpush_cvx.solvers import rank_svm
-    rng = np.random.default_rng(0)
-    Xp, Xn = rng.normal(size=(8, 3)) + 0.5, rng.normal(size=(9, 3))
-    with pytest.warns(DeprecationWarning, match="rank_svm is now ranksvm"):
-        old = rank_svm(Xp, Xn, 0.1)
-    assert old.objective == pytest.approx(ranksvm(Xp, Xn, 0.1).objective, rel=1e-9)

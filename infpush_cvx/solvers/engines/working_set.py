@@ -624,17 +624,17 @@ def _attach(dual, collapsed):
 
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
-          max_iter: int, w0=None, time_limit: float | None = None,
+          max_iter: int, w0=None, deadline: Deadline | None = None,
           options: WorkingSetOptions | None = None):
     """Run the working-set method; returns a dict with w, dual, gap, status, message, history.
 
     ``lam`` is in paper scaling; ``w0`` a starting point (the caller's units). ``status`` is
     "optimal" when the certified relative gap is <= ``tol``, else "max_iter", "time_limit",
     "stalled" or "failed" (a restricted step no solver could solve), with the best certified
-    point found.
+    point found. ``deadline``: the solve's :class:`~.deadline.Deadline` (None: no limit).
     """
     opt = options or WorkingSetOptions()
-    deadline = Deadline(time_limit)
+    deadline = Deadline(None) if deadline is None else deadline
     data, collapsed = collapse(data)
     prob = _Problem(data, lam, loss, penalty)
     n = prob.n

@@ -59,12 +59,12 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from infpush_cvx._logging import log_iteration, log_progress, logs_progress
-from infpush_cvx._validation import (caller_stacklevel, check_choice, check_time_limit, check_unused_options)
+from infpush_cvx._validation import (caller_stacklevel, check_choice, check_unused_options)
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._pnorm_push import check_p, log_mean_weights
 from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, data_first, prepare, warm_weights)
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
 
 METHODS = ("newton", "boosting", "cvxpy")
@@ -283,7 +283,7 @@ def pnorm_push(data: BipartiteData, lam: float | None = None, *,
     ``dual_value``, ``p``, ``lam_paper`` and the absolute gap ``gap_abs``. A solve that stops
     before ``gap <= tol`` has an honest status and warns with a ConvergenceWarning.
     """
-    deadline = Deadline(check_time_limit(time_limit))
+    deadline = as_deadline(time_limit)  # (data_first started it at the call)
     if lam is None:
         raise TypeError("lam (lambda in paper scaling) is required")
     check_choice(method, "method", METHODS)

@@ -62,11 +62,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from infpush_cvx._logging import log_iteration, log_progress, logs_progress
-from infpush_cvx._validation import check_time_limit, check_vector
+from infpush_cvx._validation import check_vector
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.engines import duality
-from infpush_cvx.solvers.engines.common import (blas_threads_for, call_start, centred, data_first, numerical_error_message, prepare)
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, data_first, numerical_error_message, prepare)
+from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import (SolverResult, relative_gap, status_for_gap, warn_if_not_converged)
 
 METHODS = ("cutting_plane",)
@@ -285,7 +285,7 @@ def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6,
     (default 1000); ``time_limit`` in seconds. Returns a :class:`~.result.SolverResult` whose
     ``dual`` is alpha over the cuts and whose ``info`` holds ``cuts`` (``g_k``) and ``deltas``.
     """
-    deadline = Deadline(check_time_limit(time_limit), start=call_start())
+    deadline = as_deadline(time_limit)  # (data_first started it at the call)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}")
     # paper scaling: lam is used as given (the loss name only matters for the seed scaling)

@@ -69,13 +69,13 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from infpush_cvx._logging import log_every, log_iteration, log_progress, logs_progress
-from infpush_cvx._validation import check_choice, check_int, check_scalar, check_time_limit
+from infpush_cvx._validation import check_choice, check_int, check_scalar
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked
 from infpush_cvx.solvers.toppush import ipm as _toppush_ipm
 from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, check_representable, data_first)
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
 
 LOSSES = ("truncated_quadratic", "hinge")
@@ -216,7 +216,7 @@ def toppush(data: BipartiteData, lam: float,
     ``wp``: sample weights of the positives. The result's ``dual`` is ``(alpha, beta)``; its
     ``gap`` is certified for both methods. An early stop warns with a ConvergenceWarning.
     """
-    deadline = Deadline(check_time_limit(time_limit))
+    deadline = as_deadline(time_limit)  # (data_first started it at the call)
     check_choice(loss, "loss", LOSSES)
     check_choice(method, "method", METHODS)
     if wp is not None:
