@@ -183,7 +183,8 @@ class TimeLimitReached(RuntimeError):
 
 def _check_deadline(deadline) -> None:
     """Raise :class:`TimeLimitReached` once ``deadline`` (anything with an ``expired()`` method,
-    the solvers' :class:`~infpush_cvx.solvers.engines.deadline.Deadline`; None: no limit) has passed."""
+    the solvers' :class:`~infpush_cvx.solvers.engines.deadline.Deadline`; None: no limit) has
+    passed."""
     if deadline is not None and deadline.expired():
         raise TimeLimitReached(deadline.message())
 

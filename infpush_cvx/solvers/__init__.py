@@ -10,7 +10,8 @@
   constraint generation, or CVXPY; for lam at or above :func:`rank2plan_lambda_max`,
   beta* = 0 (the smallest such lambda when every gap is positive; docs/mathematics.md,
   section 4.2).
-- :mod:`infpush_cvx.solvers.engines.duality`: the dual objectives and duality gaps that certify them.
+- :mod:`infpush_cvx.solvers.engines.duality`: the dual objectives and duality gaps that
+  certify them.
 
 The name ``infinite_push`` here is the function; its module is
 ``infpush_cvx.solvers.infinite_push`` (import ``METHODS`` from there).

@@ -213,10 +213,10 @@ def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
 
 def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResult:
     """``res`` (beta in ``w``) with its objective and gap recomputed on the exact ``problem``
-    with its Gram matrix ``K`` (:func:`exact_certificate`); a certificate that holds on the factor but not on K (a factor residual
-    too large for ``tol``) becomes status "stalled", and one whose gap is negative beyond its
-    round-off (:func:`_failed_certificate`) "numerical_error", each with a message and a
-    warning."""
+    with its Gram matrix ``K`` (:func:`exact_certificate`); a certificate that holds on the
+    factor but not on K (a factor residual too large for ``tol``) becomes status "stalled",
+    and one whose gap is negative beyond its round-off (:func:`_failed_certificate`)
+    "numerical_error", each with a message and a warning."""
     objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, problem)
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
@@ -329,8 +329,8 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     objective is the exact RKHS objective of its ``f``), and its pair dual is feasible for the
     exact problem, whose dual value ``lam (sum alpha - 1/2 b^T K b)`` uses the full K: the
     relative gap of the two is a certificate for the exact problem, the stopping test
-    (``method.tol``; each restricted problem is solved by ``method`` to a tenth of it). Once every row is an atom this is the exact route. ``info["rounds"]``,
-    ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
+    (``method.tol``; each restricted problem is solved by ``method`` to a tenth of it). Once
+    every row is an atom this is the exact route. ``info["rounds"]``, ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
 
     A Gram matrix that is not positive semidefinite is refused with the exact route's
     ValueError naming ``kernel`` when it shows: a negative diagonal entry, a negative

@@ -53,7 +53,8 @@ from infpush_cvx.data.reductions import collapse_duplicates
 from infpush_cvx.solvers.engines.common import largest_row_norm
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.kernel_span import span_step
-from infpush_cvx.solvers.engines.pair_sums import (SortedScores, near_margin_pairs, prefix_row_sums, weight_above)
+from infpush_cvx.solvers.engines.pair_sums import (SortedScores, near_margin_pairs,
+                                                   prefix_row_sums, weight_above)
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
 from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
