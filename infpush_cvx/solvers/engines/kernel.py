@@ -330,7 +330,8 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     exact problem, whose dual value ``lam (sum alpha - 1/2 b^T K b)`` uses the full K: the
     relative gap of the two is a certificate for the exact problem, the stopping test
     (``method.tol``; each restricted problem is solved by ``method`` to a tenth of it). Once
-    every row is an atom this is the exact route. ``info["rounds"]``, ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
+    every row is an atom this is the exact route. ``info["rounds"]``, ``info["atoms"]``,
+    ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
 
     A Gram matrix that is not positive semidefinite is refused with the exact route's
     ValueError naming ``kernel`` when it shows: a negative diagonal entry, a negative
