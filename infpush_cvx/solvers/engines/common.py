@@ -10,8 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.formulations import scaling as _scaling
-from infpush_cvx._validation import (check_choice, check_int, check_options, check_scalar,
-                                     check_time_limit)
+from infpush_cvx._validation import check_choice, check_int, check_scalar, check_time_limit
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.engines import duality
@@ -293,32 +292,6 @@ def warm_weights(data: BipartiteData, warm_start):
         raise ValueError(f"warm_start must give a weight vector of length {data.d}, got shape "
                          f"{w0.shape}")
     return w0
-
-
-def check_working_set_options(options):
-    """The working set's options as a :class:`WorkingSetOptions` (None for the defaults): one,
-    or a dict of its field names (as CVXPY's ``solver_opts``: an unknown name is a TypeError that
-    lists the known ones), each field checked by name and type."""
-    import dataclasses
-
-    from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
-
-    if options is None:
-        return None
-    if isinstance(options, dict):
-        check_options(options, "options", [f.name for f in dataclasses.fields(WorkingSetOptions)])
-        options = WorkingSetOptions(**options)
-    if not isinstance(options, WorkingSetOptions):
-        raise TypeError(f"options must be a WorkingSetOptions, a dict of its fields or None, got "
-                        f"{type(options).__name__}")
-    for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
-        check_int(getattr(options, name), f"options.{name}", minimum=1)
-    for name in ("exact_pairs", "exact_after"):
-        check_int(getattr(options, name), f"options.{name}", minimum=0)
-    check_scalar(options.band, "options.band", positive=True)
-    for name in ("prox", "prune"):
-        check_scalar(getattr(options, name), f"options.{name}", nonnegative=True)
-    return options
 
 
 def blas_threads_for(d: int):

@@ -121,22 +121,23 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     return dataclasses.replace(res, time=deadline.elapsed())
 
 
-def gram_matrix(problem) -> np.ndarray:
-    """The Gram matrix ``K(Z, Z)`` of the kernel ``problem``'s training rows (``gamma`` resolved
-    on the weighted rows)."""
+def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
+    """``(K, gamma)``: the Gram matrix ``K(Z, Z)`` of the kernel ``problem``'s training rows and
+    its ``gamma`` resolved on the weighted rows; ``deadline`` checked between blocks."""
     from infpush_cvx.data.kernels import kernel_matrix, resolve_gamma, symmetrise
 
     Z = training_rows(problem.data)
     gamma = problem.gamma if callable(problem.kernel) or problem.kernel == "linear" else \
         resolve_gamma(problem.gamma, Z, sample_weight=row_weights(problem.data))
-    return symmetrise(kernel_matrix(Z, None, problem.kernel, gamma, problem.degree,
-                                    problem.coef0))
+    K = kernel_matrix(Z, None, problem.kernel, gamma, problem.degree, problem.coef0,
+                      deadline=deadline)
+    return symmetrise(K, deadline), gamma
 
 
 def kernel_objective(problem, beta) -> float:
     """The objective of the coefficients ``beta`` on the kernel ``problem``, in its scaling:
     ``lam/2 beta^T K beta + loss(K beta)`` in paper scaling, with the full Gram matrix."""
-    K = gram_matrix(problem)
+    K = gram_matrix(problem)[0]
     beta = np.asarray(beta, float)
     f = K @ beta
     primal = 0.5 * problem.lam_paper * float(beta @ f) + _loss_of_scores(f, problem)
@@ -343,19 +344,14 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
     left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from infpush_cvx.data.kernels import (PSD_TOL, kernel_matrix, not_psd_error,
-                                          psd_by_construction, refuse_indefinite, resolve_gamma,
-                                          symmetrise)
+    from infpush_cvx.data.kernels import (PSD_TOL, not_psd_error, psd_by_construction,
+                                          refuse_indefinite)
 
     data, tol = problem.data, method.tol
-    kernel, gamma, degree, coef0 = problem.kernel, problem.gamma, problem.degree, problem.coef0
-    Z = training_rows(data)
+    kernel, degree, coef0 = problem.kernel, problem.degree, problem.coef0
     m, n = data.m, data.n
     N = m + n
-    g = gamma if callable(kernel) or kernel == "linear" else \
-        resolve_gamma(gamma, Z, sample_weight=row_weights(data))
-    K = symmetrise(kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline),
-                   deadline)
+    K, g = gram_matrix(problem, deadline)
     refuse_indefinite(K, probe=not psd_by_construction(kernel, degree, coef0),
                       deadline=deadline)
     factor_time = deadline.elapsed()

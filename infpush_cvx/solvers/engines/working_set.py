@@ -41,11 +41,13 @@ Real data (binary features, repeated rows, ties, bad scaling) shape three choice
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from infpush_cvx._logging import log_iteration
+from infpush_cvx._validation import check_int, check_options, check_scalar
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
 from infpush_cvx.data.reductions import collapse_duplicates
@@ -88,6 +90,28 @@ class WorkingSetOptions:
     prune: float = 1.0
     exact_pairs: int = 250_000
     exact_after: int = 12
+
+    def __post_init__(self):
+        for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
+            check_int(getattr(self, name), f"options.{name}", minimum=1)
+        for name in ("exact_pairs", "exact_after"):
+            check_int(getattr(self, name), f"options.{name}", minimum=0)
+        check_scalar(self.band, "options.band", positive=True)
+        for name in ("prox", "prune"):
+            check_scalar(getattr(self, name), f"options.{name}", nonnegative=True)
+
+    @classmethod
+    def of(cls, options) -> WorkingSetOptions | None:
+        """``options`` as WorkingSetOptions (None: the defaults): one, or a dict of its field
+        names (as CVXPY's ``solver_opts``: an unknown name is a TypeError listing the known
+        ones)."""
+        if isinstance(options, dict):
+            check_options(options, "options", [f.name for f in dataclasses.fields(cls)])
+            return cls(**options)
+        if options is not None and not isinstance(options, cls):
+            raise TypeError(f"options must be a WorkingSetOptions, a dict of its fields or None, "
+                            f"got {type(options).__name__}")
+        return options
 
 
 _LARGEST_LAMBDA = 1e200  # on the rescaled problem (unit largest row norm)

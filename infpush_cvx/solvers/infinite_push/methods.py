@@ -30,9 +30,8 @@ from infpush_cvx._logging import log_progress
 from infpush_cvx._validation import check_bool, check_int, check_scalar
 from infpush_cvx.solvers.base import Solver
 from infpush_cvx.solvers.engines import dual_gradient, duality, working_set
-from infpush_cvx.solvers.engines.common import (blas_threads_for, centred,
-                                                check_working_set_options, finish, unit_weights,
-                                                warm_alpha, warm_weights)
+from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, finish,
+                                                unit_weights, warm_alpha, warm_weights)
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.infinite_push.problem import BipartiteProblem, InfinitePushProblem
 from infpush_cvx.solvers.result import SolverResult
@@ -110,7 +109,7 @@ class WorkingSet(BipartiteMethod):
     weights: ClassVar[bool] = True
 
     def _check(self) -> None:
-        object.__setattr__(self, "options", check_working_set_options(self.options))
+        object.__setattr__(self, "options", working_set.WorkingSetOptions.of(self.options))
         check_bool(self.detect_degenerate, "detect_degenerate")
 
     def _linear(self, problem, data, warm_start, deadline):

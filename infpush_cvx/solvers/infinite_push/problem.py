@@ -96,7 +96,7 @@ class BipartiteProblem(Problem):
         a kernel problem: :func:`~infpush_cvx.solvers.engines.kernel.exact_certificate`)."""
         if self.kernel is not None:
             from infpush_cvx.solvers.engines.kernel import exact_certificate, gram_matrix
-            return exact_certificate(gram_matrix(self), w, dual, self, scaling="paper")
+            return exact_certificate(gram_matrix(self)[0], w, dual, self, scaling="paper")
         from infpush_cvx.solvers.engines import duality
         alpha = duality.make_feasible(self.data, dual, self.lam_paper, loss=self.loss,
                                       penalty=self.penalty)
