@@ -20,9 +20,10 @@ C = 1/lambda), solved to high accuracy by the structured interior-point method o
 :mod:`._restricted_ipm` (Clarabel, then HiGHS for an LP, if it fails:
 :mod:`.restricted_step`). This is a proximal bundle method with serious and null steps
 (Kiwiel 1990; Lemarechal's bundle methods): the step becomes the new centre when the true
-objective drops by a fraction of the model's prediction (serious step), and the proximal weight ``kappa`` shrinks when the model was exact there; otherwise
-(null step) the missing negatives are added, the band is widened by the pairs near the margin at
-the step, and ``kappa`` grows, so the next step stays where the model is exact. Any step's
+objective drops by a fraction of the model's prediction (serious step), and the proximal
+weight ``kappa`` shrinks when the model was exact there; otherwise (null step) the missing
+negatives are added, the band is widened by the pairs near the margin at the step, and
+``kappa`` grows, so the next step stays where the model is exact. Any step's
 multipliers extend to a feasible dual point of the full problem (:mod:`.implicit_dual`), so
 every round gives a certified relative duality gap, the stopping test.
 
