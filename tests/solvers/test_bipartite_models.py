@@ -4,6 +4,7 @@ certified), an option a method has not is the dataclass's TypeError naming it, a
 method's history makes a frame."""
 
 import importlib
+import logging
 
 import numpy as np
 import pytest
@@ -125,3 +126,16 @@ def test_history_frame_works_for_every_method(model, method, penalty):
     lengths = {len(v) for v in res.history.values()}
     assert len(lengths) == 1 and len(frame) == lengths.pop() >= 1
     assert {"iteration", "objective", "gap", "time"} <= set(frame.columns)
+
+
+def test_a_method_built_verbose_shows_its_progress(caplog):
+    """``verbose`` of a method class called directly: its lines are INFO records (shown), and
+    DEBUG records without it (pytest's handler takes them: tests/solvers/test_verbose.py)."""
+    caplog.set_level(logging.DEBUG, logger="infpush_cvx")
+    data = planted_bipartite(15, 20, 4, seed=3)
+    for verbose in (True, False):
+        caplog.clear()
+        WorkingSet(verbose=verbose).solve(InfinitePushProblem(data, 0.05))
+        header = [r for r in caplog.records
+                  if r.getMessage().startswith("infinite_push working_set (l2 penalty)")]
+        assert [r.levelno for r in header] == [logging.INFO if verbose else logging.DEBUG]

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from infpush_cvx._logging import log_progress
+from infpush_cvx._logging import log_progress, solver_log, verbose_logging
 from infpush_cvx._validation import check_bool, check_int, check_scalar
 from infpush_cvx.solvers.base import Solver
 from infpush_cvx.solvers.engines import dual_gradient, duality, working_set
@@ -61,6 +61,10 @@ class BipartiteMethod(Solver):
         super().__post_init__()
 
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
+        with verbose_logging(solver_log, self.verbose):  # (shown when verbose: _logging)
+            return self._solve_problem(problem, warm_start, deadline)
+
+    def _solve_problem(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         if problem.kernel is not None:
             from infpush_cvx.solvers.engines.kernel import kernel_solve
             return kernel_solve(self, problem, warm_start, deadline)
