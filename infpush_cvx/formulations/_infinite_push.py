@@ -44,8 +44,7 @@ from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expressio
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
     """The data whose rows score ``K beta`` (rows of K), and the RKHS penalty matrix K."""
-    from ..data.kernels import kernel_matrix, gram_factor
-    from infpush_cvx.solvers.engines.kernel import training_rows
+    from ..data.kernels import gram_factor, kernel_matrix, training_rows
 
     if penalty != "l2":
         raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "

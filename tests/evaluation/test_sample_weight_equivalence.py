@@ -105,7 +105,7 @@ def test_the_solvers_get_the_resolved_gamma(monkeypatch):
     solve = module.kernel_solve
 
     def recording(*args, **kwargs):
-        seen.append(kwargs["gamma"])
+        seen.append(args[1].gamma)  # (method, problem, ...)
         return solve(*args, **kwargs)
 
     monkeypatch.setattr(module, "kernel_solve", recording)

@@ -197,15 +197,16 @@ def test_warm_start_takes_a_plain_first_step_and_keeps_the_certificate():
 
 def _failing(name):
     def fail(*args, **kwargs):
-        from infpush_cvx.solvers.engines.working_set import RestrictedStepFailed
+        from infpush_cvx.solvers.engines.restricted_step import RestrictedStepFailed
         raise RestrictedStepFailed(f"{name}: injected failure")
     return fail
 
 
 def test_restricted_steps_fall_back_to_clarabel_when_the_interior_point_method_fails(monkeypatch):
+    from infpush_cvx.solvers.engines import restricted_step as _restricted_step
     from infpush_cvx.solvers.engines import working_set as _working_set
 
-    monkeypatch.setattr(_working_set, "_solve_ipm", _failing("ipm"))
+    monkeypatch.setattr(_restricted_step, "_solve_ipm", _failing("ipm"))
     data = INSTANCES["dense"]()
     lam = paper_lam(data, "l2", "paper")
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l2", tol=1e-7,
@@ -219,17 +220,18 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
     """A plain l1 step (an LP) that the interior-point method and Clarabel fail on is solved by
     HiGHS."""
     from infpush_cvx.solvers import WorkingSetOptions
+    from infpush_cvx.solvers.engines import restricted_step as _restricted_step
     from infpush_cvx.solvers.engines import working_set as _working_set
 
-    real_clarabel = _working_set._solve_clarabel
+    real_clarabel = _restricted_step._solve_clarabel
 
     def failing_plain(rp, *args, **kwargs):
         if rp.kappa == 0:
-            raise _working_set.RestrictedStepFailed("Clarabel: DualInfeasible")
+            raise _restricted_step.RestrictedStepFailed("Clarabel: DualInfeasible")
         return real_clarabel(rp, *args, **kwargs)
 
-    monkeypatch.setattr(_working_set, "_solve_ipm", _failing("ipm"))
-    monkeypatch.setattr(_working_set, "_solve_clarabel", failing_plain)
+    monkeypatch.setattr(_restricted_step, "_solve_ipm", _failing("ipm"))
+    monkeypatch.setattr(_restricted_step, "_solve_clarabel", failing_plain)
     data = INSTANCES["dense"]()
     lam = paper_lam(data, "l1", "paper")
     out = _working_set.solve(data, lam, loss="infinite_push", penalty="l1", tol=1e-7,
@@ -243,11 +245,11 @@ def test_l1_plain_step_goes_to_highs_when_clarabel_fails(monkeypatch):
 def test_a_step_no_solver_can_solve_ends_with_a_status_not_an_exception(monkeypatch, penalty):
     """When every restricted-step solver fails, the solve returns its best certified point with
     status "failed", a message naming each solver's failure, and a ConvergenceWarning."""
-    from infpush_cvx.solvers.engines import working_set as _working_set
+    from infpush_cvx.solvers.engines import restricted_step as _restricted_step
     from infpush_cvx.solvers.result import ConvergenceWarning
 
     for name in ("_solve_ipm", "_solve_clarabel", "_solve_highs"):
-        monkeypatch.setattr(_working_set, name, _failing(name))
+        monkeypatch.setattr(_restricted_step, name, _failing(name))
     data = INSTANCES["dense"]()
     with pytest.warns(ConvergenceWarning, match="failed"):
         res = infinite_push(data.Xp, data.Xn, LAMS["paper"], penalty=penalty)

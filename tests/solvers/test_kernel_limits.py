@@ -4,7 +4,6 @@ refused on every route (the adaptive one included), a certificate with a negativ
 block (an injected clock for the arithmetic, a real one for the overrun)."""
 
 import dataclasses
-import functools
 import time
 import warnings
 
@@ -14,8 +13,10 @@ import pytest
 from infpush_cvx.data.generators import planted_bipartite
 from infpush_cvx.data.kernels import (TimeLimitReached, factorise, kernel_matrix,
                                       pivoted_cholesky, psd_by_construction, refuse_indefinite)
+from infpush_cvx.solvers.engines import common as _common
 from infpush_cvx.solvers.engines import kernel as _kernel
-from infpush_cvx.solvers import infinite_push, ranksvm
+from infpush_cvx.solvers import InfinitePushProblem, infinite_push, ranksvm
+from infpush_cvx.solvers.infinite_push.methods import WorkingSet
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import ConvergenceWarning
 
@@ -44,9 +45,15 @@ class StepClock:
 
 
 def kernel_clock(monkeypatch, step: float) -> StepClock:
-    """A :class:`StepClock` that every Deadline of the kernel routes reads from now on."""
+    """A :class:`StepClock` that the Deadline of every solver call reads from now on (the one
+    :func:`~infpush_cvx.solvers.engines.common.data_first` starts and hands down)."""
     clock = StepClock(step)
-    monkeypatch.setattr(_kernel, "Deadline", functools.partial(Deadline, clock=clock))
+
+    class ClockDeadline(Deadline):
+        def __init__(self, time_limit, start=None):
+            super().__init__(time_limit, start, clock=clock)
+
+    monkeypatch.setattr(_common, "Deadline", ClockDeadline)
     return clock
 
 
@@ -116,8 +123,8 @@ def test_a_negative_gap_on_the_exact_problem_is_a_numerical_error_never_optimal(
     res = infinite_push(data, 0.1, kernel="rbf", gamma=0.5, tol=1e-8)
     assert res.status == "optimal"
     K = kernel_matrix(Z, None, "rbf", 0.5)
-    checked = _kernel._certified_on_gram(res, K, data, 0.1, {"tol": 1e-8},
-                                         loss="infinite_push")
+    problem = InfinitePushProblem(data, 0.1, kernel="rbf", gamma=0.5)
+    checked = _kernel._certified_on_gram(res, K, problem, 1e-8)
     assert checked.status == "optimal" and checked.gap >= 0
     rows, cols = _kernel._pair_sums(res.dual, data.m, data.n)
     b = np.concatenate([rows, -cols])
@@ -125,8 +132,7 @@ def test_a_negative_gap_on_the_exact_problem_is_a_numerical_error_never_optimal(
     assert np.linalg.eigvalsh(indefinite)[0] < -1.0
     at_zero = dataclasses.replace(res, w=np.zeros_like(res.w))
     with pytest.warns(ConvergenceWarning, match="numerical_error"):
-        failed = _kernel._certified_on_gram(at_zero, indefinite, data, 0.1, {"tol": 1e-8},
-                                            loss="infinite_push")
+        failed = _kernel._certified_on_gram(at_zero, indefinite, problem, 1e-8)
     assert failed.status == "numerical_error" and failed.gap < 0
     assert "round-off" in failed.message
 
@@ -136,8 +142,8 @@ def test_the_gap_roundoff_bound_covers_rounding_and_not_a_real_failure():
     data = planted_bipartite(12, 15, 3, seed=4)
     res = infinite_push(data, 0.1, kernel="rbf", gamma=0.5, tol=1e-8)
     K = kernel_matrix(np.vstack([data.Xp, data.Xn]), None, "rbf", 0.5)
-    *_, gap, roundoff = _kernel._exact_parts(K, res.w, res.dual, data, 0.1,
-                                             loss="infinite_push", scaling="paper")
+    problem = InfinitePushProblem(data, 0.1, kernel="rbf", gamma=0.5)
+    *_, gap, roundoff = _kernel._exact_parts(K, res.w, res.dual, problem)
     assert 0 < roundoff < 1e-10
     assert gap > -roundoff
 
@@ -262,19 +268,21 @@ def test_the_adaptive_route_does_not_start_a_round_the_time_left_cannot_cover(mo
     clock = kernel_clock(monkeypatch, 0.0)  # moved by hand (clock.now += ...)
     calls = []
 
-    def slow_linear(*args, **kwargs):
-        calls.append(kwargs["time_limit"])
-        clock.now += 10.0
-        return infinite_push.__wrapped__(*args, **{**kwargs, "time_limit": None})
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class SlowWorkingSet(WorkingSet):
+        def _solve_linear(self, problem, warm_start, deadline):
+            calls.append(deadline.remaining())
+            clock.now += 10.0
+            return super()._solve_linear(problem, warm_start, Deadline(None))
 
     data = planted_bipartite(40, 60, 3, seed=7)
-    args = dict(kernel="rbf", gamma=0.5, degree=3, coef0=0.0, nystroem="adaptive", seed=0,
-                wp=None, wn=None, warm_start=None, loss="infinite_push", penalty="l2")
-    free = _kernel.kernel_solve(slow_linear, data.Xp, data.Xn, 0.01, time_limit=None, **args)
+    problem = InfinitePushProblem(data, 0.01, kernel="rbf", gamma=0.5)
+    solver = SlowWorkingSet(nystroem="adaptive")
+    free = solver.solve(problem, deadline=Deadline(None, clock=clock))
     assert free.info["rounds"] > 1 and len(calls) == free.info["rounds"]
     calls.clear()
     with pytest.warns(ConvergenceWarning, match="time_limit"):
-        out = _kernel.kernel_solve(slow_linear, data.Xp, data.Xn, 0.01, time_limit=15.0, **args)
+        out = solver.solve(problem, deadline=Deadline(15.0, clock=clock))
     assert len(calls) == 1 and calls[0] == pytest.approx(15.0)
     assert out.status == "time_limit" and out.info["rounds"] == 1 and out.gap > 1e-6
 

@@ -10,7 +10,9 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.solvers.engines import restricted_step as _restricted_step
 from infpush_cvx.solvers.engines import working_set as _working_set
+from infpush_cvx.solvers.engines.lower_model import LowerModel
 from infpush_cvx.solvers import infinite_push
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import ConvergenceWarning
@@ -44,8 +46,8 @@ def test_the_group_slopes_times_multipliers_need_not_form_the_slopes(sparse, at_
     cols = np.sort(rng.choice(40, 15, replace=False))
     bi, bj = rng.integers(0, 30, 25), cols[rng.integers(0, 15, 25)]
     order = np.lexsort((bi, bj))
-    lazy = _working_set._Model(prob, s, t, cols, bi[order], bj[order])
-    dense = _working_set._Model(prob, s, t, cols, bi[order], bj[order])
+    lazy = LowerModel(prob, s, t, cols, bi[order], bj[order])
+    dense = LowerModel(prob, s, t, cols, bi[order], bj[order])
     mu = rng.random(16)
     implicit = lazy.g_transpose(mu)
     assert lazy._g is None  # (never formed)
@@ -110,21 +112,21 @@ def _exact_l1_step(m=30, n=40, d=12, sparse=False):
     prob = _working_set._Problem(BipartiteData(Xp, Xn), 1e-3, "infinite_push", "l1")
     s, t = prob.scores(np.zeros(d))
     band = (np.tile(np.arange(m), n), np.repeat(np.arange(n), m))
-    return _working_set._Model(prob, s, t, np.arange(n), *band).restricted(0.0, np.zeros(d))
+    return LowerModel(prob, s, t, np.arange(n), *band).restricted(0.0, np.zeros(d))
 
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_the_nonzero_estimate_bounds_the_constraint_matrix(sparse):
     rp = _exact_l1_step(sparse=sparse)
-    _, _, A_ub, _ = _working_set._conic_data(rp)
-    estimate = _working_set._conic_nonzeros(rp)
+    _, _, A_ub, _ = _restricted_step._conic_data(rp)
+    estimate = _restricted_step._conic_nonzeros(rp)
     assert A_ub.nnz <= estimate <= 2 * A_ub.nnz
 
 
 def test_the_pair_matrix_by_sparse_rows_is_the_weighted_differences():
     rp = _exact_l1_step()
     dense = rp.pi[:, None] * (rp.XI[rp.bi] - rp.XJ[rp.bj])
-    np.testing.assert_array_equal(_working_set._pair_matrix(rp).toarray(), dense)
+    np.testing.assert_array_equal(_restricted_step._pair_matrix(rp).toarray(), dense)
 
 
 def test_an_external_solver_whose_set_up_the_time_left_cannot_cover_is_not_started():
@@ -132,7 +134,7 @@ def test_an_external_solver_whose_set_up_the_time_left_cannot_cover_is_not_start
     nonzeros with a 1e-6 s limit): with less time left than the estimated set-up it is not
     started, and the step fails at once; with enough it gets the time left less the set-up."""
     rp = _exact_l1_step()
-    nnz = _working_set._conic_nonzeros(rp)
+    nnz = _restricted_step._conic_nonzeros(rp)
 
     class Left:
         def __init__(self, left):
@@ -144,12 +146,12 @@ def test_an_external_solver_whose_set_up_the_time_left_cannot_cover_is_not_start
         def expired(self):
             return self.left <= 0
 
-    with pytest.raises(_working_set.RestrictedStepFailed, match="HiGHS not started"):
-        _working_set._solve_highs(rp, Left(0.5 * nnz * 4e-7))
-    with pytest.raises(_working_set.RestrictedStepFailed, match="Clarabel not started"):
-        _working_set._solve_clarabel(rp, Left(0.0))
-    w, mu, nu = _working_set._solve_highs(rp, Left(60.0))
-    w_free, _, _ = _working_set._solve_highs(rp, None)
+    with pytest.raises(_restricted_step.RestrictedStepFailed, match="HiGHS not started"):
+        _restricted_step._solve_highs(rp, Left(0.5 * nnz * 4e-7))
+    with pytest.raises(_restricted_step.RestrictedStepFailed, match="Clarabel not started"):
+        _restricted_step._solve_clarabel(rp, Left(0.0))
+    w, mu, nu = _restricted_step._solve_highs(rp, Left(60.0))
+    w_free, _, _ = _restricted_step._solve_highs(rp, None)
     np.testing.assert_allclose(w, w_free, atol=1e-9)
-    assert _working_set._time_for_setup(None, nnz, 1.0, "HiGHS") is None
-    assert _working_set._time_for_setup(Left(60.0), 1000, 1e-7, "HiGHS") == 60.0
+    assert _restricted_step._time_for_setup(None, nnz, 1.0, "HiGHS") is None
+    assert _restricted_step._time_for_setup(Left(60.0), 1000, 1e-7, "HiGHS") == 60.0

@@ -102,7 +102,8 @@ def test_a_kernel_working_set_step_in_its_span():
     from infpush_cvx.data import BipartiteData
     from infpush_cvx.data.generators import planted_bipartite
     from infpush_cvx.data.kernels import factorise
-    from infpush_cvx.solvers.engines.working_set import _initial_w, _Model, _Problem
+    from infpush_cvx.solvers.engines.lower_model import LowerModel as _Model
+    from infpush_cvx.solvers.engines.working_set import _initial_w, _Problem
 
     data = planted_bipartite(40, 60, 5, margin=0.3, seed=2)
     L = factorise(np.vstack([data.Xp, data.Xn]), "rbf", 0.5).L

@@ -21,7 +21,7 @@ from infpush_cvx.data.kernels import (factorise, gram_factor, kernel_matrix, ker
 from infpush_cvx.prox import project_l1inf
 from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.evaluation.rankers import InfinitePushRanker, RankSVMRanker, ZeroModelWarning
-from infpush_cvx.solvers import infinite_push, ranksvm
+from infpush_cvx.solvers import InfinitePushProblem, infinite_push, ranksvm
 
 pytest.importorskip("sklearn")
 from sklearn.metrics import pairwise  # noqa: E402
@@ -161,12 +161,11 @@ def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
     res = dataclasses.replace(res, w=coarse.coefficients(res.w),
                               info=dict(res.info, factor_residual=coarse.residual))
     with pytest.warns(ConvergenceWarning, match="exact problem"):
-        out = _certified_on_gram(res, K, DATA, lam, {"penalty": "l2", "tol": TOL},
-                                 loss="infinite_push")
+        problem = InfinitePushProblem(DATA, lam, kernel="rbf", gamma=0.05)
+        out = _certified_on_gram(res, K, problem, TOL)
     assert out.status == "stalled" and out.gap > TOL and out.info["factor_gap"] <= TOL
     assert out.objective == pytest.approx(rkhs_primal(K, out.w, lam, "infinite_push"), rel=1e-9)
-    objective, lower, gap = exact_certificate(K, out.w, out.dual, DATA, lam,
-                                              loss="infinite_push", scaling="paper")
+    objective, lower, gap = exact_certificate(K, out.w, out.dual, problem)
     assert lower == pytest.approx(rkhs_dual(K, out.dual, lam, "infinite_push"), rel=1e-9)
     assert gap == out.gap and lower <= cvxpy_rkhs(K, lam, "infinite_push") * (1 + 1e-7)
 
@@ -176,19 +175,19 @@ def test_a_factor_too_coarse_for_tol_is_reported_not_certified():
 def test_both_exact_factors_reproduce_the_stored_catalog_values(problem_id):
     """The pivoted Cholesky route (default) and the eigendecomposition route, on the catalog's
     kernel problems: certified on the exact problem, at the stored CVXPY value."""
+    from infpush_cvx.solvers.engines.deadline import Deadline
     from infpush_cvx.solvers.engines.kernel import kernel_solve
+    import importlib
 
     spec = catalog.get(problem_id)
     data = catalog.instance_data(spec.instance)
     stored = load_reference(problem_id)["opt_val"]
-    ip = spec.formulation == "infinite_push"
-    linear = (infinite_push if ip else ranksvm).__wrapped__
+    model = importlib.import_module(f"infpush_cvx.solvers.{spec.formulation}").MODEL
+    problem = model.problem.from_catalog(spec.formulation, spec.options, spec.lam, data)
+    assert problem.kernel == kernel_options(spec.options)["kernel"]
     for method in ("cholesky", "eigh"):
-        res = kernel_solve(linear, data.Xp, data.Xn, spec.lam, nystroem=None, seed=0, wp=None,
-                           wn=None, warm_start=None, time_limit=None, factor_method=method,
-                           loss=spec.formulation, scaling=spec.scaling, tol=TOL,
-                           **kernel_options(spec.options),
-                           **({"penalty": "l2"} if ip else {}))
+        res = kernel_solve(model.certified(tol=TOL), problem, None, Deadline(None),
+                           factor_method=method)
         assert res.status == "optimal" and res.info["factor"] == method, (problem_id, method)
         assert res.gap <= TOL and res.info["factor_residual"] <= 1e-8
         assert res.objective == pytest.approx(stored, rel=2 * TOL), (problem_id, method)

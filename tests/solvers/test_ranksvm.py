@@ -105,4 +105,3 @@ def test_smoothing_newton_certifies_nearly_separable_data_itself(seed):
     assert res.message == "" and res.iterations < 250  # no rescue by the working set needed
     ref = ranksvm(data.Xp, data.Xn, 0.01, method="working_set")
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
-

@@ -148,7 +148,7 @@ def test_the_solve_deadline_stops_the_restricted_step():
     interior-point method at its first check and leaves the other solvers untried; one with
     time left (or None) does not change the answer."""
     from infpush_cvx.solvers.engines.deadline import Deadline
-    from infpush_cvx.solvers.engines.working_set import RestrictedStepFailed, restricted_step
+    from infpush_cvx.solvers.engines.restricted_step import RestrictedStepFailed, restricted_step
 
     prob, center = random_problem(0, groups=True, l1=False, prox=0.0)
     *_, info = solve_restricted(prob, center=center, deadline=Deadline(1.0, start=-1e9))

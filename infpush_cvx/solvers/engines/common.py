@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import math
 import time
@@ -11,10 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.formulations import scaling as _scaling
-from infpush_cvx._validation import check_choice, check_int, check_options, check_scalar
+from infpush_cvx._validation import check_choice, check_int, check_scalar, check_time_limit
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.engines import duality
+from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual
 from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
 
@@ -30,29 +30,18 @@ def data_first(solver):
     ...)``; ``solver(data, None, lam, ...)``, the container followed by an empty ``Xn``, is
     ``solver(data, lam, ...)``. A container followed by another data argument, or arrays without
     the negatives, is the TypeError of :func:`as_bipartite`.
+
+    The solver's ``time_limit`` (seconds, None or ``inf``: none) reaches it as a
+    :class:`~.deadline.Deadline` started here, first thing, so that the limit covers the
+    conversion and copy of the data too (0.5 s of 50k + 50k x 300).
     """
     @functools.wraps(solver)
     def front(*args, **kwargs):
-        token = _CALL_START.set(time.perf_counter())
-        try:
-            return _data_first_call(solver, args, kwargs)
-        finally:
-            _CALL_START.reset(token)
+        limit = kwargs.get("time_limit")
+        if not isinstance(limit, Deadline):
+            kwargs["time_limit"] = Deadline(check_time_limit(limit))
+        return _data_first_call(solver, args, kwargs)
     return front
-
-
-#: When the solver call in progress entered :func:`data_first` (None once taken).
-_CALL_START = contextvars.ContextVar("infpush_call_start", default=None)
-
-
-def call_start() -> float:
-    """When the current solver call began, for its :class:`~._deadline.Deadline`: the time it
-    entered :func:`data_first`, so that a ``time_limit`` covers the conversion and copy of the
-    data too (0.5 s of 50k + 50k x 300). Given once per call: a solver called inside another
-    (the kernel route's) starts its own clock, now."""
-    start = _CALL_START.get()
-    _CALL_START.set(None)
-    return time.perf_counter() if start is None else start
 
 
 def _data_first_call(solver, args, kwargs):
@@ -305,32 +294,6 @@ def warm_weights(data: BipartiteData, warm_start):
     return w0
 
 
-def check_working_set_options(options):
-    """The working set's options as a :class:`WorkingSetOptions` (None for the defaults): one,
-    or a dict of its field names (as CVXPY's ``solver_opts``: an unknown name is a TypeError that
-    lists the known ones), each field checked by name and type."""
-    import dataclasses
-
-    from infpush_cvx.solvers.engines.working_set import WorkingSetOptions
-
-    if options is None:
-        return None
-    if isinstance(options, dict):
-        check_options(options, "options", [f.name for f in dataclasses.fields(WorkingSetOptions)])
-        options = WorkingSetOptions(**options)
-    if not isinstance(options, WorkingSetOptions):
-        raise TypeError(f"options must be a WorkingSetOptions, a dict of its fields or None, got "
-                        f"{type(options).__name__}")
-    for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
-        check_int(getattr(options, name), f"options.{name}", minimum=1)
-    for name in ("exact_pairs", "exact_after"):
-        check_int(getattr(options, name), f"options.{name}", minimum=0)
-    check_scalar(options.band, "options.band", positive=True)
-    for name in ("prox", "prune"):
-        check_scalar(getattr(options, name), f"options.{name}", nonnegative=True)
-    return options
-
-
 def blas_threads_for(d: int):
     """One BLAS thread for the certified methods' small dense algebra (d x d systems with d up
     to a few hundred): more threads do not speed these up, and OpenBLAS's spinning threads made
@@ -344,11 +307,10 @@ def blas_threads_for(d: int):
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def require_unweighted(data: BipartiteData, method: str) -> None:
-    """The m x n first-order methods and ADMM do not take sample weights."""
-    if data.weighted:
-        raise ValueError(f"method={method!r} does not support sample weights (wp, wn); use "
-                         f"method='working_set'")
+def method_options(options: dict) -> dict:
+    """The options a convenience function passes to its method class: those given, a None one
+    meaning the method's default (as the function's own keyword defaults did)."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def finish(data, lam_paper, lam_user, *, w, alpha, status, iterations, t0, method, history,

@@ -1,10 +1,11 @@
 """The dual point of the working-set method, held implicitly in memory linear in the data.
 
 The dual variable of the Infinite Push and of RankSVM is the m x n array ``alpha`` (Agarwal, SDM
-2011, eqs. 3.9 and 4.18; :mod:`infpush_cvx.solvers.engines.duality`). The multipliers of a restricted
-problem extend to a feasible ``alpha`` of the full problem that never needs to be stored: it is
-constant on the pairs below the margin at a reference point (a threshold on the sorted positive
-scores for every working negative), explicit on a list of band pairs, and zero elsewhere:
+2011, eqs. 3.9 and 4.18; :mod:`infpush_cvx.solvers.engines.duality`). The multipliers of a
+restricted problem extend to a feasible ``alpha`` of the full problem that never needs to be
+stored: it is constant on the pairs below the margin at a reference point (a threshold on the
+sorted positive scores for every working negative), explicit on a list of band pairs, and zero
+elsewhere:
 
 - Infinite Push (group multipliers ``mu_j`` of the working negatives W)::
 

@@ -45,21 +45,12 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import scipy.sparse as sp
 
-from infpush_cvx._validation import check_choice, check_time_limit
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.data.kernels import TimeLimitReached, factorise
-from infpush_cvx.solvers.engines.common import as_bipartite
+from infpush_cvx.data.kernels import TimeLimitReached, factorise, training_rows
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap,
                                         warn_if_not_converged)
-
-
-def training_rows(data: BipartiteData) -> np.ndarray:
-    """``Z = [Xp; Xn]`` as a dense array: the rows the coefficients beta refer to."""
-    parts = [X.toarray() if sp.issparse(X) else np.asarray(X) for X in (data.Xp, data.Xn)]
-    return np.vstack(parts)
 
 
 def row_weights(data: BipartiteData) -> np.ndarray | None:
@@ -76,60 +67,49 @@ def _warm_start(warm_start):
     return warm_start
 
 
-#: The losses of the linear solvers the kernel route runs.
-LOSSES = ("infinite_push", "ranksvm")
-
-
-def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem, seed,
-                 wp, wn, warm_start, time_limit, factor_method="cholesky", loss,
-                 **kwargs) -> SolverResult:
-    """Solve the RKHS problem with the linear solver ``linear`` (``infinite_push`` or
-    ``ranksvm``, whose loss is ``loss``: ``"infinite_push"`` or ``"ranksvm"``) on the factor
-    rows; ``kwargs`` go to it unchanged. ``factor_method``: the exact route's factor
-    (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report the objective and
-    gap of the exact problem, recomputed with the Gram matrix (:func:`exact_certificate`;
-    ``info["factor_gap"]`` is the linear solver's own). ``time_limit`` covers the Gram matrix,
-    its factor and the solves: the linear solver gets the time left of one
-    :class:`~._deadline.Deadline`, and a limit reached while the Gram matrix or its factor is
-    computed (both check it block by block) ends the solve with status "time_limit" at
-    ``beta = 0`` (:func:`_stopped_before_solving`)."""
-    deadline = Deadline(check_time_limit(time_limit))
-    loss = check_choice(loss, "loss", LOSSES)
-    data = as_bipartite(Xp, Xn, wp, wn)
-    if isinstance(nystroem, str):
-        if nystroem != "adaptive":
-            raise ValueError(f"unknown nystroem {nystroem!r}; expected None, a number of "
-                             f"landmarks or 'adaptive'")
+def kernel_solve(method, problem, warm_start, deadline: Deadline,
+                 factor_method: str = "cholesky") -> SolverResult:
+    """Solve the kernel ``problem`` (a :class:`~infpush_cvx.solvers.infinite_push.problem.
+    BipartiteProblem` with a kernel) by ``method`` (its ``nystroem``, ``nystroem_seed`` choose
+    the factor) on the rows of a factor of its Gram matrix: ``method._solve_linear`` on the linear
+    problem of those rows, with the same ``deadline``. ``factor_method``: the exact route's
+    factor (:data:`infpush_cvx.data.kernels.FACTOR_METHODS`). The exact routes report the
+    objective and gap of the exact problem, recomputed with the Gram matrix
+    (:func:`exact_certificate`; ``info["factor_gap"]`` is the linear solver's own). The deadline
+    covers the Gram matrix, its factor and the solves; a limit reached while the Gram matrix or
+    its factor is computed (both check it block by block) ends the solve with status
+    "time_limit" at ``beta = 0`` (:func:`_stopped_before_solving`)."""
+    data = problem.data
+    if method.nystroem == "adaptive":
         if warm_start is not None:
             raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
                             "rebuilt from the data)")
         try:
-            return adaptive_solve(linear, data, lam, kernel=kernel, gamma=gamma,
-                                  degree=degree, coef0=coef0, deadline=deadline, loss=loss,
-                                  **kwargs)
+            return adaptive_solve(method, problem, deadline)
         except TimeLimitReached:
-            return _stopped_before_solving(data, lam, loss, kwargs, deadline)
+            return _stopped_before_solving(problem, method, deadline)
     try:
-        factor = factorise(training_rows(data), kernel, gamma, degree, coef0,
-                           nystroem=nystroem, seed=seed, method=factor_method,
+        factor = factorise(training_rows(data), problem.kernel, problem.gamma, problem.degree,
+                           problem.coef0, nystroem=method.nystroem, seed=method.nystroem_seed,
+                           method=factor_method,
                            deadline=None if deadline.limit is None else deadline,
                            sample_weight=row_weights(data))
     except TimeLimitReached:
-        return _stopped_before_solving(data, lam, loss, kwargs, deadline)
+        return _stopped_before_solving(problem, method, deadline)
     factor_time = deadline.elapsed()
     needed = _first_solve_estimate(factor_time, factor.rank, data.m + data.n)
     if deadline.remaining() < needed:
         left = max(deadline.remaining(), 0.0)
         return _stopped_before_solving(
-            data, lam, loss, kwargs, deadline,
+            problem, method, deadline,
             message=f"the {left:.2g} s left of the time limit of {deadline.limit:g} s cannot "
                     f"cover the linear solve's start on the rank-{factor.rank} factor (about "
                     f"{needed:.2g} s); beta = 0 is returned")
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
-    res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, warm_start=_warm_start(warm_start),
-                 time_limit=deadline.for_solver(), **kwargs)
+    res = method._solve_linear(problem.on_rows(L[:m], L[m:]), _warm_start(warm_start),
+                               deadline)
     v = res.w if factor.rank else np.zeros(0)
     beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
@@ -138,13 +118,44 @@ def kernel_solve(linear, Xp, Xn, lam, *, kernel, gamma, degree, coef0, nystroem,
                 factor_residual=factor.residual if factor.gram is not None else None)
     res = dataclasses.replace(res, w=beta, info=info)
     if factor.gram is not None and res.dual is not None:
-        res = _certified_on_gram(res, factor.gram, data, lam, kwargs, loss=loss)
+        res = _certified_on_gram(res, factor.gram, problem, method.tol)
     return dataclasses.replace(res, time=deadline.elapsed())
 
 
-def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
+def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
+    """``(K, gamma)``: the Gram matrix ``K(Z, Z)`` of the kernel ``problem``'s training rows and
+    its ``gamma`` resolved on the weighted rows; ``deadline`` checked between blocks."""
+    from infpush_cvx.data.kernels import kernel_matrix, resolve_gamma, symmetrise
+
+    Z = training_rows(problem.data)
+    gamma = problem.gamma if callable(problem.kernel) or problem.kernel == "linear" else \
+        resolve_gamma(problem.gamma, Z, sample_weight=row_weights(problem.data))
+    K = kernel_matrix(Z, None, problem.kernel, gamma, problem.degree, problem.coef0,
+                      deadline=deadline)
+    return symmetrise(K, deadline), gamma
+
+
+def kernel_objective(problem, beta) -> float:
+    """The objective of the coefficients ``beta`` on the kernel ``problem``, in its scaling:
+    ``lam/2 beta^T K beta + loss(K beta)`` in paper scaling, with the full Gram matrix."""
+    K = gram_matrix(problem)[0]
+    beta = np.asarray(beta, float)
+    f = K @ beta
+    primal = 0.5 * problem.lam_paper * float(beta @ f) + _loss_of_scores(f, problem)
+    return _multiplier(problem, problem.scaling) * primal
+
+
+def _multiplier(problem, scaling: str) -> float:
+    """The factor from the paper-scaling objective to ``scaling``'s."""
+    from infpush_cvx.formulations import scaling as _scaling
+    return _scaling.objective_multiplier(scaling, loss=problem.loss, m=problem.data.wp_sum,
+                                         n=problem.data.wn_sum)
+
+
+def exact_certificate(K, beta, dual, problem, scaling: str | None = None):
     """``(objective, dual value, relative gap)`` of the coefficients ``beta`` and a pair dual
-    point on the exact RKHS problem with the Gram matrix ``K``, the values in ``scaling``.
+    point on the kernel ``problem`` with its Gram matrix ``K``, the values in ``scaling``
+    (None: the problem's).
 
     Paper scaling: the primal ``lam/2 beta^T K beta + loss(K beta)`` (the weighted hinge sums of
     :func:`infpush_cvx.formulations.objectives.negative_hinge_sums`), and the dual value
@@ -152,34 +163,32 @@ def exact_certificate(K, beta, dual, data: BipartiteData, lam, *, loss: str, sca
     eq. 3.9 with ``w(alpha) = L^T b``, so ``||w(alpha)||^2 = b^T K b`` whatever the factor).
     Neither uses a factor: the gap is the exact problem's.
     """
-    return _exact_parts(K, beta, dual, data, lam, loss=loss, scaling=scaling)[:3]
+    return _exact_parts(K, beta, dual, problem, scaling)[:3]
 
 
-def _exact_parts(K, beta, dual, data: BipartiteData, lam, *, loss: str, scaling: str):
+def _exact_parts(K, beta, dual, problem, scaling: str | None = None):
     """:func:`exact_certificate`'s three values and a bound on the round-off of the relative gap
     (:func:`_gap_roundoff`)."""
-    from infpush_cvx.formulations import scaling as _scaling
-
-    m, n = data.m, data.n
-    M, Nw = data.wp_sum, data.wn_sum
-    mult = _scaling.objective_multiplier(scaling, loss=loss, m=M, n=Nw)
-    lam_p = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=M, n=Nw)
+    data, lam_p = problem.data, problem.lam_paper
+    mult = _multiplier(problem, problem.scaling if scaling is None else scaling)
     f = K @ beta
-    value = _loss_of_scores(f, data, loss)
+    value = _loss_of_scores(f, problem)
     primal = 0.5 * lam_p * float(beta @ f) + value
-    rows, cols = _pair_sums(dual, m, n)
+    rows, cols = _pair_sums(dual, data.m, data.n)
     b = np.concatenate([rows, -cols])
     lower = lam_p * (float(cols.sum()) - 0.5 * float(b @ (K @ b)))
     roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, float(cols.sum()))
     return mult * primal, mult * lower, relative_gap(primal, lower), roundoff
 
 
-def _loss_of_scores(f, data: BipartiteData, loss: str) -> float:
+def _loss_of_scores(f, problem) -> float:
     """The paper-scaling loss of the scores ``f = (s; t)`` on the training rows."""
     from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums
 
+    data = problem.data
     H = negative_hinge_sums(f[:data.m], f[data.m:], np.asarray(data.pos_weights, float))
-    return mean_loss(H, loss, data.wp_sum, np.asarray(data.neg_weights, float), data.wn_sum)
+    return mean_loss(H, problem.loss, data.wp_sum, np.asarray(data.neg_weights, float),
+                     data.wn_sum)
 
 
 def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
@@ -204,18 +213,15 @@ def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
     return error / (abs(primal) if primal != 0 else 1.0)
 
 
-def _certified_on_gram(res: SolverResult, K, data, lam, kwargs, *, loss) -> SolverResult:
-    """``res`` (beta in ``w``) with its objective and gap recomputed on the exact problem
-    (:func:`exact_certificate`; ``loss`` as for :func:`kernel_solve`, ``kwargs`` the linear
-    solver's options); a certificate that holds on the factor but not on K (a factor residual
-    too large for ``tol``) becomes status "stalled", and one whose gap is negative beyond its
-    round-off (:func:`_failed_certificate`) "numerical_error", each with a message and a
-    warning."""
-    objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, data, lam, loss=loss,
-                                               scaling=kwargs.get("scaling", "paper"))
+def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResult:
+    """``res`` (beta in ``w``) with its objective and gap recomputed on the exact ``problem``
+    with its Gram matrix ``K`` (:func:`exact_certificate`); a certificate that holds on the
+    factor but not on K (a factor residual too large for ``tol``) becomes status "stalled",
+    and one whose gap is negative beyond its round-off (:func:`_failed_certificate`)
+    "numerical_error", each with a message and a warning."""
+    objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, problem)
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
-    tol = kwargs.get("tol", 1e-6)
     judged = _negative_gap_judged(out, tol, roundoff)
     if judged is not None:
         return judged
@@ -278,21 +284,19 @@ def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
     return factor_time * rank / max(n_rows, 1)
 
 
-def _stopped_before_solving(data: BipartiteData, lam, loss: str, kwargs, deadline: Deadline,
+def _stopped_before_solving(problem, method, deadline: Deadline,
                             message: str | None = None) -> SolverResult:
     """The answer of a kernel solve whose deadline passed while its Gram matrix or factor was
     computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
     0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
     gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
-    from infpush_cvx.formulations import scaling as _scaling
-
-    scaling = kwargs.get("scaling", "paper")
-    mult = _scaling.objective_multiplier(scaling, loss=loss, m=data.wp_sum, n=data.wn_sum)
-    primal = _loss_of_scores(np.zeros(data.m + data.n), data, loss)
+    data = problem.data
+    mult = _multiplier(problem, problem.scaling)
+    primal = _loss_of_scores(np.zeros(data.m + data.n), problem)
     elapsed = deadline.elapsed()
     res = SolverResult(w=np.zeros(data.m + data.n), objective=mult * primal,
                        gap=relative_gap(primal, 0.0), status="time_limit", iterations=0,
-                       time=elapsed, method=kwargs.get("method", ""),
+                       time=elapsed, method=method.name,
                        message=message or f"{deadline.message()} while the Gram matrix and "
                                           f"its factor were computed; beta = 0 is returned",
                        info={"factor_time": elapsed, "rank": 0})
@@ -317,8 +321,7 @@ def _pair_sums(dual, m: int, n: int):
 _ATOMS_PER_ROUND = 100
 
 
-def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline: Deadline, loss,
-                   tol=1e-6, max_iter=None, **kwargs) -> SolverResult:
+def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     """The exact RKHS problem certified with the full Gram matrix, solved on a growing span.
 
     ``f`` is restricted to the span of atoms ``g = sum_l B_lk K(z_l, .)`` (the columns of B):
@@ -328,8 +331,9 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     objective is the exact RKHS objective of its ``f``), and its pair dual is feasible for the
     exact problem, whose dual value ``lam (sum alpha - 1/2 b^T K b)`` uses the full K: the
     relative gap of the two is a certificate for the exact problem, the stopping test
-    (``tol``). Once every row is an atom this is the exact route. ``info["rounds"]``,
-    ``info["atoms"]``, ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
+    (``method.tol``; each restricted problem is solved by ``method`` to a tenth of it). Once
+    every row is an atom this is the exact route. ``info["rounds"]``, ``info["atoms"]``,
+    ``info["restricted_gap"]``; O(N^2) memory (K), like the exact route.
 
     A Gram matrix that is not positive semidefinite is refused with the exact route's
     ValueError naming ``kernel`` when it shows: a negative diagonal entry, a negative
@@ -341,25 +345,22 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
     ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
     left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from infpush_cvx.data.kernels import (PSD_TOL, check_kernel, kernel_matrix, not_psd_error, psd_by_construction, refuse_indefinite, resolve_gamma, symmetrise)
+    from infpush_cvx.data.kernels import (PSD_TOL, not_psd_error, psd_by_construction,
+                                          refuse_indefinite)
 
-    kernel, gamma, degree, coef0 = check_kernel(kernel, gamma, degree, coef0)
-    Z = training_rows(data)
+    data, tol = problem.data, method.tol
+    kernel, degree, coef0 = problem.kernel, problem.degree, problem.coef0
     m, n = data.m, data.n
     N = m + n
-    g = gamma if callable(kernel) or kernel == "linear" else \
-        resolve_gamma(gamma, Z, sample_weight=row_weights(data))
-    K = symmetrise(kernel_matrix(Z, None, kernel, g, degree, coef0, deadline=deadline),
-                   deadline)
+    K, g = gram_matrix(problem, deadline)
     refuse_indefinite(K, probe=not psd_by_construction(kernel, degree, coef0),
                       deadline=deadline)
     factor_time = deadline.elapsed()
-    scaling = kwargs.get("scaling", "paper")
+    inner = dataclasses.replace(method, tol=tol / 10, nystroem=None)
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
     near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
     dense_atoms = [mean_pos]
     singles = list(near)
-    inner_tol = tol / 10
     rounds, last, gap, roundoff = 0, None, np.inf, 0.0
     round_time, out_of_time = 0.0, False
     while True:
@@ -384,14 +385,12 @@ def adaptive_solve(linear, data, lam, *, kernel, gamma, degree, coef0, deadline:
         keep = e > 1e-12 * top if top > 0 else e > np.inf
         T = U[:, keep] / np.sqrt(e[keep])
         L = KB @ T if T.shape[1] else np.zeros((N, 1))
-        res = linear(L[:m], L[m:], lam, wp=data.wp, wn=data.wn, tol=inner_tol,
-                     max_iter=max_iter, time_limit=deadline.for_solver(), **kwargs)
+        res = inner._solve_linear(problem.on_rows(L[:m], L[m:]), None, deadline)
         beta = B @ (T @ res.w) if T.shape[1] else np.zeros(N)
         last = (res, beta, L.shape[1])
         if res.dual is None:
             break
-        _, _, gap, roundoff = _exact_parts(K, beta, res.dual, data, lam, loss=loss,
-                                           scaling=scaling)
+        _, _, gap, roundoff = _exact_parts(K, beta, res.dual, problem)
         if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED:
             break
         if deadline.expired():

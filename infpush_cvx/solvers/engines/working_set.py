@@ -17,12 +17,13 @@ round costs O(nnz(X) + (m + n) log m) plus the restricted problem.
 
 Each round takes a proximal step ``min model(w) + kappa/2 ||w - w_c||^2`` (C-scaling,
 C = 1/lambda), solved to high accuracy by the structured interior-point method of
-:mod:`._restricted_ipm` (Clarabel, then HiGHS for an LP, if it fails). This is a proximal bundle
-method with serious and null steps (Kiwiel 1990; Lemarechal's bundle methods): the step becomes
-the new centre when the true objective drops by a fraction of the model's prediction (serious
-step), and the proximal weight ``kappa`` shrinks when the model was exact there; otherwise
-(null step) the missing negatives are added, the band is widened by the pairs near the margin at
-the step, and ``kappa`` grows, so the next step stays where the model is exact. Any step's
+:mod:`._restricted_ipm` (Clarabel, then HiGHS for an LP, if it fails:
+:mod:`.restricted_step`). This is a proximal bundle method with serious and null steps
+(Kiwiel 1990; Lemarechal's bundle methods): the step becomes the new centre when the true
+objective drops by a fraction of the model's prediction (serious step), and the proximal
+weight ``kappa`` shrinks when the model was exact there; otherwise (null step) the missing
+negatives are added, the band is widened by the pairs near the margin at the step, and
+``kappa`` grows, so the next step stays where the model is exact. Any step's
 multipliers extend to a feasible dual point of the full problem (:mod:`.implicit_dual`), so
 every round gives a certified relative duality gap, the stopping test.
 
@@ -41,22 +42,23 @@ Real data (binary features, repeated rows, ties, bad scaling) shape three choice
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
+from infpush_cvx._validation import check_int, check_options, check_scalar
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
 from infpush_cvx.data.reductions import collapse_duplicates
 from infpush_cvx.solvers.engines.common import largest_row_norm
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
-from infpush_cvx.solvers.engines.kernel_span import span_step
-from infpush_cvx.solvers.engines.pair_sums import (SortedScores, near_margin_pairs, prefix_row_sums, weight_above)
-from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
+from infpush_cvx.solvers.engines.pair_sums import SortedScores, near_margin_pairs
+from infpush_cvx.solvers.engines.lower_model import LowerModel
+from infpush_cvx.solvers.engines.restricted_step import RestrictedStepFailed, restricted_step
 from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
-from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
+from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual
 
 
 @dataclass(frozen=True)
@@ -90,14 +92,27 @@ class WorkingSetOptions:
     exact_pairs: int = 250_000
     exact_after: int = 12
 
+    def __post_init__(self):
+        for name in ("band_cap", "tie_cap", "max_band", "new_negatives"):
+            check_int(getattr(self, name), f"options.{name}", minimum=1)
+        for name in ("exact_pairs", "exact_after"):
+            check_int(getattr(self, name), f"options.{name}", minimum=0)
+        check_scalar(self.band, "options.band", positive=True)
+        for name in ("prox", "prune"):
+            check_scalar(getattr(self, name), f"options.{name}", nonnegative=True)
 
-class RestrictedStepFailed(RuntimeError):
-    """Every solver of a restricted step failed (the message lists why)."""
-
-
-def _dense_rows(X, idx):
-    rows = X[idx]
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+    @classmethod
+    def of(cls, options) -> WorkingSetOptions | None:
+        """``options`` as WorkingSetOptions (None: the defaults): one, or a dict of its field
+        names (as CVXPY's ``solver_opts``: an unknown name is a TypeError listing the known
+        ones)."""
+        if isinstance(options, dict):
+            check_options(options, "options", [f.name for f in dataclasses.fields(cls)])
+            return cls(**options)
+        if options is not None and not isinstance(options, cls):
+            raise TypeError(f"options must be a WorkingSetOptions, a dict of its fields or None, "
+                            f"got {type(options).__name__}")
+        return options
 
 
 _LARGEST_LAMBDA = 1e200  # on the rescaled problem (unit largest row norm)
@@ -145,391 +160,12 @@ class _Problem:
         return self.lam * self.penalty_value(w) + self.loss_parts(s, t)[1]
 
 
-class _Model:
-    """The lower model at a centre: working negatives, band pairs, and the aggregated rest."""
-
-    def __init__(self, prob: _Problem, s_c, t_c, cols, bi, bj):
-        self.prob, self.s_c, self.t_c = prob, s_c, t_c
-        self.cols, self.bi, self.bj = cols, bi, bj
-        p, q = prob.p, prob.q
-        v = 1.0 + t_c
-        ss = SortedScores(s_c, p)
-        below_b = s_c[bi] < v[bj]  # band pairs that the aggregates would count
-        self._g = None
-        if prob.loss == "infinite_push":
-            self.pi = p[bi]
-            self.group = np.searchsorted(cols, bj)  # band pair -> its working negative
-            self._ss, self._k = ss, ss.below(v[cols])
-            self._wb = np.where(below_b, self.pi, 0.0)
-            A = ss.cum_p[self._k] - np.bincount(self.group, self._wb, cols.size)
-            # one more group with no pairs, a = 0 and g = 0: the loss is >= 0, which bounds the
-            # model below (without it a plain l1 step can be unbounded)
-            self.a = np.append(A, 0.0)
-        else:
-            self.pi = p[bi] * q[bj]
-            P_j = ss.cum_p[ss.below(v)]
-            Q_i = weight_above(t_c, q, s_c)
-            wb = np.where(below_b, self.pi, 0.0)
-            self.a = np.array([float(q @ P_j) - float(wb.sum())])
-            self._g = (np.asarray(prob.Xp.T @ (p * Q_i)).ravel()
-                       - np.asarray(prob.Xn.T @ (q * P_j)).ravel()
-                       - pair_vector_sum(prob.Xp, prob.Xn, bi, bj, wb))[None, :]
-
-    @property
-    def g(self) -> np.ndarray:
-        """The groups' slopes (k x d, dense; the Infinite Push's formed on first use): ``g_j =
-        G_j - A_j x_j`` with ``G_j`` the weighted sum of the positives below the margin of
-        negative j (a prefix of the sorted scores, less its band pairs) and ``A_j`` their
-        weight, and a zero row for the "loss >= 0" group."""
-        if self._g is None:
-            prob, cols, A = self.prob, self.cols, self.a[:-1]
-            G = prefix_row_sums(self._ss, prob.Xp, self._k)
-            G = G - _group_row_sums(prob.Xp, self.bi, self.group, self._wb, cols.size)
-            self._g = np.vstack([G - A[:, None] * _dense_rows(prob.Xn, cols),
-                                 np.zeros(prob.d)])
-        return self._g
-
-    def g_transpose(self, mu) -> np.ndarray:
-        """``g^T mu`` (Infinite Push), from g once it is formed, else without forming it:
-        ``sum_j mu_j G_j`` weights each positive by the multipliers of the negatives whose
-        prefix holds it, so it is ``Xp^T c`` with ``c_i = p_i sum_{j: k_j > rank(i)} mu_j``,
-        less the band pairs' rows, and ``sum_j mu_j A_j x_j = Xn[cols]^T (A mu)``: O(nnz(X))
-        instead of the k x d matrix (the dual point of ``w = 0`` has every negative a group:
-        50,000 x 2,000 dense, 7 s)."""
-        if self._g is not None:
-            return self._g.T @ mu
-        prob, ss, cols = self.prob, self._ss, self.cols
-        mu_c = np.asarray(mu, float)[:cols.size]  # (the last group's g is 0)
-        beyond = float(mu_c.sum()) - np.cumsum(np.bincount(self._k, mu_c, ss.m + 1))[:ss.m]
-        c = np.empty(ss.m)
-        c[ss.order] = ss.p_sorted * beyond  # sum of mu_j over the prefixes holding rank l
-        c -= np.bincount(self.bi, self._wb * mu_c[self.group], ss.m)
-        Xn_c = prob.Xn[cols]
-        return (np.asarray(prob.Xp.T @ c).ravel()
-                - np.asarray(Xn_c.T @ (self.a[:-1] * mu_c)).ravel())
-
-    def restricted(self, kappa: float, centre) -> RestrictedProblem:
-        prob = self.prob
-        l1 = prob.penalty == "l1"
-        curvature = (0.0 if l1 else 1.0) + kappa
-        q_w = -kappa * centre
-        if _explicit_pairs(prob, self.bi, self.bj):
-            Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
-            if prob.loss == "infinite_push":
-                return RestrictedProblem(None, None, self.bi, self.group, coef=prob.coef,
-                                         groups=True, a=self.a, g=self.g, q_w=q_w,
-                                         kappa=curvature, l1=l1, pair_weight=self.pi, Z=Z)
-            return RestrictedProblem(None, None, self.bi, self.bj, coef=prob.coef,
-                                     groups=False, c_e=prob.coef,
-                                     q_w=q_w - prob.coef * self.g[0], kappa=curvature, l1=l1,
-                                     pair_weight=self.pi, Z=Z)
-        I, bi_loc = np.unique(self.bi, return_inverse=True)
-        XI = _dense_rows(prob.Xp, I)
-        if prob.loss == "infinite_push":
-            XJ = np.vstack([_dense_rows(prob.Xn, self.cols), np.zeros(prob.d)])
-            return RestrictedProblem(XI, XJ, bi_loc, self.group,
-                                     coef=prob.coef, groups=True, a=self.a, g=self.g, q_w=q_w,
-                                     kappa=curvature, l1=l1, pair_weight=self.pi)
-        J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, _dense_rows(prob.Xn, J), bi_loc, bj_loc, coef=prob.coef,
-                                 groups=False, c_e=prob.coef, q_w=q_w - prob.coef * self.g[0],
-                                 kappa=curvature, l1=l1, pair_weight=self.pi)
-
-    def loss_value(self, w) -> float:
-        """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""
-        prob = self.prob
-        sb, tb = prob.scores(w)
-        hinge = self.pi * np.maximum(0.0, 1.0 - sb[self.bi] + tb[self.bj])
-        if prob.loss == "infinite_push":
-            groups = self.a - self.g @ w + np.bincount(self.group, hinge, self.a.size)
-            return float(groups.max()) / prob.M
-        return float(self.a[0] - self.g[0] @ w + hinge.sum()) / (prob.M * prob.N)
-
-    def dual(self, mu, nu) -> ImplicitDual:
-        """The feasible dual point of the multipliers (repaired for round-off), its aggregates."""
-        prob = self.prob
-        nu = np.maximum(np.asarray(nu, float), 0.0)
-        if prob.loss == "infinite_push":
-            mu = np.maximum(np.asarray(mu, float), 0.0)
-            nu = np.minimum(nu, mu[self.group])
-            factor = min(1.0, prob.coef / max(float(mu.sum()), np.finfo(float).tiny))
-            w_alpha = self.g_transpose(mu)
-            total = float(mu @ self.a)
-        else:
-            mu = np.zeros(0)
-            nu = np.minimum(nu, prob.coef)
-            factor = 1.0
-            w_alpha = prob.coef * self.g[0]
-            total = prob.coef * float(self.a[0])
-        w_alpha = w_alpha + pair_vector_sum(prob.Xp, prob.Xn, self.bi, self.bj, nu * self.pi)
-        total += float(nu @ self.pi)
-        if prob.penalty == "l1":  # ||w(alpha)||_inf <= 1
-            factor /= max(1.0, factor * float(np.abs(w_alpha).max(initial=0.0)))
-        else:
-            factor *= best_multiple(factor * w_alpha, factor * total)
-        return ImplicitDual(loss=prob.loss, cols=self.cols, mu=mu[:self.cols.size],
-                            coef=prob.coef, bi=self.bi,
-                            bj=self.bj, pi=self.pi, nu=nu, s_ref=self.s_c, t_ref=self.t_c,
-                            p=prob.p, q=prob.q, w_alpha=factor * w_alpha,
-                            total=factor * total, factor=factor,
-                            alpha_scale=prob.alpha_scale)
-
-
-_SPARSE_FLOP_COST = 10.0  # a sparse product's multiply-add against a dense (BLAS) one
-
-
-def _explicit_pairs(prob: _Problem, bi, bj) -> bool:
-    """Whether sparse pair vectors (``nb r^2`` per factorisation, r nonzeros a pair) are cheaper
-    than the Laplacian form (``(nI + nJ) d^2`` dense, nI and nJ the distinct rows).
-
-    Measured on the a8a 150 x 1,500 subsets (r = 28, d = 123): the Laplacian form was 1.4-3x
-    faster at every band size the working set reached, hence the weight on sparse work."""
-    if not (sp.issparse(prob.Xp) and sp.issparse(prob.Xn)) or bi.size == 0:
-        return False
-    r = (prob.Xp.nnz / max(prob.m, 1) + prob.Xn.nnz / max(prob.n, 1))
-    rows = np.unique(bi).size + np.unique(bj).size
-    return _SPARSE_FLOP_COST * bi.size * r * r < rows * prob.d ** 2
-
-
-def _group_row_sums(X, rows, groups, weights, k):
-    """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d)."""
-    S = sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0]))
-    out = S @ X
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
-
-
-# ---- restricted steps ------------------------------------------------------------------------
-
-_MAX_PROX = 1e12  # a null step beyond this proximal weight (C-scaling) ends the solve
-_IPM_MAX_D = 2000  # the interior-point method factors a dense (d + 1) x (d + 1) matrix
-
-
-_INEXACT_IPM = 1e-4
-_INEXACT_UNTIL = 1e-3  # ... while the certified gap is above this, or the band is so large
-_LARGE_BAND = 50_000  # that Clarabel's factorisations would take minutes
-_CLARABEL_MAX_BAND = 200_000  # early rounds accept a stalled interior-point step this accurate
-
-
-def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None):
-    w, mu, nu, info = solve_restricted(rp, center=centre, deadline=deadline)
-    usable = info["status"] in ("optimal", "almost_optimal") or (
-        accept_inexact and info["status"] == "stalled" and info["error"] <= _INEXACT_IPM)
-    if not usable:
-        raise RestrictedStepFailed(f"interior-point method: {info['status']} after "
-                                   f"{info['iterations']} iterations")
-    return w, mu, nu
-
-
-def _pair_matrix(rp: RestrictedProblem):
-    """The weighted pair vectors ``pi_b z_b`` as a sparse nb x d matrix (by sparse row
-    selection: the dense nb x d difference took 2.6 s for 240,000 pairs of 100 features, this
-    0.3 s, and 1.2 s instead of 3.6 s without a zero entry)."""
-    if rp.Z is not None:
-        return rp.Z
-    rows = sp.csr_matrix(rp.XI)[rp.bi] - sp.csr_matrix(rp.XJ)[rp.bj]
-    return sp.csr_matrix(sp.diags(rp.pi) @ rows)
-
-
-def _conic_data(rp: RestrictedProblem):
-    """The restricted problem as ``min 1/2 x'Px + c'x`` s.t. ``A_ub x <= b_ub`` over
-    ``x = (w, e, xi, p)`` (xi for the groups, p the l1 epigraph)."""
-    d, nb, k = rp.d, rp.nb, rp.k
-    n_xi = 1 if rp.groups else 0
-    n_p = d if rp.l1 else 0
-    nx = d + nb + n_xi + n_p
-    o_e, o_x, o_p = d, d + nb, d + nb + n_xi
-    c = np.zeros(nx)
-    c[:d] = rp.q_w
-    c[o_e:o_e + nb] = rp.c_e
-    if rp.groups:
-        c[o_x] = rp.coef
-    if rp.l1:
-        c[o_p:] = 1.0
-    P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(nx, nx))
-    r = np.arange(nb)
-    rows = []
-    if rp.groups:  # -g_j.w + sum_{b in B_j} e_b - xi <= -a_j
-        rows.append(sp.hstack([sp.csr_matrix(-rp.g),
-                               sp.csr_matrix((np.ones(nb), (rp.bj, r)), shape=(k, nb)),
-                               sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))]))
-    # -pi_b z_b.w - e_b <= -pi_b ;  -e_b <= 0
-    rows.append(sp.hstack([-_pair_matrix(rp), -sp.identity(nb),
-                           sp.csr_matrix((nb, n_xi + n_p))]))
-    rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb),
-                           sp.csr_matrix((nb, n_xi + n_p))]))
-    if rp.l1:  # w - p <= 0, -w - p <= 0
-        eye = sp.identity(d)
-        rows.append(sp.hstack([eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
-        rows.append(sp.hstack([-eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
-    A_ub = sp.vstack(rows, format="csr")
-    b_ub = np.concatenate(([-rp.a] if rp.groups else []) + [-rp.pi, np.zeros(nb)]
-                          + ([np.zeros(2 * d)] if rp.l1 else []))
-    return P, c, A_ub, b_ub
-
-
-def _split_multipliers(rp, z_ub):
-    k, nb = rp.k, rp.nb
-    mu = z_ub[:k] if rp.groups else None
-    return mu, z_ub[k:k + nb]
-
-
-def _solve_clarabel(rp: RestrictedProblem, deadline):
-    import clarabel
-
-    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _CLARABEL_SETUP, "Clarabel")
-    P, c, A_ub, b_ub = _conic_data(rp)
-    A = A_ub.tocsc()
-    cones = [clarabel.NonnegativeConeT(A_ub.shape[0])]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
-    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
-    left = _time_for_setup(deadline, A.nnz, _CLARABEL_SETUP, "Clarabel")
-    if left is not None:  # (its clock starts after the set-up)
-        settings.time_limit = max(left - A.nnz * _CLARABEL_SETUP, 1e-6)
-    sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
-    if str(sol.status) not in ("Solved", "AlmostSolved"):
-        raise RestrictedStepFailed(f"Clarabel: {sol.status}")
-    mu, nu = _split_multipliers(rp, np.asarray(sol.z))
-    return np.asarray(sol.x)[:rp.d].copy(), mu, nu
-
-
-def _solve_highs(rp: RestrictedProblem, deadline):
-    """A plain l1 step (an LP) by HiGHS through scipy.optimize.linprog."""
-    from scipy.optimize import linprog
-
-    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _HIGHS_SETUP, "HiGHS")
-    P, c, A_ub, b_ub = _conic_data(rp)
-    d = rp.d
-    bounds = [(None, None)] * A_ub.shape[1]
-    options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    left = _time_for_setup(deadline, A_ub.nnz, _HIGHS_SETUP, "HiGHS")
-    if left is not None:  # (its clock starts after the set-up)
-        options["time_limit"] = max(left - A_ub.nnz * _HIGHS_SETUP, 1e-6)
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
-    if res.status != 0:
-        raise RestrictedStepFailed(f"HiGHS: {res.message}")
-    mu, nu = _split_multipliers(rp, -np.asarray(res.ineqlin.marginals))
-    return res.x[:d].copy(), mu, nu
-
-
-#: Seconds per constraint nonzero that an external solver's set-up takes before its own time
-#: limit applies (scipy's linprog checks and passes the model to HiGHS; Clarabel factorises
-#: its KKT matrix symbolically), measured with a 1e-6 s limit on exact l1 models of 30,000 to
-#: 240,000 pairs (1.2 to 9.2 million nonzeros): HiGHS 2.0e-7 to 3.5e-7 (3.2 s), Clarabel 3.8e-7
-#: to 1.1e-6 (10 s). The lower figures, so that only a hopeless start is skipped.
-_HIGHS_SETUP, _CLARABEL_SETUP = 2e-7, 4e-7
-#: Seconds per nonzero to build the constraint matrix (:func:`_conic_data`; 3e-7 to 5e-7
-#: measured on the same models, the sparse stacking of its blocks).
-_BUILD = 2e-7
-
-
-def _conic_nonzeros(rp: RestrictedProblem) -> int:
-    """An upper bound on the nonzeros of :func:`_conic_data`'s constraint matrix, from the
-    rows' own nonzeros, before building it: the pair rows (a pair's nonzeros are at most its
-    two rows'), two per pair for e, the group rows and the l1 epigraph."""
-    if rp.Z is not None:
-        pairs = rp.Z.nnz
-    else:
-        per_i = np.count_nonzero(rp.XI, axis=1)
-        per_j = np.count_nonzero(rp.XJ, axis=1)
-        pairs = int(per_i[rp.bi].sum() + per_j[rp.bj].sum())
-    groups = int(np.count_nonzero(rp.g)) + rp.nb + rp.k if rp.groups else 0
-    return pairs + 2 * rp.nb + groups + (4 * rp.d if rp.l1 else 0)
-
-
-def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float,
-                    name: str) -> float | None:
-    """The time limit to hand an external solver once its data are built (the time left; None
-    without a limit), or :class:`RestrictedStepFailed` when that time cannot cover the
-    solver's set-up (estimated as ``nonzeros * per_nonzero``; none once it has passed): the
-    solver does not see its limit before the set-up ends, which overran a 0.5 s limit by 3 s
-    on an exact l1 model of 240,000 pairs."""
-    left = None if deadline is None else deadline.for_solver()
-    if left is None:
-        return None
-    setup = nonzeros * per_nonzero
-    if deadline.expired() or setup > left:
-        raise RestrictedStepFailed(f"{name} not started: {max(left, 0.0):.2g} s left, its "
-                                   f"set-up takes about {setup:.2g} s ({nonzeros} nonzeros)")
-    return left
-
-
-def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
-                    accept_inexact=False, simplex_first=False):
-    """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
-    solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
-
-    ``simplex_first``: an LP (l1 penalty, no proximal term) goes to HiGHS first, for a vertex
-    solution without an interior point's round-off floor.
-
-    ``accept_inexact``: take an interior-point step that stalled at the round-off floor of its
-    Newton systems (relative error <= 1e-4) instead of falling back: in early rounds the step only
-    needs to be good, and the certificate is computed from it honestly either way.
-    A problem whose rows span far fewer than d dimensions (the kernel route: d is the rank of
-    the Gram matrix's factor, 4,146 on Spambase, while a step's rows span 100 to 1,230) is
-    solved on the coordinates of that span: the same problem in fewer variables
-    (:mod:`._kernel_span`).
-    Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
-    every solver fails, with each one's reason.
-    """
-    if rp.coef > _LARGEST_COEF and not rp.l1:
-        # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
-        # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
-        # terms of size C made the interior-point method and Clarabel fail from C = 1e11 (the
-        # l1 penalty's weight 1 is built into the solvers' data: not divided)
-        f = rp.coef
-        w, mu, nu, name = restricted_step(_divided(rp, f), centre, deadline=deadline,
-                                          accept_inexact=accept_inexact,
-                                          simplex_first=simplex_first)
-        return w, None if mu is None else mu * f, nu * f, name
-    span = span_step(rp)
-    if span is not None:
-        w, mu, nu, name = restricted_step(span.problem, span.to_span(centre),
-                                          deadline=deadline, accept_inexact=accept_inexact,
-                                          simplex_first=simplex_first)
-        return span.from_span(w), mu, nu, name
-    errors = []
-    attempts = []
-    if rp.d <= _IPM_MAX_D:
-        attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
-    if rp.nb <= _CLARABEL_MAX_BAND:
-        attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
-    else:
-        errors.append(f"clarabel: not tried, {rp.nb} band pairs (its factorisations would take "
-                      f"minutes)")
-    if rp.l1 and rp.kappa == 0:
-        highs = ("highs", lambda: _solve_highs(rp, deadline))
-        if simplex_first:
-            attempts.insert(0, highs)
-        else:
-            attempts.append(highs)
-    for name, attempt in attempts:
-        if deadline is not None and deadline.expired():
-            errors.append(f"{name}: not tried, the time limit was reached")
-            break
-        try:
-            w, mu, nu = attempt()
-        except (RuntimeError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
-            errors.append(f"{name}: {exc}")
-            continue
-        if np.all(np.isfinite(w)):
-            return w, mu, nu, name
-        errors.append(f"{name}: non-finite weights")
-    raise RestrictedStepFailed("; ".join(errors))
-
-
-#: Above this C/M (C/(M N) for RankSVM), an l2 step is solved with its objective divided by it.
-_LARGEST_COEF = 1e6
-
-
-def _divided(rp: RestrictedProblem, f: float) -> RestrictedProblem:
-    """``rp`` with its objective divided by ``f`` (the same minimiser)."""
-    import copy
-
-    out = copy.copy(rp)
-    out.coef, out.c_e, out.q_w, out.kappa = rp.coef / f, rp.c_e / f, rp.q_w / f, rp.kappa / f
-    return out
+#: A null step beyond this proximal weight (C-scaling) ends the solve.
+_MAX_PROX = 1e12
+#: Early rounds accept a stalled interior-point step (:func:`.restricted_step.restricted_step`)
+#: while the certified gap is above this, or the band is so large that Clarabel's
+#: factorisations would take minutes.
+_INEXACT_UNTIL, _LARGE_BAND = 1e-3, 50_000
 
 
 # ---- the loop ----------------------------------------------------------------------------------
@@ -624,17 +260,17 @@ def _attach(dual, collapsed):
 
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
-          max_iter: int, w0=None, time_limit: float | None = None,
+          max_iter: int, w0=None, deadline: Deadline | None = None,
           options: WorkingSetOptions | None = None):
     """Run the working-set method; returns a dict with w, dual, gap, status, message, history.
 
     ``lam`` is in paper scaling; ``w0`` a starting point (the caller's units). ``status`` is
     "optimal" when the certified relative gap is <= ``tol``, else "max_iter", "time_limit",
     "stalled" or "failed" (a restricted step no solver could solve), with the best certified
-    point found.
+    point found. ``deadline``: the solve's :class:`~.deadline.Deadline` (None: no limit).
     """
     opt = options or WorkingSetOptions()
-    deadline = Deadline(time_limit)
+    deadline = Deadline(None) if deadline is None else deadline
     data, collapsed = collapse(data)
     prob = _Problem(data, lam, loss, penalty)
     n = prob.n
@@ -688,7 +324,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         ss = SortedScores(s_c, prob.p)
         if it != exact_from:  # (the exact model has every pair already)
             band = _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW if ip else None)
-        model = _Model(prob, s_c, t_c, cols, *band)
+        model = LowerModel(prob, s_c, t_c, cols, *band)
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
                                                 deadline=deadline,
@@ -810,7 +446,7 @@ def _dual_at_zero(prob: _Problem) -> ImplicitDual:
     where the working set's own steps (proximal steps of length ~1/lambda) cannot.
     """
     empty = np.zeros(0, np.intp)
-    model = _Model(prob, np.zeros(prob.m), np.zeros(prob.n), np.arange(prob.n), empty, empty)
+    model = LowerModel(prob, np.zeros(prob.m), np.zeros(prob.n), np.arange(prob.n), empty, empty)
     mu = None
     if prob.loss == "infinite_push":
         mu = np.append(prob.coef * prob.q / prob.N, 0.0)  # 0 on the "loss >= 0" row
@@ -862,7 +498,7 @@ def degenerate_certificate(data: BipartiteData, lam: float, *, penalty: str, the
     theta = np.maximum(np.asarray(theta, float), 0.0)
     cols = np.flatnonzero(theta > 0)
     empty = np.zeros(0, np.intp)
-    model = _Model(prob, np.zeros(prob.m), np.zeros(prob.n), cols, empty, empty)
+    model = LowerModel(prob, np.zeros(prob.m), np.zeros(prob.n), cols, empty, empty)
     mu = np.append(prob.coef * theta[cols] / theta[cols].sum(), 0.0)  # 0 on the loss >= 0 row
     dual = model.dual(mu, np.zeros(0))
     w = np.zeros(prob.d)

@@ -18,11 +18,10 @@ from __future__ import annotations
 from numpy.typing import ArrayLike
 
 from infpush_cvx._logging import logs_progress
-from infpush_cvx._validation import check_time_limit
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Model
-from infpush_cvx.solvers.engines.common import call_start, data_first
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.common import data_first
+from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.pnorm_push.methods import CVXPY, Boosting, Newton
 from infpush_cvx.solvers.pnorm_push.problem import PNormPushProblem
 from infpush_cvx.solvers.result import SolverResult
@@ -59,7 +58,7 @@ def pnorm_push(data: BipartiteData, lam: float | None = None, *, p: float = 1.0,
     ``dual_value``, ``p``, ``lam_paper`` and the absolute gap ``gap_abs``. A solve that stops
     before ``gap <= tol`` has an honest status and warns with a ConvergenceWarning.
     """
-    deadline = Deadline(check_time_limit(time_limit), start=call_start())
+    deadline = as_deadline(time_limit)  # data_first started it at the call
     if wp is not None or wn is not None:
         data = BipartiteData(data.Xp, data.Xn, wp, wn)
     problem = PNormPushProblem(data, lam, p=p)

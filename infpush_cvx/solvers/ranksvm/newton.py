@@ -43,7 +43,8 @@ import scipy.sparse as sp
 from infpush_cvx._logging import log_iteration
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.ramp_sums import RampSums
-from infpush_cvx.solvers.engines.implicit_dual import (best_multiple, dense_from_columns, dual_value, expand_column)
+from infpush_cvx.solvers.engines.implicit_dual import (best_multiple, dense_from_columns,
+                                                       dual_value, expand_column)
 from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 
 

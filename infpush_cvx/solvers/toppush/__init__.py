@@ -19,12 +19,11 @@ from __future__ import annotations
 from numpy.typing import ArrayLike
 
 from infpush_cvx._logging import logs_progress
-from infpush_cvx._validation import check_time_limit
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._toppush import LOSSES
 from infpush_cvx.solvers.base import Model
-from infpush_cvx.solvers.engines.common import call_start, data_first
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.common import data_first
+from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.toppush.methods import CVXPY, DualAGD, InteriorPoint
 from infpush_cvx.solvers.toppush.problem import (TopPushProblem, data_lipschitz, dual_objective,
@@ -60,7 +59,7 @@ def toppush(data: BipartiteData, lam: float, loss: str = "truncated_quadratic",
     The result's ``dual`` is ``(alpha, beta)``; its ``gap`` is certified for every method. An
     early stop warns with a ConvergenceWarning.
     """
-    deadline = Deadline(check_time_limit(time_limit), start=call_start())
+    deadline = as_deadline(time_limit)  # data_first started it at the call
     if wp is not None:
         data = BipartiteData(data.Xp, data.Xn, wp, data.wn)
     problem = TopPushProblem(data, lam, loss=loss)

@@ -1,0 +1,192 @@
+"""The compiled kernels of the structured interior-point method (:mod:`.restricted_ipm`).
+
+Each is one pass over the constraint rows or the pairs, fusing the arithmetic that NumPy would
+spread over four to ten passes and temporaries: the restricted problems of the a8a subsets have
+450,000 rows and 219,000 pairs, and these passes are most of an iteration's time.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+# ---- fused elementwise kernels over the constraint rows (a restricted problem of the a8a
+# subsets has 450,000 rows: one pass each instead of four to six NumPy temporaries) ----------
+
+@nb.njit(cache=True, nogil=True)
+def _scaled_rhs(z, s, rp, rc):
+    """``(z / s) rp - rc / s``, the row part of the Newton right-hand side."""
+    out = np.empty_like(z)
+    for i in range(z.size):
+        out[i] = (z[i] * rp[i] - rc[i]) / s[i]
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _slack_steps(z, s, Gdx, rp, rc):
+    """The multiplier and slack steps of a Newton direction: ``dz = (z / s)(G dx + r_p) -
+    rc / s`` and ``ds = -(rc + s dz) / z``."""
+    dz = np.empty_like(z)
+    ds = np.empty_like(z)
+    for i in range(z.size):
+        dz[i] = (z[i] * (Gdx[i] + rp[i]) - rc[i]) / s[i]
+        ds[i] = -(rc[i] + s[i] * dz[i]) / z[i]
+    return ds, dz
+
+
+@nb.njit(cache=True, nogil=True)
+def _max_step(s, ds, z, dz):
+    """The largest ``a <= 1`` with ``s + a ds >= 0`` and ``z + a dz >= 0`` (the ratio test;
+    s, z > 0)."""
+    a = 1.0
+    for i in range(s.size):
+        if ds[i] < 0.0 and -s[i] > a * ds[i]:
+            a = -s[i] / ds[i]
+        if dz[i] < 0.0 and -z[i] > a * dz[i]:
+            a = -z[i] / dz[i]
+    return a
+
+
+@nb.njit(cache=True, nogil=True)
+def _step_in_place(s, ds, z, dz, a):
+    """``s += a ds`` and ``z += a dz``."""
+    for i in range(s.size):
+        s[i] += a * ds[i]
+        z[i] += a * dz[i]
+
+
+@nb.njit(cache=True, nogil=True)
+def _complementarity_after(s, ds, z, dz, a):
+    """``(s + a ds) . (z + a dz)``."""
+    total = 0.0
+    for i in range(s.size):
+        total += (s[i] + a * ds[i]) * (z[i] + a * dz[i])
+    return total
+
+
+@nb.njit(cache=True, nogil=True)
+def _corrector_rhs(s, z, ds, dz, sigma_mu):
+    """``s z + ds dz - sigma mu``, Mehrotra's corrector."""
+    out = np.empty_like(s)
+    for i in range(s.size):
+        out[i] = s[i] * z[i] + ds[i] * dz[i] - sigma_mu
+    return out
+
+
+# ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
+# XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
+# row of the grid, instead of four to ten NumPy passes and temporaries (a8a subsets: 219,000
+# pairs, about 40 ms an iteration before). The loops look alike on purpose: each fuses its own
+# arithmetic into the one pass ----------------------------------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _grid_pair_rows(sI, sJ, pi, e, out2, out3, rows_e):
+    """The pair and nonnegativity rows of ``G x``: ``-pi_b (s_i - t_j) - e_b`` and ``-e_b``, and the
+    row sums of e (the group sums)."""
+    nI, g = sI.size, rows_e.size
+    for j in range(g):
+        acc = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            out2[b] = -pi[b] * (sI[i] - sJ[j]) - e[b]
+            out3[b] = -e[b]
+            acc += e[b]
+        rows_e[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_sums(v, pi, cols, rows):
+    """Column and row sums of ``pi v`` over the grid.
+
+    Its loop over the grid is the one of :func:`_grid_einv_sums` on purpose: that kernel fuses
+    its Sherman-Morrison solve into the same pass instead of writing ``D2 t`` to a temporary
+    and calling this one (one pass over the pairs per kernel, see the section comment)."""
+    g, nI = rows.size, cols.size
+    cols[:] = 0.0
+    for j in range(g):
+        acc = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            u = pi[b] * v[b]
+            cols[i] += u
+            acc += u
+        rows[j] = acc
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_pair_part(z_group, z2, z3, ge):
+    """The e block of ``G^T z`` on the grid: ``ge_b = z_group_j - z2_b - z3_b``."""
+    g, nI = z_group.size, ge.size // max(z_group.size, 1)
+    for j in range(g):
+        for i in range(nI):
+            b = j * nI + i
+            ge[b] = z_group[j] - z2[b] - z3[b]
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_scaling(s2, z2, s3, z3, pi, inv_delta, D2, Om, Cm, cols_om, rows_om, sigma, rows_c):
+    """The pair quantities of the reduced system: ``1/delta = 1/(D2 + D3)``, ``D2 = z2 / s2``,
+    the g x nI matrices of ``omega pi^2`` and ``c pi`` (``omega = D2 D3 / delta``,
+    ``c = D2 / delta``), and their row and column sums (``sigma``: those of 1/delta)."""
+    g, nI = Om.shape
+    cols_om[:] = 0.0
+    for j in range(g):
+        s_om = s_inv = s_c = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            w2, w3 = s2[b] / z2[b], s3[b] / z3[b]
+            tot = w2 + w3
+            inv_delta[b] = w2 * w3 / tot
+            D2[b] = z2[b] / s2[b]
+            om = pi[b] * pi[b] / tot
+            c = pi[b] * w3 / tot
+            Om[j, i] = om
+            Cm[j, i] = c
+            cols_om[i] += om
+            s_om += om
+            s_inv += inv_delta[b]
+            s_c += c
+        rows_om[j], sigma[j], rows_c[j] = s_om, s_inv, s_c
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_einv_sums(re, inv_delta, gamma, D2, pi, cols, rows, t_rows):
+    """``t = E^{-1} r_e`` group by group (``t_b = (r_b - gamma_j sum_i r_b / delta_b) / delta_b``,
+    Sherman-Morrison), reduced to its group sums and to the column and row sums of
+    ``pi D2 t``: :func:`_grid_sums` fused into the solve's second pass (deliberately the same
+    loop, without a temporary of the pairs' length)."""
+    g, nI = rows.size, cols.size
+    cols[:] = 0.0
+    for j in range(g):
+        raw = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            raw += re[b] * inv_delta[b]
+        corr = gamma[j] * raw
+        acc = tot = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            t = inv_delta[b] * (re[b] - corr)
+            tot += t
+            u = pi[b] * D2[b] * t
+            cols[i] += u
+            acc += u
+        rows[j], t_rows[j] = acc, tot
+
+
+@nb.njit(cache=True, nogil=True)
+def _grid_back_substitute(re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
+    """``de = E^{-1} (r_e - H_ey dy)`` with ``(H_ey dy)_b = D2_b pi_b (s_i - t_j) - h_group_j``."""
+    g, nI = h_group.size, sI.size
+    for j in range(g):
+        raw = 0.0
+        for i in range(nI):
+            b = j * nI + i
+            r = re[b] - D2[b] * pi[b] * (sI[i] - sJ[j]) + h_group[j]
+            de[b] = r
+            raw += r * inv_delta[b]
+        corr = gamma[j] * raw
+        for i in range(nI):
+            b = j * nI + i
+            de[b] = inv_delta[b] * (de[b] - corr)

@@ -1,0 +1,248 @@
+"""One restricted step of the working-set method: the proximal step on its lower model, solved
+by the structured interior-point method (:mod:`.restricted_ipm`), then Clarabel, then (an LP)
+HiGHS, within the solve's deadline; a step whose rows span few dimensions is solved on their span
+(:mod:`.kernel_span`), and one whose objective is huge (C = 1/lambda far above 1) divided first.
+Every solver's multipliers come back in the same form, so the working set certifies any of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.kernel_span import span_step
+from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
+
+
+class RestrictedStepFailed(RuntimeError):
+    """Every solver of a restricted step failed (the message lists why)."""
+
+
+_IPM_MAX_D = 2000  # the interior-point method factors a dense (d + 1) x (d + 1) matrix
+
+
+_INEXACT_IPM = 1e-4  # early rounds accept a stalled interior-point step this accurate
+_CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minutes)
+
+
+def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None):
+    w, mu, nu, info = solve_restricted(rp, center=centre, deadline=deadline)
+    usable = info["status"] in ("optimal", "almost_optimal") or (
+        accept_inexact and info["status"] == "stalled" and info["error"] <= _INEXACT_IPM)
+    if not usable:
+        raise RestrictedStepFailed(f"interior-point method: {info['status']} after "
+                                   f"{info['iterations']} iterations")
+    return w, mu, nu
+
+
+def _pair_matrix(rp: RestrictedProblem):
+    """The weighted pair vectors ``pi_b z_b`` as a sparse nb x d matrix (by sparse row
+    selection: the dense nb x d difference took 2.6 s for 240,000 pairs of 100 features, this
+    0.3 s, and 1.2 s instead of 3.6 s without a zero entry)."""
+    if rp.Z is not None:
+        return rp.Z
+    rows = sp.csr_matrix(rp.XI)[rp.bi] - sp.csr_matrix(rp.XJ)[rp.bj]
+    return sp.csr_matrix(sp.diags(rp.pi) @ rows)
+
+
+def _conic_data(rp: RestrictedProblem):
+    """The restricted problem as ``min 1/2 x'Px + c'x`` s.t. ``A_ub x <= b_ub`` over
+    ``x = (w, e, xi, p)`` (xi for the groups, p the l1 epigraph)."""
+    d, nb, k = rp.d, rp.nb, rp.k
+    n_xi = 1 if rp.groups else 0
+    n_p = d if rp.l1 else 0
+    nx = d + nb + n_xi + n_p
+    o_e, o_x, o_p = d, d + nb, d + nb + n_xi
+    c = np.zeros(nx)
+    c[:d] = rp.q_w
+    c[o_e:o_e + nb] = rp.c_e
+    if rp.groups:
+        c[o_x] = rp.coef
+    if rp.l1:
+        c[o_p:] = 1.0
+    P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(nx, nx))
+    r = np.arange(nb)
+    rows = []
+    if rp.groups:  # -g_j.w + sum_{b in B_j} e_b - xi <= -a_j
+        rows.append(sp.hstack([sp.csr_matrix(-rp.g),
+                               sp.csr_matrix((np.ones(nb), (rp.bj, r)), shape=(k, nb)),
+                               sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))]))
+    # -pi_b z_b.w - e_b <= -pi_b ;  -e_b <= 0
+    rows.append(sp.hstack([-_pair_matrix(rp), -sp.identity(nb),
+                           sp.csr_matrix((nb, n_xi + n_p))]))
+    rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb),
+                           sp.csr_matrix((nb, n_xi + n_p))]))
+    if rp.l1:  # w - p <= 0, -w - p <= 0
+        eye = sp.identity(d)
+        rows.append(sp.hstack([eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
+        rows.append(sp.hstack([-eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
+    A_ub = sp.vstack(rows, format="csr")
+    b_ub = np.concatenate(([-rp.a] if rp.groups else []) + [-rp.pi, np.zeros(nb)]
+                          + ([np.zeros(2 * d)] if rp.l1 else []))
+    return P, c, A_ub, b_ub
+
+
+def _split_multipliers(rp, z_ub):
+    k, nb = rp.k, rp.nb
+    mu = z_ub[:k] if rp.groups else None
+    return mu, z_ub[k:k + nb]
+
+
+def _solve_clarabel(rp: RestrictedProblem, deadline):
+    import clarabel
+
+    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _CLARABEL_SETUP, "Clarabel")
+    P, c, A_ub, b_ub = _conic_data(rp)
+    A = A_ub.tocsc()
+    cones = [clarabel.NonnegativeConeT(A_ub.shape[0])]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
+    left = _time_for_setup(deadline, A.nnz, _CLARABEL_SETUP, "Clarabel")
+    if left is not None:  # (its clock starts after the set-up)
+        settings.time_limit = max(left - A.nnz * _CLARABEL_SETUP, 1e-6)
+    sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        raise RestrictedStepFailed(f"Clarabel: {sol.status}")
+    mu, nu = _split_multipliers(rp, np.asarray(sol.z))
+    return np.asarray(sol.x)[:rp.d].copy(), mu, nu
+
+
+def _solve_highs(rp: RestrictedProblem, deadline):
+    """A plain l1 step (an LP) by HiGHS through scipy.optimize.linprog."""
+    from scipy.optimize import linprog
+
+    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _HIGHS_SETUP, "HiGHS")
+    P, c, A_ub, b_ub = _conic_data(rp)
+    d = rp.d
+    bounds = [(None, None)] * A_ub.shape[1]
+    options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    left = _time_for_setup(deadline, A_ub.nnz, _HIGHS_SETUP, "HiGHS")
+    if left is not None:  # (its clock starts after the set-up)
+        options["time_limit"] = max(left - A_ub.nnz * _HIGHS_SETUP, 1e-6)
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
+    if res.status != 0:
+        raise RestrictedStepFailed(f"HiGHS: {res.message}")
+    mu, nu = _split_multipliers(rp, -np.asarray(res.ineqlin.marginals))
+    return res.x[:d].copy(), mu, nu
+
+
+#: Seconds per constraint nonzero that an external solver's set-up takes before its own time
+#: limit applies (scipy's linprog checks and passes the model to HiGHS; Clarabel factorises
+#: its KKT matrix symbolically), measured with a 1e-6 s limit on exact l1 models of 30,000 to
+#: 240,000 pairs (1.2 to 9.2 million nonzeros): HiGHS 2.0e-7 to 3.5e-7 (3.2 s), Clarabel 3.8e-7
+#: to 1.1e-6 (10 s). The lower figures, so that only a hopeless start is skipped.
+_HIGHS_SETUP, _CLARABEL_SETUP = 2e-7, 4e-7
+#: Seconds per nonzero to build the constraint matrix (:func:`_conic_data`; 3e-7 to 5e-7
+#: measured on the same models, the sparse stacking of its blocks).
+_BUILD = 2e-7
+
+
+def _conic_nonzeros(rp: RestrictedProblem) -> int:
+    """An upper bound on the nonzeros of :func:`_conic_data`'s constraint matrix, from the
+    rows' own nonzeros, before building it: the pair rows (a pair's nonzeros are at most its
+    two rows'), two per pair for e, the group rows and the l1 epigraph."""
+    if rp.Z is not None:
+        pairs = rp.Z.nnz
+    else:
+        per_i = np.count_nonzero(rp.XI, axis=1)
+        per_j = np.count_nonzero(rp.XJ, axis=1)
+        pairs = int(per_i[rp.bi].sum() + per_j[rp.bj].sum())
+    groups = int(np.count_nonzero(rp.g)) + rp.nb + rp.k if rp.groups else 0
+    return pairs + 2 * rp.nb + groups + (4 * rp.d if rp.l1 else 0)
+
+
+def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float,
+                    name: str) -> float | None:
+    """The time limit to hand an external solver once its data are built (the time left; None
+    without a limit), or :class:`RestrictedStepFailed` when that time cannot cover the
+    solver's set-up (estimated as ``nonzeros * per_nonzero``; none once it has passed): the
+    solver does not see its limit before the set-up ends, which overran a 0.5 s limit by 3 s
+    on an exact l1 model of 240,000 pairs."""
+    left = None if deadline is None else deadline.for_solver()
+    if left is None:
+        return None
+    setup = nonzeros * per_nonzero
+    if deadline.expired() or setup > left:
+        raise RestrictedStepFailed(f"{name} not started: {max(left, 0.0):.2g} s left, its "
+                                   f"set-up takes about {setup:.2g} s ({nonzeros} nonzeros)")
+    return left
+
+
+def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
+                    accept_inexact=False, simplex_first=False):
+    """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
+    solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
+
+    ``simplex_first``: an LP (l1 penalty, no proximal term) goes to HiGHS first, for a vertex
+    solution without an interior point's round-off floor.
+
+    ``accept_inexact``: take an interior-point step that stalled at the round-off floor of its
+    Newton systems (relative error <= 1e-4) instead of falling back: in early rounds the step only
+    needs to be good, and the certificate is computed from it honestly either way.
+    A problem whose rows span far fewer than d dimensions (the kernel route: d is the rank of
+    the Gram matrix's factor, 4,146 on Spambase, while a step's rows span 100 to 1,230) is
+    solved on the coordinates of that span: the same problem in fewer variables
+    (:mod:`._kernel_span`).
+    Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
+    every solver fails, with each one's reason.
+    """
+    if rp.coef > _LARGEST_COEF and not rp.l1:
+        # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
+        # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
+        # terms of size C made the interior-point method and Clarabel fail from C = 1e11 (the
+        # l1 penalty's weight 1 is built into the solvers' data: not divided)
+        f = rp.coef
+        w, mu, nu, name = restricted_step(_divided(rp, f), centre, deadline=deadline,
+                                          accept_inexact=accept_inexact,
+                                          simplex_first=simplex_first)
+        return w, None if mu is None else mu * f, nu * f, name
+    span = span_step(rp)
+    if span is not None:
+        w, mu, nu, name = restricted_step(span.problem, span.to_span(centre),
+                                          deadline=deadline, accept_inexact=accept_inexact,
+                                          simplex_first=simplex_first)
+        return span.from_span(w), mu, nu, name
+    errors = []
+    attempts = []
+    if rp.d <= _IPM_MAX_D:
+        attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
+    if rp.nb <= _CLARABEL_MAX_BAND:
+        attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
+    else:
+        errors.append(f"clarabel: not tried, {rp.nb} band pairs (its factorisations would take "
+                      f"minutes)")
+    if rp.l1 and rp.kappa == 0:
+        highs = ("highs", lambda: _solve_highs(rp, deadline))
+        if simplex_first:
+            attempts.insert(0, highs)
+        else:
+            attempts.append(highs)
+    for name, attempt in attempts:
+        if deadline is not None and deadline.expired():
+            errors.append(f"{name}: not tried, the time limit was reached")
+            break
+        try:
+            w, mu, nu = attempt()
+        except (RuntimeError, ValueError, ArithmeticError, np.linalg.LinAlgError) as exc:
+            errors.append(f"{name}: {exc}")
+            continue
+        if np.all(np.isfinite(w)):
+            return w, mu, nu, name
+        errors.append(f"{name}: non-finite weights")
+    raise RestrictedStepFailed("; ".join(errors))
+
+
+#: Above this C/M (C/(M N) for RankSVM), an l2 step is solved with its objective divided by it.
+_LARGEST_COEF = 1e6
+
+
+def _divided(rp: RestrictedProblem, f: float) -> RestrictedProblem:
+    """``rp`` with its objective divided by ``f`` (the same minimiser)."""
+    import copy
+
+    out = copy.copy(rp)
+    out.coef, out.c_e, out.q_w, out.kappa = rp.coef / f, rp.c_e / f, rp.q_w / f, rp.kappa / f
+    return out
