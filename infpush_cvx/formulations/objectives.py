@@ -63,9 +63,7 @@ def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
     scaling's ``||w||^2`` or ``||w||_1`` times
     :func:`~infpush_cvx.formulations.scaling.paper_penalty_coefficient` in paper scaling."""
-    check_choice(penalty, "penalty", _scaling.PENALTIES)
-    check_choice(scaling, "scaling", _scaling.SCALINGS)
-    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    c = _scaling.penalty_coefficient(penalty, scaling)
     return c * float(np.abs(w).sum() if penalty == "l1" else w @ w)
 
 
@@ -82,9 +80,9 @@ def penalty_term(w: np.ndarray, lam: float, penalty: str, scaling: str) -> float
         return float(term)
     a = float(np.abs(w).max())
     u = w / a
-    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
     with np.errstate(over="ignore"):
-        return float(c * (np.sqrt(lam) * a) ** 2 * float(u @ u))
+        return float(_scaling.penalty_coefficient(penalty, scaling) * (np.sqrt(lam) * a) ** 2
+                     * float(u @ u))
 
 
 def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infinite_push",
