@@ -29,21 +29,19 @@ MAX_SIZE = 2**31 - 1
 MAX_SEED = 2**32 - 1
 
 
-def _check_size(value, name: str, minimum: int = 1) -> int:
-    """An integer (never a bool, float or string) in ``[minimum, MAX_SIZE]``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
-            not minimum <= value <= MAX_SIZE:
-        kind = "a positive integer (" if minimum == 1 else f"at least {minimum} (an integer "
-        raise ValueError(f"{name} must be {kind}at most {MAX_SIZE}), got {value!r}")
-    return int(value)
+def _integer(minimum: int, maximum: int, kind: str):
+    """The check of an integer (never a bool, float or string) in ``[minimum, maximum]``;
+    ``kind`` says which in its message."""
+    def check(value, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+                not minimum <= value <= maximum:
+            raise ValueError(f"{name} must be {kind}, got {value!r}")
+        return int(value)
+    return check
 
 
-def _check_seed(seed, name: str = "seed") -> int:
-    """A seed: an integer (never a bool, float or string) in ``[0, MAX_SEED]``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
-            not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be an integer in [0, {MAX_SEED}], got {seed!r}")
-    return int(seed)
+_check_size = _integer(1, MAX_SIZE, f"a positive integer (at most {MAX_SIZE})")
+_check_seed = _integer(0, MAX_SEED, f"an integer in [0, {MAX_SEED}]")
 
 
 def _check_density(density, name: str = "density") -> float:
@@ -75,8 +73,8 @@ def _positive(value, name: str) -> float:
 PARAMETER_CHECKS = {
     "m": _check_size, "n": _check_size, "d": _check_size, "n_features": _check_size,
     "n_groups": _check_size, "pairs_per_group": _check_size, "exclusive": _check_size,
-    "states_per_group": lambda v, name: _check_size(v, name, minimum=2),
-    "informative": lambda v, name: _check_size(v, name, minimum=0),
+    "states_per_group": _integer(2, MAX_SIZE, f"at least 2 (an integer at most {MAX_SIZE})"),
+    "informative": _integer(0, MAX_SIZE, f"at least 0 (an integer at most {MAX_SIZE})"),
     "max_distance": _check_size, "seed": _check_seed, "density": _check_density,
     "mu": _check_density, "margin": _positive, "row_nnz": _positive,
     "sparse": _check_flag, "scale01": _check_flag, "dataset": _check_dataset,
@@ -151,7 +149,7 @@ def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) 
     ``normalized_bipartite(100, 200, 20, seed=0)``. Both classes share one distribution, so such
     instances are usually degenerate (check with :mod:`infpush_cvx.data.degeneracy`).
     """
-    rs = np.random.RandomState(_check_seed(seed))
+    rs = np.random.RandomState(_check_seed(seed, "seed"))
     Xp = normalized_data_matrix(m, d, mu, rs)
     Xn = normalized_data_matrix(n, d, mu, rs)
     return BipartiteData(Xp, Xn)

@@ -77,20 +77,14 @@ class L1InfInfo:
 
 def l1inf_norm(V, axis=0) -> float:
     """``sum_g max_i |v_ig|``, groups along ``axis`` (``np.abs(V).max(axis=axis).sum()``)."""
-    V = check_float_array(V, "V", ndim=2)
-    axis = check_axis(axis)
-    if V.size == 0:
-        return 0.0
-    return float(np.abs(V).max(axis=axis).astype(np.float64).sum())
+    V, axis = check_float_array(V, "V", ndim=2), check_axis(axis)
+    return float(np.abs(V).max(axis=axis).astype(np.float64).sum()) if V.size else 0.0
 
 
 def linf1_norm(V, axis=0) -> float:
     """``max_g sum_i |v_ig|``, groups along ``axis``: the dual norm of :func:`l1inf_norm`."""
-    V = check_float_array(V, "V", ndim=2)
-    axis = check_axis(axis)
-    if V.size == 0:
-        return 0.0
-    return float(np.abs(V).astype(np.float64).sum(axis=axis).max())
+    V, axis = check_float_array(V, "V", ndim=2), check_axis(axis)
+    return float(np.abs(V).astype(np.float64).sum(axis=axis).max()) if V.size else 0.0
 
 
 def _groups_as_columns(V: np.ndarray, axis: int) -> np.ndarray:
@@ -239,7 +233,8 @@ def _project_ssn(V, radius, axis, nonneg):
 
 
 def project_linf1(V, radius, axis=0):
-    """Projection onto ``{P : ||P||_{inf,1} <= radius}``: every group onto the l1 ball, separately."""
+    """Projection onto ``{P : ||P||_{inf,1} <= radius}``: every group onto the l1 ball,
+    separately."""
     V = check_float_array(V, "V", ndim=2)
     radius = check_radius(radius)
     axis = check_axis(axis)
