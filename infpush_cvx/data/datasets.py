@@ -237,37 +237,31 @@ def load_spambase(data_dir=None, *, download: bool = False, timeout: float = 30.
 _PAIRS = re.compile(r"(?:[0-9]+:[^\s:]+ )*+")
 
 
-def _bad_token(tok: str) -> str | None:
-    """Why ``tok`` is not a valid ``index:value`` token (None when it is)."""
-    idx, colon, val = tok.partition(":")
-    if not colon or not idx.isdigit() or not idx.isascii():
-        return "expected index:value with a nonnegative integer index"
+def _number(text: str) -> float | None:
+    """``float(text)`` when that is a finite number, else None."""
     try:
-        v = float(val)
+        value = float(text)
     except ValueError:
-        return "the value is not a number"
-    if not np.isfinite(v):
-        return "the value is not finite"
-    return None
+        return None
+    return value if np.isfinite(value) else None
 
 
 def _malformed(path: Path, lines) -> ValueError:
     """The ValueError naming the first malformed line of a LIBSVM file (slow, exact pass)."""
     for k, line in enumerate(lines, start=1):
         toks = line.partition("#")[0].split()
-        if not toks:
-            continue
-        try:
-            label = float(toks[0])
-        except ValueError:
-            label = None
-        if label is None or not np.isfinite(label):
+        if toks and _number(toks[0]) is None:
             return ValueError(f"{path}: line {k}: malformed label {toks[0]!r} (expected a number "
                               f"first, then index:value pairs)")
         for tok in toks[1:]:
-            why = _bad_token(tok)
-            if why is not None:
-                return ValueError(f"{path}: line {k}: malformed token {tok!r} ({why})")
+            idx, colon, val = tok.partition(":")
+            if not colon or not idx.isdigit() or not idx.isascii():
+                why = "expected index:value with a nonnegative integer index"
+            elif _number(val) is None:
+                why = "the value is not a finite number"
+            else:
+                continue
+            return ValueError(f"{path}: line {k}: malformed token {tok!r} ({why})")
     return ValueError(f"{path}: malformed LIBSVM data")  # not reached for parseable files
 
 
@@ -330,17 +324,17 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
     if not labels:
         raise ValueError(f"{path}: no data lines (only blank lines or comments)")
     joined = " ".join(tokens)
-    if _PAIRS.fullmatch(joined + " " if tokens else "") is None:
-        raise _malformed(path, lines)
     fields = joined.replace(":", " ").split()
     try:
+        if _PAIRS.fullmatch(joined + " " if tokens else "") is None:
+            raise ValueError
         y_raw = np.array(labels, dtype=np.float64)
         cols = np.array(fields[0::2], dtype=np.int64)
         vals = np.array(fields[1::2], dtype=np.float64)
+        if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(y_raw))):
+            raise ValueError
     except (ValueError, OverflowError):
         raise _malformed(path, lines) from None
-    if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(y_raw))):
-        raise _malformed(path, lines)
     y = _binary_labels(path, y_raw)
 
     counts = np.array(counts, dtype=np.int64)

@@ -303,9 +303,7 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     b = offsets + rng.integers(0, states_per_group, size=offsets.size)
     keep = h[a] != h[b]
     a, b, group = a[keep], b[keep], offsets[keep] // states_per_group
-    # First pairs_per_group candidates of each group (stable order).
-    order = np.argsort(group, kind="stable")
-    a, b, group = a[order], b[order], group[order]
+    # First pairs_per_group candidates of each group (group is sorted: offsets are).
     rank_in_group = np.arange(group.size) - np.searchsorted(group, group)
     keep = rank_in_group < pairs_per_group
     a, b, group = a[keep], b[keep], group[keep]

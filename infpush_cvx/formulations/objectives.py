@@ -35,16 +35,15 @@ def negative_hinge_sums(s: np.ndarray, t: np.ndarray, wp=None) -> np.ndarray:
     """
     s = np.asarray(s, dtype=np.float64)
     shifted = 1.0 + np.asarray(t, dtype=np.float64)
-    if wp is None:
+    if wp is None:  # unit weights: their prefix sums are the counts 0, 1, ..., m (exact)
         s_sorted = np.sort(s)
-        prefix = np.concatenate([[0.0], np.cumsum(s_sorted)])
-        k = np.searchsorted(s_sorted, shifted, side="left")
-        return np.maximum(k * shifted - prefix[k], 0.0)
-    order = np.argsort(s)
-    s_sorted = s[order]
-    w_sorted = np.asarray(wp, dtype=np.float64)[order]
-    weight_prefix = np.concatenate([[0.0], np.cumsum(w_sorted)])
-    score_prefix = np.concatenate([[0.0], np.cumsum(w_sorted * s_sorted)])
+        weight_prefix, score_prefix = np.arange(s.size + 1.0), np.cumsum(s_sorted)
+    else:
+        order = np.argsort(s)
+        s_sorted, w_sorted = s[order], np.asarray(wp, dtype=np.float64)[order]
+        weight_prefix = np.concatenate([[0.0], np.cumsum(w_sorted)])
+        score_prefix = np.cumsum(w_sorted * s_sorted)
+    score_prefix = np.concatenate([[0.0], score_prefix])
     k = np.searchsorted(s_sorted, shifted, side="left")
     # Clipped at 0: the two prefix sums can cancel to a tiny negative by rounding.
     return np.maximum(weight_prefix[k] * shifted - score_prefix[k], 0.0)
