@@ -87,14 +87,9 @@ def linf1_norm(V, axis=0) -> float:
     return float(np.abs(V).astype(np.float64).sum(axis=axis).max()) if V.size else 0.0
 
 
-def _groups_as_columns(V: np.ndarray, axis: int) -> np.ndarray:
-    """A view of V whose columns are the groups (no copy)."""
-    return V if axis == 0 else V.T
-
-
 def _magnitudes(V: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     """``|V|`` (or ``max(V, 0)``) with the groups as columns."""
-    G = _groups_as_columns(V, axis)
+    G = V if axis == 0 else V.T
     return np.maximum(G, 0) if nonneg else np.abs(G)
 
 
@@ -239,7 +234,7 @@ def project_linf1(V, radius, axis=0):
     radius = check_radius(radius)
     axis = check_axis(axis)
     out = np.empty_like(V)
-    G, O = _groups_as_columns(V, axis), _groups_as_columns(out, axis)
+    G, O = (V, out) if axis == 0 else (V.T, out.T)
     for g in range(G.shape[1]):
         O[:, g] = project_l1ball(G[:, g], radius)
     return out
