@@ -48,7 +48,7 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_fitted_matrix, check_matrix
+from .._validation import check_fitted_matrix, check_int, check_matrix
 from ..files import atomic_open
 from .labels import binary_labels
 
@@ -75,6 +75,9 @@ DATASETS = {
 
 #: name -> the collection (data folder) it belongs to: "uci" or "libsvm"
 COLLECTIONS = {"ionosphere": "uci", "spambase": "uci", "a8a": "libsvm"}
+#: collection -> the name of its source in messages
+_SOURCES = {"uci": "UCI", "libsvm": "LIBSVM"}
+
 
 def _how(collection: str) -> str:
     """How to provide a missing file of ``collection`` (the end of every not-found message)."""
@@ -83,10 +86,10 @@ def _how(collection: str) -> str:
     else:
         env = (f"setting the environment variable {LIBSVM_ENV_VAR} to the folder that holds it "
                f"(or {ENV_VAR} to a UCI folder with a libsvm/ folder beside it)")
-    source = "UCI" if collection == "uci" else "LIBSVM"
-    return (f"Provide the original {source} file by passing data_dir=..., by {env}, by putting "
-            f"it in the user data folder {user_data_dir() / collection}, or by calling the "
-            f"loader with download=True when online (it is then stored in that folder).")
+    return (f"Provide the original {_SOURCES[collection]} file by passing data_dir=..., by "
+            f"{env}, by putting it in the user data folder {user_data_dir() / collection}, or "
+            f"by calling the loader with download=True when online (it is then stored in that "
+            f"folder).")
 
 
 #: The folder holding this package's folder: a source checkout's root, or site-packages.
@@ -194,20 +197,10 @@ def _locate(name: str, data_dir_arg, download: bool, timeout: float) -> Path:
         _download(url, path, timeout, how)
     got = _sha256(path)
     if got != digest:
-        source = "UCI" if collection == "uci" else "LIBSVM"
-        raise ValueError(f"{path} has SHA-256 {got}, expected {digest} (the original {source} "
-                         f"file); the file is corrupt or not the original {name} data.")
+        raise ValueError(f"{path} has SHA-256 {got}, expected {digest} (the original "
+                         f"{_SOURCES[collection]} file); the file is corrupt or not the original "
+                         f"{name} data.")
     return path
-
-
-def _read_csv(path: Path, n_cols: int):
-    rows = path.read_text().strip().splitlines()
-    cells = [r.split(",") for r in rows if r.strip()]
-    bad = [i for i, c in enumerate(cells) if len(c) != n_cols]
-    if bad:
-        raise ValueError(f"{path}: line {bad[0] + 1} has {len(cells[bad[0]])} fields, "
-                         f"expected {n_cols}")
-    return cells
 
 
 def load_ionosphere(data_dir=None, *, download: bool = False, timeout: float = 30.0):
@@ -216,7 +209,10 @@ def load_ionosphere(data_dir=None, *, download: bool = False, timeout: float = 3
     The constant second column (index 1, zero for every instance) is dropped, as in Agarwal 2011.
     """
     path = _locate("ionosphere", data_dir, download, timeout)
-    cells = _read_csv(path, 35)
+    cells = [r.split(",") for r in path.read_text().strip().splitlines() if r.strip()]
+    bad = next((i for i, c in enumerate(cells) if len(c) != 35), None)
+    if bad is not None:
+        raise ValueError(f"{path}: line {bad + 1} has {len(cells[bad])} fields, expected 35")
     X = np.array([[float(v) for v in c[:34]] for c in cells])
     labels = np.array([c[34].strip() for c in cells])
     if not set(labels) <= {"g", "b"}:
@@ -241,37 +237,31 @@ def load_spambase(data_dir=None, *, download: bool = False, timeout: float = 30.
 _PAIRS = re.compile(r"(?:[0-9]+:[^\s:]+ )*+")
 
 
-def _bad_token(tok: str) -> str | None:
-    """Why ``tok`` is not a valid ``index:value`` token (None when it is)."""
-    idx, colon, val = tok.partition(":")
-    if not colon or not idx.isdigit() or not idx.isascii():
-        return "expected index:value with a nonnegative integer index"
+def _number(text: str) -> float | None:
+    """``float(text)`` when that is a finite number, else None."""
     try:
-        v = float(val)
+        value = float(text)
     except ValueError:
-        return "the value is not a number"
-    if not np.isfinite(v):
-        return "the value is not finite"
-    return None
+        return None
+    return value if np.isfinite(value) else None
 
 
 def _malformed(path: Path, lines) -> ValueError:
     """The ValueError naming the first malformed line of a LIBSVM file (slow, exact pass)."""
     for k, line in enumerate(lines, start=1):
         toks = line.partition("#")[0].split()
-        if not toks:
-            continue
-        try:
-            label = float(toks[0])
-        except ValueError:
-            label = None
-        if label is None or not np.isfinite(label):
+        if toks and _number(toks[0]) is None:
             return ValueError(f"{path}: line {k}: malformed label {toks[0]!r} (expected a number "
                               f"first, then index:value pairs)")
         for tok in toks[1:]:
-            why = _bad_token(tok)
-            if why is not None:
-                return ValueError(f"{path}: line {k}: malformed token {tok!r} ({why})")
+            idx, colon, val = tok.partition(":")
+            if not colon or not idx.isdigit() or not idx.isascii():
+                why = "expected index:value with a nonnegative integer index"
+            elif _number(val) is None:
+                why = "the value is not a finite number"
+            else:
+                continue
+            return ValueError(f"{path}: line {k}: malformed token {tok!r} ({why})")
     return ValueError(f"{path}: malformed LIBSVM data")  # not reached for parseable files
 
 
@@ -312,10 +302,8 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
         raise TypeError(f"path must be a str or path, got {type(path).__name__}")
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
-    if n_features is not None and (isinstance(n_features, bool) or
-                                   not isinstance(n_features, (int, np.integer))
-                                   or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    if n_features is not None:
+        n_features = check_int(n_features, "n_features", minimum=1)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"LIBSVM file not found: {path}")
@@ -326,9 +314,7 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
 
     labels, tokens, counts, line_of_row = [], [], [], []
     for k, line in enumerate(lines, start=1):
-        if "#" in line:
-            line = line.partition("#")[0]
-        toks = line.split()
+        toks = line.partition("#")[0].split()
         if not toks:
             continue
         labels.append(toks[0])
@@ -338,17 +324,17 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
     if not labels:
         raise ValueError(f"{path}: no data lines (only blank lines or comments)")
     joined = " ".join(tokens)
-    if _PAIRS.fullmatch(joined + " " if tokens else "") is None:
-        raise _malformed(path, lines)
     fields = joined.replace(":", " ").split()
     try:
+        if _PAIRS.fullmatch(joined + " " if tokens else "") is None:
+            raise ValueError
         y_raw = np.array(labels, dtype=np.float64)
         cols = np.array(fields[0::2], dtype=np.int64)
         vals = np.array(fields[1::2], dtype=np.float64)
+        if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(y_raw))):
+            raise ValueError
     except (ValueError, OverflowError):
         raise _malformed(path, lines) from None
-    if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(y_raw))):
-        raise _malformed(path, lines)
     y = _binary_labels(path, y_raw)
 
     counts = np.array(counts, dtype=np.int64)
@@ -356,6 +342,7 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
     line_of_row = np.array(line_of_row, dtype=np.int64)
     if zero_based == "auto":
         zero_based = bool(cols.size and cols.min() == 0)
+    base = 0 if zero_based else 1  # the file's first index
     if not zero_based:
         if cols.size and cols.min() == 0:
             k = line_of_row[rows[np.argmax(cols == 0)]]
@@ -368,15 +355,15 @@ def load_libsvm(path, *, n_features: int | None = None, zero_based="auto"):
     elif needed > n_features:
         bad = np.argmax(cols >= n_features)
         raise ValueError(f"{path}: line {line_of_row[rows[bad]]}: feature index "
-                         f"{cols[bad] + (0 if zero_based else 1)} is beyond "
-                         f"n_features={n_features} ({'zero' if zero_based else 'one'}-based)")
+                         f"{cols[bad] + base} is beyond n_features={n_features} "
+                         f"({('zero', 'one')[base]}-based)")
     order = np.lexsort((cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
     repeated = (rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])
     if np.any(repeated):
         r = np.argmax(repeated)
-        raise ValueError(f"{path}: line {line_of_row[rows[r]]}: feature index "
-                         f"{cols[r] + (0 if zero_based else 1)} appears twice")
+        raise ValueError(f"{path}: line {line_of_row[rows[r]]}: feature index {cols[r] + base} "
+                         f"appears twice")
     indptr = np.concatenate([[0], np.cumsum(counts)])
     X = sp.csr_matrix((vals, cols, indptr), shape=(counts.size, n_features))
     X.eliminate_zeros()

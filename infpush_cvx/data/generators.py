@@ -29,21 +29,19 @@ MAX_SIZE = 2**31 - 1
 MAX_SEED = 2**32 - 1
 
 
-def _check_size(value, name: str, minimum: int = 1) -> int:
-    """An integer (never a bool, float or string) in ``[minimum, MAX_SIZE]``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
-            not minimum <= value <= MAX_SIZE:
-        kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-        raise ValueError(f"{name} must be {kind} (at most {MAX_SIZE}), got {value!r}")
-    return int(value)
+def _integer(minimum: int, maximum: int, kind: str):
+    """The check of an integer (never a bool, float or string) in ``[minimum, maximum]``;
+    ``kind`` says which in its message."""
+    def check(value, name: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+                not minimum <= value <= maximum:
+            raise ValueError(f"{name} must be {kind}, got {value!r}")
+        return int(value)
+    return check
 
 
-def _check_seed(seed, name: str = "seed") -> int:
-    """A seed: an integer (never a bool, float or string) in ``[0, MAX_SEED]``."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
-            not 0 <= seed <= MAX_SEED:
-        raise ValueError(f"{name} must be an integer in [0, {MAX_SEED}], got {seed!r}")
-    return int(seed)
+_check_size = _integer(1, MAX_SIZE, f"a positive integer (at most {MAX_SIZE})")
+_check_seed = _integer(0, MAX_SEED, f"an integer in [0, {MAX_SEED}]")
 
 
 def _check_density(density, name: str = "density") -> float:
@@ -51,10 +49,6 @@ def _check_density(density, name: str = "density") -> float:
     if not 0 < density <= 1:
         raise ValueError(f"{name} must be in (0, 1], got {density!r}")
     return density
-
-
-def _check_positive(value, name: str) -> float:
-    return check_scalar(value, name, positive=True)
 
 
 def _check_flag(value, name: str) -> bool:
@@ -70,15 +64,19 @@ def _check_dataset(value, name: str = "dataset") -> str:
     return value
 
 
+def _positive(value, name: str) -> float:
+    return check_scalar(value, name, positive=True)
+
+
 #: The check of every generator parameter, by name (the same name means the same thing in
 #: every generator); :func:`check_parameters` applies them without generating anything.
 PARAMETER_CHECKS = {
     "m": _check_size, "n": _check_size, "d": _check_size, "n_features": _check_size,
     "n_groups": _check_size, "pairs_per_group": _check_size, "exclusive": _check_size,
-    "states_per_group": lambda v, name: _check_size(v, name, minimum=2),
-    "informative": lambda v, name: _check_size(v, name, minimum=0),
+    "states_per_group": _integer(2, MAX_SIZE, f"at least 2 (an integer at most {MAX_SIZE})"),
+    "informative": _integer(0, MAX_SIZE, f"at least 0 (an integer at most {MAX_SIZE})"),
     "max_distance": _check_size, "seed": _check_seed, "density": _check_density,
-    "mu": _check_density, "margin": _check_positive, "row_nnz": _check_positive,
+    "mu": _check_density, "margin": _positive, "row_nnz": _positive,
     "sparse": _check_flag, "scale01": _check_flag, "dataset": _check_dataset,
 }
 
@@ -99,6 +97,11 @@ def check_parameters(params: dict, prefix: str = "") -> dict:
                 raise ValueError(f"{prefix}{name} must be a finite number, got an integer "
                                  f"too large for a float") from None
     return out
+
+
+def _checked(**params):
+    """The values of ``params`` checked by :func:`check_parameters`, in the order given."""
+    return check_parameters(params).values()
 
 
 def normalized_data_matrix(m: int, n: int, mu: float, random_state: np.random.RandomState):
@@ -146,7 +149,7 @@ def normalized_bipartite(m: int, n: int, d: int, *, mu: float = 1.0, seed: int) 
     ``normalized_bipartite(100, 200, 20, seed=0)``. Both classes share one distribution, so such
     instances are usually degenerate (check with :mod:`infpush_cvx.data.degeneracy`).
     """
-    rs = np.random.RandomState(_check_seed(seed))
+    rs = np.random.RandomState(_check_seed(seed, "seed"))
     Xp = normalized_data_matrix(m, d, mu, rs)
     Xn = normalized_data_matrix(n, d, mu, rs)
     return BipartiteData(Xp, Xn)
@@ -163,11 +166,22 @@ def _matvec(A, v: np.ndarray) -> np.ndarray:
     return (A * v).sum(axis=1)
 
 
-def _gaussian(rng: np.random.Generator, rows: int, cols: int, density: float):
+def _gaussian_classes(m: int, n: int, d: int, seed: int, density: float):
+    """``(rng, Xp, Xn)``: m x d then n x d standard Gaussian matrices (sparse CSR of the given
+    density when it is below 1) drawn from ``np.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
     if density == 1.0:
-        return rng.standard_normal((rows, cols))
-    return sp.random(rows, cols, density=density, format="csr", random_state=rng,
-                     data_rvs=rng.standard_normal)
+        return rng, rng.standard_normal((m, d)), rng.standard_normal((n, d))
+    Xp, Xn = (sp.random(rows, d, density=density, format="csr", random_state=rng,
+                        data_rvs=rng.standard_normal) for rows in (m, n))
+    return rng, Xp, Xn
+
+
+def _shift_rows(X, v: np.ndarray):
+    """``X + v`` added to every row; sparse X gives CSR (the shifted rows fill in)."""
+    if not sp.issparse(X):
+        return X + v
+    return sp.csr_matrix(X + sp.csr_matrix(np.ones((X.shape[0], 1))) @ sp.csr_matrix(v))
 
 
 def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
@@ -183,23 +197,16 @@ def planted_bipartite(m: int, n: int, d: int, *, margin: float = 0.5, seed: int,
     With ``density < 1`` both classes are sparse Gaussian matrices and ``u`` is supported on
     ``max(1, d // 10)`` features, so only those columns of ``Xp`` fill in.
     """
-    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
-    margin = _check_positive(margin, "margin")
-    density = _check_density(density)
-    rng = np.random.default_rng(_check_seed(seed))
-    Xp = _gaussian(rng, m, d, density)
-    Xn = _gaussian(rng, n, d, density)
+    m, n, d, margin, seed, density = _checked(m=m, n=n, d=d, margin=margin, seed=seed,
+                                              density=density)
+    rng, Xp, Xn = _gaussian_classes(m, n, d, seed, density)
     u = np.zeros(d)
     support = rng.choice(d, size=d if density == 1.0 else max(1, d // 10), replace=False)
     u[support] = rng.standard_normal(support.size)
     u /= np.sqrt(np.sum(u * u))
     mean_pos = np.asarray(Xp.mean(axis=0)).ravel()
     shift = margin + np.max(_matvec(Xn, u)) - np.sum(mean_pos * u)
-    if density == 1.0:
-        Xp = Xp + shift * u
-    else:
-        Xp = sp.csr_matrix(Xp + sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(shift * u))
-    return BipartiteData(Xp, Xn)
+    return BipartiteData(_shift_rows(Xp, shift * u), Xn)
 
 
 def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 1.0
@@ -210,19 +217,10 @@ def degenerate_bipartite(m: int, n: int, d: int, *, seed: int, density: float = 
     simplex, hence ``P* = 1`` (paper scaling) for every lambda. Sparse when ``density < 1``
     (only the positives' shift is dense).
     """
-    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
-    density = _check_density(density)
-    rng = np.random.default_rng(_check_seed(seed))
-    Xp = _gaussian(rng, m, d, density)
-    Xn = _gaussian(rng, n, d, density)
-    weights = rng.dirichlet(np.ones(n))
-    target = np.asarray(_matvec(Xn.T, weights)).ravel()
-    shift = target - np.asarray(Xp.mean(axis=0)).ravel()
-    if density == 1.0:
-        Xp = Xp + shift
-    else:
-        Xp = sp.csr_matrix(Xp + sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(shift))
-    return BipartiteData(Xp, Xn)
+    m, n, d, seed, density = _checked(m=m, n=n, d=d, seed=seed, density=density)
+    rng, Xp, Xn = _gaussian_classes(m, n, d, seed, density)
+    target = np.asarray(_matvec(Xn.T, rng.dirichlet(np.ones(n)))).ravel()
+    return BipartiteData(_shift_rows(Xp, target - np.asarray(Xp.mean(axis=0)).ravel()), Xn)
 
 
 _BINARY_CHUNK = 8192  # rows drawn at a time (a dense rows x d uniform block each)
@@ -242,14 +240,12 @@ def binary_bipartite(m: int, n: int, d: int, *, seed: int, row_nnz: float = 12.0
     hull and ``w* != 0`` for every lambda (docs/mathematics.md, section 1.7), unlike a8a itself.
     Rows are drawn in blocks of 8,192, so memory stays linear in the nonzeros.
     """
-    m, n, d = _check_size(m, "m"), _check_size(n, "n"), _check_size(d, "d")
-    row_nnz = _check_positive(row_nnz, "row_nnz")
-    informative = _check_size(informative, "informative", minimum=0)
-    exclusive = _check_size(exclusive, "exclusive")
+    m, n, d, seed, row_nnz, informative, exclusive = _checked(
+        m=m, n=n, d=d, seed=seed, row_nnz=row_nnz, informative=informative, exclusive=exclusive)
     if informative + exclusive > d:
         raise ValueError(f"informative + exclusive must be at most d = {d}, got "
                          f"{informative} + {exclusive}")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(seed)
     q = (1.0 + np.arange(d)) ** -0.8
     q = np.clip(q * row_nnz / q.sum(), 1e-4, 0.9)
     chosen = rng.permutation(d)[:informative + exclusive]
@@ -284,16 +280,11 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     difference, ``min(h_j - h_i, 3) / 3``; importances are ``(2 if h_j - h_i == 1 else 1)``
     divided by the pairs in the group, so neither is constant.
     """
-    n_groups = _check_size(n_groups, "n_groups")
-    states_per_group = _check_size(states_per_group, "states_per_group")
-    n_features = _check_size(n_features, "n_features")
-    pairs_per_group = _check_size(pairs_per_group, "pairs_per_group")
-    density = _check_density(density)
-    if states_per_group < 2:
-        raise ValueError("states_per_group must be at least 2 to form pairs")
-    max_distance = _check_size(max_distance, "max_distance")
-    sparse = _check_flag(sparse, "sparse")
-    rng = np.random.default_rng(_check_seed(seed))
+    n_groups, states_per_group, n_features, pairs_per_group, seed, density, max_distance, \
+        sparse = _checked(n_groups=n_groups, states_per_group=states_per_group,
+                          n_features=n_features, pairs_per_group=pairs_per_group, seed=seed,
+                          density=density, max_distance=max_distance, sparse=sparse)
+    rng = np.random.default_rng(seed)
     N = n_groups * states_per_group
     h = rng.integers(0, max_distance + 1, size=N)
     # Rates: a per-feature base and slope in distance; some features grow, some shrink with h.
@@ -312,9 +303,7 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     b = offsets + rng.integers(0, states_per_group, size=offsets.size)
     keep = h[a] != h[b]
     a, b, group = a[keep], b[keep], offsets[keep] // states_per_group
-    # First pairs_per_group candidates of each group (stable order).
-    order = np.argsort(group, kind="stable")
-    a, b, group = a[order], b[order], group[order]
+    # First pairs_per_group candidates of each group (group is sorted: offsets are).
     rank_in_group = np.arange(group.size) - np.searchsorted(group, group)
     keep = rank_in_group < pairs_per_group
     a, b, group = a[keep], b[keep], group[keep]
@@ -371,9 +360,8 @@ def real_subset(dataset: str, m: int, n: int, seed: int, scale01: bool = False) 
     row numbers, then the negatives'; both are sorted, so the instance (and its fingerprint)
     depends only on the arguments and the data file.
     """
-    dataset = _check_dataset(dataset)
-    m, n = _check_size(m, "m"), _check_size(n, "n")
-    seed, scale01 = _check_seed(seed), _check_flag(scale01, "scale01")
+    dataset, m, n, seed, scale01 = _checked(dataset=dataset, m=m, n=n, seed=seed,
+                                            scale01=scale01)
     X, y = _real_data(dataset, scale01)
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     if m > pos.size or n > neg.size:

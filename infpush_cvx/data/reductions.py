@@ -117,19 +117,15 @@ def _group_keys(keys) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _group_rows_exact(X) -> tuple[np.ndarray, np.ndarray]:
-    """Grouping by the rows' bytes in a dict: exact, a Python loop, used only on hash collision."""
-    groups: dict[bytes, int] = {}
-    index = np.empty(X.shape[0], dtype=np.int64)
-    for i in range(X.shape[0]):
-        if sp.issparse(X):
-            lo, hi = X.indptr[i], X.indptr[i + 1]
-            key = X.indices[lo:hi].astype("<i8").tobytes() + b"|" + X.data[lo:hi].tobytes()
-        else:
-            key = (X[i] + 0.0).tobytes()  # -0.0 and 0.0 are the same value
-        index[i] = groups.setdefault(key, len(groups))
-    first = np.full(len(groups), X.shape[0], dtype=np.int64)
-    np.minimum.at(first, index, np.arange(X.shape[0]))
-    return first, index
+    """:func:`_group_keys` of the rows' bytes: exact, a Python loop, used only on hash collision.
+
+    The keys are an object array: NumPy's bytes dtype would drop trailing zero bytes."""
+    if sp.issparse(X):
+        keys = [X.indices[lo:hi].astype("<i8").tobytes() + b"|" + X.data[lo:hi].tobytes()
+                for lo, hi in zip(X.indptr[:-1], X.indptr[1:])]
+    else:
+        keys = [(row + 0.0).tobytes() for row in X]  # -0.0 and 0.0 are the same value
+    return _group_keys(np.array(keys, dtype=object))
 
 
 def _canonical(X):

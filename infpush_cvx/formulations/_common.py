@@ -46,12 +46,11 @@ def pair_hinges(s, t, m: int, n: int):
     return cp.pos(1 - (S - T))
 
 
-def penalty_expression(w: cp.Variable, penalty: str, scaling: str):
+def penalty_expression(w: cp.Variable, penalty: str, scaling: str, K=None):
     """pen(w): ||w||^2/2 (paper l2), ||w||^2 (seed l2) or ||w||_1 (see
-    infpush_cvx.formulations.scaling)."""
-    check_choice(penalty, "penalty", _scaling.PENALTIES)
-    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    infpush_cvx.formulations.scaling); with a PSD matrix ``K`` (l2 only) the RKHS norm
+    ``w^T K w`` stands for ||w||^2."""
+    coef = _scaling.penalty_coefficient(penalty, scaling)
     if penalty == "l1":
         return cp.norm1(w)
-    coef = _scaling.paper_penalty_coefficient("l2") if scaling == "paper" else 1.0
-    return coef * cp.sum_squares(w)
+    return coef * (cp.sum_squares(w) if K is None else cp.quad_form(w, cp.psd_wrap(K)))

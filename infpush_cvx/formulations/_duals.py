@@ -38,16 +38,18 @@ from .._validation import check_choice, check_scalar
 from ._common import as_bipartite
 
 
-def _paper_C(data, lam, scaling: str, loss: str) -> float:
+def _dual_problem(data, lam, scaling: str, loss: str, feasible_set) -> cp.Problem:
+    """Minimise Q(alpha) over ``alpha >= 0`` and ``feasible_set(data, alpha, C)``, with C the
+    parameter ``1 / lam`` (lam in paper scaling)."""
+    data = as_bipartite(data)
     lam = check_scalar(lam, "lam", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2",
                                          m=data.wp_sum, n=data.wn_sum)
-    return 1.0 / lam_paper
-
-
-def _dual_objective(data, alpha):
+    C = cp.Parameter(nonneg=True, name="C", value=1.0 / lam_paper)
+    alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
     w = data.Xp.T @ cp.sum(alpha, axis=1) - data.Xn.T @ cp.sum(alpha, axis=0)
-    return 0.5 * cp.sum_squares(w) - cp.sum(alpha)
+    return cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) - cp.sum(alpha)),
+                      feasible_set(data, alpha, C))
 
 
 def infinite_push_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Problem:
@@ -55,15 +57,11 @@ def infinite_push_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Probl
 
     Weighted data: ``sum_j max_i (alpha_ij / p_i) <= C/M`` (module docstring).
     """
-    data = as_bipartite(data)
-    C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "infinite_push"))
-    alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
-    if data.wp is None:
-        scaled = alpha
-    else:
-        scaled = cp.multiply(np.outer(1.0 / data.wp, np.ones(data.n)), alpha)
-    constraints = [cp.sum(cp.max(scaled, axis=0)) <= C / data.wp_sum]
-    return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
+    def l1inf_set(data, alpha, C):
+        scaled = alpha if data.wp is None else cp.multiply(
+            np.outer(1.0 / data.wp, np.ones(data.n)), alpha)
+        return [cp.sum(cp.max(scaled, axis=0)) <= C / data.wp_sum]
+    return _dual_problem(data, lam, scaling, "infinite_push", l1inf_set)
 
 
 def ranksvm_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Problem:
@@ -71,15 +69,12 @@ def ranksvm_dual_problem(data, lam, *, scaling: str = "paper") -> cp.Problem:
 
     Weighted data: ``alpha_ij <= C p_i q_j / (M N)`` (module docstring).
     """
-    data = as_bipartite(data)
-    C = cp.Parameter(nonneg=True, name="C", value=_paper_C(data, lam, scaling, "ranksvm"))
-    alpha = cp.Variable((data.m, data.n), name="alpha", nonneg=True)
-    if not data.weighted:
-        constraints = [alpha <= C / (data.m * data.n)]
-    else:
-        pair_weights = np.outer(data.pos_weights, data.neg_weights) / (data.wp_sum * data.wn_sum)
-        constraints = [alpha <= C * pair_weights]
-    return cp.Problem(cp.Minimize(_dual_objective(data, alpha)), constraints)
+    def box(data, alpha, C):
+        if not data.weighted:
+            return [alpha <= C / (data.m * data.n)]
+        return [alpha <= C * (np.outer(data.pos_weights, data.neg_weights)
+                              / (data.wp_sum * data.wn_sum))]
+    return _dual_problem(data, lam, scaling, "ranksvm", box)
 
 
 def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m: int,

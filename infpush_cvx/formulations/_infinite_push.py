@@ -78,11 +78,7 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     # Paper scaling averages the loss (over positives, or over pairs); seed scaling sums it.
     N = _scaling.loss_normaliser(loss, data.wp_sum, data.wn_sum)
     loss_term = loss_sum / N if scaling == "paper" else loss_sum
-    if K is None:
-        objective = lam_p * penalty_expression(w, penalty, scaling) + loss_term
-    else:
-        coef = _scaling.paper_penalty_coefficient("l2") if scaling == "paper" else 1.0
-        objective = lam_p * (coef * cp.quad_form(w, cp.psd_wrap(K))) + loss_term
+    objective = lam_p * penalty_expression(w, penalty, scaling, K) + loss_term
     return cp.Problem(cp.Minimize(objective), constraints)
 
 

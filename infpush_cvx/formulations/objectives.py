@@ -35,16 +35,15 @@ def negative_hinge_sums(s: np.ndarray, t: np.ndarray, wp=None) -> np.ndarray:
     """
     s = np.asarray(s, dtype=np.float64)
     shifted = 1.0 + np.asarray(t, dtype=np.float64)
-    if wp is None:
+    if wp is None:  # unit weights: their prefix sums are the counts 0, 1, ..., m (exact)
         s_sorted = np.sort(s)
-        prefix = np.concatenate([[0.0], np.cumsum(s_sorted)])
-        k = np.searchsorted(s_sorted, shifted, side="left")
-        return np.maximum(k * shifted - prefix[k], 0.0)
-    order = np.argsort(s)
-    s_sorted = s[order]
-    w_sorted = np.asarray(wp, dtype=np.float64)[order]
-    weight_prefix = np.concatenate([[0.0], np.cumsum(w_sorted)])
-    score_prefix = np.concatenate([[0.0], np.cumsum(w_sorted * s_sorted)])
+        weight_prefix, score_prefix = np.arange(s.size + 1.0), np.cumsum(s_sorted)
+    else:
+        order = np.argsort(s)
+        s_sorted, w_sorted = s[order], np.asarray(wp, dtype=np.float64)[order]
+        weight_prefix = np.concatenate([[0.0], np.cumsum(w_sorted)])
+        score_prefix = np.cumsum(w_sorted * s_sorted)
+    score_prefix = np.concatenate([[0.0], score_prefix])
     k = np.searchsorted(s_sorted, shifted, side="left")
     # Clipped at 0: the two prefix sums can cancel to a tiny negative by rounding.
     return np.maximum(weight_prefix[k] * shifted - score_prefix[k], 0.0)
@@ -63,9 +62,7 @@ def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
     scaling's ``||w||^2`` or ``||w||_1`` times
     :func:`~infpush_cvx.formulations.scaling.paper_penalty_coefficient` in paper scaling."""
-    check_choice(penalty, "penalty", _scaling.PENALTIES)
-    check_choice(scaling, "scaling", _scaling.SCALINGS)
-    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    c = _scaling.penalty_coefficient(penalty, scaling)
     return c * float(np.abs(w).sum() if penalty == "l1" else w @ w)
 
 
@@ -82,9 +79,9 @@ def penalty_term(w: np.ndarray, lam: float, penalty: str, scaling: str) -> float
         return float(term)
     a = float(np.abs(w).max())
     u = w / a
-    c = _scaling.paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
     with np.errstate(over="ignore"):
-        return float(c * (np.sqrt(lam) * a) ** 2 * float(u @ u))
+        return float(_scaling.penalty_coefficient(penalty, scaling) * (np.sqrt(lam) * a) ** 2
+                     * float(u @ u))
 
 
 def bipartite_objective(data: BipartiteData, w, lam: float, *, loss: str = "infinite_push",

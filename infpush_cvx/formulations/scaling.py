@@ -49,24 +49,38 @@ def paper_penalty_coefficient(penalty: str) -> float:
     return 0.5 if penalty == "l2" else 1.0
 
 
+def penalty_coefficient(penalty: str, scaling: str) -> float:
+    """c with ``pen(w) = c * pen_s(w)`` in ``scaling``: :func:`paper_penalty_coefficient` in
+    paper scaling, 1 in seed scaling."""
+    check_choice(scaling, "scaling", SCALINGS)
+    return paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+
+
 def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
     """The paper-scaling lambda equivalent to ``lam`` given in ``scaling``."""
-    check_choice(scaling, "scaling", SCALINGS)
-    if scaling == "paper":
-        return lam
-    with np.errstate(over="ignore", under="ignore"):
-        paper = lam / (loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty))
-    return _within_float_range(paper, lam, "paper")
+    return _convert_lambda(lam, scaling, loss, penalty, m, n, to_paper=True)
 
 
 def from_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
     """The lambda in ``scaling`` equivalent to the paper-scaling ``lam``."""
+    return _convert_lambda(lam, scaling, loss, penalty, m, n, to_paper=False)
+
+
+def _convert_lambda(lam, scaling, loss, penalty, m, n, *, to_paper: bool):
+    """``lam / (N c)`` (to paper scaling) or ``lam N c`` (from it); the identity in paper
+    scaling. ValueError when the conversion overflows to inf or underflows a nonzero lam to 0,
+    which would silently change the problem."""
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
         return lam
+    factor = loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
     with np.errstate(over="ignore", under="ignore"):
-        converted = lam * loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
-    return _within_float_range(converted, lam, scaling)
+        converted = lam / factor if to_paper else lam * factor
+    if np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0)):
+        raise ValueError(f"lam={lam!r} is {converted!r} in {'paper' if to_paper else scaling} "
+                         f"scaling: outside the float range; rescale the data or choose another "
+                         f"lam")
+    return converted
 
 
 def objective_multiplier(scaling: str, *, loss: str, m: float, n: float) -> float:
@@ -74,12 +88,3 @@ def objective_multiplier(scaling: str, *, loss: str, m: float, n: float) -> floa
     check_choice(scaling, "scaling", SCALINGS)
     return 1 if scaling == "paper" else loss_normaliser(loss, m, n)
 
-
-def _within_float_range(converted, lam, target: str):
-    """``converted`` (``lam`` in ``target`` scaling), unless the conversion overflowed to inf or
-    underflowed a nonzero lam to 0, which would silently change the problem (ValueError)."""
-    lost = np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0))
-    if lost:
-        raise ValueError(f"lam={lam!r} is {converted!r} in {target} scaling: outside the float "
-                         f"range; rescale the data or choose another lam")
-    return converted

@@ -322,21 +322,9 @@ def _match_radius(mu, M, radius):
 
 
 @nb.njit(cache=True, nogil=True)
-def _apply(X, mu, groups_are_rows, nonneg, out):
-    """:func:`apply_caps` with the caps rounded toward zero in X's dtype (so that float32
-    results stay inside the ball)."""
-    cap = np.empty(mu.shape[0], X.dtype)
-    for g in range(mu.shape[0]):
-        cap[g] = mu[g]
-        if cap[g] > mu[g]:
-            cap[g] = np.nextafter(cap[g], X.dtype.type(0))
-    apply_caps(X, cap, groups_are_rows, nonneg, out)
-
-
-@nb.njit(cache=True, nogil=True)
-def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info):
-    """Caps ``mu`` (float64) of the l1,inf projection of ``|X|`` (or ``max(X, 0)``) and, when
-    ``out`` is not empty, the projection itself written into ``out`` (X's shape and dtype).
+def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, info):
+    """Caps ``mu`` (float64) of the l1,inf projection of ``|X|`` (or ``max(X, 0)``); the caller
+    applies them with :func:`apply_caps`.
 
     X is C-contiguous, its rows the groups when ``groups_are_rows``, else its columns; ``Xi`` is
     X viewed as integers of its width and ``sign_mask`` clears their sign bit. ``radius > 0``.
@@ -416,13 +404,11 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, out, info
     for g in range(n):  # (a loop: a slice assignment here adds ~2 s to the first compile)
         mu[g] = nu[g]
     _match_radius(mu, M, radius)
-    if out.size > 0:
-        _apply(X, mu, groups_are_rows, nonneg, out)
     return SOLVED
 
 
-def project(X, groups_are_rows, nonneg, radius, mu, out, info):
+def project(X, groups_are_rows, nonneg, radius, mu, info):
     """:func:`project_ssn` on a C-contiguous float32/float64 X: builds the integer view of X and
     its sign mask (the one place that does), same arguments otherwise, returns the status."""
     itype, mask = SIGN_MASK[X.dtype]
-    return project_ssn(X, X.view(itype), mask, groups_are_rows, nonneg, radius, mu, out, info)
+    return project_ssn(X, X.view(itype), mask, groups_are_rows, nonneg, radius, mu, info)

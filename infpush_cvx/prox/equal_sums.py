@@ -73,22 +73,21 @@ def _evaluate(a, b, u, boxed, gamma):
 
 @nb.njit(cache=True, nogil=True)
 def _next_breakpoint(a, b, u, boxed, gamma, upward):
-    """The nearest breakpoint of g above (``upward``) or below ``gamma``; +-inf when none."""
-    best = np.inf if upward else -np.inf
-    for i in range(a.size):
-        for k in range(2 if boxed else 1):
-            p = a[i] if k == 0 else a[i] - u[i]
-            if upward and gamma < p < best:
-                best = p
-            elif not upward and best < p < gamma:
-                best = p
-    for j in range(b.size):
-        p = -b[j]
-        if upward and gamma < p < best:
-            best = p
-        elif not upward and best < p < gamma:
-            best = p
-    return best
+    """The nearest breakpoint of g above (``upward``) or below ``gamma``; +-inf when none.
+
+    Downward is upward on the negated line (a sign flip is exact)."""
+    sign = 1.0 if upward else -1.0
+    best = np.inf
+    for k in range(a.size + b.size + (a.size if boxed else 0)):
+        if k < a.size:
+            p = a[k]
+        elif k < a.size + b.size:
+            p = -b[k - a.size]
+        else:
+            p = a[k - a.size - b.size] - u[k - a.size - b.size]
+        if sign * gamma < sign * p < best:
+            best = sign * p
+    return sign * best
 
 
 @nb.njit(cache=True, nogil=True)
@@ -102,12 +101,10 @@ def _root(a, b, u, boxed, gamma):
             return gamma, step
         if g > 0.0:
             lo = gamma
-            new = gamma + g / right if right > 0 else _next_breakpoint(a, b, u, boxed, gamma,
-                                                                        True)
         else:
             hi = gamma
-            new = gamma + g / left if left > 0 else _next_breakpoint(a, b, u, boxed, gamma,
-                                                                      False)
+        slope = right if g > 0.0 else left
+        new = gamma + g / slope if slope > 0 else _next_breakpoint(a, b, u, boxed, gamma, g > 0.0)
         if not lo < new < hi:
             if np.isinf(lo) or np.isinf(hi):
                 # unreachable with finite data (g > 0 has a breakpoint above, g < 0 a moving

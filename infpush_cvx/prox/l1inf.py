@@ -62,30 +62,19 @@ class L1InfInfo:
 
 def l1inf_norm(V, axis=0) -> float:
     """``sum_g max_i |v_ig|``, groups along ``axis`` (``np.abs(V).max(axis=axis).sum()``)."""
-    V = check_float_array(V, "V", ndim=2)
-    axis = check_axis(axis)
-    if V.size == 0:
-        return 0.0
-    return float(np.abs(V).max(axis=axis).astype(np.float64).sum())
+    V, axis = check_float_array(V, "V", ndim=2), check_axis(axis)
+    return float(np.abs(V).max(axis=axis).astype(np.float64).sum()) if V.size else 0.0
 
 
 def linf1_norm(V, axis=0) -> float:
     """``max_g sum_i |v_ig|``, groups along ``axis``: the dual norm of :func:`l1inf_norm`."""
-    V = check_float_array(V, "V", ndim=2)
-    axis = check_axis(axis)
-    if V.size == 0:
-        return 0.0
-    return float(np.abs(V).astype(np.float64).sum(axis=axis).max())
-
-
-def _groups_as_columns(V: np.ndarray, axis: int) -> np.ndarray:
-    """A view of V whose columns are the groups (no copy)."""
-    return V if axis == 0 else V.T
+    V, axis = check_float_array(V, "V", ndim=2), check_axis(axis)
+    return float(np.abs(V).astype(np.float64).sum(axis=axis).max()) if V.size else 0.0
 
 
 def _magnitudes(V: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     """``|V|`` (or ``max(V, 0)``) with the groups as columns."""
-    G = _groups_as_columns(V, axis)
+    G = V if axis == 0 else V.T
     return np.maximum(G, 0) if nonneg else np.abs(G)
 
 
@@ -183,38 +172,37 @@ def _project_ssn(V, radius, axis, nonneg):
     """The default method: (projection, caps or None when V lies in the ball, theta, passes,
     fallback), for nonempty V and ``radius > 0``.
 
-    :func:`._l1inf_ssn.project` computes the caps and writes the projection in one call, reading
-    V in place (no copy, no transpose). The kernels take a C-ordered matrix: an F-ordered V is
-    passed as its transpose (a view). Magnitudes outside ``[2**-900, 2**900]`` are solved on a
-    copy rescaled by a power of two (exact). If the iteration gives up (NO_CONVERGENCE after
-    MAX_PASSES passes), the sort method computes the projection, with a RuntimeWarning.
+    :func:`._l1inf_ssn.project` computes the caps and :func:`._l1inf_ssn.apply_caps` writes the
+    projection, both reading V in place (no copy, no transpose). The kernels take a C-ordered
+    matrix: an F-ordered V is passed as its transpose (a view). Magnitudes outside
+    ``[2**-900, 2**900]`` are solved on a copy rescaled by a power of two (exact). If the
+    iteration gives up (NO_CONVERGENCE after MAX_PASSES passes), the sort method computes the
+    projection, with a RuntimeWarning.
     """
     if not V.flags.c_contiguous and not V.flags.f_contiguous:
         V = np.ascontiguousarray(V)
     transposed = not V.flags.c_contiguous
     X = V.T if transposed else V
     groups_are_rows = (axis == 0) == transposed
-    out = np.empty_like(V)
-    Xout = out.T if transposed else out
     mu = np.empty(X.shape[0] if groups_are_rows else X.shape[1])
     info = np.zeros(3)
-    status = _ssn.project(X, groups_are_rows, nonneg, radius, mu, Xout, info)
-    if status == _ssn.SOLVED:
-        return out, mu, float(info[1]), int(info[0]), False
+    status = _ssn.project(X, groups_are_rows, nonneg, radius, mu, info)
     if status == _ssn.NOT_FINITE:
         raise ValueError("V contains NaN or infinite entries")
+    e = 0
     if status == _ssn.RESCALE:
         # Solve on a copy scaled by 2**-e (exact; largest magnitude in [0.5, 1)), apply the
         # caps scaled back to V itself. With nonneg the copy is of max(X, 0): e comes from the
         # largest positive entry, and a negative entry scaled by 2**-e could overflow.
         e = int(info[2])
         Y = np.ldexp((np.maximum(X, 0) if nonneg else X).astype(np.float64), -e)
-        status = _ssn.project(Y, groups_are_rows, nonneg, scaled_radius(radius, e), mu,
-                              np.empty((0, 0)), info)
-        if status == _ssn.SOLVED:
-            mu = np.ldexp(mu, e)
-            _ssn.apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg, Xout)
-            return out, mu, math.ldexp(info[1], e), int(info[0]), False
+        status = _ssn.project(Y, groups_are_rows, nonneg, scaled_radius(radius, e), mu, info)
+    if status == _ssn.SOLVED:
+        mu = np.ldexp(mu, e)
+        out = np.empty_like(V)
+        _ssn.apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
+                        out.T if transposed else out)
+        return out, mu, math.ldexp(info[1], e), int(info[0]), False
     if status == _ssn.INSIDE:
         return (np.maximum(V, 0) if nonneg else V.copy()), None, 0.0, int(info[0]), False
     warnings.warn(f"project_l1inf: the semismooth Newton kernel did not converge in "
@@ -224,12 +212,13 @@ def _project_ssn(V, radius, axis, nonneg):
 
 
 def project_linf1(V, radius, axis=0):
-    """Projection onto ``{P : ||P||_{inf,1} <= radius}``: every group onto the l1 ball, separately."""
+    """Projection onto ``{P : ||P||_{inf,1} <= radius}``: every group onto the l1 ball,
+    separately."""
     V = check_float_array(V, "V", ndim=2)
     radius = check_radius(radius)
     axis = check_axis(axis)
     out = np.empty_like(V)
-    G, O = _groups_as_columns(V, axis), _groups_as_columns(out, axis)
+    G, O = (V, out) if axis == 0 else (V.T, out.T)
     for g in range(G.shape[1]):
         O[:, g] = project_l1ball(G[:, g], radius)
     return out

@@ -22,16 +22,13 @@ FEW_FACTORS = (1e-3, 0.1, 0.5)
 
 
 def _kernel(V, radius, axis, nonneg):
-    """The kernel called as project_l1inf calls it: (status, projection, caps, info)."""
+    """The kernel called as project_l1inf calls it: (status, caps, info)."""
     transposed = not V.flags.c_contiguous
     X = V.T if transposed else V
     groups_are_rows = (axis == 0) == transposed
-    out = np.empty_like(V)
     mu = np.empty(X.shape[0] if groups_are_rows else X.shape[1])
     info = np.zeros(3)
-    status = S.project(X, groups_are_rows, nonneg, radius, mu, out.T if transposed else out,
-                       info)
-    return status, out, mu, info
+    return S.project(X, groups_are_rows, nonneg, radius, mu, info), mu, info
 
 
 def _radius(V, factor, axis, nonneg):
@@ -153,7 +150,7 @@ def test_kernel_rescales_extreme_magnitudes(magnitude):
     Vk = np.ldexp(V, k)
     for nonneg in (False, True):
         r = _radius(V, 0.1, 0, nonneg)
-        status, _, _, info = _kernel(Vk, np.ldexp(r, k), 0, nonneg)
+        status, _, info = _kernel(Vk, np.ldexp(r, k), 0, nonneg)
         assert status == S.RESCALE
         assert info[2] == np.frexp(np.abs(Vk).max() if not nonneg else Vk.max())[1]
         P, info = project_l1inf(Vk, np.ldexp(r, k), nonneg=nonneg, return_info=True)
@@ -181,7 +178,7 @@ def test_kernel_flags_nan_inf(groups_are_rows, nonneg, bad):
     # With nonneg a -inf or NaN entry vanishes in max(v, 0); it must still be reported.
     V = np.ones((4, 5))
     V[2, 3] = bad
-    status, _, _, _ = _kernel(V, 1.0, 1 if groups_are_rows else 0, nonneg)
+    status, _, _ = _kernel(V, 1.0, 1 if groups_are_rows else 0, nonneg)
     assert status == S.NOT_FINITE
     with pytest.raises(ValueError, match="V"):
         project_l1inf(V, 1.0, axis=1 if groups_are_rows else 0, nonneg=nonneg)
