@@ -80,15 +80,12 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     its factor is computed (both check it block by block) ends the solve with status
     "time_limit" at ``beta = 0`` (:func:`_stopped_before_solving`)."""
     data = problem.data
-    if method.nystroem == "adaptive":
-        if warm_start is not None:
-            raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
-                            "rebuilt from the data)")
-        try:
-            return adaptive_solve(method, problem, deadline)
-        except TimeLimitReached:
-            return _stopped_before_solving(problem, method, deadline)
+    if method.nystroem == "adaptive" and warm_start is not None:
+        raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
+                        "rebuilt from the data)")
     try:
+        if method.nystroem == "adaptive":
+            return adaptive_solve(method, problem, deadline)
         factor = factorise(training_rows(data), problem.kernel, problem.gamma, problem.degree,
                            problem.coef0, nystroem=method.nystroem, seed=method.nystroem_seed,
                            method=factor_method,
@@ -217,7 +214,7 @@ def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResul
     """``res`` (beta in ``w``) with its objective and gap recomputed on the exact ``problem``
     with its Gram matrix ``K`` (:func:`exact_certificate`); a certificate that holds on the
     factor but not on K (a factor residual too large for ``tol``) becomes status "stalled",
-    and one whose gap is negative beyond its round-off (:func:`_failed_certificate`)
+    and one whose gap is negative beyond its round-off (:func:`_negative_gap_judged`)
     "numerical_error", each with a message and a warning."""
     objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, problem)
     info = dict(res.info, factor_gap=res.gap)
@@ -241,37 +238,29 @@ def _demoted(res: SolverResult, status: str, message: str) -> SolverResult:
 
 
 def _negative_gap_judged(res: SolverResult, tol: float, roundoff: float) -> SolverResult | None:
-    """``res`` demoted when its gap on the exact problem is negative beyond what it can prove:
-    below ``-roundoff`` (:func:`_failed_certificate`), or, for a claimed optimum, below ``-tol``
-    (:func:`_unproven`); None when the gap stands. Both kernel routes judge their gap here."""
+    """``res`` demoted when its gap on the exact problem is negative beyond what it can prove;
+    None when the gap stands. Both kernel routes judge their gap here.
+
+    Below ``-roundoff`` it is "numerical_error": a dual value above the objective beyond
+    round-off breaks weak duality, which holds for every positive semidefinite Gram matrix, so
+    the numbers cannot be trusted. A claimed optimum whose gap is below ``-tol`` (within its
+    round-off bound) is "stalled": the exact gap is not negative, so the computed one is off by
+    more than ``tol`` and proves nothing at ``tol`` (:func:`~.result.proves`; a polynomial
+    kernel on columns offset by 1e4, entries of 1e16, gave a gap of -2e4). Each with a message
+    and a :class:`~.result.ConvergenceWarning`.
+    """
     if res.gap < -roundoff:
-        return _failed_certificate(res, roundoff)
+        return _demoted(res, "numerical_error",
+                        f"the certified gap on the exact problem is {res.gap:.3g}, below minus "
+                        f"its round-off bound {roundoff:.2e}: the certificate failed (is the "
+                        f"Gram matrix positive semidefinite? check kernel)")
     if res.converged and res.gap < -tol:
-        return _unproven(res, tol)
+        return _demoted(res, "stalled",
+                        f"the certified gap on the exact problem is {res.gap:.3g}: its rounding "
+                        f"error exceeds tol = {tol:g}, so it does not prove tol (the Gram "
+                        f"matrix's entries are too large against the objective: centre or "
+                        f"rescale the data)")
     return None
-
-
-def _unproven(res: SolverResult, tol: float) -> SolverResult:
-    """``res``, claimed optimal, whose gap on the exact problem is below ``-tol`` (within its
-    round-off bound), as "stalled" with a message and a :class:`~.result.ConvergenceWarning`:
-    the exact gap is not negative, so the computed one is off by more than ``tol`` and proves
-    nothing at ``tol`` (:func:`~.result.proves`; a polynomial kernel on columns offset by 1e4,
-    entries of 1e16, gave a gap of -2e4)."""
-    return _demoted(res, "stalled",
-                    f"the certified gap on the exact problem is {res.gap:.3g}: its rounding "
-                    f"error exceeds tol = {tol:g}, so it does not prove tol (the Gram matrix's "
-                    f"entries are too large against the objective: centre or rescale the data)")
-
-
-def _failed_certificate(res: SolverResult, roundoff: float) -> SolverResult:
-    """``res``, whose gap on the exact problem is below ``-roundoff``, as status
-    "numerical_error" with a message and a :class:`~.result.ConvergenceWarning`: a dual value
-    above the objective beyond round-off breaks weak duality, which holds for every positive
-    semidefinite Gram matrix, so the numbers cannot be trusted."""
-    return _demoted(res, "numerical_error",
-                    f"the certified gap on the exact problem is {res.gap:.3g}, below minus its "
-                    f"round-off bound {roundoff:.2e}: the certificate failed (is the Gram matrix "
-                    f"positive semidefinite? check kernel)")
 
 
 def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
@@ -426,8 +415,7 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     judged = _negative_gap_judged(result, tol, roundoff)
     if judged is not None:
         return judged
-    if not result.converged:
-        warn_if_not_converged(result)
+    warn_if_not_converged(result)
     return result
 
 
