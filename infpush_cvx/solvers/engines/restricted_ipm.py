@@ -161,24 +161,13 @@ class RestrictedProblem:
         return out
 
     def h(self):
-        out = []
-        if self.groups:
-            out.append(-self.a)
-        out += [-self.pi, np.zeros(self.nb)]
-        if self.l1:
-            out += [np.zeros(self.d), np.zeros(self.d)]
-        return np.concatenate(out)
+        """The right-hand side of ``G x <= h``: ``-a`` (groups), ``-pi`` (pairs), then zeros."""
+        return np.concatenate([-self.a, -self.pi, np.zeros(self.n_rows - self.k - self.nb)])
 
     def split(self, z):
-        """Split a row vector into (group, pair, nonneg, w - p, -w - p) parts."""
-        k, nb, d = self.k, self.nb, self.d
-        o = 0
-        z1 = z[o:o + k]
-        o += k
-        z2, z3 = z[o:o + nb], z[o + nb:o + 2 * nb]
-        o += 2 * nb
-        z4, z5 = (z[o:o + d], z[o + d:o + 2 * d]) if self.l1 else (None, None)
-        return z1, z2, z3, z4, z5
+        """Split a row vector into (group, pair, nonneg, w - p, -w - p) parts (the last two
+        empty without the l1 epigraph)."""
+        return np.split(z, np.cumsum([self.k, self.nb, self.nb, self.d]))
 
     def GT(self, z):
         """``G^T z`` as (w, xi, e, p) parts."""

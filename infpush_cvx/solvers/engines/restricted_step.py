@@ -89,20 +89,28 @@ def _split_multipliers(rp, z_ub):
     return mu, z_ub[k:k + nb]
 
 
+def _built(rp: RestrictedProblem, deadline, setup: float, name: str):
+    """:func:`_conic_data` of ``rp`` and the time limit to hand the external solver ``name``
+    (None without a limit; its clock starts after its set-up of ``setup`` s a nonzero), each
+    stage refused by :func:`_time_for_setup` when the time left cannot cover it."""
+    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + setup, name)
+    P, c, A_ub, b_ub = _conic_data(rp)
+    left = _time_for_setup(deadline, A_ub.nnz, setup, name)
+    return P, c, A_ub, b_ub, None if left is None else max(left - A_ub.nnz * setup, 1e-6)
+
+
 def _solve_clarabel(rp: RestrictedProblem, deadline):
     import clarabel
 
-    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _CLARABEL_SETUP, "Clarabel")
-    P, c, A_ub, b_ub = _conic_data(rp)
+    P, c, A_ub, b_ub, limit = _built(rp, deadline, _CLARABEL_SETUP, "Clarabel")
     A = A_ub.tocsc()
     cones = [clarabel.NonnegativeConeT(A_ub.shape[0])]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
-    left = _time_for_setup(deadline, A.nnz, _CLARABEL_SETUP, "Clarabel")
-    if left is not None:  # (its clock starts after the set-up)
-        settings.time_limit = max(left - A.nnz * _CLARABEL_SETUP, 1e-6)
+    if limit is not None:
+        settings.time_limit = limit
     sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         raise RestrictedStepFailed(f"Clarabel: {sol.status}")
@@ -114,19 +122,16 @@ def _solve_highs(rp: RestrictedProblem, deadline):
     """A plain l1 step (an LP) by HiGHS through scipy.optimize.linprog."""
     from scipy.optimize import linprog
 
-    _time_for_setup(deadline, _conic_nonzeros(rp), _BUILD + _HIGHS_SETUP, "HiGHS")
-    P, c, A_ub, b_ub = _conic_data(rp)
-    d = rp.d
-    bounds = [(None, None)] * A_ub.shape[1]
+    _, c, A_ub, b_ub, limit = _built(rp, deadline, _HIGHS_SETUP, "HiGHS")
     options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-    left = _time_for_setup(deadline, A_ub.nnz, _HIGHS_SETUP, "HiGHS")
-    if left is not None:  # (its clock starts after the set-up)
-        options["time_limit"] = max(left - A_ub.nnz * _HIGHS_SETUP, 1e-6)
-    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs", options=options)
+    if limit is not None:
+        options["time_limit"] = limit
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * A_ub.shape[1],
+                  method="highs", options=options)
     if res.status != 0:
         raise RestrictedStepFailed(f"HiGHS: {res.message}")
     mu, nu = _split_multipliers(rp, -np.asarray(res.ineqlin.marginals))
-    return res.x[:d].copy(), mu, nu
+    return res.x[:rp.d].copy(), mu, nu
 
 
 #: Seconds per constraint nonzero that an external solver's set-up takes before its own time
@@ -189,21 +194,18 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
     every solver fails, with each one's reason.
     """
+    again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first)
     if rp.coef > _LARGEST_COEF and not rp.l1:
         # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
         # terms of size C made the interior-point method and Clarabel fail from C = 1e11 (the
         # l1 penalty's weight 1 is built into the solvers' data: not divided)
         f = rp.coef
-        w, mu, nu, name = restricted_step(_divided(rp, f), centre, deadline=deadline,
-                                          accept_inexact=accept_inexact,
-                                          simplex_first=simplex_first)
+        w, mu, nu, name = restricted_step(_divided(rp, f), centre, **again)
         return w, None if mu is None else mu * f, nu * f, name
     span = span_step(rp)
     if span is not None:
-        w, mu, nu, name = restricted_step(span.problem, span.to_span(centre),
-                                          deadline=deadline, accept_inexact=accept_inexact,
-                                          simplex_first=simplex_first)
+        w, mu, nu, name = restricted_step(span.problem, span.to_span(centre), **again)
         return span.from_span(w), mu, nu, name
     errors = []
     attempts = []
@@ -215,11 +217,8 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         errors.append(f"clarabel: not tried, {rp.nb} band pairs (its factorisations would take "
                       f"minutes)")
     if rp.l1 and rp.kappa == 0:
-        highs = ("highs", lambda: _solve_highs(rp, deadline))
-        if simplex_first:
-            attempts.insert(0, highs)
-        else:
-            attempts.append(highs)
+        attempts.insert(0 if simplex_first else len(attempts),
+                        ("highs", lambda: _solve_highs(rp, deadline)))
     for name, attempt in attempts:
         if deadline is not None and deadline.expired():
             errors.append(f"{name}: not tried, the time limit was reached")

@@ -146,18 +146,19 @@ class _Problem:
     def scores(self, w):
         return np.asarray(self.Xp @ w).ravel(), np.asarray(self.Xn @ w).ravel()
 
-    def penalty_value(self, w) -> float:
-        return penalty_value(w, self.penalty, "paper")
+    def with_penalty(self, w, loss: float) -> float:
+        """``lam pen(w) + loss``: the objective (paper scaling) of ``w`` with the given loss."""
+        return self.lam * penalty_value(w, self.penalty, "paper") + loss
 
-    def loss_parts(self, s, t):
-        """Hinge sums per negative and the loss (paper scaling)."""
+    def parts(self, w, s, t):
+        """The hinge sums per negative at the scores (s, t) of ``w``, and the objective."""
         H = negative_hinge_sums(s, t, self.p)
-        return H, mean_loss(H, self.loss, self.M, self.q, self.N)
+        return H, self.with_penalty(w, mean_loss(H, self.loss, self.M, self.q, self.N))
 
     def objective(self, w, s=None, t=None) -> float:
         if s is None:
             s, t = self.scores(w)
-        return self.lam * self.penalty_value(w) + self.loss_parts(s, t)[1]
+        return self.parts(w, s, t)[1]
 
 
 #: A null step beyond this proximal weight (C-scaling) ends the solve.
@@ -277,8 +278,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     ip = loss == "infinite_push"
     w_c = _initial_w(prob, deadline) if w0 is None else np.asarray(w0, float) / prob.scale
     s_c, t_c = prob.scores(w_c)
-    H, loss_c = prob.loss_parts(s_c, t_c)
-    P_c = prob.lam * prob.penalty_value(w_c) + loss_c
+    H, P_c = prob.parts(w_c, s_c, t_c)
 
     new_negatives = opt.new_negatives
     if ip:
@@ -348,17 +348,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if D > best_d[0]:
             best_d = (D, dual)
         s_r, t_r = prob.scores(w_r)
-        H_r, loss_r = prob.loss_parts(s_r, t_r)
-        P_r = prob.lam * prob.penalty_value(w_r) + loss_r
-        if P_r < best_p[0]:
-            best_p = (P_r, w_r)
+        H_r, P_r = prob.parts(w_r, s_r, t_r)
+        best_p = min(best_p, (P_r, w_r), key=_first)
         if penalty == "l2" and dual.total > 0:  # w(alpha) is a primal candidate too
-            w_a = dual.w_alpha
-            P_a = prob.objective(w_a)
-            if P_a < best_p[0]:
-                best_p = (P_a, w_a)
+            best_p = min(best_p, (prob.objective(dual.w_alpha), dual.w_alpha), key=_first)
         gap = relative_gap(best_p[0], best_d[0])
-        model_r = prob.lam * prob.penalty_value(w_r) + model.loss_value(w_r)
+        model_r = prob.with_penalty(w_r, model.loss_value(w_r))
         predicted = P_c - model_r
         serious = P_r <= P_c - 0.1 * max(predicted, 0.0)
         # the negatives the model misses are found at the model's own step (at a shorter point
@@ -373,10 +368,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             if P_l <= P_c - 0.1 * max(P_c - P_l, 0.0) and P_l < P_c:
                 serious = True
                 w_r, s_r, t_r, P_r = w_l, s_l, t_l, P_l
-                model_r = prob.lam * prob.penalty_value(w_r) + model.loss_value(w_r)
-                if P_r < best_p[0]:
-                    best_p = (P_r, w_r)
-                    gap = relative_gap(best_p[0], best_d[0])
+                model_r = prob.with_penalty(w_r, model.loss_value(w_r))
+                best_p = min(best_p, (P_r, w_r), key=_first)
+                gap = relative_gap(best_p[0], best_d[0])
         history["step"].append("serious" if serious else "null")
         _record(history, deadline, best_p[0], gap, cols.size, band[0].size, used, kappa)
         end = round_end(gap, tol, deadline)
@@ -445,12 +439,24 @@ def _dual_at_zero(prob: _Problem) -> ImplicitDual:
     largest entry of that difference: it certifies ``w* = 0`` (or nearly) at a large lambda,
     where the working set's own steps (proximal steps of length ~1/lambda) cannot.
     """
+    ip = prob.loss == "infinite_push"
+    return _dual_below_margin(prob, np.arange(prob.n), prob.q if ip else None, prob.N)
+
+
+def _dual_below_margin(prob: _Problem, cols, weights, total) -> ImplicitDual:
+    """The dual point of ``w = 0`` with every pair of the negatives ``cols`` below the margin
+    and no band; for the Infinite Push, group multipliers ``C/M weights / total``."""
     empty = np.zeros(0, np.intp)
-    model = LowerModel(prob, np.zeros(prob.m), np.zeros(prob.n), np.arange(prob.n), empty, empty)
+    model = LowerModel(prob, np.zeros(prob.m), np.zeros(prob.n), cols, empty, empty)
     mu = None
-    if prob.loss == "infinite_push":
-        mu = np.append(prob.coef * prob.q / prob.N, 0.0)  # 0 on the "loss >= 0" row
+    if weights is not None:
+        mu = np.append(prob.coef * weights / total, 0.0)  # 0 on the "loss >= 0" row
     return model.dual(mu, np.zeros(0))
+
+
+def _first(pair):
+    """The value of a ``(value, point)`` candidate, the key by which the best is kept."""
+    return pair[0]
 
 
 def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
@@ -497,10 +503,7 @@ def degenerate_certificate(data: BipartiteData, lam: float, *, penalty: str, the
     prob = _Problem(data, lam, "infinite_push", penalty)
     theta = np.maximum(np.asarray(theta, float), 0.0)
     cols = np.flatnonzero(theta > 0)
-    empty = np.zeros(0, np.intp)
-    model = LowerModel(prob, np.zeros(prob.m), np.zeros(prob.n), cols, empty, empty)
-    mu = np.append(prob.coef * theta[cols] / theta[cols].sum(), 0.0)  # 0 on the loss >= 0 row
-    dual = model.dual(mu, np.zeros(0))
+    dual = _dual_below_margin(prob, cols, theta[cols], theta[cols].sum())
     w = np.zeros(prob.d)
     primal = prob.objective(w)
     return {"w": w, "dual": _attach(dual, collapsed),
