@@ -304,7 +304,7 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
     where there are no POSIX pipes). ``build``, ``args`` and ``kwargs`` must be picklable for an
     isolated solve.
     """
-    if deadline.limit is not None and deadline.expired():
+    if deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
     if isolate is None:
         isolate = deadline.limit is not None and (
@@ -313,8 +313,7 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
         isolate = False  # the child's pipes are passed as file descriptors
     build = (build, args, kwargs or {})
     if not isolate:
-        return _staged(build, solver, options, deadline.remaining(), verbose, report=None,
-                       deadline=deadline)
+        return _staged(build, solver, options, deadline, verbose)
     return _isolated(build, solver, options, deadline, verbose)
 
 
@@ -326,10 +325,10 @@ def solve_problem(problem, *, solver: str | None, options: dict | None = None,
     ``warm_start`` as in ``Problem.solve``. The problem keeps its solution, statistics and
     compilation time, as after ``Problem.solve``."""
     deadline = Deadline(None) if deadline is None else deadline
-    if deadline.limit is not None and deadline.expired():
+    if deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
-    return _staged((_given, (problem,), {}), solver, dict(options or {}), deadline.remaining(),
-                   verbose, report=None, deadline=deadline, warm_start=warm_start)
+    return _staged((_given, (problem,), {}), solver, dict(options or {}), deadline, verbose,
+                   warm_start=warm_start)
 
 
 def _given(problem):
@@ -337,13 +336,11 @@ def _given(problem):
     return problem
 
 
-def _staged(build, solver, options, seconds, verbose, *, report, deadline=None,
+def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
             warm_start=False):
-    """Build (``build``: the builder, its args and kwargs), compile and solve with ``seconds``
-    of time (inf: none), checking them between the stages; ``report(stage)`` (the child's pipe)
-    is told each stage as it starts."""
-    deadline = Deadline(None if np.isinf(seconds) else seconds) if deadline is None \
-        else deadline
+    """Build (``build``: the builder, its args and kwargs), compile and solve within
+    ``deadline``, checking it between the stages; ``report(stage)`` (the child's pipe) is told
+    each stage as it starts."""
     times = {}
 
     def stage(name):
@@ -442,7 +439,7 @@ def _child_main(requests, results):
     SolverError is sent back to be raised in the caller)."""
     try:
         build, solver, options, seconds, verbose = requests.recv()
-        out = _staged(build, solver, options, seconds, verbose,
+        out = _staged(build, solver, options, Deadline(seconds), verbose,
                       report=lambda name: results.send(("stage", name)))
         results.send(("done", out))
     except BaseException as exc:  # noqa: BLE001 -- handed to the caller, who raises it

@@ -42,18 +42,27 @@ def linear_dual_answer(data, lam, project, *, loss):
     """
     alpha = project(np.full((data.m, data.n), 1.0 / lam))
     w, p, _ = _gap(data, alpha, lam, loss)
-    return {"w": w, "alpha": alpha, "status": "optimal", "iterations": 0,
-            "history": {"objective": [p], "gap": [], "time": []}, "message": ""}
+    return _answer(w, alpha, "optimal", "", 0, {"objective": [p]})
 
 
-def _unrepresentable(data, alpha0, project, L):
-    """The dict of a method that cannot start: L overflows float64 (the data are too large)."""
+def _without_steps(data, lam, project, L, *, loss, alpha0):
+    """The dict of a method whose Lipschitz constant ``L`` leaves no step to take, or None:
+    the exact answer when L = 0 (:func:`linear_dual_answer`), "failed" when L overflows
+    float64 (the data are too large)."""
+    if L == 0:
+        return linear_dual_answer(data, lam, project, loss=loss)
+    if np.isfinite(L):
+        return None
     alpha = np.zeros((data.m, data.n)) if alpha0 is None else project(alpha0)
-    return {"w": duality.w_of_alpha(data.Xp, data.Xn, alpha), "alpha": alpha,
-            "status": "failed", "iterations": 0, "history": {"objective": [], "gap": [],
-                                                              "time": []},
-            "message": f"the Lipschitz constant of the dual gradient is {L!r}: the data are too "
-                       f"large for float64; rescale them or use method='working_set'"}
+    return _answer(duality.w_of_alpha(data.Xp, data.Xn, alpha), alpha, "failed",
+                   f"the Lipschitz constant of the dual gradient is {L!r}: the data are too "
+                   f"large for float64; rescale them or use method='working_set'", 0, {})
+
+
+def _answer(w, alpha, status, message, iterations, history, **extra) -> dict:
+    """A method's answer as the dict the solvers read (``extra``: its own entries)."""
+    return {"w": w, "alpha": alpha, "status": status, "iterations": iterations,
+            "history": history, "message": message, **extra}
 
 
 def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_every,
@@ -104,10 +113,8 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
     ``eta0`` defaults to ``1/L`` (then ``info["eta0"]`` reports it)."""
     if eta0 is None:
         L = duality.lipschitz_constant(data.Xp, data.Xn)
-        if L == 0:
-            return dict(linear_dual_answer(data, lam, project, loss=loss), eta0=np.inf)
-        if not np.isfinite(L):
-            return dict(_unrepresentable(data, alpha0, project, L), eta0=0.0)
+        if (out := _without_steps(data, lam, project, L, loss=loss, alpha0=alpha0)) is not None:
+            return dict(out, eta0=np.inf if L == 0 else 0.0)
         eta0 = 1.0 / L
     m, n = data.m, data.n
     C = 1.0 / lam
@@ -136,18 +143,14 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
                                         record=("Q",), first_step=first_step)
     if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
-    w, _, _ = _gap(data, best, lam, loss)
-    return {"w": w, "alpha": best, "status": status, "iterations": t, "history": hist,
-            "message": message, "eta0": eta0}
+    return _answer(_gap(data, best, lam, loss)[0], best, status, message, t, hist, eta0=eta0)
 
 
 def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, check_every=10):
     """Accelerated projected gradient with restart on Q, gap-certified; returns a dict."""
     L = duality.lipschitz_constant(data.Xp, data.Xn)
-    if L == 0:
-        return dict(linear_dual_answer(data, lam, project, loss=loss), lipschitz=0.0)
-    if not np.isfinite(L):
-        return dict(_unrepresentable(data, alpha0, project, L), lipschitz=L)
+    if (out := _without_steps(data, lam, project, L, loss=loss, alpha0=alpha0)) is not None:
+        return dict(out, lipschitz=L)
     step_size = 1.0 / L
     begun = deadline.elapsed()
     x = project(np.zeros((data.m, data.n)) if alpha0 is None else alpha0)
@@ -179,6 +182,4 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
                                          tol=tol, deadline=deadline, check_every=check_every,
                                          first_step=first_step)
-    w, _, _ = _gap(data, x, lam, loss)
-    return {"w": w, "alpha": x, "status": status, "iterations": it, "history": hist,
-            "lipschitz": L, "message": message}
+    return _answer(_gap(data, x, lam, loss)[0], x, status, message, it, hist, lipschitz=L)

@@ -59,14 +59,6 @@ def row_weights(data: BipartiteData) -> np.ndarray | None:
     return np.r_[data.pos_weights, data.neg_weights] if data.weighted else None
 
 
-def _warm_start(warm_start):
-    """A kernel result warm-starts the linear solve from its weights on ``L`` (same data and
-    kernel give the same ``L``); anything else is passed on as it is."""
-    if isinstance(warm_start, SolverResult) and "v" in warm_start.info:
-        return dataclasses.replace(warm_start, w=warm_start.info["v"])
-    return warm_start
-
-
 def kernel_solve(method, problem, warm_start, deadline: Deadline,
                  factor_method: str = "cholesky") -> SolverResult:
     """Solve the kernel ``problem`` (a :class:`~infpush_cvx.solvers.infinite_push.problem.
@@ -105,8 +97,10 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
-    res = method._solve_linear(problem.on_rows(L[:m], L[m:]), _warm_start(warm_start),
-                               deadline)
+    if isinstance(warm_start, SolverResult) and "v" in warm_start.info:
+        # a kernel result starts from its weights on L (same data and kernel: the same L)
+        warm_start = dataclasses.replace(warm_start, w=warm_start.info["v"])
+    res = method._solve_linear(problem.on_rows(L[:m], L[m:]), warm_start, deadline)
     v = res.w if factor.rank else np.zeros(0)
     beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
