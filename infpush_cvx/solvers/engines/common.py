@@ -102,17 +102,16 @@ def unit_weights(data: BipartiteData) -> BipartiteData:
     """
     if not data.weighted:
         return data
-    scaled = []
-    for name, v in (("wp", data.wp), ("wn", data.wn)):
+
+    def unit(name, v):
         if v is None:
-            scaled.append(None)
-            continue
-        unit = np.ldexp(v, -math.frexp(float(v.max()))[1])
-        if not unit.min() > 0:
+            return None
+        out = np.ldexp(v, -math.frexp(float(v.max()))[1])
+        if not out.min() > 0:
             raise ValueError(f"{name}: its smallest weight is {float(v.min()):.3g} and its largest "
                              f"{float(v.max()):.3g}, ratios outside float64's range")
-        scaled.append(unit)
-    return BipartiteData(data.Xp, data.Xn, *scaled)
+        return out
+    return BipartiteData(data.Xp, data.Xn, unit("wp", data.wp), unit("wn", data.wn))
 
 
 def centred(data: BipartiteData) -> BipartiteData:
@@ -149,13 +148,13 @@ def column_shift(*blocks) -> np.ndarray | None:
     """The shift of :func:`centred` for the rows of ``blocks`` (matrices of one width): the
     midrange of each column far from zero over all their rows, 0 for the others; None when no
     column qualifies. Subtract it with :func:`shifted`."""
-    head = [_dense_rows(X[:_SCREEN_ROWS]) for X in blocks]
+    head = [_dense(X[:_SCREEN_ROWS]) for X in blocks]
     candidates = np.flatnonzero(_far_from_zero(np.vstack(head)))
     if candidates.size == 0:
         return None
     columns = [X[:, candidates] for X in blocks]
-    lo = np.min([_column_extreme(X, "min") for X in columns], axis=0)
-    hi = np.max([_column_extreme(X, "max") for X in columns], axis=0)
+    lo = np.min([_dense(X.min(axis=0)).ravel() for X in columns], axis=0)
+    hi = np.max([_dense(X.max(axis=0)).ravel() for X in columns], axis=0)
     far = _far_from_zero(np.vstack([lo, hi]))
     if not far.any():
         return None
@@ -175,13 +174,8 @@ def _far_from_zero(rows: np.ndarray) -> np.ndarray:
         return np.abs(0.5 * lo + 0.5 * hi) > 2.0 * (hi - lo)
 
 
-def _dense_rows(X) -> np.ndarray:
+def _dense(X) -> np.ndarray:
     return X.toarray() if sp.issparse(X) else np.asarray(X, float)
-
-
-def _column_extreme(X, which: str) -> np.ndarray:
-    value = X.min(axis=0) if which == "min" else X.max(axis=0)
-    return np.asarray(value.toarray() if sp.issparse(value) else value, float).ravel()
 
 
 def shifted(X, shift: np.ndarray):
@@ -260,8 +254,6 @@ def _finite_array(value, name: str) -> np.ndarray:
 
 def warm_alpha(data: BipartiteData, warm_start):
     """The m x n dual array of a warm start (a SolverResult or an array), or None."""
-    if warm_start is None:
-        return None
     alpha = warm_start.dual if isinstance(warm_start, SolverResult) else warm_start
     if alpha is None:
         return None

@@ -90,29 +90,24 @@ class LowerModel:
     def restricted(self, kappa: float, centre) -> RestrictedProblem:
         prob = self.prob
         l1 = prob.penalty == "l1"
-        curvature = (0.0 if l1 else 1.0) + kappa
-        q_w = -kappa * centre
+        ip = prob.loss == "infinite_push"
+        shared = dict(coef=prob.coef, groups=ip, q_w=-kappa * centre, l1=l1,
+                      kappa=(0.0 if l1 else 1.0) + kappa, pair_weight=self.pi)
+        if ip:  # one group per working negative
+            shared.update(a=self.a, g=self.g)
+        else:  # RankSVM's one slope joins the linear term
+            shared.update(c_e=prob.coef, q_w=shared["q_w"] - prob.coef * self.g[0])
         if _explicit_pairs(prob, self.bi, self.bj):
             Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
-            if prob.loss == "infinite_push":
-                return RestrictedProblem(None, None, self.bi, self.group, coef=prob.coef,
-                                         groups=True, a=self.a, g=self.g, q_w=q_w,
-                                         kappa=curvature, l1=l1, pair_weight=self.pi, Z=Z)
-            return RestrictedProblem(None, None, self.bi, self.bj, coef=prob.coef,
-                                     groups=False, c_e=prob.coef,
-                                     q_w=q_w - prob.coef * self.g[0], kappa=curvature, l1=l1,
-                                     pair_weight=self.pi, Z=Z)
+            return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
+                                     **shared)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
         XI = _dense_rows(prob.Xp, I)
-        if prob.loss == "infinite_push":
+        if ip:
             XJ = np.vstack([_dense_rows(prob.Xn, self.cols), np.zeros(prob.d)])
-            return RestrictedProblem(XI, XJ, bi_loc, self.group,
-                                     coef=prob.coef, groups=True, a=self.a, g=self.g, q_w=q_w,
-                                     kappa=curvature, l1=l1, pair_weight=self.pi)
+            return RestrictedProblem(XI, XJ, bi_loc, self.group, **shared)
         J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, _dense_rows(prob.Xn, J), bi_loc, bj_loc, coef=prob.coef,
-                                 groups=False, c_e=prob.coef, q_w=q_w - prob.coef * self.g[0],
-                                 kappa=curvature, l1=l1, pair_weight=self.pi)
+        return RestrictedProblem(XI, _dense_rows(prob.Xn, J), bi_loc, bj_loc, **shared)
 
     def loss_value(self, w) -> float:
         """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""

@@ -205,10 +205,8 @@ class RestrictedProblem:
         d, k, nb = self.d, self.k, self.nb
         S = np.zeros((self.ny, self.ny))
         pairs = slice(k, k + 2 * nb)
-        if self._grid:
-            fac, S[:d, :d], sigma, Yw = self._grid_pair_system(s[pairs], z[pairs])
-        else:
-            fac, S[:d, :d], sigma, Yw = self._scattered_pair_system(s[pairs], z[pairs])
+        system = self._grid_pair_system if self._grid else self._scattered_pair_system
+        fac, S[:d, :d], sigma, Yw = system(s[pairs], z[pairs])
         S[np.arange(d), np.arange(d)] += self.kappa
         if self.groups:
             w1 = s[:k] / z[:k]
@@ -220,8 +218,7 @@ class RestrictedProblem:
             S += (V * gamma[:, None]).T @ V
             fac["gamma"] = gamma
         if self.l1:
-            w4, w5 = s[k + 2 * nb:k + 2 * nb + d] / z[k + 2 * nb:k + 2 * nb + d], \
-                s[k + 2 * nb + d:] / z[k + 2 * nb + d:]
+            w4, w5 = np.split(s[k + 2 * nb:] / z[k + 2 * nb:], 2)
             S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
             fac.update(D4=1.0 / w4, D5=1.0 / w5)
         S = 0.5 * (S + S.T)
@@ -486,9 +483,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             for _ in range(refine if best[0] < 1e-5 else 0):
                 res = [r - hx if r is not None else None
                        for r, hx in zip(rhs, prob.apply_H(z / s, *dx))]
-                size = max(np.abs(np.atleast_1d(r)).max(initial=0.0) for r in res if r is not None)
-                if size <= 1e-14 * max(1.0, max(np.abs(np.atleast_1d(r)).max(initial=0.0)
-                                                for r in rhs if r is not None)):
+                size = max(amax(r) for r in res if r is not None)
+                if size <= 1e-14 * max(1.0, max(amax(r) for r in rhs if r is not None)):
                     break
                 corr = prob.solve(fac, *res)
                 dx = [a + b if a is not None else None for a, b in zip(dx, corr)]
