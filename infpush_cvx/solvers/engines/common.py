@@ -40,24 +40,20 @@ def data_first(solver):
         limit = kwargs.get("time_limit")
         if not isinstance(limit, Deadline):
             kwargs["time_limit"] = Deadline(check_time_limit(limit))
-        return _data_first_call(solver, args, kwargs)
+        if "Xp" in kwargs or "Xn" in kwargs:
+            args = (kwargs.pop("Xp", None), kwargs.pop("Xn", None)) + args
+        if not args:
+            return solver(**kwargs)  # (the solver's own TypeError for the missing data)
+        first, rest = args[0], args[1:]
+        second = rest[0] if rest else None
+        # the second argument is the negatives when it is data; a None after a container is
+        # the empty Xn of solver(data, None, lam); anything else (lam) belongs to the solver
+        is_data = second is not None and (sp.issparse(second) or np.ndim(second) > 0
+                                          or isinstance(second, BipartiteData))
+        if is_data or (rest and second is None and isinstance(first, BipartiteData)):
+            rest = rest[1:]
+        return solver(as_bipartite(first, second if is_data else None), *rest, **kwargs)
     return front
-
-
-def _data_first_call(solver, args, kwargs):
-    if "Xp" in kwargs or "Xn" in kwargs:
-        args = (kwargs.pop("Xp", None), kwargs.pop("Xn", None)) + args
-    if not args:
-        return solver(**kwargs)  # (the solver's own TypeError for the missing data)
-    first, rest = args[0], args[1:]
-    second = rest[0] if rest else None
-    # the second argument is the negatives when it is data; a None after a container is the
-    # empty Xn of solver(data, None, lam); anything else (lam) belongs to the solver
-    is_data = second is not None and (sp.issparse(second) or np.ndim(second) > 0
-                                      or isinstance(second, BipartiteData))
-    if is_data or (rest and second is None and isinstance(first, BipartiteData)):
-        rest = rest[1:]
-    return solver(as_bipartite(first, second if is_data else None), *rest, **kwargs)
 
 
 def as_bipartite(Xp, Xn, wp=None, wn=None) -> BipartiteData:
@@ -331,8 +327,7 @@ def finish(data, lam_paper, lam_user, *, w, alpha, status, iterations, t0, metho
     status = status_for_gap(status, gap, tol, roundoff)
     if status == "numerical_error":
         message = numerical_error_message(gap, roundoff)
-    info = dict(info or {})
-    info.update(lam_paper=lam_paper, scaling=scaling, penalty=penalty, loss=loss,
+    info = dict(info or {}, lam_paper=lam_paper, scaling=scaling, penalty=penalty, loss=loss,
                 gap_roundoff=roundoff)
     result = SolverResult(w=w, objective=objective, gap=gap, status=status,
                           iterations=iterations, time=time.perf_counter() - t0, method=method,

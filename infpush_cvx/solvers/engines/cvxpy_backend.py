@@ -269,9 +269,8 @@ def certified_status(status: str, gap, tol: float) -> str:
 
 def failure_message(outcome: Outcome, solver) -> str:
     """The cause of a failed solve, for the result's ``message``."""
-    if outcome.message:
-        return outcome.message
-    return f"CVXPY ended with status {outcome.cvxpy_status!r} (solver {solver})"
+    return outcome.message or (f"CVXPY ended with status {outcome.cvxpy_status!r} "
+                               f"(solver {solver})")
 
 
 def time_limit_option(solver: str | None):
@@ -309,8 +308,7 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
     if isolate is None:
         isolate = deadline.limit is not None and (
             size >= ISOLATE_SIZE or time_limit_option(solver) is None)
-    if isolate and os.name != "posix":
-        isolate = False  # the child's pipes are passed as file descriptors
+    isolate = isolate and os.name == "posix"  # (the child's pipes are file descriptors)
     build = (build, args, kwargs or {})
     if not isolate:
         return _staged(build, solver, options, deadline, verbose)

@@ -51,9 +51,7 @@ class Deadline:
 
     def for_solver(self) -> float | None:
         """The time limit to hand to an external solver now: None without a limit."""
-        if self.limit is None:
-            return None
-        return max(self.remaining(), _SOLVER_FLOOR)
+        return None if self.limit is None else max(self.remaining(), _SOLVER_FLOOR)
 
     def message(self) -> str:
         return f"time limit of {self.limit:g} s reached"

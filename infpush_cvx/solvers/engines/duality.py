@@ -92,12 +92,9 @@ def dual_infeasibility(data: BipartiteData, alpha: np.ndarray, lam: float, *,
     check_choice(loss, "loss", _scaling.LOSSES)
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     bound = dual_bound(lam, data.m, data.n, loss)
-    viol = max(0.0, -float(alpha.min()))
-    if loss == "infinite_push":
-        viol = max(viol, float(alpha.max(axis=0).sum()) - bound)
-    else:
-        viol = max(viol, float(alpha.max()) - bound)
-    viol /= bound
+    # the constrained quantity: sum_j max_i alpha_ij (Infinite Push) or max alpha_ij (RankSVM)
+    top = alpha.max(axis=0).sum() if loss == "infinite_push" else alpha.max()
+    viol = max(0.0, -float(alpha.min()), float(top) - bound) / bound
     if penalty == "l1":
         viol = max(viol, float(np.abs(w_of_alpha(data.Xp, data.Xn, alpha)).max()) - 1.0)
     return viol

@@ -141,7 +141,7 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
     if D == 0 or D > fraction * d:  # (no data at all: nothing to gain)
         return None
     C = np.zeros((d1 + other.shape[0], D))
-    C[:d1, :d1] = np.triu(_r_factor(qr1, d1)).T
+    C[:d1, :d1] = np.triu(qr1[:d1, :d1]).T  # (R, in the upper part of LAPACK's qr)
     C[d1:, :d1] = B[:d1].T
     C[d1 + perm, d1:] = np.triu(R2[:r2]).T * scale[perm, None]
     XI, XJu, g, q_w = np.split(C, np.cumsum([rp.nI, used.size, rp.g.shape[0]]))
@@ -153,7 +153,3 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
                                 pair_weight=rp.pi)
     return SpanStep(reduced, qr1, tau1[:d1], np.asfortranarray(qr2[:, :r2]), tau2[:r2], d)
 
-
-def _r_factor(qr, k: int) -> np.ndarray:
-    """The k x k triangular factor R stored in the upper part of LAPACK's ``qr``."""
-    return qr[:k, :k]

@@ -23,15 +23,11 @@ class SortedScores:
     """Positive scores ``s`` sorted ascending, with the prefix sums of their weights ``p``."""
 
     def __init__(self, s: np.ndarray, p: np.ndarray):
-        self.raw = s
+        self.raw, self.m = s, s.size
         self.order = np.argsort(s, kind="stable")
         self.s = s[self.order]
         self.cum_p = np.concatenate([[0.0], np.cumsum(p[self.order])])
         self.p_sorted = p[self.order]
-
-    @property
-    def m(self) -> int:
-        return self.s.size
 
     def below(self, v: np.ndarray) -> np.ndarray:
         """Number of positives with ``s_i < v`` for every threshold in ``v`` (a prefix length)."""

@@ -84,9 +84,8 @@ def _conic_data(rp: RestrictedProblem):
 
 
 def _split_multipliers(rp, z_ub):
-    k, nb = rp.k, rp.nb
-    mu = z_ub[:k] if rp.groups else None
-    return mu, z_ub[k:k + nb]
+    """The multipliers of the group rows (None without groups) and of the pair rows."""
+    return (z_ub[:rp.k] if rp.groups else None), z_ub[rp.k:rp.k + rp.nb]
 
 
 def _built(rp: RestrictedProblem, deadline, setup: float, name: str):

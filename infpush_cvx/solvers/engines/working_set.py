@@ -122,11 +122,9 @@ class _Problem:
     """The rescaled problem: data with unit largest row norm, weights, lambda, the objective."""
 
     def __init__(self, data: BipartiteData, lam: float, loss: str, penalty: str):
-        Xp, Xn = data.Xp, data.Xn
         largest = largest_row_norm(data)
         self.scale = 1.0 / largest if largest > 0 else 1.0
-        self.Xp = Xp * self.scale
-        self.Xn = Xn * self.scale
+        self.Xp, self.Xn = data.Xp * self.scale, data.Xn * self.scale
         self.loss, self.penalty = loss, penalty
         # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2,
         # lam ||w||_1 -> lam c
@@ -395,15 +393,16 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             # the model was too optimistic at w_r: widen the band there, shorten the step
             ss_r = SortedScores(s_r, prob.p)
             cols_r = np.flatnonzero(inW) if ip else cols
-            extra = _new_near_margin(ss_r, 1.0 + t_r, cols_r, band, n, width=opt.band,
-                                     cap=opt.band_cap, tie_cap=opt.tie_cap)
+
+            def near_step(width):
+                return _new_near_margin(ss_r, 1.0 + t_r, cols_r, band, n, width=width,
+                                        cap=opt.band_cap, tie_cap=opt.tie_cap)
+            extra = near_step(opt.band)
             if not added and extra[0].size == 0:
                 # the model is wrong at pairs farther than the band from the margin (they
                 # changed sides along a long step): take the closest pairs at any distance
                 v_r = 1.0 + t_r[cols_r]
-                reach = float(s_r.max() - s_r.min() + v_r.max() - v_r.min()) + 1.0
-                extra = _new_near_margin(ss_r, 1.0 + t_r, cols_r, band, n, width=reach,
-                                         cap=opt.band_cap, tie_cap=opt.tie_cap)
+                extra = near_step(float(s_r.max() - s_r.min() + v_r.max() - v_r.min()) + 1.0)
             if not added and extra[0].size == 0 and not exact_lp:
                 # every pair of the working negatives is in the band and no negative is
                 # missing: the model is the problem itself, so its plain step is the optimum;
@@ -423,11 +422,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         message = f"max_iter={max_iter} rounds reached"
     elif status == "optimal":
         message = ""  # a step that failed and was retried does not concern the caller
-    P_best, w_best = best_p
-    return {"w": w_best * prob.scale, "dual": _attach(best_d[1], collapsed), "gap": gap,
-            "status": status,
-            "message": message, "iterations": it, "history": history,
-            "objective_paper": P_best}
+    return {"w": best_p[1] * prob.scale, "dual": _attach(best_d[1], collapsed), "gap": gap,
+            "status": status, "message": message, "iterations": it, "history": history,
+            "objective_paper": best_p[0]}
 
 
 def _dual_at_zero(prob: _Problem) -> ImplicitDual:
