@@ -69,10 +69,8 @@ class RestrictedProblem:
             self.nI = self.nJ = 0
         self.pi = np.ones(self.nb) if pair_weight is None else np.asarray(pair_weight, float)
         self.groups, self.coef, self.c_e, self.kappa, self.l1 = groups, coef, c_e, kappa, l1
-        if not groups:
-            self.k = 0
-        else:
-            self.k = self.nJ if self.Z is None else len(a)
+        # a group per row of XJ, or (explicit pair vectors) per entry of a
+        self.k = (self.nJ if self.Z is None else len(a)) if groups else 0
         self.a = np.zeros(self.k) if a is None else np.asarray(a, float)
         self.g = np.zeros((self.k, self.d)) if g is None else np.asarray(g, float)
         self.q_w = np.zeros(self.d) if q_w is None else np.asarray(q_w, float)
@@ -89,10 +87,6 @@ class RestrictedProblem:
                            and g <= self.nJ
                            and np.array_equal(self.bi, np.tile(np.arange(self.nI), g))
                            and np.array_equal(self.bj, np.repeat(np.arange(g), self.nI))) else 0
-
-    def _grid_view(self, v):
-        """A pair vector as the g x nI array of its grid (row j: the pairs of negative j)."""
-        return v.reshape(self._grid, self.nI)
 
     def per_pair(self, x):
         """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
@@ -130,7 +124,7 @@ class RestrictedProblem:
     def group_sum(self, v):
         if self._grid:
             out = np.zeros(self.k)
-            out[:self._grid] = self._grid_view(v).sum(axis=1)
+            out[:self._grid] = v.reshape(self._grid, self.nI).sum(axis=1)  # (row j: negative j)
             return out
         return np.bincount(self.bj, v, self.k)
 

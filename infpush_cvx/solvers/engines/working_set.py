@@ -335,8 +335,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 break
             if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
                 kappa = max(10.0 * kappa, opt.prox)
-                history["step"].append("failed")
-                _record(history, deadline, best_p[0], gap, cols.size, band[0].size, "none", kappa)
+                _record(history, deadline, "failed", best_p[0], gap, cols.size, band[0].size,
+                        "none", kappa)
                 message = f"restricted step failed, retried with a larger proximal weight: {exc}"
                 continue
             status, message = "failed", f"restricted step failed: {exc}"
@@ -369,8 +369,8 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 model_r = prob.with_penalty(w_r, model.loss_value(w_r))
                 best_p = min(best_p, (P_r, w_r), key=_first)
                 gap = relative_gap(best_p[0], best_d[0])
-        history["step"].append("serious" if serious else "null")
-        _record(history, deadline, best_p[0], gap, cols.size, band[0].size, used, kappa)
+        _record(history, deadline, "serious" if serious else "null", best_p[0], gap, cols.size,
+                band[0].size, used, kappa)
         end = round_end(gap, tol, deadline)
         if end is not None:
             status, message = end
@@ -472,17 +472,15 @@ def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
     return (*best[1], best[0])
 
 
-def _record(history, deadline, objective, gap, n_cols, n_band, used, kappa):
-    history["objective"].append(objective)
-    history["gap"].append(gap)
-    history["time"].append(deadline.elapsed())
-    history["working_negatives"].append(int(n_cols))
-    history["band_pairs"].append(int(n_band))
-    history["step_solver"].append(used)
-    history["prox"].append(float(kappa))
-    log_iteration("working_set", len(history["objective"]), objective, gap, history["time"][-1],
-                  negatives=int(n_cols), band_pairs=int(n_band), step=history["step"][-1],
-                  solver=used, prox=float(kappa))
+def _record(history, deadline, step, objective, gap, n_cols, n_band, used, kappa):
+    """A round's row of the history (``step``: serious, null or failed), logged."""
+    row = dict(objective=objective, gap=gap, time=deadline.elapsed(), working_negatives=int(n_cols),
+               band_pairs=int(n_band), step_solver=used, prox=float(kappa), step=step)
+    for key, value in row.items():
+        history[key].append(value)
+    log_iteration("working_set", len(history["objective"]), objective, gap, row["time"],
+                  negatives=int(n_cols), band_pairs=int(n_band), step=step, solver=used,
+                  prox=float(kappa))
 
 
 
