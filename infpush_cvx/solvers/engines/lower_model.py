@@ -142,10 +142,9 @@ class LowerModel:
         else:
             factor *= best_multiple(factor * w_alpha, factor * total)
         return ImplicitDual(loss=prob.loss, cols=self.cols, mu=mu[:self.cols.size],
-                            coef=prob.coef, bi=self.bi,
-                            bj=self.bj, pi=self.pi, nu=nu, s_ref=self.s_c, t_ref=self.t_c,
-                            p=prob.p, q=prob.q, w_alpha=factor * w_alpha,
-                            total=factor * total, factor=factor,
+                            coef=prob.coef, bi=self.bi, bj=self.bj, pi=self.pi, nu=nu,
+                            s_ref=self.s_c, t_ref=self.t_c, p=prob.p, q=prob.q,
+                            w_alpha=factor * w_alpha, total=factor * total, factor=factor,
                             alpha_scale=prob.alpha_scale)
 
 

@@ -233,11 +233,9 @@ def _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW):
     # the band may grow by half its size a round: real data can need a large part of the
     # pairs near the margin (a8a subsets: up to a third of them), planted data few
     cap = max(opt.band_cap, band[0].size // 2)
-    near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=cap,
-                            tie_cap=opt.tie_cap)
-    band = _merge_band(band, (np.concatenate([near[0], extra[0]]),
-                              np.concatenate([near[1], extra[1]])), s_c, t_c,
-                       opt.max_band, n)
+    near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=cap, tie_cap=opt.tie_cap)
+    new = (np.concatenate([near[0], extra[0]]), np.concatenate([near[1], extra[1]]))
+    band = _merge_band(band, new, s_c, t_c, opt.max_band, n)
     if inW is not None:  # only pairs of working negatives (W only grows: nothing new is lost)
         keep = inW[band[1]]
         band = (band[0][keep], band[1][keep])
