@@ -27,7 +27,8 @@ import scipy.linalg
 from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx._validation import check_choice, check_scalar
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.formulations.objectives import bipartite_objective, penalty_term, penalty_value
+from infpush_cvx.formulations.objectives import bipartite_objective, penalty_value
+from infpush_cvx.solvers.engines import implicit_dual
 from infpush_cvx.solvers.result import relative_gap, roundoff_bound
 
 
@@ -129,12 +130,8 @@ def dual_value(data: BipartiteData, alpha: np.ndarray, lam: float, *,
     """
     check_choice(penalty, "penalty", _scaling.PENALTIES)
     lam = check_scalar(lam, "lam", positive=True)
-    if penalty == "l1":
-        return float(lam * alpha.sum())
-    # lam sum(alpha) - lam ||w(alpha)||^2 / 2 = -lam Q(alpha), finite at a tiny lambda where
-    # ||w(alpha)||^2 alone overflows
-    w = w_of_alpha(data.Xp, data.Xn, alpha)
-    return float(lam * alpha.sum() - penalty_term(w, lam, "l2", "paper"))
+    w = w_of_alpha(data.Xp, data.Xn, alpha) if penalty == "l2" else None
+    return implicit_dual.dual_value(w, alpha.sum(), lam, penalty)
 
 
 def duality_gap(data: BipartiteData, w, alpha: np.ndarray, lam: float, *,

@@ -36,13 +36,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infpush_cvx.formulations.objectives import penalty_term
+
 
 def dual_value(w_alpha, total: float, lam: float, penalty: str) -> float:
     """The paper-scaling dual value of a feasible alpha from ``w(alpha)`` and ``sum(alpha)``:
-    ``-lam (1/2 ||w(alpha)||^2 - sum alpha)`` (l2) or ``lam sum alpha`` (l1)."""
+    ``-lam (1/2 ||w(alpha)||^2 - sum alpha)`` (l2) or ``lam sum alpha`` (l1).
+
+    The l2 value is formed as ``lam sum alpha - lam ||w(alpha)||^2 / 2``
+    (:func:`~infpush_cvx.formulations.objectives.penalty_term`), finite at a tiny lambda where
+    ``||w(alpha)||^2`` alone overflows."""
     if penalty == "l1":
         return float(lam * total)
-    return float(-lam * (0.5 * (w_alpha @ w_alpha) - total))
+    return float(lam * total - penalty_term(w_alpha, lam, "l2", "paper"))
 
 
 def best_multiple(w_alpha, total: float) -> float:
