@@ -185,30 +185,6 @@ def shifted(X, shift: np.ndarray):
     return Xc.asformat(X.format)
 
 
-def largest_row_norm(data: BipartiteData) -> float:
-    """The largest Euclidean norm of a row of Xp or Xn, without overflow or underflow.
-
-    The squared norms are summed directly (no copy of a dense X); only when they leave the
-    float range are they recomputed on the data divided by its largest absolute entry.
-    """
-    largest = 0.0
-    for X in (data.Xp, data.Xn):
-        with np.errstate(over="ignore", under="ignore"):
-            sq = float(_row_squares(X).max()) if X.shape[0] else 0.0
-        if np.isfinite(sq) and (sq == 0.0 or sq > 1e-280):
-            largest = max(largest, float(np.sqrt(sq)))
-            continue
-        top = float(abs(X).max())
-        largest = max(largest, top * float(np.sqrt(_row_squares(X / top).max())))
-    return largest
-
-
-def _row_squares(X) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
-
-
 def check_representable(data: BipartiteData, lam_paper: float, penalty: str) -> None:
     """Refuse data and lambda whose problem is outside float64's range, naming them.
 
@@ -218,7 +194,7 @@ def check_representable(data: BipartiteData, lam_paper: float, penalty: str) -> 
     solves it there): when that lambda is so small that C overflows, no solver can represent
     the problem either.
     """
-    R = largest_row_norm(data)
+    R = duality.largest_row_norm(data)
     if R == 0:
         return
     big = np.finfo(float).max

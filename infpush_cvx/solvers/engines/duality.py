@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 
 from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx._validation import check_choice, check_scalar
@@ -78,6 +79,30 @@ def lipschitz_constant(Xp, Xn) -> float:
     top = float(scipy.linalg.eigvalsh(G, subset_by_index=[G.shape[0] - 1, G.shape[0] - 1])[0])
     with np.errstate(over="ignore", under="ignore"):
         return float(max(top, 0.0) * np.float64(u) * np.float64(u))
+
+
+def largest_row_norm(data: BipartiteData) -> float:
+    """The largest Euclidean norm of a row of Xp or Xn, without overflow or underflow.
+
+    The squared norms are summed directly (no copy of a dense X); only when they leave the
+    float range are they recomputed on the data divided by its largest absolute entry.
+    """
+    largest = 0.0
+    for X in (data.Xp, data.Xn):
+        with np.errstate(over="ignore", under="ignore"):
+            sq = float(_row_squares(X).max()) if X.shape[0] else 0.0
+        if np.isfinite(sq) and (sq == 0.0 or sq > 1e-280):
+            largest = max(largest, float(np.sqrt(sq)))
+            continue
+        top = float(abs(X).max())
+        largest = max(largest, top * float(np.sqrt(_row_squares(X / top).max())))
+    return largest
+
+
+def _row_squares(X) -> np.ndarray:
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
 
 
 def dual_bound(lam: float, m: int, n: int, loss: str) -> float:
@@ -167,8 +192,6 @@ def gap_roundoff(data: BipartiteData, w, lam: float, primal: float, *, penalty: 
     :class:`._ramp_sums.RampSums`). The scale is ``|P(w)|`` (1 when ``P = 0``), as in
     :func:`~.result.relative_gap`.
     """
-    from infpush_cvx.solvers.engines.common import largest_row_norm
-
     w = np.asarray(w, dtype=np.float64).ravel()
     with np.errstate(over="ignore"):
         reach = largest_row_norm(data) * float(np.linalg.norm(w))

@@ -52,12 +52,11 @@ from infpush_cvx._validation import check_int, check_options, check_scalar
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations.objectives import mean_loss, negative_hinge_sums, penalty_value
 from infpush_cvx.data.reductions import collapse_duplicates
-from infpush_cvx.solvers.engines.common import largest_row_norm
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.pair_sums import SortedScores, near_margin_pairs
 from infpush_cvx.solvers.engines.lower_model import LowerModel
 from infpush_cvx.solvers.engines.restricted_step import RestrictedStepFailed, restricted_step
-from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
+from infpush_cvx.solvers.engines.duality import dual_bound, largest_row_norm, relative_gap
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual
 
 

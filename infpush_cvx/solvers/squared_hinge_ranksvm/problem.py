@@ -25,8 +25,8 @@ from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx.formulations.objectives import penalty_term
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import (centred, check_representable, largest_row_norm,
-                                                unit_weights)
+from infpush_cvx.solvers.engines.common import centred, check_representable, unit_weights
+from infpush_cvx.solvers.engines.duality import largest_row_norm
 from infpush_cvx.solvers.result import relative_gap, roundoff_bound
 from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
 
