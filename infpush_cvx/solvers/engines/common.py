@@ -246,12 +246,10 @@ def warm_weights(data: BipartiteData, warm_start):
     an m x n dual array (its ``w(alpha)``)."""
     if warm_start is None:
         return None
-    if isinstance(warm_start, SolverResult):
-        w0 = _finite_array(warm_start.w, "warm_start")
-    else:
-        w0 = _finite_array(warm_start, "warm_start")
-        if w0.ndim == 2:
-            w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
+    w0 = _finite_array(warm_start.w if isinstance(warm_start, SolverResult) else warm_start,
+                       "warm_start")
+    if w0.ndim == 2:  # a dual array (a result's w is a vector)
+        w0 = duality.w_of_alpha(data.Xp, data.Xn, warm_alpha(data, w0))
     if w0.shape != (data.d,):
         raise ValueError(f"warm_start must give a weight vector of length {data.d}, got shape "
                          f"{w0.shape}")
