@@ -47,6 +47,7 @@ import numpy as np
 
 from .._validation import check_vector
 from ..data.labels import binary_labels
+from ..formulations import _ranking
 
 __all__ = ["auc", "positives_at_top", "r_inf", "average_precision", "dcg", "precision_at_k",
            "roc_curve_points", "ranks", "ranking_report"]
@@ -128,32 +129,9 @@ def average_precision(y_true, y_score, *, pos_label=None, sample_weight=None) ->
     every positive has weight 0.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    if sample_weight is None:
-        w = np.ones(s.shape[0])
-    else:
-        w = check_vector(sample_weight, "sample_weight", length=s.shape[0], nonnegative=True)
-    wp, sp = _sorted_with_weights(s[pos], w[pos])
-    wn, sn = _sorted_with_weights(s[~pos], w[~pos])
-    total = wp.sum()
-    if not total > 0:
-        raise ValueError("sample_weight: every positive has weight 0, so AP is undefined")
-    # weight scored >= sp[k]: suffix sums from the first item with that score
-    pos_at_or_above = _suffix_sums(wp)[np.searchsorted(sp, sp, side="left")]
-    neg_at_or_above = _suffix_sums(wn)[np.searchsorted(sn, sp, side="left")]
-    counted = wp > 0  # (a positive of weight 0 may have nothing of weight above it)
-    precision = pos_at_or_above[counted] / (pos_at_or_above[counted] + neg_at_or_above[counted])
-    return float(wp[counted] @ precision / total)
-
-
-def _sorted_with_weights(s, w):
-    """``(w, s)`` in increasing order of ``s``."""
-    order = np.argsort(s, kind="stable")
-    return w[order], s[order]
-
-
-def _suffix_sums(w):
-    """``out[k] = sum(w[k:])``, length ``len(w) + 1`` (the last entry 0)."""
-    return np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
+    w = np.ones(s.shape[0]) if sample_weight is None else check_vector(
+        sample_weight, "sample_weight", length=s.shape[0], nonnegative=True)
+    return _ranking.average_precision(pos, s, w)
 
 
 def dcg(y_true, y_score, *, pos_label=None) -> float:
