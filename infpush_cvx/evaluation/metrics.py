@@ -41,11 +41,9 @@ Everything is vectorised and costs O(N log N) for N = m + n items (one sort).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from .._validation import check_vector
+from .._validation import check_int, check_vector
 from ..data.labels import binary_labels
 from ..formulations import _ranking
 
@@ -69,12 +67,6 @@ def _check_labels_scores(y_true, y_score, pos_label=None, *, require_both: bool 
     pos = binary_labels(y_true, "y_true", pos_label=pos_label,
                         require_both=require_both).positive
     return pos, _check_scores(y_score, length=pos.shape[0])
-
-
-def _descending_order(s: np.ndarray) -> np.ndarray:
-    """Indices sorting ``s`` from the highest score down (``-s`` would overflow for the smallest
-    signed integer and wrap around for unsigned ones)."""
-    return np.argsort(s, kind="stable")[::-1]
 
 
 def ranks(y_score) -> np.ndarray:
@@ -162,20 +154,13 @@ def precision_at_k(y_true, y_score, k, *, pos_label=None) -> float:
     Only requires ``y_true`` to be binary (a single class is allowed).
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label, require_both=False)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    k = int(k)
-    N = s.shape[0]
+    k, N = check_int(k, "k"), s.shape[0]
     if not 1 <= k <= N:
         raise ValueError(f"k must be in [1, {N}] (the number of items), got {k}")
     kth = np.partition(s, N - k)[N - k]  # the k-th largest score, O(N)
-    above = s > kth
-    tied = s == kth
-    a = int(above.sum())
-    g = int(tied.sum())
-    p_above = int(np.count_nonzero(pos & above))
-    p_tied = int(np.count_nonzero(pos & tied))
-    return float((p_above + (k - a) * p_tied / g) / k)
+    above, tied = s > kth, s == kth
+    p_above, p_tied = np.count_nonzero(pos & above), np.count_nonzero(pos & tied)
+    return float((p_above + (k - np.count_nonzero(above)) * p_tied / np.count_nonzero(tied)) / k)
 
 
 def roc_curve_points(y_true, y_score, *, pos_label=None):
@@ -187,19 +172,15 @@ def roc_curve_points(y_true, y_score, *, pos_label=None):
     ``+inf``), so integer scores beyond 2**53 may print rounded there; the curve itself is exact.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    order = _descending_order(s)
-    s_sorted = s[order]
-    p_sorted = pos[order]
+    # from the highest score down (``-s`` would overflow for the smallest signed integer and
+    # wrap around for unsigned ones)
+    order = np.argsort(s, kind="stable")[::-1]
+    s_sorted, p_sorted = s[order], pos[order]
     # last index of each group of equal scores
     ends = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])
     tp = np.cumsum(p_sorted)[ends]
     fp = (ends + 1) - tp
-    m = tp[-1]
-    n = fp[-1]
-    fpr = np.r_[0.0, fp / n]
-    tpr = np.r_[0.0, tp / m]
-    thresholds = np.r_[np.inf, s_sorted[ends]]
-    return fpr, tpr, thresholds
+    return np.r_[0.0, fp / fp[-1]], np.r_[0.0, tp / tp[-1]], np.r_[np.inf, s_sorted[ends]]
 
 
 def ranking_report(y_true, y_score, *, pos_label=None) -> dict:
