@@ -41,6 +41,7 @@ import json
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -52,13 +53,10 @@ from sklearn.preprocessing import MinMaxScaler
 
 from .. import metrics, rankers
 from ...data.datasets import load
+from ...files import write_text_atomic
 from ..ranker_cv import RankerCV
-from ..rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
 from ._plotting import series_style
 
-#: The rankers of the exact protocol, by method name (each fitted to its certified optimum).
-METHODS = {"ranksvm": RankSVMRanker, "infinite_push": InfinitePushRanker,
-           "sparse_infinite_push": SparseInfinitePushRanker}
 PAPER_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: The paper's grid of gradient-projection steps eta_0 ([Agarwal2011], section 6).
 PAPER_ETA0S = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
@@ -70,6 +68,9 @@ SPLIT_RULES = {"ionosphere": (2.0 / 3.0, True), "spambase": (0.05, False)}
 #: How the rankers are trained: ``"exact"`` solves each model to its certified optimum;
 #: ``"paper"`` trains as [Agarwal2011] did (see :func:`method_plan`).
 TRAINING_PROTOCOLS = ("exact", "paper")
+#: the test measures (columns of :func:`run_split`'s rows), with their axis labels
+MEASURE_LABELS = {"auc": "AUC", "pos_at_top": "positives at the top", "ap": "average precision",
+                  "dcg": "DCG"}
 
 
 @dataclass(frozen=True)
@@ -117,30 +118,26 @@ def method_plan(method: str, protocol: str, Cs=PAPER_CS, eta0s=PAPER_ETA0S) -> M
     """
     if protocol not in TRAINING_PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; expected one of {TRAINING_PROTOCOLS}")
-    Cs = tuple(Cs)
-    if method.startswith("pnorm_push_"):
-        try:
-            p = int(method[len("pnorm_push_"):])
-        except ValueError:
-            p = None
-        if p is None or p < 1:
-            raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
-        if protocol == "paper":
-            return MethodPlan("PNormPushRanker", {"p": p, "method": "boosting",
-                                                  "max_iter": PAPER_BOOSTING_ROUNDS})
-        return MethodPlan("PNormPushRanker", {"p": p}, {"C": Cs})
-    if method not in _EXACT_RANKERS:
+    power = method[len("pnorm_push_"):] if method.startswith("pnorm_push_") else ""
+    if method not in _EXACT_RANKERS and not (power.isdigit() and int(power) >= 1):
         raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
+    grid = {"C": tuple(Cs)}
+    if power:
+        if protocol == "paper":
+            return MethodPlan("PNormPushRanker", {"p": int(power), "method": "boosting",
+                                                  "max_iter": PAPER_BOOSTING_ROUNDS})
+        return MethodPlan("PNormPushRanker", {"p": int(power)}, grid)
     if protocol == "paper" and method in ("ranksvm", "infinite_push"):
         return MethodPlan(_EXACT_RANKERS[method],
                           {"method": "paper", "max_iter": PAPER_GRADIENT_STEPS},
-                          {"C": Cs, "eta0": tuple(eta0s)})
-    return MethodPlan(_EXACT_RANKERS[method], {}, {"C": Cs})
+                          {**grid, "eta0": tuple(eta0s)})
+    return MethodPlan(_EXACT_RANKERS[method], {}, grid)
 
 
 #: [Agarwal2011], Tables 2 and 3 (all seven rows: P-Norm Push p = 1 is RankBoost), linear
-#: kernels, means over 10 splits (docs/mathematics.md, section 7.2).
-_PAPER_ROWS = [
+#: kernels, means over 10 splits (docs/mathematics.md, section 7.2), as tuples (dataset, method,
+#: auc, pos_at_top, ap, dcg); a DataFrame view is :func:`paper_results`.
+PAPER_RESULTS = (
     ("ionosphere", "ranksvm", 0.9271, 12.1, 0.9330, 16.6200),
     ("ionosphere", "svmmap", 0.9207, 16.5, 0.9357, 16.7940),
     ("ionosphere", "pnorm_push_1", 0.9052, 10.7, 0.9086, 16.4462),
@@ -155,23 +152,14 @@ _PAPER_ROWS = [
     ("spambase", "pnorm_push_16", 0.8293, 24.1, 0.7707, 185.4531),
     ("spambase", "pnorm_push_64", 0.8490, 31.4, 0.8143, 187.3132),
     ("spambase", "infinite_push", 0.9388, 49.9, 0.9028, 189.8070),
-]
-
-
-def _paper_frame():
-    import pandas as pd
-    return pd.DataFrame(_PAPER_ROWS, columns=["dataset", "method", "auc", "pos_at_top", "ap",
-                                              "dcg"]).set_index(["dataset", "method"])
-
-
-#: the paper's rows as tuples (dataset, method, auc, pos_at_top, ap, dcg); a DataFrame view is
-#: :func:`paper_results`.
-PAPER_RESULTS = tuple(_PAPER_ROWS)
+)
 
 
 def paper_results():
     """The paper's numbers as a DataFrame indexed by (dataset, method)."""
-    return _paper_frame()
+    import pandas as pd
+    return pd.DataFrame(PAPER_RESULTS, columns=["dataset", "method", *MEASURE_LABELS]
+                        ).set_index(["dataset", "method"])
 
 
 def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: int):
@@ -305,10 +293,8 @@ def _split_key(task_args) -> str:
 
 
 def _store_path(store, task_args):
-    from pathlib import Path
-    dataset, split, *_ = task_args
-    protocol = task_args[-1].get("protocol", "exact")
-    return Path(store) / f"{dataset}_{protocol}_split{split}_{_split_key(task_args)}.json"
+    dataset, split, *_, kw = task_args
+    return Path(store) / f"{dataset}_{kw['protocol']}_split{split}_{_split_key(task_args)}.json"
 
 
 def _load_stored(path):
@@ -325,17 +311,6 @@ def _load_stored(path):
         warnings.warn(f"stored split {path} is unreadable ({exc}); it is run again",
                       RuntimeWarning, stacklevel=3)
         return None
-
-
-def _save_stored(path, result) -> None:
-    from ...files import write_text_atomic
-    write_text_atomic(path, json.dumps(result, default=_json_default))
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 10,
@@ -387,20 +362,16 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
                       seed=seed + 1000 * k + i + 1, ranker_kw=ranker_kw, scale=scale,
                       protocol=protocol, eta0s=tuple(eta0s))
             tasks.append((ds, i, X, y, tr, te, kw))
-    results = [None] * len(tasks)
-    paths = [None] * len(tasks)
     if store is not None:
-        from pathlib import Path
         Path(store).mkdir(parents=True, exist_ok=True)
-        for j, t in enumerate(tasks):
-            paths[j] = _store_path(store, t)
-            results[j] = _load_stored(paths[j])
+    paths = [None if store is None else _store_path(store, t) for t in tasks]
+    results = [None if path is None else _load_stored(path) for path in paths]
     todo = [j for j, r in enumerate(results) if r is None]
 
     def finished(j, result):
         results[j] = result
-        if paths[j] is not None:
-            _save_stored(paths[j], result)
+        if paths[j] is not None:  # NumPy scalars (a chosen C, a count) as Python numbers
+            write_text_atomic(paths[j], json.dumps(result, default=np.generic.item))
 
     with _progress_bar(len(tasks) * len(methods), f"agarwal ({protocol})", progress) as bar:
         bar.update((len(tasks) - len(todo)) * len(methods))  # reused from the store
@@ -439,13 +410,13 @@ def compare_with_paper(results):
     (``|z| > 2``: a difference the split-to-split noise does not explain). A ``protocol``
     column in ``results`` becomes the first index level.
     """
-    measures = ["auc", "pos_at_top", "ap", "dcg"]
+    measures = list(MEASURE_LABELS)
     keys = (["protocol"] if "protocol" in results.columns else []) + ["dataset", "method"]
     g = results.groupby(keys)
     ours = g[measures + ["n_features_used"]].mean()
     n = g.size()
     se = g[measures].std().div(np.sqrt(n), axis=0).add_suffix("_se")
-    paper = _paper_frame().add_prefix("paper_")
+    paper = paper_results().add_prefix("paper_")
     table = ours.join(se).join(paper, how="left", on=["dataset", "method"])
     table["n_splits"] = n
     cols = []
@@ -533,11 +504,6 @@ def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
     return fig
 
 
-#: the measures of :func:`plot_agarwal_results`, with their axis labels
-MEASURE_LABELS = {"auc": "AUC", "pos_at_top": "positives at the top", "ap": "average precision",
-                  "dcg": "DCG"}
-
-
 def plot_agarwal_results(results):
     """The experiment's table as a figure: one row of panels per data set (and protocol), one
     panel per measure (:data:`MEASURE_LABELS`), each method's mean over the splits with a bar
@@ -579,16 +545,13 @@ def plot_agarwal_results(results):
         n = int(group["n_splits"].max())
         row[0].set_title(", ".join(map(str, key)) + f" ({n} split{'' if n == 1 else 's'})",
                          loc="left", fontsize=10)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    for ax in axes.flat:  # the paper's marker may be absent from the first panel
-        h, lab = ax.get_legend_handles_labels()
-        if "the paper's value" in lab and "the paper's value" not in labels:
-            handles.append(h[lab.index("the paper's value")])
-            labels.append("the paper's value")
-    unique = dict(zip(labels, handles))
-    unique["the paper's value"] = unique.pop("the paper's value", None)  # last, after methods
-    unique = {k: v for k, v in unique.items() if v is not None}
-    fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=4, fontsize=9)
+    entries = {}
+    for ax in axes.flat:  # a method or the paper's marker may be absent from the first panel
+        handles, labels = ax.get_legend_handles_labels()
+        entries.update(zip(labels, handles))
+    if "the paper's value" in entries:  # last, after the methods
+        entries["the paper's value"] = entries.pop("the paper's value")
+    fig.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=4, fontsize=9)
     fig.suptitle("Agarwal (2011) section 6 protocol: test measures, mean and one standard "
                  "error over the splits", fontsize=11)
     return fig

@@ -19,8 +19,6 @@ NO_PROGRESS_HELP = "no progress bar on stderr"
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
              "folder beside a source checkout, else the uci/ folder of the user data folder, "
              "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
-#: The measures of the agarwal experiment's printed table.
-AGARWAL_MEASURES = ("auc", "pos_at_top", "ap", "dcg")
 
 
 def add_experiments(sub) -> None:
@@ -127,6 +125,8 @@ def format_agarwal(table) -> str:
     set, method), each measure as ``mean ± standard error [the paper's]``."""
     import pandas as pd
 
+    from .agarwal import MEASURE_LABELS
+
     def cell(line, m):
         digits = 1 if m == "pos_at_top" else 3
         text = f"{line[m]:.{digits}f}"
@@ -138,7 +138,7 @@ def format_agarwal(table) -> str:
     flat = table.reset_index()
     keys = [k for k in ("protocol", "dataset", "method") if k in flat.columns]
     shown = flat[keys].copy()
-    for m in AGARWAL_MEASURES:
+    for m in MEASURE_LABELS:
         shown[m] = [cell(line, m) for _, line in flat.iterrows()]
     shown["features"] = flat["n_features_used"].map(lambda v: f"{v:.0f}")
     shown["splits"] = flat["n_splits"]
