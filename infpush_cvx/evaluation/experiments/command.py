@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 NO_PROGRESS_HELP = "no progress bar on stderr"
@@ -47,18 +48,20 @@ def add_experiments(sub) -> None:
                    help="worker processes across splits (default 1)")
     a.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the splits (default 0)")
-    a.add_argument("--data-dir", default=None, help=DATA_HELP)
     a.add_argument("--scale", choices=["train", "all"], default="train",
                    help="fit the [0, 1] scaler on the training split (default) or on all data")
-    _add_out(a, "agarwal", "tidy per-run table")
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
     q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
                    help="values of K (default 50 300)")
     q.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the streams and sampling (default 0)")
-    q.add_argument("--data-dir", default=None, help=DATA_HELP)
-    _add_out(q, "perceptron", "tidy per-batch table")
-    for p in (a, q):
+    for p, name, what in ((a, "agarwal", "tidy per-run table"),
+                          (q, "perceptron", "tidy per-batch table")):
+        p.add_argument("--data-dir", default=None, help=DATA_HELP)
+        default = f"results/experiments/{name}.csv"
+        p.add_argument("--out", default=default,
+                       help=f"CSV file for the {what} (default {default}); with matplotlib, the "
+                            f"figure is written beside it as a PNG file")
         # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
         p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
                        help=NO_PROGRESS_HELP)
@@ -66,21 +69,13 @@ def add_experiments(sub) -> None:
                        help="print the full traceback of an unexpected failure")
 
 
-def _add_out(p, name: str, what: str) -> None:
-    default = f"results/experiments/{name}.csv"
-    p.add_argument("--out", default=default,
-                   help=f"CSV file for the {what} (default {default}); with matplotlib, the "
-                        f"figure is written beside it as a PNG file")
-
-
 def figure_paths(out, which: str, streams=()) -> list[Path]:
     """Where the figures of a run whose table is ``out`` go: ``<out stem>.png`` (agarwal), or
     ``<out stem>_<stream>.png`` per stream (perceptron)."""
     out = Path(out)
     stem = out.with_suffix("") if out.suffix.lower() == ".csv" else out
-    if which == "agarwal":
-        return [stem.parent / (stem.name + ".png")]
-    return [stem.parent / f"{stem.name}_{s}.png" for s in streams]
+    tails = [""] if which == "agarwal" else [f"_{s}" for s in streams]
+    return [stem.parent / f"{stem.name}{tail}.png" for tail in tails]
 
 
 def run(args) -> int:
@@ -101,23 +96,23 @@ def run(args) -> int:
                   file=sys.stderr)
     progress = not getattr(args, "no_progress", False)
     if args.which == "agarwal":
-        res, text = _agarwal(args, progress)
+        res, text, draw = _agarwal(args, progress)
     else:
-        res, text = _perceptron(args, streams, progress)
+        res, text, draw = _perceptron(args, streams, progress)
     print(text)
     if args.out:
-        _write(res, args.out, args.which, figures, streams)
+        _write(res, args.out, zip(figures, draw))
     return 0
 
 
 def _agarwal(args, progress):
-    from .agarwal import agarwal_experiment, compare_with_paper
+    from .agarwal import agarwal_experiment, compare_with_paper, plot_agarwal_results
     methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
     res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
                              n_folds=args.n_folds, methods=tuple(methods), n_jobs=args.n_jobs,
                              seed=args.seed, data_dir=args.data_dir, scale=args.scale,
                              progress=progress, protocol=args.protocol, store=args.store)
-    return res, format_agarwal(compare_with_paper(res))
+    return res, format_agarwal(compare_with_paper(res)), [partial(plot_agarwal_results, res)]
 
 
 def format_agarwal(table) -> str:
@@ -148,31 +143,28 @@ def format_agarwal(table) -> str:
 
 
 def _perceptron(args, streams, progress):
-    from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,
-                             summarise)
+    from .perceptron import (generated_stream, perceptron_experiment,
+                             plot_perceptron_experiment, spambase_stream, summarise)
     data = {"spambase": spambase_stream(args.data_dir),
             "generated": generated_stream(seed=args.seed)}
     res = perceptron_experiment({s: data[s] for s in streams}, ks=tuple(args.ks),
                                 seed=args.seed, progress=progress)
     table = summarise(res).reset_index()
     text = table.to_string(index=False, formatters={"prec_at_k_late": "{:.3f}".format})
-    return res, text + ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
-                        "total_queries: labels queried; n_points: items seen")
+    text += ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
+             "total_queries: labels queried; n_points: items seen")
+    return res, text, [partial(plot_perceptron_experiment, res, stream=s) for s in streams]
 
 
-def _write(res, out, which, figures, streams) -> None:
+def _write(res, out, figures) -> None:
+    """Write the table to ``out`` and each ``(path, draw)`` of ``figures``: ``draw()`` makes the
+    figure written to ``path``."""
     from infpush_cvx.files import atomic_open, atomic_path
     with atomic_open(out, "w", newline="") as fh:
         res.to_csv(fh, index=False)
     written = [str(out)]
-    for path, stream in zip(figures, streams or (None,)):
-        if which == "agarwal":
-            from .agarwal import plot_agarwal_results
-            fig = plot_agarwal_results(res)
-        else:
-            from .perceptron import plot_perceptron_experiment
-            fig = plot_perceptron_experiment(res, stream=stream)
+    for path, draw in figures:
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
+            draw().savefig(tmp, format="png", dpi=110)
         written.append(str(path))
     print("written: " + ", ".join(written))
