@@ -51,11 +51,11 @@ from sklearn.model_selection import (GridSearchCV, ShuffleSplit, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from .. import metrics, rankers
+from ..._plots import series_style
 from ...data.datasets import load
 from ...files import write_text_atomic
+from .. import metrics, rankers
 from ..ranker_cv import RankerCV
-from ._plotting import series_style
 
 PAPER_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: The paper's grid of gradient-projection steps eta_0 ([Agarwal2011], section 6).

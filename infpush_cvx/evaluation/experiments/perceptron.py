@@ -10,11 +10,12 @@ Schemes: ``full`` (Algorithm 1 reading every label: the baseline of the query co
 
 from __future__ import annotations
 
+from ..._plots import series_style
 from ...data.datasets import MinMaxScaler01, load_spambase
-from ..online import imbalanced_stream, perceptron_at_k
-from ._plotting import series_style
+from ..online import SCHEMES, imbalanced_stream, perceptron_at_k
 
-DEFAULT_SCHEMES = ("full", "sequential", "exponential", "inverse", "uniform")
+#: every label-query scheme, in the order of the figures' styles
+DEFAULT_SCHEMES = SCHEMES
 
 
 def spambase_stream(data_dir=None):
