@@ -52,6 +52,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from ..._plots import series_style
+from ..._validation import check_choice
 from ...data.datasets import load
 from ...files import write_text_atomic
 from .. import metrics, rankers
@@ -251,6 +252,17 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
     return (rows, y[test], scores) if return_scores else rows
 
 
+def _split_tasks(dataset, k, X, y, n_splits, seed, settings):
+    """The tasks ``(dataset, split, X, y, train, test, settings)`` of the k-th data set of a run:
+    its splits drawn from seed ``seed + 1000 k`` (:data:`SPLIT_RULES`), split i cross-validated
+    with seed ``seed + 1000 k + i + 1``."""
+    frac, strat = SPLIT_RULES[dataset]
+    parts = splits(y, train_fraction=frac, stratified=strat, n_splits=n_splits,
+                   seed=seed + 1000 * k)
+    return [(dataset, i, X, y, tr, te, {**settings, "seed": seed + 1000 * k + i + 1})
+            for i, (tr, te) in enumerate(parts)]
+
+
 def _run_split_task(args, on_fit=None):
     """One split (here or in a joblib worker): the rows, and the test labels and scores as
     lists (what the store keeps)."""
@@ -282,9 +294,8 @@ def _split_key(task_args) -> str:
     """A fingerprint of everything that decides a split's result: data set, split indices,
     methods, protocol, grids, folds, seeds, scaling, ranker options and the package version."""
     from ... import __version__
-    dataset, split, X, y, train, test, kw = task_args
-    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()}
-    digest = hashlib.sha256()
+    dataset, split, X, y, train, test, settings = task_args
+    digest = hashlib.sha256()  # (JSON writes the settings' tuples as lists)
     digest.update(json.dumps({"dataset": dataset, "split": split, "settings": settings,
                               "version": __version__}, sort_keys=True, default=repr).encode())
     for a in (X, y, train, test):
@@ -300,8 +311,7 @@ def _store_path(store, task_args):
 def _load_stored(path):
     """A stored split's result, or None when it is missing or unreadable (it is then rerun)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            out = json.load(fh)
+        out = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(out, dict) or not {"rows", "y_test", "scores"} <= set(out):
             raise ValueError("missing keys")
         return out
@@ -344,24 +354,18 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
     writes nothing to stderr.
     """
     import pandas as pd
-    if scale not in ("train", "all"):
-        raise ValueError(f"unknown scale {scale!r}; expected 'train' or 'all'")
+    check_choice(scale, "scale", ("train", "all"))
     for name in methods:
         method_plan(name, protocol, Cs, eta0s)  # an unknown method or protocol: a ValueError now
+    settings = dict(methods=tuple(methods), Cs=tuple(Cs), n_folds=n_folds, ranker_kw=ranker_kw,
+                    scale=scale, protocol=protocol, eta0s=tuple(eta0s))
     tasks = []
     for k, ds in enumerate(datasets):
-        if ds not in SPLIT_RULES:
-            raise ValueError(f"unknown dataset {ds!r}; expected one of {sorted(SPLIT_RULES)}")
+        check_choice(ds, "dataset", SPLIT_RULES)
         X, y = load(ds, data_dir)
         if scale == "all":
             X = MinMaxScaler().fit_transform(X)
-        frac, strat = SPLIT_RULES[ds]
-        for i, (tr, te) in enumerate(splits(y, train_fraction=frac, stratified=strat,
-                                            n_splits=n_splits, seed=seed + 1000 * k)):
-            kw = dict(methods=tuple(methods), Cs=tuple(Cs), n_folds=n_folds,
-                      seed=seed + 1000 * k + i + 1, ranker_kw=ranker_kw, scale=scale,
-                      protocol=protocol, eta0s=tuple(eta0s))
-            tasks.append((ds, i, X, y, tr, te, kw))
+        tasks += _split_tasks(ds, k, X, y, n_splits, seed, settings)
     if store is not None:
         Path(store).mkdir(parents=True, exist_ok=True)
     paths = [None if store is None else _store_path(store, t) for t in tasks]
@@ -435,15 +439,12 @@ def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAP
     ``progress``: a tqdm bar on stderr counting the methods fitted (``False``: silent).
     """
     X, y = load(dataset, data_dir)
-    frac, strat = SPLIT_RULES[dataset]
-    k = 0 if dataset == "ionosphere" else 1
-    tr, te = splits(y, train_fraction=frac, stratified=strat, n_splits=max(n_splits, split + 1),
-                    seed=seed + 1000 * k)[split]
+    k = 0 if dataset == "ionosphere" else 1  # its place in agarwal_experiment's default
+    task = _split_tasks(dataset, k, X, y, max(n_splits, split + 1), seed,
+                        dict(methods=methods, Cs=Cs, n_folds=n_folds, ranker_kw=ranker_kw))[split]
     with _progress_bar(len(methods), f"{dataset} split {split}", progress) as bar:
-        _, y_test, scores = run_split(dataset, split, X, y, tr, te, methods=methods, Cs=Cs,
-                                      n_folds=n_folds, seed=seed + 1000 * k + split + 1,
-                                      return_scores=True, ranker_kw=ranker_kw,
-                                      on_fit=lambda _: bar.update())
+        _, y_test, scores = run_split(*task[:-1], return_scores=True,
+                                      on_fit=lambda _: bar.update(), **task[-1])
     return y_test, scores
 
 
@@ -516,6 +517,7 @@ def plot_agarwal_results(results):
     keys = [k for k in ("protocol", "dataset") if k in table.columns]
     groups = list(table.groupby(keys, sort=False))
     methods = list(dict.fromkeys(table["method"]))
+    table = table.set_index("method")
     fig = Figure(figsize=(3.1 * len(MEASURE_LABELS), 0.9 + 2.2 * len(groups)),
                  layout="constrained")
     axes = fig.subplots(len(groups), len(MEASURE_LABELS), squeeze=False)
@@ -523,10 +525,9 @@ def plot_agarwal_results(results):
         key = key if isinstance(key, tuple) else (key,)
         for ax, (measure, label) in zip(row, MEASURE_LABELS.items()):
             for k, method in enumerate(methods):
-                line = group[group["method"] == method]
-                if line.empty:
+                if method not in group.index:
                     continue
-                line = line.iloc[0]
+                line = group.loc[method]
                 style = series_style(k)
                 se = line[f"{measure}_se"]
                 ax.errorbar([line[measure]], [k], xerr=None if np.isnan(se) else [[se], [se]],
