@@ -133,15 +133,12 @@ def dcg(y_true, y_score, *, pos_label=None) -> float:
     with p positives at positions a+1..a+g adds ``(p/g) sum_{r=a+1}^{a+g} 1/log2(r + 1)``.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    sp, sn = np.sort(s[pos]), np.sort(s[~pos])
-    m, n = sp.size, sn.size
+    every, sp = np.sort(s), np.sort(s[pos])
     # per positive: a = #items scored strictly higher, g = #items tied with it (itself included);
     # its share of the tied group's positions a+1..a+g is (D(a+g) - D(a)) / g
-    p_lo, p_hi = np.searchsorted(sp, sp, side="left"), np.searchsorted(sp, sp, side="right")
-    n_lo, n_hi = np.searchsorted(sn, sp, side="left"), np.searchsorted(sn, sp, side="right")
-    above = (m - p_hi) + (n - n_hi)
-    tied = (p_hi - p_lo) + (n_hi - n_lo)
-    disc = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, m + n + 2)))]
+    lo, hi = np.searchsorted(every, sp, side="left"), np.searchsorted(every, sp, side="right")
+    above, tied = s.shape[0] - hi, hi - lo
+    disc = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, s.shape[0] + 2)))]
     return float(np.sum((disc[above + tied] - disc[above]) / tied))
 
 
