@@ -489,12 +489,10 @@ def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
     full.plot([0, 1], [0, 1], color="0.6", lw=0.8, label="random order (AUC 0.5)",
               gid="reference")
     full.add_patch(Rectangle((0, 0), zoom_fpr, 1, fill=False, ec="0.3", ls=":", lw=1))
-    full.set_xlim(0, 1)
-    full.set_ylim(0, 1.01)
+    full.set(xlim=(0, 1), ylim=(0, 1.01))
     full.set_title(f"{prefix}ROC curve\n({y_test.size} test items; dotted: the zoomed part)",
                    fontsize=10)
-    zoom.set_xlim(0, zoom_fpr)
-    zoom.set_ylim(0, max(0.05, min(1.01, 1.08 * top_tpr)))
+    zoom.set(xlim=(0, zoom_fpr), ylim=(0, max(0.05, min(1.01, 1.08 * top_tpr))))
     zoom.set_title(f"{prefix}top of the list, FPR <= {zoom_fpr:g}\n"
                    f"(the first {int(zoom_fpr * n_neg)} of {n_neg} test negatives)", fontsize=10)
     for ax in (full, zoom):
@@ -536,12 +534,9 @@ def plot_agarwal_results(results):
                 if not np.isnan(line[f"paper_{measure}"]):
                     ax.plot([line[f"paper_{measure}"]], [k], marker="D", ms=7, mfc="none",
                             mec="0.2", ls="none", label="the paper's value")
-            ax.set_yticks(range(len(methods)))
-            ax.set_yticklabels([METHOD_LABELS.get(m, m) for m in methods] if ax is row[0]
-                               else [])
-            ax.set_ylim(-0.6, len(methods) - 0.4)
-            ax.invert_yaxis()
-            ax.set_xlabel(label)
+            ax.set_yticks(range(len(methods)), [METHOD_LABELS.get(m, m) for m in methods]
+                          if ax is row[0] else [])
+            ax.set(ylim=(len(methods) - 0.4, -0.6), xlabel=label)  # the first method on top
             ax.grid(alpha=0.3, axis="x")
         n = int(group["n_splits"].max())
         row[0].set_title(", ".join(map(str, key)) + f" ({n} split{'' if n == 1 else 's'})",

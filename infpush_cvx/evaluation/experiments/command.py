@@ -33,7 +33,8 @@ def add_experiments(sub) -> None:
                    help="random stratified train/test splits (default 10, as in the paper)")
     a.add_argument("--n-folds", type=positive_int, default=5,
                    help="cross-validation folds for choosing C (default 5)")
-    a.add_argument("--methods", nargs="+", default=None,
+    a.add_argument("--methods", nargs="+",
+                   default=["ranksvm", "infinite_push", "sparse_infinite_push"],
                    help="rankers to compare: ranksvm, infinite_push, sparse_infinite_push, "
                         "svmmap, toppush, pnorm_push_1, pnorm_push_4, pnorm_push_16, "
                         "pnorm_push_64 (default: ranksvm infinite_push sparse_infinite_push)")
@@ -107,9 +108,8 @@ def run(args) -> int:
 
 def _agarwal(args, progress):
     from .agarwal import agarwal_experiment, compare_with_paper, plot_agarwal_results
-    methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
     res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
-                             n_folds=args.n_folds, methods=tuple(methods), n_jobs=args.n_jobs,
+                             n_folds=args.n_folds, methods=tuple(args.methods), n_jobs=args.n_jobs,
                              seed=args.seed, data_dir=args.data_dir, scale=args.scale,
                              progress=progress, protocol=args.protocol, store=args.store)
     return res, format_agarwal(compare_with_paper(res)), [partial(plot_agarwal_results, res)]
