@@ -52,7 +52,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
 from ..._plots import series_style
-from ..._validation import check_choice
+from ..._validation import check_choice, check_int
 from ...data.datasets import load
 from ...files import write_text_atomic
 from .. import metrics, rankers
@@ -85,11 +85,10 @@ class MethodPlan:
     grid: dict = field(default_factory=dict)
 
     def ranker_class(self):
-        cls = getattr(rankers, self.ranker, None)
-        if cls is None:
+        if not hasattr(rankers, self.ranker):
             raise ValueError(f"ranker {self.ranker!r} is not available in "
                              f"infpush_cvx.evaluation.rankers")
-        return cls
+        return getattr(rankers, self.ranker)
 
 
 #: P-Norm Push powers of [Agarwal2011]'s tables (p = 1 is RankBoost).
@@ -117,8 +116,7 @@ def method_plan(method: str, protocol: str, Cs=PAPER_CS, eta0s=PAPER_ETA0S) -> M
         cross-validation. Methods the paper did not run (the sparse Infinite Push, TopPush) are
         trained as in the exact protocol.
     """
-    if protocol not in TRAINING_PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {TRAINING_PROTOCOLS}")
+    check_choice(protocol, "protocol", TRAINING_PROTOCOLS)
     power = method[len("pnorm_push_"):] if method.startswith("pnorm_push_") else ""
     if method not in _EXACT_RANKERS and not (power.isdigit() and int(power) >= 1):
         raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
@@ -170,8 +168,7 @@ def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: i
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
-    if n_splits < 1:
-        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
+    check_int(n_splits, "n_splits", minimum=1)
     n_train = int(round(train_fraction * y.size))
     splitter = (StratifiedShuffleSplit if stratified else ShuffleSplit)(
         n_splits=n_splits, train_size=n_train, test_size=y.size - n_train, random_state=seed)
@@ -519,8 +516,7 @@ def plot_agarwal_results(results):
     fig = Figure(figsize=(3.1 * len(MEASURE_LABELS), 0.9 + 2.2 * len(groups)),
                  layout="constrained")
     axes = fig.subplots(len(groups), len(MEASURE_LABELS), squeeze=False)
-    for row, (key, group) in zip(axes, groups):
-        key = key if isinstance(key, tuple) else (key,)
+    for row, (key, group) in zip(axes, groups):  # (a list of keys: each key is a tuple)
         for ax, (measure, label) in zip(row, MEASURE_LABELS.items()):
             for k, method in enumerate(methods):
                 if method not in group.index:

@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 
 NO_PROGRESS_HELP = "no progress bar on stderr"
+#: The perceptron experiment's streams, in the order of its figures.
+STREAMS = ("spambase", "generated")
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
              "folder beside a source checkout, else the uci/ folder of the user data folder, "
              "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
@@ -84,7 +86,7 @@ def run(args) -> int:
     print its short table, write ``args.out`` and its figures."""
     from infpush_cvx._plots import matplotlib_available
     from infpush_cvx.files import check_writable
-    streams = ("spambase", "generated") if args.which == "perceptron" else ()
+    streams = STREAMS if args.which == "perceptron" else ()
     figures = []
     if args.out:
         check_writable(args.out, name="--out")  # before the experiment, not after it
@@ -96,10 +98,7 @@ def run(args) -> int:
             print("matplotlib is not installed: no figure (install the 'plots' extra)",
                   file=sys.stderr)
     progress = not getattr(args, "no_progress", False)
-    if args.which == "agarwal":
-        res, text, draw = _agarwal(args, progress)
-    else:
-        res, text, draw = _perceptron(args, streams, progress)
+    res, text, draw = (_agarwal if args.which == "agarwal" else _perceptron)(args, progress)
     print(text)
     if args.out:
         _write(res, args.out, zip(figures, draw))
@@ -142,18 +141,17 @@ def format_agarwal(table) -> str:
             "every negative; features: weights that are not zero")
 
 
-def _perceptron(args, streams, progress):
+def _perceptron(args, progress):
     from .perceptron import (generated_stream, perceptron_experiment,
                              plot_perceptron_experiment, spambase_stream, summarise)
     data = {"spambase": spambase_stream(args.data_dir),
             "generated": generated_stream(seed=args.seed)}
-    res = perceptron_experiment({s: data[s] for s in streams}, ks=tuple(args.ks),
-                                seed=args.seed, progress=progress)
+    res = perceptron_experiment(data, ks=tuple(args.ks), seed=args.seed, progress=progress)
     table = summarise(res).reset_index()
     text = table.to_string(index=False, formatters={"prec_at_k_late": "{:.3f}".format})
     text += ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
              "total_queries: labels queried; n_points: items seen")
-    return res, text, [partial(plot_perceptron_experiment, res, stream=s) for s in streams]
+    return res, text, [partial(plot_perceptron_experiment, res, stream=s) for s in STREAMS]
 
 
 def _write(res, out, figures) -> None:
