@@ -378,9 +378,8 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
         bar.update((len(tasks) - len(todo)) * len(methods))  # reused from the store
         if n_jobs == 1:
             for j in todo:
-                t = tasks[j]
-                bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
-                finished(j, _run_split_task(t, on_fit=lambda _: bar.update()))
+                bar.set_postfix_str(f"{tasks[j][0]} split {tasks[j][1] + 1}/{n_splits}")
+                finished(j, _run_split_task(tasks[j], on_fit=lambda _: bar.update()))
         elif todo:
             from joblib import Parallel, delayed
             failures = []

@@ -136,7 +136,7 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
     prec = np.empty(nb)
     mistakes = np.zeros(nb, dtype=np.int64)
     queries = np.zeros(nb, dtype=np.int64)
-    expected = np.zeros(nb)
+    expected = np.full(nb, float(k))  # K, plus the query probabilities' sum (active schemes)
     for t, idx in enumerate(batches):
         B, yb = Z[idx], yb_all[idx]
         s = B @ w
@@ -147,7 +147,6 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
         delta = int(k - y_top.sum())
         mistakes[t] = delta
         queries[t] = idx.size if scheme == "full" else k
-        expected[t] = k
         if delta == 0:
             continue
         step = -B[top[y_top == 0]].sum(axis=0)

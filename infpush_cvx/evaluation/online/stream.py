@@ -43,8 +43,6 @@ def imbalanced_stream(N: int, d: int, *, positive_fraction: float = 0.05, separa
     m = min(max(1, int(round(positive_fraction * N))), N - 1)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
-    y = np.zeros(N, dtype=np.int64)
-    y[:m] = 1
-    y = y[rng.permutation(N)]
+    y = (rng.permutation(N) < m).astype(np.int64)  # m positives, at random places
     X = noise * rng.standard_normal((N, d)) + separation * np.outer(y, u)
     return X, y
