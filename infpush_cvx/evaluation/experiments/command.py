@@ -16,7 +16,6 @@ import sys
 from functools import partial
 from pathlib import Path
 
-NO_PROGRESS_HELP = "no progress bar on stderr"
 #: The perceptron experiment's streams, in the order of its figures.
 STREAMS = ("spambase", "generated")
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
@@ -67,7 +66,7 @@ def add_experiments(sub) -> None:
                             f"figure is written beside it as a PNG file")
         # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
         p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
-                       help=NO_PROGRESS_HELP)
+                       help="no progress bar on stderr")
         p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                        help="print the full traceback of an unexpected failure")
 
@@ -130,8 +129,7 @@ def format_agarwal(table) -> str:
             text += f" [{line[f'paper_{m}']:.{digits}f}]"
         return text
     flat = table.reset_index()
-    keys = [k for k in ("protocol", "dataset", "method") if k in flat.columns]
-    shown = flat[keys].copy()
+    shown = flat[list(table.index.names)].copy()  # (protocol,) dataset, method
     for m in MEASURE_LABELS:
         shown[m] = [cell(line, m) for _, line in flat.iterrows()]
     shown["features"] = flat["n_features_used"].map(lambda v: f"{v:.0f}")
