@@ -41,12 +41,11 @@ Everything is vectorised and costs O(N log N) for N = m + n items (one sort).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from .._validation import check_vector
+from .._validation import check_int, check_vector
 from ..data.labels import binary_labels
+from ..formulations import _ranking
 
 __all__ = ["auc", "positives_at_top", "r_inf", "average_precision", "dcg", "precision_at_k",
            "roc_curve_points", "ranks", "ranking_report"]
@@ -68,12 +67,6 @@ def _check_labels_scores(y_true, y_score, pos_label=None, *, require_both: bool 
     pos = binary_labels(y_true, "y_true", pos_label=pos_label,
                         require_both=require_both).positive
     return pos, _check_scores(y_score, length=pos.shape[0])
-
-
-def _descending_order(s: np.ndarray) -> np.ndarray:
-    """Indices sorting ``s`` from the highest score down (``-s`` would overflow for the smallest
-    signed integer and wrap around for unsigned ones)."""
-    return np.argsort(s, kind="stable")[::-1]
 
 
 def ranks(y_score) -> np.ndarray:
@@ -128,32 +121,9 @@ def average_precision(y_true, y_score, *, pos_label=None, sample_weight=None) ->
     every positive has weight 0.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    if sample_weight is None:
-        w = np.ones(s.shape[0])
-    else:
-        w = check_vector(sample_weight, "sample_weight", length=s.shape[0], nonnegative=True)
-    wp, sp = _sorted_with_weights(s[pos], w[pos])
-    wn, sn = _sorted_with_weights(s[~pos], w[~pos])
-    total = wp.sum()
-    if not total > 0:
-        raise ValueError("sample_weight: every positive has weight 0, so AP is undefined")
-    # weight scored >= sp[k]: suffix sums from the first item with that score
-    pos_at_or_above = _suffix_sums(wp)[np.searchsorted(sp, sp, side="left")]
-    neg_at_or_above = _suffix_sums(wn)[np.searchsorted(sn, sp, side="left")]
-    counted = wp > 0  # (a positive of weight 0 may have nothing of weight above it)
-    precision = pos_at_or_above[counted] / (pos_at_or_above[counted] + neg_at_or_above[counted])
-    return float(wp[counted] @ precision / total)
-
-
-def _sorted_with_weights(s, w):
-    """``(w, s)`` in increasing order of ``s``."""
-    order = np.argsort(s, kind="stable")
-    return w[order], s[order]
-
-
-def _suffix_sums(w):
-    """``out[k] = sum(w[k:])``, length ``len(w) + 1`` (the last entry 0)."""
-    return np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
+    w = np.ones(s.shape[0]) if sample_weight is None else check_vector(
+        sample_weight, "sample_weight", length=s.shape[0], nonnegative=True)
+    return _ranking.average_precision(pos, s, w)
 
 
 def dcg(y_true, y_score, *, pos_label=None) -> float:
@@ -163,15 +133,12 @@ def dcg(y_true, y_score, *, pos_label=None) -> float:
     with p positives at positions a+1..a+g adds ``(p/g) sum_{r=a+1}^{a+g} 1/log2(r + 1)``.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    sp, sn = np.sort(s[pos]), np.sort(s[~pos])
-    m, n = sp.size, sn.size
+    every, sp = np.sort(s), np.sort(s[pos])
     # per positive: a = #items scored strictly higher, g = #items tied with it (itself included);
     # its share of the tied group's positions a+1..a+g is (D(a+g) - D(a)) / g
-    p_lo, p_hi = np.searchsorted(sp, sp, side="left"), np.searchsorted(sp, sp, side="right")
-    n_lo, n_hi = np.searchsorted(sn, sp, side="left"), np.searchsorted(sn, sp, side="right")
-    above = (m - p_hi) + (n - n_hi)
-    tied = (p_hi - p_lo) + (n_hi - n_lo)
-    disc = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, m + n + 2)))]
+    lo, hi = np.searchsorted(every, sp, side="left"), np.searchsorted(every, sp, side="right")
+    above, tied = s.shape[0] - hi, hi - lo
+    disc = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, s.shape[0] + 2)))]
     return float(np.sum((disc[above + tied] - disc[above]) / tied))
 
 
@@ -184,20 +151,13 @@ def precision_at_k(y_true, y_score, k, *, pos_label=None) -> float:
     Only requires ``y_true`` to be binary (a single class is allowed).
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label, require_both=False)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    k = int(k)
-    N = s.shape[0]
+    k, N = check_int(k, "k"), s.shape[0]
     if not 1 <= k <= N:
         raise ValueError(f"k must be in [1, {N}] (the number of items), got {k}")
     kth = np.partition(s, N - k)[N - k]  # the k-th largest score, O(N)
-    above = s > kth
-    tied = s == kth
-    a = int(above.sum())
-    g = int(tied.sum())
-    p_above = int(np.count_nonzero(pos & above))
-    p_tied = int(np.count_nonzero(pos & tied))
-    return float((p_above + (k - a) * p_tied / g) / k)
+    above, tied = s > kth, s == kth
+    p_above, p_tied = np.count_nonzero(pos & above), np.count_nonzero(pos & tied)
+    return float((p_above + (k - np.count_nonzero(above)) * p_tied / np.count_nonzero(tied)) / k)
 
 
 def roc_curve_points(y_true, y_score, *, pos_label=None):
@@ -209,19 +169,15 @@ def roc_curve_points(y_true, y_score, *, pos_label=None):
     ``+inf``), so integer scores beyond 2**53 may print rounded there; the curve itself is exact.
     """
     pos, s = _check_labels_scores(y_true, y_score, pos_label)
-    order = _descending_order(s)
-    s_sorted = s[order]
-    p_sorted = pos[order]
+    # from the highest score down (``-s`` would overflow for the smallest signed integer and
+    # wrap around for unsigned ones)
+    order = np.argsort(s, kind="stable")[::-1]
+    s_sorted, p_sorted = s[order], pos[order]
     # last index of each group of equal scores
     ends = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])
     tp = np.cumsum(p_sorted)[ends]
     fp = (ends + 1) - tp
-    m = tp[-1]
-    n = fp[-1]
-    fpr = np.r_[0.0, fp / n]
-    tpr = np.r_[0.0, tp / m]
-    thresholds = np.r_[np.inf, s_sorted[ends]]
-    return fpr, tpr, thresholds
+    return np.r_[0.0, fp / fp[-1]], np.r_[0.0, tp / tp[-1]], np.r_[np.inf, s_sorted[ends]]
 
 
 def ranking_report(y_true, y_score, *, pos_label=None) -> dict:

@@ -21,8 +21,8 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
-from ..evaluation.metrics import average_precision
 from ._common import as_bipartite, lam_parameter
+from ._ranking import average_precision
 
 #: Largest m and n enumerated ((m + n)! orders: 40320 for m = n = 4).
 MAX_SIDE = 4
@@ -32,8 +32,8 @@ MAX_SIDE = 4
 def ranking_patterns(m: int, n: int):
     """Every distinct pair-sign pattern of a total order of m positives and n negatives:
     ``(Y, delta)`` with ``Y[k, i, j] = +1`` when positive i is above negative j (else -1) and
-    ``delta[k] = 1 - AP`` of that order (:func:`infpush_cvx.evaluation.metrics.average_precision` on
-    its untied rank scores)."""
+    ``delta[k] = 1 - AP`` of that order
+    (:func:`infpush_cvx.formulations._ranking.average_precision` on its untied rank scores)."""
     if not (1 <= m <= MAX_SIDE and 1 <= n <= MAX_SIDE):
         raise ValueError(f"the enumeration of rankings is limited to 1 <= m, n <= {MAX_SIDE}, "
                          f"got m={m}, n={n}")
@@ -42,8 +42,8 @@ def ranking_patterns(m: int, n: int):
     above = position[:, :m, None] < position[:, None, m:]
     _, first = np.unique(above.reshape(len(perms), -1), axis=0, return_index=True)
     first = np.sort(first)
-    labels = np.r_[np.ones(m), np.zeros(n)]
-    delta = np.array([1.0 - average_precision(labels, -position[k].astype(np.float64))
+    positive, weights = np.arange(m + n) < m, np.ones(m + n)
+    delta = np.array([1.0 - average_precision(positive, -position[k].astype(np.float64), weights)
                       for k in first])
     Y = np.where(above[first], 1.0, -1.0)
     Y.setflags(write=False)

@@ -12,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold
 from infpush_cvx import _plots, cli
 from infpush_cvx.evaluation import metrics
 from infpush_cvx.evaluation.ranker_cv import RankerCV
+from infpush_cvx.evaluation.rankers import RankSVMRanker
 from infpush_cvx.evaluation.experiments import agarwal as A
 from infpush_cvx.evaluation.experiments import command
 from infpush_cvx.evaluation.experiments import perceptron as P
@@ -97,7 +98,7 @@ def test_scale_all_uses_the_whole_data_range():
     kw = dict(methods=("ranksvm",), Cs=(10.0,), n_folds=2, seed=1, return_scores=True,
               ranker_kw={"solver": "cvxpy"})
     rows, yt, sc = A.run_split("ionosphere", 0, Xs, y, tr, te, scale="all", **kw)
-    w = A.RankSVMRanker(C=10.0, solver="cvxpy").fit(Xs[tr], y[tr]).coef_
+    w = RankSVMRanker(C=10.0, solver="cvxpy").fit(Xs[tr], y[tr]).coef_
     np.testing.assert_allclose(sc["ranksvm"], Xs[te] @ w, atol=1e-6)
     assert rows[0]["scale"] == "all"
     with pytest.raises(ValueError, match="scale"):

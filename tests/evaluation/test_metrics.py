@@ -191,3 +191,21 @@ def test_precision_at_k_bad_k():
     with pytest.raises(TypeError, match="k"):
         M.precision_at_k(y, s, 2.5)
     assert M.precision_at_k(np.ones(3, int), [1.0, 2.0, 3.0], 2) == 1.0
+
+
+def test_svmmap_losses_are_one_minus_the_metric_average_precision():
+    """SVMMAP's formulation and the metric share the formula of formulations/_ranking.py; the
+    formulation's 1 - AP of each ranking is the metric's on the ranking's untied scores."""
+    import itertools
+
+    from infpush_cvx.formulations._svmmap import ranking_patterns
+    Y, delta = ranking_patterns(2, 2)
+    labels = np.r_[1, 1, 0, 0]
+    metric = {}
+    for order in itertools.permutations(range(4)):
+        scores = -np.argsort(order).astype(float)  # item order[0] first
+        above = tuple((scores[:2, None] > scores[None, 2:]).ravel())
+        metric[above] = 1.0 - M.average_precision(labels, scores)
+    assert len(metric) == len(delta) > 1
+    for y, d in zip(Y, delta):
+        assert d == metric[tuple((y > 0).ravel())]

@@ -41,6 +41,7 @@ import json
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -50,15 +51,13 @@ from sklearn.model_selection import (GridSearchCV, ShuffleSplit, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from .. import metrics, rankers
+from ..._plots import series_style
+from ..._validation import check_choice, check_int
 from ...data.datasets import load
+from ...files import write_text_atomic
+from .. import metrics, rankers
 from ..ranker_cv import RankerCV
-from ..rankers import InfinitePushRanker, RankSVMRanker, SparseInfinitePushRanker
-from ._plotting import series_style
 
-#: The rankers of the exact protocol, by method name (each fitted to its certified optimum).
-METHODS = {"ranksvm": RankSVMRanker, "infinite_push": InfinitePushRanker,
-           "sparse_infinite_push": SparseInfinitePushRanker}
 PAPER_CS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: The paper's grid of gradient-projection steps eta_0 ([Agarwal2011], section 6).
 PAPER_ETA0S = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
@@ -70,6 +69,9 @@ SPLIT_RULES = {"ionosphere": (2.0 / 3.0, True), "spambase": (0.05, False)}
 #: How the rankers are trained: ``"exact"`` solves each model to its certified optimum;
 #: ``"paper"`` trains as [Agarwal2011] did (see :func:`method_plan`).
 TRAINING_PROTOCOLS = ("exact", "paper")
+#: the test measures (columns of :func:`run_split`'s rows), with their axis labels
+MEASURE_LABELS = {"auc": "AUC", "pos_at_top": "positives at the top", "ap": "average precision",
+                  "dcg": "DCG"}
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,10 @@ class MethodPlan:
     grid: dict = field(default_factory=dict)
 
     def ranker_class(self):
-        cls = getattr(rankers, self.ranker, None)
-        if cls is None:
+        if not hasattr(rankers, self.ranker):
             raise ValueError(f"ranker {self.ranker!r} is not available in "
                              f"infpush_cvx.evaluation.rankers")
-        return cls
+        return getattr(rankers, self.ranker)
 
 
 #: P-Norm Push powers of [Agarwal2011]'s tables (p = 1 is RankBoost).
@@ -115,32 +116,27 @@ def method_plan(method: str, protocol: str, Cs=PAPER_CS, eta0s=PAPER_ETA0S) -> M
         cross-validation. Methods the paper did not run (the sparse Infinite Push, TopPush) are
         trained as in the exact protocol.
     """
-    if protocol not in TRAINING_PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; expected one of {TRAINING_PROTOCOLS}")
-    Cs = tuple(Cs)
-    if method.startswith("pnorm_push_"):
-        try:
-            p = int(method[len("pnorm_push_"):])
-        except ValueError:
-            p = None
-        if p is None or p < 1:
-            raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
-        if protocol == "paper":
-            return MethodPlan("PNormPushRanker", {"p": p, "method": "boosting",
-                                                  "max_iter": PAPER_BOOSTING_ROUNDS})
-        return MethodPlan("PNormPushRanker", {"p": p}, {"C": Cs})
-    if method not in _EXACT_RANKERS:
+    check_choice(protocol, "protocol", TRAINING_PROTOCOLS)
+    power = method[len("pnorm_push_"):] if method.startswith("pnorm_push_") else ""
+    if method not in _EXACT_RANKERS and not (power.isdigit() and int(power) >= 1):
         raise ValueError(f"unknown method {method!r}; expected one of {method_names()}")
+    grid = {"C": tuple(Cs)}
+    if power:
+        if protocol == "paper":
+            return MethodPlan("PNormPushRanker", {"p": int(power), "method": "boosting",
+                                                  "max_iter": PAPER_BOOSTING_ROUNDS})
+        return MethodPlan("PNormPushRanker", {"p": int(power)}, grid)
     if protocol == "paper" and method in ("ranksvm", "infinite_push"):
         return MethodPlan(_EXACT_RANKERS[method],
                           {"method": "paper", "max_iter": PAPER_GRADIENT_STEPS},
-                          {"C": Cs, "eta0": tuple(eta0s)})
-    return MethodPlan(_EXACT_RANKERS[method], {}, {"C": Cs})
+                          {**grid, "eta0": tuple(eta0s)})
+    return MethodPlan(_EXACT_RANKERS[method], {}, grid)
 
 
 #: [Agarwal2011], Tables 2 and 3 (all seven rows: P-Norm Push p = 1 is RankBoost), linear
-#: kernels, means over 10 splits (docs/mathematics.md, section 7.2).
-_PAPER_ROWS = [
+#: kernels, means over 10 splits (docs/mathematics.md, section 7.2), as tuples (dataset, method,
+#: auc, pos_at_top, ap, dcg); a DataFrame view is :func:`paper_results`.
+PAPER_RESULTS = (
     ("ionosphere", "ranksvm", 0.9271, 12.1, 0.9330, 16.6200),
     ("ionosphere", "svmmap", 0.9207, 16.5, 0.9357, 16.7940),
     ("ionosphere", "pnorm_push_1", 0.9052, 10.7, 0.9086, 16.4462),
@@ -155,23 +151,14 @@ _PAPER_ROWS = [
     ("spambase", "pnorm_push_16", 0.8293, 24.1, 0.7707, 185.4531),
     ("spambase", "pnorm_push_64", 0.8490, 31.4, 0.8143, 187.3132),
     ("spambase", "infinite_push", 0.9388, 49.9, 0.9028, 189.8070),
-]
-
-
-def _paper_frame():
-    import pandas as pd
-    return pd.DataFrame(_PAPER_ROWS, columns=["dataset", "method", "auc", "pos_at_top", "ap",
-                                              "dcg"]).set_index(["dataset", "method"])
-
-
-#: the paper's rows as tuples (dataset, method, auc, pos_at_top, ap, dcg); a DataFrame view is
-#: :func:`paper_results`.
-PAPER_RESULTS = tuple(_PAPER_ROWS)
+)
 
 
 def paper_results():
     """The paper's numbers as a DataFrame indexed by (dataset, method)."""
-    return _paper_frame()
+    import pandas as pd
+    return pd.DataFrame(PAPER_RESULTS, columns=["dataset", "method", *MEASURE_LABELS]
+                        ).set_index(["dataset", "method"])
 
 
 def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: int):
@@ -181,8 +168,7 @@ def splits(y, *, train_fraction: float, stratified: bool, n_splits: int, seed: i
     y = np.asarray(y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
-    if n_splits < 1:
-        raise ValueError(f"n_splits must be a positive integer, got {n_splits!r}")
+    check_int(n_splits, "n_splits", minimum=1)
     n_train = int(round(train_fraction * y.size))
     splitter = (StratifiedShuffleSplit if stratified else ShuffleSplit)(
         n_splits=n_splits, train_size=n_train, test_size=y.size - n_train, random_state=seed)
@@ -263,6 +249,17 @@ def run_split(dataset, split, X, y, train, test, *, methods, Cs, n_folds, seed,
     return (rows, y[test], scores) if return_scores else rows
 
 
+def _split_tasks(dataset, k, X, y, n_splits, seed, settings):
+    """The tasks ``(dataset, split, X, y, train, test, settings)`` of the k-th data set of a run:
+    its splits drawn from seed ``seed + 1000 k`` (:data:`SPLIT_RULES`), split i cross-validated
+    with seed ``seed + 1000 k + i + 1``."""
+    frac, strat = SPLIT_RULES[dataset]
+    parts = splits(y, train_fraction=frac, stratified=strat, n_splits=n_splits,
+                   seed=seed + 1000 * k)
+    return [(dataset, i, X, y, tr, te, {**settings, "seed": seed + 1000 * k + i + 1})
+            for i, (tr, te) in enumerate(parts)]
+
+
 def _run_split_task(args, on_fit=None):
     """One split (here or in a joblib worker): the rows, and the test labels and scores as
     lists (what the store keeps)."""
@@ -294,9 +291,8 @@ def _split_key(task_args) -> str:
     """A fingerprint of everything that decides a split's result: data set, split indices,
     methods, protocol, grids, folds, seeds, scaling, ranker options and the package version."""
     from ... import __version__
-    dataset, split, X, y, train, test, kw = task_args
-    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in kw.items()}
-    digest = hashlib.sha256()
+    dataset, split, X, y, train, test, settings = task_args
+    digest = hashlib.sha256()  # (JSON writes the settings' tuples as lists)
     digest.update(json.dumps({"dataset": dataset, "split": split, "settings": settings,
                               "version": __version__}, sort_keys=True, default=repr).encode())
     for a in (X, y, train, test):
@@ -305,17 +301,14 @@ def _split_key(task_args) -> str:
 
 
 def _store_path(store, task_args):
-    from pathlib import Path
-    dataset, split, *_ = task_args
-    protocol = task_args[-1].get("protocol", "exact")
-    return Path(store) / f"{dataset}_{protocol}_split{split}_{_split_key(task_args)}.json"
+    dataset, split, *_, kw = task_args
+    return Path(store) / f"{dataset}_{kw['protocol']}_split{split}_{_split_key(task_args)}.json"
 
 
 def _load_stored(path):
     """A stored split's result, or None when it is missing or unreadable (it is then rerun)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            out = json.load(fh)
+        out = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(out, dict) or not {"rows", "y_test", "scores"} <= set(out):
             raise ValueError("missing keys")
         return out
@@ -325,17 +318,6 @@ def _load_stored(path):
         warnings.warn(f"stored split {path} is unreadable ({exc}); it is run again",
                       RuntimeWarning, stacklevel=3)
         return None
-
-
-def _save_stored(path, result) -> None:
-    from ...files import write_text_atomic
-    write_text_atomic(path, json.dumps(result, default=_json_default))
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 10,
@@ -369,46 +351,35 @@ def agarwal_experiment(datasets=("ionosphere", "spambase"), *, n_splits: int = 1
     writes nothing to stderr.
     """
     import pandas as pd
-    if scale not in ("train", "all"):
-        raise ValueError(f"unknown scale {scale!r}; expected 'train' or 'all'")
+    check_choice(scale, "scale", ("train", "all"))
     for name in methods:
         method_plan(name, protocol, Cs, eta0s)  # an unknown method or protocol: a ValueError now
+    settings = dict(methods=tuple(methods), Cs=tuple(Cs), n_folds=n_folds, ranker_kw=ranker_kw,
+                    scale=scale, protocol=protocol, eta0s=tuple(eta0s))
     tasks = []
     for k, ds in enumerate(datasets):
-        if ds not in SPLIT_RULES:
-            raise ValueError(f"unknown dataset {ds!r}; expected one of {sorted(SPLIT_RULES)}")
+        check_choice(ds, "dataset", SPLIT_RULES)
         X, y = load(ds, data_dir)
         if scale == "all":
             X = MinMaxScaler().fit_transform(X)
-        frac, strat = SPLIT_RULES[ds]
-        for i, (tr, te) in enumerate(splits(y, train_fraction=frac, stratified=strat,
-                                            n_splits=n_splits, seed=seed + 1000 * k)):
-            kw = dict(methods=tuple(methods), Cs=tuple(Cs), n_folds=n_folds,
-                      seed=seed + 1000 * k + i + 1, ranker_kw=ranker_kw, scale=scale,
-                      protocol=protocol, eta0s=tuple(eta0s))
-            tasks.append((ds, i, X, y, tr, te, kw))
-    results = [None] * len(tasks)
-    paths = [None] * len(tasks)
+        tasks += _split_tasks(ds, k, X, y, n_splits, seed, settings)
     if store is not None:
-        from pathlib import Path
         Path(store).mkdir(parents=True, exist_ok=True)
-        for j, t in enumerate(tasks):
-            paths[j] = _store_path(store, t)
-            results[j] = _load_stored(paths[j])
+    paths = [None if store is None else _store_path(store, t) for t in tasks]
+    results = [None if path is None else _load_stored(path) for path in paths]
     todo = [j for j, r in enumerate(results) if r is None]
 
     def finished(j, result):
         results[j] = result
-        if paths[j] is not None:
-            _save_stored(paths[j], result)
+        if paths[j] is not None:  # NumPy scalars (a chosen C, a count) as Python numbers
+            write_text_atomic(paths[j], json.dumps(result, default=np.generic.item))
 
     with _progress_bar(len(tasks) * len(methods), f"agarwal ({protocol})", progress) as bar:
         bar.update((len(tasks) - len(todo)) * len(methods))  # reused from the store
         if n_jobs == 1:
             for j in todo:
-                t = tasks[j]
-                bar.set_postfix_str(f"{t[0]} split {t[1] + 1}/{n_splits}")
-                finished(j, _run_split_task(t, on_fit=lambda _: bar.update()))
+                bar.set_postfix_str(f"{tasks[j][0]} split {tasks[j][1] + 1}/{n_splits}")
+                finished(j, _run_split_task(tasks[j], on_fit=lambda _: bar.update()))
         elif todo:
             from joblib import Parallel, delayed
             failures = []
@@ -439,13 +410,13 @@ def compare_with_paper(results):
     (``|z| > 2``: a difference the split-to-split noise does not explain). A ``protocol``
     column in ``results`` becomes the first index level.
     """
-    measures = ["auc", "pos_at_top", "ap", "dcg"]
+    measures = list(MEASURE_LABELS)
     keys = (["protocol"] if "protocol" in results.columns else []) + ["dataset", "method"]
     g = results.groupby(keys)
     ours = g[measures + ["n_features_used"]].mean()
     n = g.size()
     se = g[measures].std().div(np.sqrt(n), axis=0).add_suffix("_se")
-    paper = _paper_frame().add_prefix("paper_")
+    paper = paper_results().add_prefix("paper_")
     table = ours.join(se).join(paper, how="left", on=["dataset", "method"])
     table["n_splits"] = n
     cols = []
@@ -464,15 +435,12 @@ def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAP
     ``progress``: a tqdm bar on stderr counting the methods fitted (``False``: silent).
     """
     X, y = load(dataset, data_dir)
-    frac, strat = SPLIT_RULES[dataset]
-    k = 0 if dataset == "ionosphere" else 1
-    tr, te = splits(y, train_fraction=frac, stratified=strat, n_splits=max(n_splits, split + 1),
-                    seed=seed + 1000 * k)[split]
+    k = 0 if dataset == "ionosphere" else 1  # its place in agarwal_experiment's default
+    task = _split_tasks(dataset, k, X, y, max(n_splits, split + 1), seed,
+                        dict(methods=methods, Cs=Cs, n_folds=n_folds, ranker_kw=ranker_kw))[split]
     with _progress_bar(len(methods), f"{dataset} split {split}", progress) as bar:
-        _, y_test, scores = run_split(dataset, split, X, y, tr, te, methods=methods, Cs=Cs,
-                                      n_folds=n_folds, seed=seed + 1000 * k + split + 1,
-                                      return_scores=True, ranker_kw=ranker_kw,
-                                      on_fit=lambda _: bar.update())
+        _, y_test, scores = run_split(*task[:-1], return_scores=True,
+                                      on_fit=lambda _: bar.update(), **task[-1])
     return y_test, scores
 
 
@@ -517,12 +485,10 @@ def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
     full.plot([0, 1], [0, 1], color="0.6", lw=0.8, label="random order (AUC 0.5)",
               gid="reference")
     full.add_patch(Rectangle((0, 0), zoom_fpr, 1, fill=False, ec="0.3", ls=":", lw=1))
-    full.set_xlim(0, 1)
-    full.set_ylim(0, 1.01)
+    full.set(xlim=(0, 1), ylim=(0, 1.01))
     full.set_title(f"{prefix}ROC curve\n({y_test.size} test items; dotted: the zoomed part)",
                    fontsize=10)
-    zoom.set_xlim(0, zoom_fpr)
-    zoom.set_ylim(0, max(0.05, min(1.01, 1.08 * top_tpr)))
+    zoom.set(xlim=(0, zoom_fpr), ylim=(0, max(0.05, min(1.01, 1.08 * top_tpr))))
     zoom.set_title(f"{prefix}top of the list, FPR <= {zoom_fpr:g}\n"
                    f"(the first {int(zoom_fpr * n_neg)} of {n_neg} test negatives)", fontsize=10)
     for ax in (full, zoom):
@@ -531,11 +497,6 @@ def plot_roc_curves(y_test, scores, *, zoom_fpr: float = 0.1, title: str = ""):
         ax.grid(alpha=0.3)
     fig.legend(loc="outside lower center", ncol=2, fontsize=9)
     return fig
-
-
-#: the measures of :func:`plot_agarwal_results`, with their axis labels
-MEASURE_LABELS = {"auc": "AUC", "pos_at_top": "positives at the top", "ap": "average precision",
-                  "dcg": "DCG"}
 
 
 def plot_agarwal_results(results):
@@ -550,17 +511,16 @@ def plot_agarwal_results(results):
     keys = [k for k in ("protocol", "dataset") if k in table.columns]
     groups = list(table.groupby(keys, sort=False))
     methods = list(dict.fromkeys(table["method"]))
+    table = table.set_index("method")
     fig = Figure(figsize=(3.1 * len(MEASURE_LABELS), 0.9 + 2.2 * len(groups)),
                  layout="constrained")
     axes = fig.subplots(len(groups), len(MEASURE_LABELS), squeeze=False)
-    for row, (key, group) in zip(axes, groups):
-        key = key if isinstance(key, tuple) else (key,)
+    for row, (key, group) in zip(axes, groups):  # (a list of keys: each key is a tuple)
         for ax, (measure, label) in zip(row, MEASURE_LABELS.items()):
             for k, method in enumerate(methods):
-                line = group[group["method"] == method]
-                if line.empty:
+                if method not in group.index:
                     continue
-                line = line.iloc[0]
+                line = group.loc[method]
                 style = series_style(k)
                 se = line[f"{measure}_se"]
                 ax.errorbar([line[measure]], [k], xerr=None if np.isnan(se) else [[se], [se]],
@@ -569,26 +529,20 @@ def plot_agarwal_results(results):
                 if not np.isnan(line[f"paper_{measure}"]):
                     ax.plot([line[f"paper_{measure}"]], [k], marker="D", ms=7, mfc="none",
                             mec="0.2", ls="none", label="the paper's value")
-            ax.set_yticks(range(len(methods)))
-            ax.set_yticklabels([METHOD_LABELS.get(m, m) for m in methods] if ax is row[0]
-                               else [])
-            ax.set_ylim(-0.6, len(methods) - 0.4)
-            ax.invert_yaxis()
-            ax.set_xlabel(label)
+            ax.set_yticks(range(len(methods)), [METHOD_LABELS.get(m, m) for m in methods]
+                          if ax is row[0] else [])
+            ax.set(ylim=(len(methods) - 0.4, -0.6), xlabel=label)  # the first method on top
             ax.grid(alpha=0.3, axis="x")
         n = int(group["n_splits"].max())
         row[0].set_title(", ".join(map(str, key)) + f" ({n} split{'' if n == 1 else 's'})",
                          loc="left", fontsize=10)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    for ax in axes.flat:  # the paper's marker may be absent from the first panel
-        h, lab = ax.get_legend_handles_labels()
-        if "the paper's value" in lab and "the paper's value" not in labels:
-            handles.append(h[lab.index("the paper's value")])
-            labels.append("the paper's value")
-    unique = dict(zip(labels, handles))
-    unique["the paper's value"] = unique.pop("the paper's value", None)  # last, after methods
-    unique = {k: v for k, v in unique.items() if v is not None}
-    fig.legend(unique.values(), unique.keys(), loc="outside lower center", ncol=4, fontsize=9)
+    entries = {}
+    for ax in axes.flat:  # a method or the paper's marker may be absent from the first panel
+        handles, labels = ax.get_legend_handles_labels()
+        entries.update(zip(labels, handles))
+    if "the paper's value" in entries:  # last, after the methods
+        entries["the paper's value"] = entries.pop("the paper's value")
+    fig.legend(entries.values(), entries.keys(), loc="outside lower center", ncol=4, fontsize=9)
     fig.suptitle("Agarwal (2011) section 6 protocol: test measures, mean and one standard "
                  "error over the splits", fontsize=11)
     return fig

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
-NO_PROGRESS_HELP = "no progress bar on stderr"
+#: The perceptron experiment's streams, in the order of its figures.
+STREAMS = ("spambase", "generated")
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
              "folder beside a source checkout, else the uci/ folder of the user data folder, "
              "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
-#: The measures of the agarwal experiment's printed table.
-AGARWAL_MEASURES = ("auc", "pos_at_top", "ap", "dcg")
 
 
 def add_experiments(sub) -> None:
@@ -34,7 +34,8 @@ def add_experiments(sub) -> None:
                    help="random stratified train/test splits (default 10, as in the paper)")
     a.add_argument("--n-folds", type=positive_int, default=5,
                    help="cross-validation folds for choosing C (default 5)")
-    a.add_argument("--methods", nargs="+", default=None,
+    a.add_argument("--methods", nargs="+",
+                   default=["ranksvm", "infinite_push", "sparse_infinite_push"],
                    help="rankers to compare: ranksvm, infinite_push, sparse_infinite_push, "
                         "svmmap, toppush, pnorm_push_1, pnorm_push_4, pnorm_push_16, "
                         "pnorm_push_64 (default: ranksvm infinite_push sparse_infinite_push)")
@@ -49,30 +50,25 @@ def add_experiments(sub) -> None:
                    help="worker processes across splits (default 1)")
     a.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the splits (default 0)")
-    a.add_argument("--data-dir", default=None, help=DATA_HELP)
     a.add_argument("--scale", choices=["train", "all"], default="train",
                    help="fit the [0, 1] scaler on the training split (default) or on all data")
-    _add_out(a, "agarwal", "tidy per-run table")
     q = sub.add_parser("perceptron", help="Perceptron@K on Spambase and a generated stream")
     q.add_argument("--ks", nargs="+", type=positive_int, default=[50, 300],
                    help="values of K (default 50 300)")
     q.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the streams and sampling (default 0)")
-    q.add_argument("--data-dir", default=None, help=DATA_HELP)
-    _add_out(q, "perceptron", "tidy per-batch table")
-    for p in (a, q):
+    for p, name, what in ((a, "agarwal", "tidy per-run table"),
+                          (q, "perceptron", "tidy per-batch table")):
+        p.add_argument("--data-dir", default=None, help=DATA_HELP)
+        default = f"results/experiments/{name}.csv"
+        p.add_argument("--out", default=default,
+                       help=f"CSV file for the {what} (default {default}); with matplotlib, the "
+                            f"figure is written beside it as a PNG file")
         # SUPPRESS: a subcommand not given the flag leaves the parent parser's value alone
         p.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS,
-                       help=NO_PROGRESS_HELP)
+                       help="no progress bar on stderr")
         p.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                        help="print the full traceback of an unexpected failure")
-
-
-def _add_out(p, name: str, what: str) -> None:
-    default = f"results/experiments/{name}.csv"
-    p.add_argument("--out", default=default,
-                   help=f"CSV file for the {what} (default {default}); with matplotlib, the "
-                        f"figure is written beside it as a PNG file")
 
 
 def figure_paths(out, which: str, streams=()) -> list[Path]:
@@ -80,9 +76,8 @@ def figure_paths(out, which: str, streams=()) -> list[Path]:
     ``<out stem>_<stream>.png`` per stream (perceptron)."""
     out = Path(out)
     stem = out.with_suffix("") if out.suffix.lower() == ".csv" else out
-    if which == "agarwal":
-        return [stem.parent / (stem.name + ".png")]
-    return [stem.parent / f"{stem.name}_{s}.png" for s in streams]
+    tails = [""] if which == "agarwal" else [f"_{s}" for s in streams]
+    return [stem.parent / f"{stem.name}{tail}.png" for tail in tails]
 
 
 def run(args) -> int:
@@ -90,7 +85,7 @@ def run(args) -> int:
     print its short table, write ``args.out`` and its figures."""
     from infpush_cvx._plots import matplotlib_available
     from infpush_cvx.files import check_writable
-    streams = ("spambase", "generated") if args.which == "perceptron" else ()
+    streams = STREAMS if args.which == "perceptron" else ()
     figures = []
     if args.out:
         check_writable(args.out, name="--out")  # before the experiment, not after it
@@ -102,30 +97,28 @@ def run(args) -> int:
             print("matplotlib is not installed: no figure (install the 'plots' extra)",
                   file=sys.stderr)
     progress = not getattr(args, "no_progress", False)
-    if args.which == "agarwal":
-        res, text = _agarwal(args, progress)
-    else:
-        res, text = _perceptron(args, streams, progress)
+    res, text, draw = (_agarwal if args.which == "agarwal" else _perceptron)(args, progress)
     print(text)
     if args.out:
-        _write(res, args.out, args.which, figures, streams)
+        _write(res, args.out, zip(figures, draw))
     return 0
 
 
 def _agarwal(args, progress):
-    from .agarwal import agarwal_experiment, compare_with_paper
-    methods = args.methods or ["ranksvm", "infinite_push", "sparse_infinite_push"]
+    from .agarwal import agarwal_experiment, compare_with_paper, plot_agarwal_results
     res = agarwal_experiment(tuple(args.datasets), n_splits=args.n_splits,
-                             n_folds=args.n_folds, methods=tuple(methods), n_jobs=args.n_jobs,
+                             n_folds=args.n_folds, methods=tuple(args.methods), n_jobs=args.n_jobs,
                              seed=args.seed, data_dir=args.data_dir, scale=args.scale,
                              progress=progress, protocol=args.protocol, store=args.store)
-    return res, format_agarwal(compare_with_paper(res))
+    return res, format_agarwal(compare_with_paper(res)), [partial(plot_agarwal_results, res)]
 
 
 def format_agarwal(table) -> str:
     """:func:`.agarwal.compare_with_paper`'s table for a person: one line per (protocol, data
     set, method), each measure as ``mean ± standard error [the paper's]``."""
     import pandas as pd
+
+    from .agarwal import MEASURE_LABELS
 
     def cell(line, m):
         digits = 1 if m == "pos_at_top" else 3
@@ -136,9 +129,8 @@ def format_agarwal(table) -> str:
             text += f" [{line[f'paper_{m}']:.{digits}f}]"
         return text
     flat = table.reset_index()
-    keys = [k for k in ("protocol", "dataset", "method") if k in flat.columns]
-    shown = flat[keys].copy()
-    for m in AGARWAL_MEASURES:
+    shown = flat[list(table.index.names)].copy()  # (protocol,) dataset, method
+    for m in MEASURE_LABELS:
         shown[m] = [cell(line, m) for _, line in flat.iterrows()]
     shown["features"] = flat["n_features_used"].map(lambda v: f"{v:.0f}")
     shown["splits"] = flat["n_splits"]
@@ -147,32 +139,28 @@ def format_agarwal(table) -> str:
             "every negative; features: weights that are not zero")
 
 
-def _perceptron(args, streams, progress):
-    from .perceptron import (generated_stream, perceptron_experiment, spambase_stream,
-                             summarise)
+def _perceptron(args, progress):
+    from .perceptron import (generated_stream, perceptron_experiment,
+                             plot_perceptron_experiment, spambase_stream, summarise)
     data = {"spambase": spambase_stream(args.data_dir),
             "generated": generated_stream(seed=args.seed)}
-    res = perceptron_experiment({s: data[s] for s in streams}, ks=tuple(args.ks),
-                                seed=args.seed, progress=progress)
+    res = perceptron_experiment(data, ks=tuple(args.ks), seed=args.seed, progress=progress)
     table = summarise(res).reset_index()
     text = table.to_string(index=False, formatters={"prec_at_k_late": "{:.3f}".format})
-    return res, text + ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
-                        "total_queries: labels queried; n_points: items seen")
+    text += ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
+             "total_queries: labels queried; n_points: items seen")
+    return res, text, [partial(plot_perceptron_experiment, res, stream=s) for s in STREAMS]
 
 
-def _write(res, out, which, figures, streams) -> None:
+def _write(res, out, figures) -> None:
+    """Write the table to ``out`` and each ``(path, draw)`` of ``figures``: ``draw()`` makes the
+    figure written to ``path``."""
     from infpush_cvx.files import atomic_open, atomic_path
     with atomic_open(out, "w", newline="") as fh:
         res.to_csv(fh, index=False)
     written = [str(out)]
-    for path, stream in zip(figures, streams or (None,)):
-        if which == "agarwal":
-            from .agarwal import plot_agarwal_results
-            fig = plot_agarwal_results(res)
-        else:
-            from .perceptron import plot_perceptron_experiment
-            fig = plot_perceptron_experiment(res, stream=stream)
+    for path, draw in figures:
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
+            draw().savefig(tmp, format="png", dpi=110)
         written.append(str(path))
     print("written: " + ", ".join(written))

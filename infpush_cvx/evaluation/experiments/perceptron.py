@@ -10,11 +10,12 @@ Schemes: ``full`` (Algorithm 1 reading every label: the baseline of the query co
 
 from __future__ import annotations
 
+from ..._plots import series_style
 from ...data.datasets import MinMaxScaler01, load_spambase
-from ..online import imbalanced_stream, perceptron_at_k
-from ._plotting import series_style
+from ..online import SCHEMES, imbalanced_stream, perceptron_at_k
 
-DEFAULT_SCHEMES = ("full", "sequential", "exponential", "inverse", "uniform")
+#: every label-query scheme, in the order of the figures' styles
+DEFAULT_SCHEMES = SCHEMES
 
 
 def spambase_stream(data_dir=None):
@@ -73,8 +74,7 @@ def summarise(results):
     total number of label queries."""
     def late(g):
         return g.loc[g["batch"] > g["batch"].max() / 2, "prec_at_k"].mean()
-    keys = ["stream", "k", "kernel", "scheme"]
-    g = results.groupby(keys)
+    g = results.groupby(["stream", "k", "kernel", "scheme"])
     out = g.apply(late, include_groups=False).rename("prec_at_k_late").to_frame()
     out["total_queries"] = g["queries"].sum()
     out["n_points"] = g["batch_size"].sum()
@@ -120,10 +120,8 @@ def plot_perceptron_experiment(results, *, stream: str):
             left.plot(g["batch"], g["prec_at_k"], ms=5, lw=1.4, label=label, **styles[scheme])
             right.plot(g["batch"], g["cumulative_queries"], ms=5, lw=1.4, **styles[scheme])
         n_points = int(sub.groupby("scheme")["batch_size"].sum().max())
-        left.set_ylim(-0.02, 1.02)
-        left.set_ylabel(f"prec@{k} of the batch\n(fraction, {kernel} kernel)")
-        right.set_yscale("log")
-        right.set_ylabel("labels queried so far\n(count, log scale)")
+        left.set(ylim=(-0.02, 1.02), ylabel=f"prec@{k} of the batch\n(fraction, {kernel} kernel)")
+        right.set(yscale="log", ylabel="labels queried so far\n(count, log scale)")
         right.axhline(n_points, color="0.5", lw=0.8, gid="reference")
         right.annotate(f"all {n_points:,} labels", (0.01, n_points), xycoords=("axes fraction",
                        "data"), xytext=(0, -3), textcoords="offset points", va="top",

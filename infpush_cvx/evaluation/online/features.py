@@ -8,11 +8,9 @@ support points.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ..._validation import check_fitted_matrix, check_matrix, check_scalar
+from ..._validation import check_fitted_matrix, check_int, check_matrix, check_scalar
 
 
 class RandomFourierFeatures:
@@ -29,14 +27,9 @@ class RandomFourierFeatures:
     """
 
     def __init__(self, n_components: int = 300, gamma: float = 1.0, *, seed: int):
-        if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) \
-                or n_components < 1:
-            raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
-        self.n_components = int(n_components)
+        self.n_components = check_int(n_components, "n_components", minimum=1)
         self.gamma = check_scalar(gamma, "gamma", positive=True)
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
-        self.seed = int(seed)
+        self.seed = check_int(seed, "seed")
 
     def fit(self, X):
         X = check_matrix(X, "X", allow_sparse=False)

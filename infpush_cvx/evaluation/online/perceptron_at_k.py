@@ -27,12 +27,11 @@ Deterministic under ``seed`` (batch split, random features and query draws).
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._validation import check_choice, check_matrix, check_scalar
+from ..._validation import check_choice, check_int, check_matrix, check_scalar
 from ...data.labels import binary_labels
 from .features import RandomFourierFeatures
 from .sampling import RANDOM_SCHEMES, SCHEMES, query_probabilities
@@ -112,10 +111,7 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
                          f"{yb_all.shape[0]}")
     check_choice(scheme, "scheme", SCHEMES)
     check_choice(kernel, "kernel", ("linear", "rbf"))
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
+    seed, k = check_int(seed, "seed"), check_int(k, "k")
     rate = check_scalar(rate, "rate", positive=True)
     temperature = check_scalar(temperature, "temperature", positive=True)
     eps = check_scalar(eps, "eps", positive=True)
@@ -126,14 +122,13 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
         raise ValueError(f"k must be in [1, {smallest}] (the smallest mini-batch), got {k}")
 
     fmap = None
-    Z = X
     if kernel == "rbf":
         if isinstance(gamma, str):
             check_choice(gamma, "gamma", ("scale",))
             var = X.var()
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         fmap = RandomFourierFeatures(n_components, gamma, seed=seed).fit(X)
-        Z = fmap.transform(X)
+    Z = X if fmap is None else fmap.transform(X)
     rng = np.random.default_rng([seed, 1])  # query draws: a stream separate from the split
 
     w = np.zeros(Z.shape[1])
@@ -141,7 +136,7 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
     prec = np.empty(nb)
     mistakes = np.zeros(nb, dtype=np.int64)
     queries = np.zeros(nb, dtype=np.int64)
-    expected = np.zeros(nb)
+    expected = np.full(nb, float(k))  # K, plus the query probabilities' sum (active schemes)
     for t, idx in enumerate(batches):
         B, yb = Z[idx], yb_all[idx]
         s = B @ w
@@ -152,7 +147,6 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
         delta = int(k - y_top.sum())
         mistakes[t] = delta
         queries[t] = idx.size if scheme == "full" else k
-        expected[t] = k
         if delta == 0:
             continue
         step = -B[top[y_top == 0]].sum(axis=0)
@@ -174,7 +168,7 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
     if scheme not in RANDOM_SCHEMES:
         expected = queries.astype(np.float64)
     return PerceptronAtKResult(
-        w=w, k=int(k), scheme=scheme, kernel=kernel, prec_at_k=prec, mistakes=mistakes,
+        w=w, k=k, scheme=scheme, kernel=kernel, prec_at_k=prec, mistakes=mistakes,
         queries=queries, batch_sizes=np.array([b.size for b in batches]), feature_map=fmap,
         expected_queries=expected,
         params={"seed": seed, "rate": rate, "temperature": temperature, "eps": eps,

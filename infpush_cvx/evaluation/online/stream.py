@@ -4,17 +4,9 @@ section 6.2) and a generated stream.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from ..._validation import check_scalar
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+from ..._validation import check_int, check_scalar
 
 
 def minibatch_indices(N: int, *, n_batches: int | None = None, seed: int) -> list[np.ndarray]:
@@ -24,10 +16,9 @@ def minibatch_indices(N: int, *, n_batches: int | None = None, seed: int) -> lis
     Default: ``round(ln N)`` batches of about ``N / ln N`` points each. ``seed`` drives the
     permutation.
     """
-    N = _positive_int(N, "N")
-    if n_batches is None:
-        n_batches = max(1, int(round(np.log(N))))
-    n_batches = _positive_int(n_batches, "n_batches")
+    N = check_int(N, "N", minimum=1)
+    n_batches = (max(1, int(round(np.log(N)))) if n_batches is None
+                 else check_int(n_batches, "n_batches", minimum=1))
     if n_batches > N:
         raise ValueError(f"n_batches must be at most N={N}, got {n_batches}")
     perm = np.random.default_rng(seed).permutation(N)
@@ -42,8 +33,7 @@ def imbalanced_stream(N: int, d: int, *, positive_fraction: float = 0.05, separa
     ``separation * u + N(0, noise^2 I)``. About ``positive_fraction * N`` positives (exactly
     ``round``), rows in random order. The best linear ranker is ``x -> u.x``.
     """
-    N = _positive_int(N, "N")
-    d = _positive_int(d, "d")
+    N, d = check_int(N, "N", minimum=1), check_int(d, "d", minimum=1)
     positive_fraction = check_scalar(positive_fraction, "positive_fraction")
     if not 0 < positive_fraction < 1:
         raise ValueError(f"positive_fraction must be in (0, 1), got {positive_fraction!r}")
@@ -53,8 +43,6 @@ def imbalanced_stream(N: int, d: int, *, positive_fraction: float = 0.05, separa
     m = min(max(1, int(round(positive_fraction * N))), N - 1)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
-    y = np.zeros(N, dtype=np.int64)
-    y[:m] = 1
-    y = y[rng.permutation(N)]
+    y = (rng.permutation(N) < m).astype(np.int64)  # m positives, at random places
     X = noise * rng.standard_normal((N, d)) + separation * np.outer(y, u)
     return X, y
