@@ -240,7 +240,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The ranker's options for its native method (those left None are the method's)."""
         options = {"tol": self.tol, "verbose": self.verbose}
         for name in ("max_iter", "eta0"):
-            if getattr(self, name, None) is not None:
+            if getattr(self, name) is not None:
                 options[name] = getattr(self, name)
         return options
 
@@ -250,8 +250,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         cls = self._method_class()
         fields = {f.name for f in dataclasses.fields(cls)}
         options = self._method_options()
-        for name in options.keys() - fields:
-            raise ValueError(f"{name} is not an option of the method {cls.name!r} of "
+        unknown = sorted(options.keys() - fields)
+        if unknown:
+            raise ValueError(f"{unknown[0]} is not an option of the method {cls.name!r} of "
                              f"{type(self).__name__}; leave it None")
         return cls(**options)
 
@@ -265,10 +266,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         check_scalar(self.tol, "tol", positive=True)
         if self.max_iter is not None:
             check_int(self.max_iter, "max_iter", minimum=1)
-        if getattr(self, "eta0", None) is not None:
+        if self.eta0 is not None:
             check_scalar(self.eta0, "eta0", positive=True)
-        native = (getattr(self, "max_iter", None), getattr(self, "eta0", None))
-        if native != (None, None) and self._backend() == "cvxpy":
+        if (self.max_iter, self.eta0) != (None, None) and self._backend() == "cvxpy":
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
         check_solver(self.cvxpy_solver, "cvxpy_solver")

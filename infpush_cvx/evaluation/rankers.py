@@ -1,4 +1,4 @@
-"""scikit-learn style bipartite rankers: Infinite Push (l2, l1) and RankSVM.
+"""scikit-learn style bipartite rankers, one per model of :mod:`infpush_cvx.solvers.registry`.
 
 Each estimator minimises, in paper scaling with ``lam = 1 / C`` (Agarwal 2011 writes the
 regulariser through ``C = 1/lambda``, eq. 3.8; docs/mathematics.md)::
@@ -6,10 +6,13 @@ regulariser through ``C = 1/lambda``, eq. 3.8; docs/mathematics.md)::
     InfinitePushRanker        (lam/2) ||w||^2 + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     SparseInfinitePushRanker  lam ||w||_1     + max_j (1/m) sum_i max(0, 1 - w.(x_i^+ - x_j^-))
     RankSVMRanker             (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))
+    SquaredHingeRankSVMRanker (lam/2) ||w||^2 + (1/(mn)) sum_ij max(0, 1 - w.(x_i^+ - x_j^-))^2
     SVMMAPRanker              (lam/2) ||w||^2 + max_y [1 - AP(y) - w.(Psi(y*) - Psi(y))]
 
-(Agarwal, SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012; SVMMAP: Yue et al., SIGIR
-2007, see :class:`SVMMAPRanker`).
+and TopPush and the P-Norm Push (:class:`TopPushRanker`, :class:`PNormPushRanker`) (Agarwal,
+SDM 2011, eqs. 3.6 and 4.18; Rakotomamonjy, ICML 2012; Lee & Lin, Neural Computation 2014;
+SVMMAP: Yue et al., SIGIR 2007, see :class:`SVMMAPRanker`). Each is the one ranker class of
+:mod:`infpush_cvx.evaluation._ranker` given its model, its hyper-parameters and its problem.
 The score is linear, ``decision_function(X) = X @ coef_`` (no intercept: the objective fixes only
 differences of scores, and a ranking is invariant to a shift). ``score(X, y)`` is the average
 precision of :func:`infpush_cvx.evaluation.metrics.average_precision`. ``predict(X)`` is the
@@ -60,29 +63,31 @@ With weights ``p_i`` of the positives and ``q_j`` of the negatives, ``M = sum p`
 the losses become::
 
     Infinite Push   max_j (1/M) sum_i p_i max(0, 1 - w.(x_i^+ - x_j^-))
-    RankSVM         (1/(MN)) sum_ij p_i q_j max(0, 1 - w.(x_i^+ - x_j^-))
+    RankSVM         (1/(MN)) sum_ij p_i q_j max(0, 1 - w.(x_i^+ - x_j^-))   (squared: ^2)
 
 so integer weights fit the same ranker as the data with every row repeated that many times, and
 scaling every weight by one constant changes nothing. The Infinite Push loss is a maximum over
 the negatives: the negatives' weights do not change it (any positive weight keeps the row in the
 max, exactly as a repeated negative counts once); only a weight of 0, which drops the row, does.
-RankSVM uses both classes' weights. Weighted fits need a certified native method
-(``"working_set"``, ``"smoothing_newton"`` or ``method=None``, the solver's default) or the CVXPY
-backend; any other native method raises ValueError. Whatever else a fit reads from the data is
-weighted the same way: a kernel's ``gamma="scale"`` is ``1 / (d * Var_w(X))``, the weighted
-variance of the training rows (:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with
-the repeated rows to the precision of the solve; TopPush's are refined to the exact optimum
+RankSVM uses both classes' weights. Weighted fits need a native method that takes sample
+weights (its ``weights`` trait: ``"working_set"``, ``"smoothing_newton"``, ``method=None``, the
+model's default...) or the CVXPY backend; any other native method raises ValueError. Whatever
+else a fit reads from the data is weighted the same way: a kernel's ``gamma="scale"`` is
+``1 / (d * Var_w(X))``, the weighted variance of the training rows
+(:mod:`infpush_cvx.evaluation._kernel_ranker`). The fits agree with the repeated rows to the
+precision of the solve; TopPush's are refined to the exact optimum
 (:mod:`infpush_cvx.solvers.toppush.polish`), since the certified gap of its smooth truncated
 quadratic loss bounds the weights' error only by its square root.
 
 Fitting backends (hyper-parameter ``solver``):
 
-- ``"native"``: the project's first-order solvers, ``infpush_cvx.solvers.infinite_push`` and
-  ``infpush_cvx.solvers.ranksvm`` (``method`` and ``tol`` are passed on);
-- ``"cvxpy"``: the CVXPY problem factory :mod:`infpush_cvx.formulations` (compact form),
-  solved with ``cvxpy_solver``;
-- ``"auto"`` (default): native for every ranker whose solver module is importable (all of them
-  in this package), else CVXPY. The native solvers are certified and linear in memory; CVXPY
+- ``"native"``: the model's method ``method`` (None: the model's default, certified), built
+  with the ranker's ``tol``, ``max_iter``, ``eta0``, ``verbose`` (an option the method does not
+  have is a ValueError naming it), solving the model's problem;
+- ``"cvxpy"``: the problem's ``cvxpy_problem()`` (compact form), solved with ``cvxpy_solver``
+  through :mod:`infpush_cvx.solvers.engines.cvxpy_backend`;
+- ``"auto"`` (default): native (every model has a native method). The native solvers are
+  certified and linear in memory; CVXPY
   compiles the compact problem, which grows with the data (the l1 ranker at C=10 on the 3,220
   rows of the Spambase training split: native about 1 s, CVXPY killed after 150 s at 3.75 GB;
   on 230 scaled rows, C in {0.1, ..., 1000}: native 1.0 s, CVXPY + Clarabel 2.0 s).

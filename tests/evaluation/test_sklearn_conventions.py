@@ -17,7 +17,8 @@ from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, ZeroModelWarning)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.result import CERTIFIED
 
@@ -27,7 +28,8 @@ from sklearn.base import clone, is_classifier  # noqa: E402
 from sklearn.model_selection import (KFold, StratifiedKFold, check_cv,  # noqa: E402
                                      cross_val_predict, cross_val_score)
 
-RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
+RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
+           SquaredHingeRankSVMRanker]
 
 
 def _data(seed=0, N=90, d=5, informative=3, shift=1.2):

@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, SVMMAPRanker, TopPushRanker)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            SVMMAPRanker, TopPushRanker)
 from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 sklearn = pytest.importorskip("sklearn")
@@ -20,7 +21,8 @@ RANKERS = [InfinitePushRanker(C=10.0), SparseInfinitePushRanker(C=100.0),
            RankSVMRanker(C=10.0), InfinitePushRanker(C=10.0, kernel="rbf"),
            SVMMAPRanker(C=10.0), TopPushRanker(C=10.0), PNormPushRanker(C=10.0),
            InfinitePushRanker(C=10.0, solver="cvxpy"),
-           SparseInfinitePushRanker(C=100.0, solver="cvxpy"), PNormPushRanker(solver="cvxpy")]
+           SparseInfinitePushRanker(C=100.0, solver="cvxpy"), PNormPushRanker(solver="cvxpy"),
+           SquaredHingeRankSVMRanker(C=10.0), SquaredHingeRankSVMRanker(solver="cvxpy")]
 
 
 @pytest.mark.parametrize("ranker", RANKERS, ids=repr)
