@@ -43,16 +43,16 @@ def test_sparse_X_of_any_format_fits_the_dense_model(ranker):
 
 
 def test_sparse_X_is_converted_to_csr_once_and_reaches_the_solver_sparse(monkeypatch):
-    import importlib
-    module = importlib.import_module("infpush_cvx.solvers.ranksvm")
+    from infpush_cvx.solvers import registry
+    method = registry.model("ranksvm").default
     seen = []
-    real = module.ranksvm
+    real = method._solve
 
-    def spy(Xp, Xn, lam, **kw):
-        seen.append((type(Xp), type(Xn)))
-        return real(Xp, Xn, lam, **kw)
+    def spy(self, problem, warm_start, deadline):
+        seen.append((type(problem.data.Xp), type(problem.data.Xn)))
+        return real(self, problem, warm_start, deadline)
 
-    monkeypatch.setattr(module, "ranksvm", spy)
+    monkeypatch.setattr(method, "_solve", spy)
     X, y = two_classes()
     RankSVMRanker(C=10.0).fit(sp.csc_array(X), y)
     assert seen == [(sp.csr_matrix, sp.csr_matrix)]  # rows of one CSR matrix, never densified
