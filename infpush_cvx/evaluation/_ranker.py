@@ -368,7 +368,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
                 warnings.simplefilter("ignore", SolverConvergenceWarning)
                 res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)
-                log_summary(type(self).__name__, res)  # the methods log their progress only
+                log_summary(self._model, res)  # (the convenience functions log it, not methods)
             out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
                               status=res.status, n_iter=_iterations(res.iterations),
                               dual_gap=np.nan if res.gap is None else float(res.gap),
