@@ -208,6 +208,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     _model = "infinite_push"
     _penalty = "l2"
+    #: whether a path's native solves start from the previous C's result
+    _warm_starts = True
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -370,14 +372,12 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)
                 log_summary(self._model, res)  # (the convenience functions log it, not methods)
             out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status, n_iter=_iterations(res.iterations),
+                              status=res.status,
+                              n_iter=None if res.iterations is None else int(res.iterations),
                               dual_gap=np.nan if res.gap is None else float(res.gap),
                               detail=_native_detail(res))
             prev = res if self._warm_starts else None
         return out
-
-    #: whether a path's native solves start from the previous C's result
-    _warm_starts = True
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves through the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
@@ -504,11 +504,6 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         # binary labels only: sklearn's checks then feed two-valued y
         tags.classifier_tags = ClassifierTags(multi_class=False)
         return tags
-
-
-def _iterations(count) -> int | None:
-    """A solver's iteration count as an int, None when it reports none."""
-    return None if count is None else int(count)
 
 
 class _KernelRanker(_BipartiteRanker):
