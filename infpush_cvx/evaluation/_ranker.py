@@ -211,14 +211,13 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     #: whether a path's native solves start from the previous C's result
     _warm_starts = True
 
-    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
+    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
         self.C = C
         self.solver = solver
         self.method = method
         self.tol = tol
         self.max_iter = max_iter
-        self.eta0 = eta0
         self.cvxpy_solver = cvxpy_solver
         self.sparsity_tol = sparsity_tol
         self.pos_label = pos_label
@@ -242,8 +241,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     def _method_options(self) -> dict:
         """The ranker's options for its native method (those left None are the method's)."""
         options = {"tol": self.tol, "verbose": self.verbose}
-        for name in ("max_iter", "eta0"):
-            if getattr(self, name) is not None:
+        for name in ("max_iter", "eta0"):  # eta0: the rankers with Agarwal's gradient method
+            if getattr(self, name, None) is not None:
                 options[name] = getattr(self, name)
         return options
 
@@ -269,9 +268,10 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         check_scalar(self.tol, "tol", positive=True)
         if self.max_iter is not None:
             check_int(self.max_iter, "max_iter", minimum=1)
-        if self.eta0 is not None:
-            check_scalar(self.eta0, "eta0", positive=True)
-        if (self.max_iter, self.eta0) != (None, None) and self._backend() == "cvxpy":
+        eta0 = getattr(self, "eta0", None)
+        if eta0 is not None:
+            check_scalar(eta0, "eta0", positive=True)
+        if (self.max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
         check_solver(self.cvxpy_solver, "cvxpy_solver")
@@ -514,8 +514,9 @@ class _KernelRanker(_BipartiteRanker):
                  solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
         super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
-                         eta0=eta0, cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
+                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
                          pos_label=pos_label, verbose=verbose)
+        self.eta0 = eta0
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

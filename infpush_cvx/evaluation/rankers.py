@@ -207,6 +207,13 @@ class SparseInfinitePushRanker(_BipartiteRanker):
     _model = "infinite_push"
     _penalty = "l1"
 
+    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
+                 cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
+        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
+                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
+                         pos_label=pos_label, verbose=verbose)
+        self.eta0 = eta0
+
     def _problem(self, data, lam):
         return registry.model(self._model).problem(data, lam, penalty="l1", scaling="paper")
 
@@ -260,10 +267,10 @@ class SquaredHingeRankSVMRanker(_BipartiteRanker):
         (1/(2C))||w||^2 + (1/(MN)) sum_ij p_i q_j max(0, 1 - w.(x_i^+ - x_j^-))^2
 
     (:mod:`infpush_cvx.solvers.squared_hinge_ranksvm`; paper scaling, ``lam = 1/C``). Same
-    parameters and attributes as :class:`SparseInfinitePushRanker`, except that the native
+    parameters and attributes as :class:`SparseInfinitePushRanker`, except ``eta0``: the native
     method is ``"newton"`` (truncated Newton on the sorted scores, certified by the duality
-    gap, warm-started along a path of C) and ``eta0`` is not one of its options. Sample weights
-    weight both classes' sums (integer weights are repeated rows).
+    gap, warm-started along a path of C). Sample weights weight both classes' sums (integer
+    weights are repeated rows).
     """
 
     _model = "squared_hinge_ranksvm"
@@ -278,7 +285,8 @@ class SVMMAPRanker(_BipartiteRanker):
     average precision, ``(1/(2C))||w||^2 + max_y [Delta(y) - w.(Psi(y*) - Psi(y))]`` with
     ``Delta = 1 - AP`` (:mod:`infpush_cvx.solvers.svmmap`; paper scaling, ``lam = 1/C``).
 
-    Same parameters and attributes as :class:`InfinitePushRanker`, except: the native backend is
+    Same parameters and attributes as :class:`InfinitePushRanker`, except (no kernel, no
+    ``eta0``): the native backend is
     :func:`infpush_cvx.solvers.svmmap.svmmap` (1-slack cutting planes certified by the duality
     gap of the cutting-plane QP; ``max_iter`` counts its rounds), warm-started along a path of C
     from the previous C's cuts; the ``"cvxpy"`` backend enumerates every ranking

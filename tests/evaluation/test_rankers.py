@@ -556,10 +556,11 @@ def test_squared_hinge_ranksvm_ranker_weights_are_repeated_rows(solver):
     _assert_same_coef(weighted.coef_, repeated.coef_, rtol=1e-8 if solver == "native" else 1e-5)
 
 
-def test_squared_hinge_ranksvm_ranker_refuses_options_its_method_lacks():
+def test_rankers_refuse_options_their_method_lacks():
     X, y = _data()
-    with pytest.raises(ValueError, match="eta0 is not an option of the method 'newton'"):
-        SquaredHingeRankSVMRanker(eta0=0.1).fit(X, y)
+    assert "eta0" not in SquaredHingeRankSVMRanker().get_params()  # its method has no steps
+    with pytest.raises(ValueError, match="eta0 is not an option of the method 'fista'"):
+        RankSVMRanker(method="fista", eta0=0.1).fit(X, y)
     with pytest.raises(ValueError, match="unknown method|method"):
         SquaredHingeRankSVMRanker(method="fista").fit(X, y)
     with pytest.warns(ZeroModelWarning, match="same mean"):
