@@ -43,7 +43,10 @@ def check_params(ranker) -> None:
 
 
 def is_linear(ranker) -> bool:
-    return isinstance(ranker.kernel, str) and ranker.kernel == "linear"
+    """Whether the ranker fits a weight vector on the features (a ranker without ``kernel``
+    too)."""
+    kernel = getattr(ranker, "kernel", "linear")
+    return isinstance(kernel, str) and kernel == "linear"
 
 
 def resolved_gamma(ranker, data: BipartiteData):

@@ -36,8 +36,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._logging import log_progress, verbose_logging
 from .._validation import check_bool, check_int
 from ..data.labels import binary_labels
-from .rankers import (InfinitePushRanker, _BipartiteRanker, _read_labels, _sample_weights,
-                      _TrainingSet, _validated_X)
+from ._ranker import _BipartiteRanker, _read_labels, _sample_weights, _TrainingSet, _validated_X
+from .rankers import InfinitePushRanker
 
 __all__ = ["RankerCV", "DEFAULT_C_RANGE"]
 
@@ -254,7 +254,7 @@ def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_we
     """One fold: the warm-started path of ``base`` over ``Cs`` on the training part, each fit
     scored on the held-out part. Runs in a joblib worker (or here, with ``n_jobs=1``).
 
-    Returns the held-out scores and the solves (:class:`~infpush_cvx.evaluation.rankers._PathFit`:
+    Returns the held-out scores and the solves (:class:`~infpush_cvx.evaluation._ranker._PathFit`:
     weights, status, iterations), one per C, and the fold's backend. The caller reports the
     uncertified solves: a worker process's warnings would be lost.
     """

@@ -9,13 +9,14 @@ import warnings
 import pytest
 
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, SVMMAPRanker,
-                                            TopPushRanker, ZeroModelWarning)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            SVMMAPRanker, TopPushRanker, ZeroModelWarning)
 from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 
 @pytest.mark.parametrize("cls", [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
-                                 SVMMAPRanker, TopPushRanker, PNormPushRanker])
+                                 SVMMAPRanker, TopPushRanker, PNormPushRanker,
+                                 SquaredHingeRankSVMRanker])
 def test_auto_is_the_native_solver_for_every_ranker(cls):
     X, y = two_classes()
     with warnings.catch_warnings():

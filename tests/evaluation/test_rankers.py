@@ -10,17 +10,29 @@ import pytest
 
 from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
-from infpush_cvx.formulations.objectives import bipartite_objective
+from infpush_cvx.formulations import objectives
 from infpush_cvx.solvers.result import ConvergenceWarning
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, SVMMAPRanker,
-                                            TopPushRanker, ZeroModelWarning)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            SVMMAPRanker, TopPushRanker, ZeroModelWarning)
 from infpush_cvx.solvers.result import CERTIFIED
 
-RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
+RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
+           SquaredHingeRankSVMRanker]
 LOSS = {InfinitePushRanker: ("infinite_push", "l2"),
         SparseInfinitePushRanker: ("infinite_push", "l1"),
-        RankSVMRanker: ("ranksvm", "l2")}
+        RankSVMRanker: ("ranksvm", "l2"),
+        SquaredHingeRankSVMRanker: ("squared_hinge_ranksvm", "l2")}
+
+
+def bipartite_objective(data, w, lam, *, loss, penalty, scaling="paper"):
+    """The ranker's objective: the pair-hinge models' (formulations.objectives), or the
+    squared-hinge RankSVM problem's."""
+    if loss == "squared_hinge_ranksvm":
+        from infpush_cvx.solvers import SquaredHingeRankSVMProblem
+        return SquaredHingeRankSVMProblem(data, lam, scaling=scaling).objective(w)
+    return objectives.bipartite_objective(data, w, lam, loss=loss, penalty=penalty,
+                                          scaling=scaling)
 
 
 def _data(seed=0, N=80, d=6, informative=3):
@@ -97,8 +109,6 @@ def test_fit_path_matches_individual_fits():
 
 @pytest.mark.parametrize("cls", RANKERS)
 def test_native_and_cvxpy_backends_agree(cls):
-    module = "ranksvm" if cls is RankSVMRanker else "infinite_push"
-    pytest.importorskip(f"infpush_cvx.solvers.{module}")
     X, y = _data(seed=8)
     data = BipartiteData.from_labels(X, y)
     loss, pen = LOSS[cls]
@@ -217,7 +227,8 @@ def test_every_public_ranker_is_checked():
     public = {getattr(rankers, name) for name in rankers.__all__ if name.endswith("Ranker")}
     checked = {type(est) for est in SKLEARN_CHECKED if est.get_params() == type(est)().get_params()}
     assert public == checked == {InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
-                                 SVMMAPRanker, TopPushRanker, PNormPushRanker}
+                                 SVMMAPRanker, TopPushRanker, PNormPushRanker,
+                                 SquaredHingeRankSVMRanker}
 
 
 if parametrize_with_checks is not None:
@@ -239,51 +250,51 @@ if parametrize_with_checks is not None:
         check(estimator)
 
 
-@pytest.mark.parametrize("cls,module,func", [
-    (InfinitePushRanker, "infinite_push", "infinite_push"),
-    (SparseInfinitePushRanker, "infinite_push", "infinite_push"),
-    (RankSVMRanker, "ranksvm", "ranksvm")])
-def test_native_backend_call_contract(monkeypatch, cls, module, func):
-    # The project's first-order solvers are called as
-    # infinite_push(Xp, Xn, lam, penalty=..., scaling="paper", method=..., tol=...) and
-    # ranksvm(Xp, Xn, lam, scaling="paper", method=..., tol=...), returning a SolverResult.
-    import sys
-    import types
-
+def _recording_method(monkeypatch, model, method, status):
+    """Replace ``method``'s solve by one that records (method, problem, warm_start) and returns
+    w = arange(d) with ``status``."""
+    from infpush_cvx.solvers import registry
     from infpush_cvx.solvers.result import SolverResult
     calls = []
 
-    def fake(Xp, Xn, lam, **kw):
-        calls.append((Xp.shape, Xn.shape, lam, kw))
-        return SolverResult(w=np.arange(Xp.shape[1], dtype=float), objective=0.0, gap=0.0,
-                            status="max_iter", iterations=1, time=0.0)
+    def fake(self, problem, warm_start, deadline):
+        calls.append((self, problem, warm_start))
+        return SolverResult(w=np.arange(problem.data.d, dtype=float), objective=0.0, gap=0.0,
+                            status=status, iterations=1, time=0.0, method=self.name)
 
-    mod = types.ModuleType(f"infpush_cvx.solvers.{module}")
-    setattr(mod, func, fake)
-    # the methods a ranker may name, by penalty for the Infinite Push (checked in fit)
-    mod.METHODS = {"l2": ("fista",), "l1": ("fista",)} if module == "infinite_push" else ("fista",)
-    monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
+    monkeypatch.setattr(registry.model(model).method(method), "_solve", fake)
+    return calls
+
+
+@pytest.mark.parametrize("cls,model,name", [(InfinitePushRanker, "infinite_push", "fista"),
+                                            (SparseInfinitePushRanker, "infinite_push", "admm"),
+                                            (RankSVMRanker, "ranksvm", "fista")])
+def test_native_backend_call_contract(monkeypatch, cls, model, name):
+    # The ranker asks the registry's model for its method, built with the ranker's options,
+    # and solves the model's problem at lam = 1/C in paper scaling, warm-started along a path.
+    calls = _recording_method(monkeypatch, model, name, "max_iter")
     X, y = _data()
     with pytest.warns(ConvergenceWarning, match="max_iter"):  # an early stop is reported
-        r = cls(C=4.0, method="fista", tol=1e-5, solver="native").fit(X, y)
-    assert cls()._backend() == "native"  # solver="auto" finds the module, l1 ranker included
+        r = cls(C=4.0, method=name, tol=1e-5, solver="native").fit(X, y)
+    assert cls()._backend() == "native"  # solver="auto": every model has a native method
     assert r.backend_ == "native" and r.status_ == "max_iter"  # an early stop is reported
-    (sp, sn, lam, kw), = calls
-    assert "warm_start" not in kw
+    (method, problem, warm), = calls
+    assert warm is None
     with pytest.warns(ConvergenceWarning):
         r._fit_path(X, y, [10.0, 1.0])  # a path runs in increasing C, warm-started
-    assert [c[2] for c in calls[1:]] == [1.0, 0.1]
-    assert "warm_start" not in calls[1][3] and calls[2][3]["warm_start"].status == "max_iter"
-    assert sp == (y.sum(), X.shape[1]) and sn == ((1 - y).sum(), X.shape[1])
-    assert lam == 0.25 and kw["scaling"] == "paper" and kw["method"] == "fista"
-    assert kw["tol"] == 1e-5
-    if func == "infinite_push":
-        assert kw["penalty"] == LOSS[cls][1]
+    assert [c[1].lam for c in calls[1:]] == [1.0, 0.1]
+    assert calls[1][2] is None and calls[2][2].status == "max_iter"
+    assert problem.data.Xp.shape == (y.sum(), X.shape[1])
+    assert problem.data.Xn.shape == ((1 - y).sum(), X.shape[1])
+    assert problem.lam == 0.25 and problem.scaling == "paper" and problem.model == model
+    assert problem.penalty == LOSS[cls][1] and not problem.data.weighted
+    assert method.name == name and method.tol == 1e-5
     np.testing.assert_array_equal(r.coef_, np.arange(X.shape[1]))
 
 
 # ---- sample weights ---------------------------------------------------------------------------
 NATIVE_MODULE = {InfinitePushRanker: "infinite_push", SparseInfinitePushRanker: "infinite_push",
+                 SquaredHingeRankSVMRanker: "squared_hinge_ranksvm",
                  RankSVMRanker: "ranksvm"}
 
 
@@ -407,11 +418,11 @@ def test_sample_weight_scale_uniform_and_negative_weights(cls):
     _assert_same_coef(cls(C=2.0).fit(X, y, sample_weight=4).coef_, plain)
     _assert_same_coef(cls(C=2.0).fit(X, y, sample_weight=list(np.ones(len(y)))).coef_, plain)
     # the negatives' weights: no effect on the Infinite Push (a max over negatives), but they
-    # enter the RankSVM pair sum
+    # enter the (squared-hinge) RankSVM pair sum
     sw_neg = np.where(y == 1, sw, 1.0 + 7.0 * np.random.default_rng(0).random(len(y)))
     other = cls(C=2.0).fit(X, y, sample_weight=sw_neg).coef_
     ref = cls(C=2.0).fit(X, y, sample_weight=np.where(y == 1, sw, 1.0)).coef_
-    if cls is RankSVMRanker:
+    if cls in (RankSVMRanker, SquaredHingeRankSVMRanker):
         assert np.linalg.norm(other - ref) > 1e-3 * np.linalg.norm(ref)
     else:
         _assert_same_coef(other, ref)
@@ -463,37 +474,26 @@ def test_sample_weights_need_the_working_set_method(cls, method):
     assert r.status_ in CERTIFIED
 
 
-@pytest.mark.parametrize("cls,module,func", [
-    (InfinitePushRanker, "infinite_push", "infinite_push"),
-    (SparseInfinitePushRanker, "infinite_push", "infinite_push"),
-    (RankSVMRanker, "ranksvm", "ranksvm")])
-def test_native_backend_receives_split_sample_weights(monkeypatch, cls, module, func):
-    # the weights reach the solver as wp, wn (split by class, zero rows dropped with their X rows)
-    import sys
-    import types
-
-    from infpush_cvx.solvers.result import SolverResult
-    calls = []
-
-    def fake(Xp, Xn, lam, **kw):
-        calls.append((Xp, Xn, kw))
-        return SolverResult(w=np.zeros(Xp.shape[1]), objective=0.0, gap=0.0, status="optimal",
-                            iterations=1, time=0.0)
-
-    mod = types.ModuleType(f"infpush_cvx.solvers.{module}")
-    setattr(mod, func, fake)
-    monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
+@pytest.mark.parametrize("cls,model,default", [
+    (InfinitePushRanker, "infinite_push", "working_set"),
+    (SparseInfinitePushRanker, "infinite_push", "working_set"),
+    (RankSVMRanker, "ranksvm", "smoothing_newton"),
+    (SquaredHingeRankSVMRanker, "squared_hinge_ranksvm", "newton")])
+def test_native_backend_receives_split_sample_weights(monkeypatch, cls, model, default):
+    # the weights reach the problem as wp, wn (split by class, zero rows dropped with their X
+    # rows), solved by the model's default method
+    calls = _recording_method(monkeypatch, model, default, "optimal")
     X, y, sw = _small(18)
     cls(solver="native").fit(X, y, sample_weight=sw)
     cls(solver="native").fit(X, y)
-    (Xp, Xn, kw), (_, _, kw_plain) = calls
+    (method, problem, _), (_, plain, _) = calls
+    data = problem.data
     p, q = (y == 1) & (sw > 0), (y == 0) & (sw > 0)
-    np.testing.assert_array_equal(Xp, X[p])
-    np.testing.assert_array_equal(Xn, X[q])
-    np.testing.assert_array_equal(kw["wp"], sw[p])
-    np.testing.assert_array_equal(kw["wn"], sw[q])
-    assert "method" not in kw  # the solver's default, working_set
-    assert "wp" not in kw_plain and "wn" not in kw_plain
+    np.testing.assert_array_equal(data.Xp, X[p])
+    np.testing.assert_array_equal(data.Xn, X[q])
+    np.testing.assert_array_equal(data.wp, sw[p])
+    np.testing.assert_array_equal(data.wn, sw[q])
+    assert method.name == default and not plain.data.weighted
 
 
 def test_fit_path_with_sample_weights_matches_individual_fits():
@@ -525,3 +525,44 @@ def test_max_iter_and_eta0_reach_the_papers_gradient_projection():
                      ({"eta0": 1e-3, "solver": "cvxpy"}, ValueError)]:
         with pytest.raises(err, match="max_iter|eta0"):
             InfinitePushRanker(**bad).fit(X, y)
+
+
+# ---- the squared-hinge RankSVM (Lee & Lin 2014) -------------------------------------------------
+def test_squared_hinge_ranksvm_ranker_solves_its_model_with_both_backends():
+    from infpush_cvx.solvers import SquaredHingeRankSVMProblem, squared_hinge_ranksvm
+    X, y = _data(seed=8)
+    data = BipartiteData.from_labels(X, y)
+    Cs = [30.0, 0.3, 3.0]
+    native = SquaredHingeRankSVMRanker(solver="native")._fit_path(X, y, Cs)
+    cvxpy_path = SquaredHingeRankSVMRanker(solver="cvxpy")._fit_path(X, y, Cs)
+    for C, (w_native, s_native), (w_cvxpy, s_cvxpy) in zip(Cs, native, cvxpy_path):
+        f = SquaredHingeRankSVMProblem(data, 1.0 / C).objective  # paper scaling, lam = 1/C
+        assert s_native == "optimal" and s_cvxpy == "optimal"
+        assert abs(f(w_native) - f(w_cvxpy)) <= 1e-6 * max(1.0, f(w_cvxpy))
+        assert f(w_native) <= f(np.zeros(X.shape[1]))
+    fitted = SquaredHingeRankSVMRanker(C=2.0, tol=1e-9).fit(X, y)
+    direct = squared_hinge_ranksvm(data, 0.5, tol=1e-9)
+    np.testing.assert_allclose(fitted.coef_, direct.w, rtol=1e-10, atol=1e-12)
+    assert fitted.dual_gap_ <= 1e-9 and fitted.n_iter_ == direct.iterations
+
+
+@pytest.mark.parametrize("solver", ["native", "cvxpy"])
+def test_squared_hinge_ranksvm_ranker_weights_are_repeated_rows(solver):
+    X, y, sw = _small(20)
+    weighted = SquaredHingeRankSVMRanker(C=2.0, solver=solver, tol=1e-10).fit(
+        X, y, sample_weight=sw)
+    repeated = SquaredHingeRankSVMRanker(C=2.0, solver=solver, tol=1e-10).fit(
+        X.repeat(sw, axis=0), y.repeat(sw))
+    _assert_same_coef(weighted.coef_, repeated.coef_, rtol=1e-8 if solver == "native" else 1e-5)
+
+
+def test_rankers_refuse_options_their_method_lacks():
+    X, y = _data()
+    assert "eta0" not in SquaredHingeRankSVMRanker().get_params()  # its method has no steps
+    with pytest.raises(ValueError, match="eta0 is not an option of the method 'fista'"):
+        RankSVMRanker(method="fista", eta0=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="unknown method|method"):
+        SquaredHingeRankSVMRanker(method="fista").fit(X, y)
+    with pytest.warns(ZeroModelWarning, match="same mean"):
+        SquaredHingeRankSVMRanker().fit(np.ones((6, 2)), [0, 1, 0, 1, 0, 1])
+

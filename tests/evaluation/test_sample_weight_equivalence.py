@@ -177,17 +177,18 @@ def test_polish_keeps_the_solver_point_when_the_sets_give_nothing_better():
 
 
 def test_only_a_certified_toppush_fit_is_polished(monkeypatch):
-    # a solve that ends without its certificate is reported as it is (and warns), unpolished
+    # the ranker builds its method with polish=True: a certified solve is polished; one that
+    # ends without its certificate is reported as it is (and warns), unpolished
     from infpush_cvx.evaluation.rankers import ConvergenceWarning
-    module = importlib.import_module("infpush_cvx.solvers.toppush")
-    solve, calls = module.toppush, []
-    monkeypatch.setattr(module, "toppush", lambda *a, **k: dataclasses.replace(
-        solve(*a, **k), status="max_iter"))
-    monkeypatch.setattr(_toppush_polish, "polish", lambda *a: calls.append(a))
+    methods = importlib.import_module("infpush_cvx.solvers.toppush.methods")
+    polish, calls = methods.polish_point, []
+    monkeypatch.setattr(methods, "polish_point", lambda *a: calls.append(a) or polish(*a))
     X, y, _ = _check_data()
+    assert TopPushRanker().fit(X, y).status_ in CERTIFIED and len(calls) == 1
+    monkeypatch.setattr(methods, "certified_status", lambda *a: "max_iter")
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         ranker = TopPushRanker().fit(X, y)
-    assert ranker.status_ == "max_iter" and not calls
+    assert ranker.status_ == "max_iter" and len(calls) == 1
 
 
 # ---- held-out scores: the weighted AP, and RankerCV's choice of C -------------------------------

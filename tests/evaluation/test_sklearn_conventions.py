@@ -17,7 +17,8 @@ from infpush_cvx.evaluation import metrics
 from infpush_cvx.data import BipartiteData
 from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, ZeroModelWarning)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            ZeroModelWarning)
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.result import CERTIFIED
 
@@ -27,7 +28,8 @@ from sklearn.base import clone, is_classifier  # noqa: E402
 from sklearn.model_selection import (KFold, StratifiedKFold, check_cv,  # noqa: E402
                                      cross_val_predict, cross_val_score)
 
-RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker]
+RANKERS = [InfinitePushRanker, SparseInfinitePushRanker, RankSVMRanker,
+           SquaredHingeRankSVMRanker]
 
 
 def _data(seed=0, N=90, d=5, informative=3, shift=1.2):
@@ -137,13 +139,11 @@ def test_cvxpy_fit_reports_iterations_and_no_certificate(cls):
 
 @pytest.mark.parametrize("gap,expected", [(3e-9, 3e-9), (None, np.nan)])
 def test_n_iter_and_gap_come_from_the_solver_result(monkeypatch, gap, expected):
-    import types
-    mod = types.ModuleType("infpush_cvx.solvers.ranksvm")
-    mod.METHODS = ("fista",)
-    mod.ranksvm = lambda Xp, Xn, lam, **kw: SolverResult(
-        w=np.ones(Xp.shape[1]), objective=0.0, gap=gap, status="optimal", iterations=17,
-        time=0.0)
-    monkeypatch.setitem(sys.modules, "infpush_cvx.solvers.ranksvm", mod)
+    from infpush_cvx.solvers import registry
+    monkeypatch.setattr(registry.model("ranksvm").default, "_solve",
+                        lambda self, problem, warm_start, deadline: SolverResult(
+                            w=np.ones(problem.data.d), objective=0.0, gap=gap,
+                            status="optimal", iterations=17, time=0.0))
     X, y = _data()
     r = RankSVMRanker(solver="native").fit(X, y)
     assert r.n_iter_ == 17
@@ -402,27 +402,25 @@ if parametrize_with_checks is not None and "expected_failed_checks" in \
 
 
 # ---- 5. the warm-started path ------------------------------------------------------------------
-def _recording_solver(monkeypatch, module, func):
-    """Replace a native solver by one that records (lam, warm_start) and returns w = 1/lam."""
-    import types
+def _recording_solver(monkeypatch, model):
+    """Replace the model's default method by one that records (lam, warm_start) and returns
+    w = 1/lam."""
+    from infpush_cvx.solvers import registry
     calls = []
 
-    def fake(Xp, Xn, lam, **kw):
-        calls.append((lam, kw.get("warm_start")))
-        return SolverResult(w=np.full(Xp.shape[1], 1.0 / lam), objective=0.0, gap=0.0,
+    def fake(self, problem, warm_start, deadline):
+        calls.append((problem.lam, warm_start))
+        return SolverResult(w=np.full(problem.data.d, 1.0 / problem.lam), objective=0.0, gap=0.0,
                             status="optimal", iterations=len(calls), time=0.0)
 
-    mod = types.ModuleType(f"infpush_cvx.solvers.{module}")
-    setattr(mod, func, fake)
-    mod.METHODS = {"l2": ("fista",), "l1": ("fista",)} if module == "infinite_push" else ("fista",)
-    monkeypatch.setitem(sys.modules, f"infpush_cvx.solvers.{module}", mod)
+    monkeypatch.setattr(registry.model(model).default, "_solve", fake)
     return calls
 
 
-@pytest.mark.parametrize("cls,module,func", [(InfinitePushRanker, "infinite_push", "infinite_push"),
-                                             (RankSVMRanker, "ranksvm", "ranksvm")])
-def test_ranker_cv_native_path_runs_from_small_C_warm_started(monkeypatch, cls, module, func):
-    calls = _recording_solver(monkeypatch, module, func)
+@pytest.mark.parametrize("cls,model", [(InfinitePushRanker, "infinite_push"),
+                                       (RankSVMRanker, "ranksvm")])
+def test_ranker_cv_native_path_runs_from_small_C_warm_started(monkeypatch, cls, model):
+    calls = _recording_solver(monkeypatch, model)
     X, y = _data()
     Cs = [100.0, 0.1, 10.0, 1.0]
     cv = RankerCV(cls(solver="native"), Cs=Cs, cv=3).fit(X, y)

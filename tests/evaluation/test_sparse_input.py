@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from infpush_cvx.evaluation.ranker_cv import RankerCV
 from infpush_cvx.evaluation.rankers import (InfinitePushRanker, PNormPushRanker, RankSVMRanker,
-                                            SparseInfinitePushRanker, SVMMAPRanker, TopPushRanker)
+                                            SparseInfinitePushRanker, SquaredHingeRankSVMRanker,
+                                            SVMMAPRanker, TopPushRanker)
 from ranker_data import CERTIFIED, SHARED, two_classes  # tests/evaluation/ranker_data.py
 
 sklearn = pytest.importorskip("sklearn")
@@ -20,7 +21,8 @@ RANKERS = [InfinitePushRanker(C=10.0), SparseInfinitePushRanker(C=100.0),
            RankSVMRanker(C=10.0), InfinitePushRanker(C=10.0, kernel="rbf"),
            SVMMAPRanker(C=10.0), TopPushRanker(C=10.0), PNormPushRanker(C=10.0),
            InfinitePushRanker(C=10.0, solver="cvxpy"),
-           SparseInfinitePushRanker(C=100.0, solver="cvxpy"), PNormPushRanker(solver="cvxpy")]
+           SparseInfinitePushRanker(C=100.0, solver="cvxpy"), PNormPushRanker(solver="cvxpy"),
+           SquaredHingeRankSVMRanker(C=10.0), SquaredHingeRankSVMRanker(solver="cvxpy")]
 
 
 @pytest.mark.parametrize("ranker", RANKERS, ids=repr)
@@ -41,16 +43,16 @@ def test_sparse_X_of_any_format_fits_the_dense_model(ranker):
 
 
 def test_sparse_X_is_converted_to_csr_once_and_reaches_the_solver_sparse(monkeypatch):
-    import importlib
-    module = importlib.import_module("infpush_cvx.solvers.ranksvm")
+    from infpush_cvx.solvers import registry
+    method = registry.model("ranksvm").default
     seen = []
-    real = module.ranksvm
+    real = method._solve
 
-    def spy(Xp, Xn, lam, **kw):
-        seen.append((type(Xp), type(Xn)))
-        return real(Xp, Xn, lam, **kw)
+    def spy(self, problem, warm_start, deadline):
+        seen.append((type(problem.data.Xp), type(problem.data.Xn)))
+        return real(self, problem, warm_start, deadline)
 
-    monkeypatch.setattr(module, "ranksvm", spy)
+    monkeypatch.setattr(method, "_solve", spy)
     X, y = two_classes()
     RankSVMRanker(C=10.0).fit(sp.csc_array(X), y)
     assert seen == [(sp.csr_matrix, sp.csr_matrix)]  # rows of one CSR matrix, never densified

@@ -1,0 +1,532 @@
+"""The one ranker class behind the estimators of :mod:`infpush_cvx.evaluation.rankers`.
+
+:class:`_BipartiteRanker` is parameterised by a model of :mod:`infpush_cvx.solvers.registry`
+(``_model``) and a method of that model (the hyper-parameter ``method``; None: the model's
+default). A public ranker names its model, its own hyper-parameters and its problem
+(:meth:`_BipartiteRanker._problem`); everything else is here: validating X, y and the sample
+weights (scikit-learn's contract), the native backend (``MODEL.method(name)`` built with the
+ranker's options, ``method.solve(problem, warm_start)``), the CVXPY backend (the problem's
+``cvxpy_problem()`` compiled once along a path of C, lambda its parameter, solved through
+:mod:`infpush_cvx.solvers.engines.cvxpy_backend`), the warnings of an uncertified or zero fit,
+and prediction. Which native methods take sample weights is their ``weights`` trait.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._sklearn import check_features  # first: without scikit-learn, its ImportError
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+from sklearn.exceptions import DataConversionWarning, NotFittedError
+from .._logging import log_summary, solver_log, verbose_logging
+from .._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
+from ..data.containers import BipartiteData
+from ..data.labels import binary_labels
+from . import _kernel_ranker
+from .metrics import average_precision
+from ..solvers import registry
+from ..solvers.engines.cvxpy_backend import check_solver, failure_message, solve_problem
+from ..solvers.result import CERTIFIED, ConvergenceWarning as SolverConvergenceWarning
+
+SOLVERS = ("auto", "native", "cvxpy")
+#: The CVXPY solvers tried, in order, after ``cvxpy_solver`` gives no point.
+_FALLBACK = ("CLARABEL", "ECOS", "SCS")
+
+
+class ConvergenceWarning(SolverConvergenceWarning, SklearnConvergenceWarning):
+    """A fit ended without its certificate: the project's solver warning and scikit-learn's
+    ``ConvergenceWarning`` at once, so a filter on either (``GridSearchCV`` users silence the
+    latter) reaches it."""
+
+
+class ZeroModelWarning(UserWarning):
+    """The fitted ranker uses no feature: every item gets the same score (a constant ranking)."""
+
+
+def _read_labels(y, n_rows: int, owner: str, *, pos_label, classes=None):
+    """``y`` under the binary-label contract, one label per row of X; ValueError naming y.
+
+    A column vector (n, 1) is read as 1-D with scikit-learn's DataConversionWarning; a
+    continuous target is refused with scikit-learn's wording ("Unknown label type").
+    """
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change "
+                      "the shape of y to (n_samples,), for example using ravel().",
+                      DataConversionWarning, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(f"y must be 1-D with one label per row of X ({n_rows}), "
+                         f"got shape {y.shape}")
+    try:
+        return binary_labels(y, "y", pos_label=pos_label, classes=classes)
+    except ValueError as exc:
+        kind = _refused_target_kind(y)
+        if kind == "continuous":
+            raise ValueError(f"Unknown label type: continuous. {exc}") from None
+        if kind == "multiclass":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is multiclass. {exc}") from None
+        raise
+
+
+def _refused_target_kind(y: np.ndarray) -> str | None:
+    """"continuous" (non-integer floats), "multiclass" (over two labels) or None (other)."""
+    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.any(y != np.round(y)):
+        return "continuous"
+    try:
+        return "multiclass" if np.unique(y).size > 2 else None
+    except TypeError:  # objects that do not compare (mixed types): refused for another reason
+        return None
+
+
+def _check_name(value, name: str, choices) -> str:
+    """A string among ``choices``: TypeError for a non-string, ValueError listing them."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {list(choices)}; got "
+                        f"{type(value).__name__} {value!r}")
+    return check_choice(value, name, choices)
+
+
+def _native_detail(result) -> str:
+    """The solver's own account of an early stop: its method, certified gap and message."""
+    gap = "none" if result.gap is None else f"{result.gap:.2e}"
+    detail = f"method {result.method!r}, certified relative gap {gap}"
+    return detail + (f": {result.message}" if result.message else "")
+
+
+def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
+    """Validated sample weights: float64 copy of length n_rows, or None.
+
+    scikit-learn's contract: None (every row weight 1), a scalar (every row that weight) or one
+    finite nonnegative weight per row; at least one nonzero weight in each class, since rows of
+    weight 0 are dropped. ValueError naming sample_weight otherwise.
+    """
+    if sample_weight is None:
+        return None
+    sw = np.asarray(sample_weight)
+    if np.iscomplexobj(sw):
+        raise ValueError("Complex data not supported: sample_weight must be real")
+    try:
+        sw = np.array(sw, dtype=np.float64)  # a copy: the caller's array is untouched
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be a 1-D array of numbers: {exc}") from None
+    if sw.ndim == 0:
+        sw = np.full(n_rows, float(sw))
+    if sw.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D (one weight per row of X), got shape "
+                         f"{sw.shape}")
+    if sw.shape[0] != n_rows:
+        raise ValueError(f"sample_weight must have one weight per row of X ({n_rows}), got "
+                         f"length {sw.shape[0]}")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinite entries")
+    if np.any(sw < 0):
+        raise ValueError(f"sample_weight must be nonnegative; its smallest entry is "
+                         f"{float(sw.min())!r}")
+    if not np.any(sw > 0):
+        raise ValueError("sample_weight: every weight is zero; at least one non-zero weight is "
+                         "needed in each class")
+    keep = sw > 0
+    if not (pos & keep).any() or not (~pos & keep).any():
+        which = "positive" if not (pos & keep).any() else "negative"
+        raise ValueError(f"sample_weight is zero on every {which} row: after dropping the rows of "
+                         f"weight 0 only one class is left, and both classes are needed")
+    return sw
+
+
+def _feature_matrix(X):
+    """X as a finite float64 2-D array, or CSR matrix, with at least one column; ValueError or
+    TypeError naming X.
+
+    Array-likes (lists, DataFrames, objects with ``__array__`` only) are converted. A
+    scipy.sparse matrix or array of any format (CSR, CSC, COO, ...) becomes one float64
+    ``scipy.sparse.csr_matrix``, here and only here: every solver takes CSR rows, and the
+    fit slices rows (positives, negatives, folds), which CSR does without a copy of the rest.
+    """
+    if not sp.issparse(X):
+        X = np.asarray(X)
+    if np.iscomplexobj(X):
+        raise ValueError("Complex data not supported: X must be real")
+    shape = X.shape
+    if len(shape) == 1:
+        raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
+                         f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
+    if len(shape) == 2 and shape[1] == 0:
+        # scikit-learn's wording, so sklearn's estimator checks recognise the error
+        raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                         f"required.")
+    return check_matrix(X, "X")
+
+
+def _validated_X(estimator, X, *, reset: bool):
+    """X as an array or CSR matrix (:func:`_feature_matrix`); records (``reset``, in ``fit``) or
+    checks on ``estimator`` the number of columns and, for a DataFrame, their names (checked
+    first)."""
+    if hasattr(X, "columns"):
+        check_features(estimator, X, reset=reset)
+        return _feature_matrix(X)
+    X_array = _feature_matrix(X)
+    check_features(estimator, X_array, reset=reset)
+    return X_array
+
+
+class _TrainingSet(NamedTuple):
+    """The validated data of one fit or path: the split data, the classes and the backend."""
+
+    data: BipartiteData
+    classes: np.ndarray
+    backend: str
+    rows: np.ndarray | None = None      # the row of X behind each row of [Xp; Xn]
+    n_samples: int | None = None        # rows of X
+
+
+class _PathFit(NamedTuple):
+    """One solve: weights, status, iterations (None if unknown), certified gap (NaN if none)."""
+
+    coef: np.ndarray
+    status: str
+    n_iter: int | None
+    dual_gap: float
+    detail: str
+
+
+class _BipartiteRanker(ClassifierMixin, BaseEstimator):
+    """One ranker over every model of :mod:`infpush_cvx.solvers.registry`: a subclass names its
+    model (``_model``), its hyper-parameters (``__init__``), builds the model's problem
+    (:meth:`_problem`) and may say why a zero model is optimal (:meth:`_why_zero`). The native
+    backend solves the problem with the model's method ``method`` (None: the model's default),
+    built with the ranker's options; the CVXPY backend solves the problem's CVXPY form."""
+
+    _model = "infinite_push"
+    _penalty = "l2"
+    #: whether a path's native solves start from the previous C's result
+    _warm_starts = True
+
+    def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None,
+                 cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
+        self.C = C
+        self.solver = solver
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cvxpy_solver = cvxpy_solver
+        self.sparsity_tol = sparsity_tol
+        self.pos_label = pos_label
+        self.verbose = verbose
+
+    # ---- the model --------------------------------------------------------------------------
+    def _problem(self, data: BipartiteData, lam: float):
+        """The model's problem on ``data`` at ``lam`` (paper scaling, ``lam = 1/C``)."""
+        return registry.model(self._model).problem(data, lam, scaling="paper")
+
+    def _native_methods(self) -> tuple:
+        """The model's methods for this ranker's penalty, less its "cvxpy" method (that is the
+        ranker's ``solver="cvxpy"`` backend)."""
+        names = registry.model(self._model).method_names(penalty=self._penalty)
+        return tuple(name for name in names if name != "cvxpy")
+
+    def _method_class(self) -> type:
+        model = registry.model(self._model)
+        return model.method(self.method or model.default.name)
+
+    def _method_options(self) -> dict:
+        """The ranker's options for its native method (those left None are the method's)."""
+        options = {"tol": self.tol, "verbose": self.verbose}
+        for name in ("max_iter", "eta0"):  # eta0: the rankers with Agarwal's gradient method
+            if getattr(self, name, None) is not None:
+                options[name] = getattr(self, name)
+        return options
+
+    def _native_method(self):
+        """The native method built with the ranker's options; ValueError naming an option the
+        method does not have."""
+        cls = self._method_class()
+        fields = {f.name for f in dataclasses.fields(cls)}
+        options = self._method_options()
+        unknown = sorted(options.keys() - fields)
+        if unknown:
+            raise ValueError(f"{unknown[0]} is not an option of the method {cls.name!r} of "
+                             f"{type(self).__name__}; leave it None")
+        return cls(**options)
+
+    # ---- validation -------------------------------------------------------------------------
+    def _check_params(self):
+        """Validate every hyper-parameter (``pos_label`` with the labels); return C as float."""
+        C = check_scalar(self.C, "C", positive=True)
+        _check_name(self.solver, "solver", SOLVERS)
+        if self.method is not None:
+            _check_name(self.method, "method", self._native_methods())
+        check_scalar(self.tol, "tol", positive=True)
+        if self.max_iter is not None:
+            check_int(self.max_iter, "max_iter", minimum=1)
+        eta0 = getattr(self, "eta0", None)
+        if eta0 is not None:
+            check_scalar(eta0, "eta0", positive=True)
+        if (self.max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
+            raise ValueError("max_iter and eta0 are options of the native solver; "
+                             "got them with the CVXPY backend")
+        check_solver(self.cvxpy_solver, "cvxpy_solver")
+        check_scalar(self.sparsity_tol, "sparsity_tol", nonnegative=True)
+        check_bool(self.verbose, "verbose")
+        if self._backend() == "native":
+            self._native_method()
+        return C
+
+    def _backend(self) -> str:
+        """``"native"`` for ``solver="auto"``: every registered model has a native method."""
+        return "native" if self.solver == "auto" else self.solver
+
+    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
+        """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
+        and checked (``classes``: the labels of the whole data set, when X is one fold)."""
+        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label,
+                              classes=classes)
+        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
+        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        backend = self._backend()
+        if data.weighted and backend == "native" and not self._method_class().weights:
+            model = registry.model(self._model)
+            weighted = [name for name in self._native_methods() if model.method(name).weights]
+            raise ValueError(f"sample_weight is supported by the native solver only with the "
+                             f"methods {weighted} (or method=None, the default); got "
+                             f"method={self.method!r}. Use one of them or solver='cvxpy'.")
+        keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
+        rows = np.concatenate([np.flatnonzero(labels.positive & keep),
+                               np.flatnonzero(~labels.positive & keep)])
+        return _TrainingSet(data, labels.classes, backend, rows, X.shape[0])
+
+    # ---- fitting ----------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Fit on features X (N x d) and binary labels y (positives: ``pos_label``, else the
+        greater label).
+
+        ``sample_weight``: None, a scalar, or one finite nonnegative weight per row (rows of
+        weight 0 are dropped); integer weights are equivalent to repeating rows. For the losses
+        that are a maximum over the negatives their weights do not change the loss; see the
+        module docstring. With the native backend weights need a method that takes them.
+        """
+        C = self._check_params()
+        X_array = _validated_X(self, X, reset=True)
+        training = self._training_set(X_array, y, sample_weight)
+        (solve,) = self._solve_path(training, [C])
+        self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        self._set_fitted(training, C, solve)
+        return self
+
+    def _fit_path(self, X, y, Cs, *, sample_weight=None):
+        """Weights for every C in ``Cs`` on the same data, as ``[(w, status), ...]`` in the order
+        of ``Cs`` (solved from the smallest C up, warm-started; the CVXPY problem is compiled
+        once). Warns for every fit that is unconverged or zero. Does not change the estimator.
+        """
+        self._check_params()
+        Cs = [check_scalar(c, "C", positive=True) for c in Cs]
+        training = self._training_set(_feature_matrix(X), y, sample_weight)
+        path = self._solve_path(training, Cs)
+        for C, solve in zip(Cs, path):
+            self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        return [(solve.coef, solve.status) for solve in path]
+
+    def _set_fitted(self, training: _TrainingSet, C: float, solve: _PathFit) -> None:
+        """Store one solve as the fitted model (``n_features_in_``, names: set by the caller)."""
+        self.coef_ = solve.coef
+        self.status_ = solve.status
+        self.n_iter_ = solve.n_iter
+        self.dual_gap_ = solve.dual_gap
+        self.C_ = C
+        self.backend_ = training.backend
+        self.n_features_used_ = int(np.count_nonzero(np.abs(solve.coef) > self.sparsity_tol))
+        self.classes_ = training.classes
+        if hasattr(self, "kernel"):
+            _kernel_ranker.set_fitted(self, training, solve)
+
+    def _solve_path(self, training: _TrainingSet, Cs) -> list:
+        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C."""
+        solve = self._solve_cvxpy if training.backend == "cvxpy" else self._solve_native
+        path = solve(training.data, Cs)
+        if self._penalty == "l1":
+            # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
+            # that would otherwise still order the items
+            path = [s._replace(coef=np.where(np.abs(s.coef) > self.sparsity_tol, s.coef, 0.0))
+                    for s in path]
+        return path
+
+    def _solve_native(self, data, Cs):
+        """The native method's solves in increasing C, each warm-started from the previous
+        one's result."""
+        method = self._native_method()
+        out = [None] * len(Cs)
+        prev = None
+        for i in np.argsort(Cs, kind="stable"):
+            with warnings.catch_warnings(), verbose_logging(solver_log, self.verbose):
+                # the ranker reports an unconverged solve itself, once, naming C and the caller
+                warnings.simplefilter("ignore", SolverConvergenceWarning)
+                res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)
+                log_summary(self._model, res)  # (the convenience functions log it, not methods)
+            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
+                              status=res.status,
+                              n_iter=None if res.iterations is None else int(res.iterations),
+                              dual_gap=np.nan if res.gap is None else float(res.gap),
+                              detail=_native_detail(res))
+            prev = res if self._warm_starts else None
+        return out
+
+    def _solve_cvxpy(self, data, Cs):
+        """CVXPY solves through the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
+        solve_problem`: the project's statuses), in increasing C of one compiled problem
+        (:meth:`_problem`'s ``cvxpy_problem()``, lambda its parameter "lam"), each with
+        ``warm_start=True``; no certified gap (``dual_gap`` NaN). RuntimeError naming each
+        solver's cause when none of them gives a point."""
+        prob = self._problem(data, 1.0 / Cs[0]).cvxpy_problem()
+        lam = prob.param_dict["lam"]
+        first = check_solver(self.cvxpy_solver, "cvxpy_solver")
+        out = [None] * len(Cs)
+        for i in np.argsort(Cs, kind="stable"):
+            C = Cs[i]
+            lam.value = 1.0 / C
+            # an interior-point failure on one C should not end a cross-validation run (nor
+            # Clarabel's exponential cones, where ECOS or SCS succeed): the other installed
+            # conic solvers, in order
+            causes = []
+            for solver in [first] + [s for s in _FALLBACK if s != first]:
+                solve = solve_problem(prob, solver=solver, verbose=self.verbose,
+                                      warm_start=True)
+                if solve.has_point:
+                    break
+                causes.append(failure_message(solve, solver))  # it names the solver
+            else:
+                raise RuntimeError(f"every CVXPY solver failed for C={C}: {'; '.join(causes)}")
+            out[i] = _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
+                              n_iter=solve.iterations, dual_gap=np.nan,
+                              detail=solve.message or f"CVXPY solver {solver}")
+        return out
+
+    # ---- honest reporting -------------------------------------------------------------------
+    def _warn_if_unreliable(self, training, C, solve, stacklevel, *, zero_model=True):
+        """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0
+        (unless ``zero_model`` is False).
+
+        ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
+        """
+        name = f"{type(self).__name__}(C={C!r})"
+        if solve.status not in CERTIFIED:
+            detail = solve.detail
+            warnings.warn(f"{name}: the {training.backend} solve ended without its optimality "
+                          f"certificate (status {solve.status!r}{'; ' + detail if detail else ''}"
+                          f"), so coef_ may be far from the optimum. Scale the features (e.g. to "
+                          f"[0, 1]), or try method=None (the certified default) or "
+                          f"solver='cvxpy'.", ConvergenceWarning, stacklevel=stacklevel)
+        if zero_model and not np.any(np.abs(solve.coef) > self.sparsity_tol):
+            if _kernel_ranker.is_linear(self):
+                why = self._why_zero(training.data, C)
+            else:  # the degeneracy tests read the features, not the kernel's feature space
+                why = (f"beta = 0 is optimal for kernel={self.kernel!r} here: C={C!r} may be "
+                       f"very small, or the kernel's gamma makes every item alike")
+            warnings.warn(f"{name}: the model uses no feature (every |w_k| <= sparsity_tol="
+                          f"{self.sparsity_tol!r}), so every item gets the same score: {why}",
+                          ZeroModelWarning, stacklevel=stacklevel)
+
+    def _why_zero(self, data, C) -> str:
+        """Why the weights are zero: degenerate data (w = 0 optimal for every C), else the C."""
+        return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
+                f"badly scaled, or the solve ended early")
+
+    def _why_zero_at_equal_means(self, data, C, model: str) -> str:
+        """For the losses whose gradient at w = 0 is a multiple of the weighted mean negative
+        minus the weighted mean positive: w = 0 is optimal for every C when they are equal."""
+        gap = (data.Xp.T @ data.pos_weights / data.wp_sum
+               - data.Xn.T @ data.neg_weights / data.wn_sum)
+        unit = max(float(np.abs(data.Xp).max()), float(np.abs(data.Xn).max()))
+        if np.abs(gap).max() <= 1e-9 * unit:  # equal up to rounding, at the data's scale
+            return (f"the positives and the negatives have the same mean, so w = 0 is the "
+                    f"{model} optimum for every C")
+        return _BipartiteRanker._why_zero(self, data, C)
+
+    # ---- prediction -------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "coef_"):
+            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
+                                 f"call fit(X, y) first")
+
+    def decision_function(self, X):
+        """Ranking scores ``X @ coef_`` (higher = nearer the top), shape (N,).
+
+        X must have the columns seen in ``fit`` (their number, and their names when fitted on a
+        DataFrame); ValueError otherwise.
+        """
+        self._check_fitted()
+        X = _validated_X(self, X, reset=False)
+        if hasattr(self, "kernel"):
+            return _kernel_ranker.decision_function(self, X)
+        return X @ self.coef_
+
+    def predict(self, X):
+        """The positive class (``pos_label``, else the greater label) where
+        ``decision_function(X) > 0``, the other class elsewhere; an array of ``classes_``' type.
+
+        The threshold 0 is scikit-learn's rule for a binary decision function, not a fitted one:
+        the rankers have no intercept (a ranking ignores shifts), so where 0 falls among the
+        scores depends on the origin of the features. Fit a threshold on held-out data when the
+        decisions matter (e.g. ``sklearn.model_selection.TunedThresholdClassifierCV``).
+        """
+        above = self.decision_function(X) > 0
+        is_positive = binary_labels(self.classes_, "classes_", pos_label=self.pos_label).positive
+        positive_class = self.classes_[is_positive][0]
+        negative_class = self.classes_[~is_positive][0]
+        return np.where(above, positive_class, negative_class)
+
+    def score(self, X, y, sample_weight=None):
+        """Average precision of the ranking of X (Agarwal 2011, section 6).
+
+        ``y`` is read with the classes seen in ``fit`` (and ``pos_label``): a label not among
+        ``classes_`` is a ValueError. ``sample_weight``: one weight per row of X, the weighted
+        AP of :func:`~infpush_cvx.evaluation.metrics.average_precision` (integer weights are
+        repeated rows).
+        """
+        scores = self.decision_function(X)
+        labels = _read_labels(y, scores.shape[0], type(self).__name__, pos_label=self.pos_label,
+                              classes=self.classes_)
+        return average_precision(labels.positive, scores, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
+        from sklearn.utils import ClassifierTags
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
+        # binary labels only: sklearn's checks then feed two-valued y
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
+
+
+class _KernelRanker(_BipartiteRanker):
+    """A bipartite pair-hinge ranker with scikit-learn ``SVC``'s kernel hyper-parameters
+    (:mod:`infpush_cvx.evaluation._kernel_ranker`)."""
+
+    def __init__(self, C=1.0, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
+                 solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
+                 cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
+        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
+                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
+                         pos_label=pos_label, verbose=verbose)
+        self.eta0 = eta0
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _check_params(self):
+        _kernel_ranker.check_params(self)
+        return super()._check_params()
+
+    def _problem(self, data, lam):
+        return registry.model(self._model).problem(data, lam, penalty=self._penalty,
+                                                   scaling="paper",
+                                                   **_kernel_ranker.solver_kwargs(self, data))
