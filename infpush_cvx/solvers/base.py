@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 
 from .._validation import check_bool, check_int, check_scalar
 from .engines.deadline import Deadline, as_deadline
-from .result import SolverResult
+from .result import SolverResult, warn_if_not_converged
 
-__all__ = ["Model", "Problem", "Solver"]
+__all__ = ["CVXPYMethod", "Model", "Problem", "Solver", "cvxpy_message", "data_size"]
 
 
 class Problem:
@@ -68,6 +68,22 @@ class Problem:
     def cvxpy_problem(self, form: str = "compact"):
         """The problem written in CVXPY (``form`` where the model has more than one)."""
         raise NotImplementedError(f"{type(self).__name__} has no CVXPY formulation")
+
+    def _paper_only(self):
+        """The checks and derived values of a problem whose lambda has the paper scaling only:
+        ``scaling`` must be "paper", ``data`` and ``lam`` are checked (raw arrays made a
+        BipartiteData), and ``lam_paper`` (= ``lam``) and ``solved`` (``data`` with far-off
+        columns shifted towards 0, :func:`~.engines.common.centred`) are stored."""
+        from .._validation import check_choice
+        from .engines.common import centred, prepare
+
+        check_choice(self.scaling, "scaling", ("paper",))
+        # in paper scaling the loss and penalty serve only the checks of lambda and the data
+        data, lam, _ = prepare(self.data, None, self.lam, loss="ranksvm", penalty="l2",
+                               scaling="paper", tol=1.0, max_iter=None)
+        for name, value in (("data", data), ("lam", lam), ("lam_paper", lam),
+                            ("solved", centred(data))):
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,6 +168,66 @@ class Solver:
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         raise NotImplementedError
 
+    def _result(self, deadline: Deadline, **fields) -> SolverResult:
+        """The :class:`SolverResult` of this method's solve (``fields``), timed at ``deadline``;
+        it warns when the solve stopped short (:func:`~.result.warn_if_not_converged`)."""
+        result = SolverResult(time=deadline.elapsed(), method=self.name, **fields)
+        warn_if_not_converged(result)
+        return result
+
+
+def data_size(*arrays) -> int:
+    """The entries ``arrays`` store (a sparse one's nonzeros): the size by which the CVXPY
+    backend decides to solve in a child process."""
+    return sum(int(X.nnz) if hasattr(X, "nnz") else int(X.size) for X in arrays)
+
+
+def cvxpy_message(cvxpy_status: str, status: str, gap, message: str) -> str:
+    """The message of a CVXPY answer whose certified status is ``status``: why a claimed
+    optimum is not "optimal", else CVXPY's own ``message``."""
+    if status == "unverified":
+        return "CVXPY gave no finite multipliers: its answer could not be certified"
+    if status == "stalled" and cvxpy_status == "optimal":
+        return (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
+                f"{gap:.3g}")
+    return message
+
+
+@dataclass(frozen=True, kw_only=True)
+class CVXPYMethod(Solver):
+    """A method that solves the problem's CVXPY formulation through
+    :mod:`~.engines.cvxpy_backend` (statuses, the time limit, a child process for a large
+    problem) and certifies the answer with the project's certificate. ``builder`` names the
+    formulation's factory as ``"module:function"``: imported where the problem is built, so an
+    isolated solve does not import CVXPY in this process."""
+
+    name: ClassVar[str] = "cvxpy"
+    default_max_iter: ClassVar[int] = 1
+    builder: ClassVar[str] = ""
+
+    def _cvxpy(self, args: tuple, kwargs: dict, *, solver, options: dict, deadline: Deadline,
+               size: int):
+        """``(outcome, info)``: the backend's :class:`~.engines.cvxpy_backend.Outcome` of
+        ``builder(*args, **kwargs)`` and the result's ``info`` (CVXPY's status and value, the
+        solver, its options and times, whether it ran in a child process)."""
+        from .engines import cvxpy_backend
+
+        out = cvxpy_backend.solve(self.builder, args, kwargs, solver=solver, options=options,
+                                  deadline=deadline, verbose=self.verbose, size=size)
+        defaults = {"solver": solver, "solve_time": None, "solver_options": options,
+                    "stage_times": None, "isolated": False}
+        info = {"cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
+                **{key: out.info.get(key, default) for key, default in defaults.items()}}
+        return out, info
+
+    @staticmethod
+    def _no_point(out, solver) -> tuple[str, str]:
+        """``(status, message)`` of a CVXPY solve that gave no point."""
+        from .engines.cvxpy_backend import failure_message
+
+        status = "time_limit" if out.status == "time_limit" else "failed"
+        return status, failure_message(out, solver)
+
 
 @dataclass(frozen=True)
 class Model:
@@ -181,6 +257,12 @@ class Model:
                 return cls
         raise ValueError(f"method must be one of {[m.name for m in self.methods]} for "
                          f"{self.name}, got {name!r}")
+
+    def solve(self, method: str, problem: Problem, warm_start=None,
+              deadline: Deadline | float | None = None, **options) -> SolverResult:
+        """Solve ``problem`` by the method called ``method`` built with ``options`` (the
+        models' convenience functions): :meth:`Solver.solve`."""
+        return self.method(method)(**options).solve(problem, warm_start, deadline)
 
     def method_names(self, **traits) -> tuple:
         """The names of the methods that accept a problem of ``traits``."""
