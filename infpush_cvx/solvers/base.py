@@ -26,6 +26,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from .._validation import check_bool, check_int, check_scalar
 from .engines.deadline import Deadline, as_deadline
 from .result import SolverResult, warn_if_not_converged
@@ -221,12 +223,15 @@ class CVXPYMethod(Solver):
         return out, info
 
     @staticmethod
-    def _no_point(out, solver) -> tuple[str, str]:
-        """``(status, message)`` of a CVXPY solve that gave no point."""
+    def _answer(out, solver, d: int) -> tuple:
+        """``(w, status, message)`` of the backend's outcome ``out``; a solve that gave no point
+        has NaN weights (length ``d``), "time_limit" or "failed", and its cause."""
+        if out.has_point:
+            return out.values["w"].ravel(), out.status, out.message
         from .engines.cvxpy_backend import failure_message
 
         status = "time_limit" if out.status == "time_limit" else "failed"
-        return status, failure_message(out, solver)
+        return np.full(d, np.nan), status, failure_message(out, solver)
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration, log_progress, solver_log, verbose_logging
 from infpush_cvx._validation import caller_stacklevel
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
 from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.pnorm_push.problem import (PNormPushProblem, State, log_sum_exp,
                                                     loss_only, loss_parts)
-from infpush_cvx.solvers.result import SolverResult, warn_if_not_converged
+from infpush_cvx.solvers.result import SolverResult
 
 #: Armijo constant and the smallest step of Newton's backtracking line search. The step can
 #: be tiny and right: where the softmax weights saturate the Hessian is about ``lam I`` and a
@@ -70,12 +70,9 @@ class _PNormPushMethod(Solver):
             info.update(sigma=final.sigma, rho=final.rho,
                         dual_value=final.objective - final.gap_abs, gap_abs=final.gap_abs)
         status = certified_status(out["status"], gap, self.tol)
-        result = SolverResult(w=w, objective=objective, gap=gap, status=status,
-                              iterations=out["iterations"], time=deadline.elapsed(),
-                              method=self.name, history=out["history"], dual=None, info=info,
-                              message=self._message(out, status, gap))
-        warn_if_not_converged(result)
-        return result
+        return self._result(deadline, w=w, objective=objective, gap=gap, status=status,
+                            iterations=out["iterations"], history=out["history"], dual=None,
+                            info=info, message=self._message(out, status, gap))
 
     def _start(self, problem, warm_start):
         """The warm start's w, or None (start at 0) with a warning when the objective there is
@@ -380,16 +377,16 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CVXPY(_PNormPushMethod):
+class CVXPY(_PNormPushMethod, CVXPYMethod):
     """:func:`infpush_cvx.formulations.pnorm_push_problem` through the CVXPY backend
-    (:mod:`~infpush_cvx.solvers.engines.cvxpy_backend`: statuses, time limit), solved by
-    ``solver`` (default Clarabel); its w is certified by the same gap as Newton's (NaN when the
-    solve gave no point). No warm start."""
+    (:class:`~infpush_cvx.solvers.base.CVXPYMethod`), solved by ``solver`` (default Clarabel);
+    its w is certified by the same gap as Newton's (NaN when the solve gave no point). No warm
+    start."""
 
     solver: str | None = None
 
-    name = "cvxpy"
     default_max_iter = 1
+    builder = "infpush_cvx.formulations._pnorm_push:pnorm_push_problem"
 
     def _check(self) -> None:
         if self.solver is not None and not isinstance(self.solver, str):
@@ -403,27 +400,15 @@ class CVXPY(_PNormPushMethod):
         return None
 
     def _message(self, out, status, gap) -> str:
-        if status == "stalled" and out["status"] == "optimal":
-            return (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
-                    f"{gap:.3g}")
-        return "" if status == "optimal" else out["message"]
+        return cvxpy_message(out["status"], status, gap, super()._message(out, status, gap))
 
     def _run(self, problem, w0, deadline) -> dict:
-        from infpush_cvx.solvers.engines import cvxpy_backend as backend
+        from infpush_cvx.solvers.engines.cvxpy_backend import check_solver
 
         data = problem.solved
-        name = backend.check_solver(self.solver or "CLARABEL", "solver", "EXP")
-        size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
-        out = backend.solve("infpush_cvx.formulations._pnorm_push:pnorm_push_problem",
-                            (data, problem.lam_paper), {"p": problem.p}, solver=name,
-                            options={}, deadline=deadline, verbose=self.verbose, size=size)
-        info = {"cvxpy_solver": name, "cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
-                "stage_times": out.info.get("stage_times"),
-                "isolated": out.info.get("isolated", False)}
-        if not out.has_point:
-            return {"w": np.full(data.d, np.nan),
-                    "status": "time_limit" if out.status == "time_limit" else "failed",
-                    "iterations": out.iterations, "message": backend.failure_message(out, name),
-                    "history": _history(), "info": info}
-        return {"w": out.values["w"].ravel(), "status": out.status, "iterations": out.iterations,
-                "message": out.message, "history": _history(), "info": info}
+        name = check_solver(self.solver or "CLARABEL", "solver", "EXP")
+        out, info = self._cvxpy((data, problem.lam_paper), {"p": problem.p}, solver=name,
+                                options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
+        w, status, message = self._answer(out, name, data.d)
+        return {"w": w, "status": status, "iterations": out.iterations, "message": message,
+                "history": _history(), "info": info}

@@ -16,14 +16,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from infpush_cvx._logging import (log_every, log_iteration, log_progress, solver_log,
                                   verbose_logging)
 from infpush_cvx._validation import check_bool
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked as project_checked
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
@@ -173,16 +172,16 @@ class DualAGD(_NativeMethod):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CVXPY(_TopPushMethod):
-    """:func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend, solved by
-    ``solver`` (Clarabel by default), certified with the dual read from the constraints'
-    multipliers: CVXPY's "optimal" is "optimal" only when that gap is at most ``tol``, and
-    "unverified" when CVXPY gives no multipliers. A failed solve has w = NaN."""
+class CVXPY(_TopPushMethod, CVXPYMethod):
+    """:func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
+    (:class:`~infpush_cvx.solvers.base.CVXPYMethod`), solved by ``solver`` (Clarabel by
+    default), certified with the dual read from the constraints' multipliers: CVXPY's "optimal"
+    is "optimal" only when that gap is at most ``tol``, and "unverified" when CVXPY gives no
+    multipliers. A failed solve has w = NaN."""
 
     solver: str = "CLARABEL"
 
-    name = "cvxpy"
-    default_max_iter = 1
+    builder = "infpush_cvx.formulations._toppush:toppush_problem"
 
     def _check(self) -> None:
         if not isinstance(self.solver, str):
@@ -190,42 +189,25 @@ class CVXPY(_TopPushMethod):
                             f"{type(self.solver).__name__}")
 
     def _message(self, out, status, gap) -> str:
-        if status == "unverified":
-            return "CVXPY gave no multipliers: its answer could not be certified"
-        if status == "stalled" and out["status"] == "optimal":
-            return (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
-                    f"{gap:.3g}")
-        return out["message"]
+        return cvxpy_message(out["status"], status, gap, out["message"])
 
     def _run(self, problem, warm_start, dual0, deadline) -> dict:
-        from infpush_cvx.solvers.engines import cvxpy_backend as backend
-
         data, loss = problem.solved, problem.loss
-        size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
-        # the builder by name: imported (with CVXPY) where the problem is built
-        out = backend.solve("infpush_cvx.formulations._toppush:toppush_problem",
-                            (data, problem.lam_paper), {"loss": loss}, solver=self.solver,
-                            options={}, deadline=deadline, verbose=self.verbose, size=size)
-        info = {"cvxpy_status": out.cvxpy_status, "solver": out.info.get("solver", self.solver),
-                "solve_time": out.info.get("solve_time"),
-                "stage_times": out.info.get("stage_times"),
-                "isolated": out.info.get("isolated", False)}
-        if not out.has_point:
-            return {"w": np.full(data.d, np.nan), "dual": None,
-                    "status": "time_limit" if out.status == "time_limit" else "failed",
-                    "iterations": out.iterations, "history": _history(), "info": info,
-                    "message": backend.failure_message(out, self.solver)}
-        w = out.values["w"].ravel()
-        beta = out.duals[0]
-        alpha = out.duals[1] if loss == "hinge" else None
+        out, info = self._cvxpy((data, problem.lam_paper), {"loss": loss}, solver=self.solver,
+                                options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
+        w, status, message = self._answer(out, self.solver, data.d)
+        alpha = beta = None
+        if out.has_point:
+            beta = out.duals[0]
+            alpha = out.duals[1] if loss == "hinge" else None
         if loss != "hinge" and beta is not None:
             # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
             s, _ = scores(data, w)
             alpha = 2.0 * positive_weights(data) * np.maximum(
                 1.0 + float(out.values["tau"]) - s, 0.0)
         dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
-        return {"w": w, "dual": dual, "status": out.status, "iterations": out.iterations,
-                "history": _history(), "info": info, "message": out.message}
+        return {"w": w, "dual": dual, "status": status, "iterations": out.iterations,
+                "history": _history(), "info": info, "message": message}
 
 
 def _history() -> dict:
