@@ -28,11 +28,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_bool, check_int, check_scalar
+from .._logging import log_progress, log_summary, solver_log, verbose_logging
+from .._validation import check_bool, check_choice, check_int, check_scalar
+from .engines.common import centred, numerical_error_message, prepare
 from .engines.deadline import Deadline, as_deadline
-from .result import SolverResult, warn_if_not_converged
+from .result import SolverResult, status_for_gap, warn_if_not_converged
 
-__all__ = ["CVXPYMethod", "Model", "Problem", "Solver", "cvxpy_message", "data_size"]
+__all__ = ["CVXPYMethod", "Model", "Problem", "Solver", "cvxpy_message", "data_size", "record"]
 
 
 class Problem:
@@ -45,6 +47,11 @@ class Problem:
 
     model: ClassVar[str] = ""
     problem_class: ClassVar[str] = ""
+
+    @property
+    def log_name(self) -> str:
+        """The name that begins the progress log's lines of a solve (the model's)."""
+        return self.model
 
     def traits(self) -> dict:
         """What a method must handle to solve this problem (:meth:`Solver.accepts`): by default
@@ -76,9 +83,6 @@ class Problem:
         ``scaling`` must be "paper", ``data`` and ``lam`` are checked (raw arrays made a
         BipartiteData), and ``lam_paper`` (= ``lam``) and ``solved`` (``data`` with far-off
         columns shifted towards 0, :func:`~.engines.common.centred`) are stored."""
-        from .._validation import check_choice
-        from .engines.common import centred, prepare
-
         check_choice(self.scaling, "scaling", ("paper",))
         # in paper scaling the loss and penalty serve only the checks of lambda and the data
         data, lam, _ = prepare(self.data, None, self.lam, loss="ranksvm", penalty="l2",
@@ -165,10 +169,29 @@ class Solver:
         reason = self.supports(problem)
         if reason is not None:
             raise ValueError(reason)
-        return self._solve(problem, warm_start, deadline)
+        with verbose_logging(solver_log, self.verbose):  # (shown when verbose: _logging)
+            result = self._solve(problem, warm_start, deadline)
+            log_summary(problem.log_name, result)
+        return result
 
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         raise NotImplementedError
+
+    def _log_start(self, problem, data, detail: str = "") -> None:
+        """The first line of a solve's progress log: the model and this method (``detail``
+        after its name), the sizes of ``data``, lambda in paper scaling, tol and max_iter."""
+        log_progress(f"{problem.log_name} {self.name}{detail}: {data.m} positives, {data.n} "
+                     f"negatives, {data.d} features, lambda {problem.lam_paper:.4g} in paper "
+                     f"scaling, tol {self.tol:g}, max_iter {self.iterations}")
+
+    def _judged(self, status: str, gap, message: str, roundoff=None) -> tuple[str, str]:
+        """``(status, message)`` with the status judged by the certified ``gap`` against
+        ``tol`` and its round-off bound (:func:`~.result.status_for_gap`); a
+        "numerical_error" says why."""
+        status = status_for_gap(status, gap, self.tol, roundoff)
+        if status == "numerical_error":
+            message = numerical_error_message(gap, roundoff)
+        return status, message
 
     def _result(self, deadline: Deadline, **fields) -> SolverResult:
         """The :class:`SolverResult` of this method's solve (``fields``), timed at ``deadline``;
@@ -176,6 +199,12 @@ class Solver:
         result = SolverResult(time=deadline.elapsed(), method=self.name, **fields)
         warn_if_not_converged(result)
         return result
+
+
+def record(history: dict, **row) -> None:
+    """Append one row to ``history`` (a solve's record: one list per column)."""
+    for key, value in row.items():
+        history.setdefault(key, []).append(value)
 
 
 def data_size(*arrays) -> int:

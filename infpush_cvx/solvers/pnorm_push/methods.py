@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from infpush_cvx._logging import log_iteration, log_progress, solver_log, verbose_logging
+from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import caller_stacklevel
 from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
 from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
@@ -54,14 +54,11 @@ class _PNormPushMethod(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         w0 = self._start(problem, warm_start)
-        with verbose_logging(solver_log, self.verbose):
-            log_progress(f"pnorm_push {self.name}: {data.m} positives, {data.n} negatives, "
-                         f"{data.d} features, p {p:g}, lambda {lam:.4g}, tol {self.tol:g}, "
-                         f"max_iter {self.iterations}")
-            with blas_threads_for(data.d):
-                out = self._run(problem, w0, deadline)
-                w = out["w"]
-                final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
+        self._log_start(problem, data, f" (p {p:g})")
+        with blas_threads_for(data.d):
+            out = self._run(problem, w0, deadline)
+            w = out["w"]
+            final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
         info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {})}
         if final is None:  # a CVXPY solve without a point: nothing to certify
             objective, gap = np.nan, None

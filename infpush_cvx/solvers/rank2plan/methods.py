@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from infpush_cvx._logging import log_progress, log_summary, solver_log, verbose_logging
+from infpush_cvx._logging import log_progress
 from infpush_cvx._validation import (check_bool, check_choice, check_int, check_scalar,
                                      check_vector)
 from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
@@ -66,19 +66,17 @@ class _Rank2PlanMethod(Solver):
     kernels: ClassVar[bool] = False
 
     def _solve(self, problem: Rank2PlanProblem, warm_start, deadline: Deadline) -> SolverResult:
-        with verbose_logging(solver_log, self.verbose):
-            start = self._start(problem, warm_start)
-            data, factor = problem.data, problem.scaling.objective(1.0)
-            log_progress(f"rank2plan_lp {self.name}: {data.n_states} states, {data.n_features} "
-                         f"features, {data.n_pairs} pairs, lambda {problem.lam:.4g}, tol "
-                         f"{self.tol}; iteration objectives in units of {factor:g}")
-            if problem.lam_unit >= problem.operator.lambda_max():
-                res = problem.zero_solution(self.name)
-            else:
-                res = self._run(problem, start, deadline)
-            result = problem.in_caller_units(res, self.tol, deadline)
-            log_summary("rank2plan_lp", result)
-        return result
+        start = self._start(problem, warm_start)
+        data, factor = problem.data, problem.scaling.objective(1.0)
+        log_progress(f"{problem.log_name} {self.name}: {data.n_states} states, "
+                     f"{data.n_features} features, {data.n_pairs} pairs, lambda "
+                     f"{problem.lam:.4g}, tol {self.tol}; iteration objectives in units of "
+                     f"{factor:g}")
+        if problem.lam_unit >= problem.operator.lambda_max():
+            res = problem.zero_solution(self.name)
+        else:
+            res = self._run(problem, start, deadline)
+        return problem.in_caller_units(res, self.tol, deadline)
 
     def _start(self, problem: Rank2PlanProblem, warm_start):
         """The warm start (a :class:`SolverResult` or a beta) on the unit-sized LP, or None."""

@@ -59,6 +59,7 @@ class Rank2PlanProblem(Problem):
     lam: float
 
     model: ClassVar[str] = "rank2plan"
+    log_name: ClassVar[str] = "rank2plan_lp"  # the progress log names the function
     problem_class: ClassVar[str] = "LP"
     penalty: ClassVar[str] = "l1"
 

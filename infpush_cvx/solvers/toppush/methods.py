@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infpush_cvx._logging import (log_every, log_iteration, log_progress, solver_log,
-                                  verbose_logging)
+from infpush_cvx._logging import log_every, log_iteration
 from infpush_cvx._validation import check_bool
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked as project_checked
@@ -47,11 +46,8 @@ class _TopPushMethod(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, loss = problem.solved, problem.lam_paper, problem.loss
         dual0 = _warm_dual(data, warm_start)
-        with verbose_logging(solver_log, self.verbose):
-            log_progress(f"toppush {self.name} ({loss}): {data.m} positives, {data.n} "
-                         f"negatives, {data.d} features, lambda {lam:.4g}, tol {self.tol:g}, "
-                         f"max_iter {self.iterations}")
-            out = self._run(problem, warm_start, dual0, deadline)
+        self._log_start(problem, data, f" ({loss})")
+        out = self._run(problem, warm_start, dual0, deadline)
         w = out["w"]
         primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
         if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
