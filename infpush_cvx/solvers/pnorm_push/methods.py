@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import caller_stacklevel
-from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size, record
 from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.pnorm_push.problem import (PNormPushProblem, State, log_sum_exp,
@@ -97,12 +97,8 @@ class _PNormPushMethod(Solver):
 
 def _record(history, k, objective, gap, deadline, method, **figures):
     seconds = deadline.elapsed()
-    history["iteration"].append(k)
-    history["objective"].append(float(objective))
-    history["gap"].append(None if gap is None else float(gap))
-    history["time"].append(seconds)
-    for name, value in figures.items():
-        history.setdefault(name, []).append(value)
+    record(history, iteration=k, objective=float(objective),
+           gap=None if gap is None else float(gap), time=seconds, **figures)
     log_iteration(method, k, objective, gap, seconds, **figures)
 
 

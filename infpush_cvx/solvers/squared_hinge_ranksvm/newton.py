@@ -28,7 +28,7 @@ import numpy as np
 
 from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import check_int
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines.common import warm_weights
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.result import SolverResult
@@ -81,15 +81,12 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         dual, gap, roundoff = problem.certificate(point)
         if best is None or gap < best[1]:
             best = (point, gap, roundoff, dual)
-        history["objective"].append(point.primal)
-        history["gap"].append(gap)
-        history["time"].append(deadline.elapsed())
+        record(history, objective=point.primal, gap=gap, time=deadline.elapsed())
         log_iteration("newton", it, point.primal, gap, history["time"][-1])
         end = round_end(gap, tol, deadline)
         if end is not None:
             status, message = end
-            history["cg_iterations"].append(0)
-            history["step_size"].append(float("nan"))
+            record(history, cg_iterations=0, step_size=float("nan"))
             break
         grad = lam * point.w - 2.0 * point.pairs
         g_norm = float(np.linalg.norm(grad))
@@ -97,13 +94,12 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
         direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
                                              max_cg, deadline)
-        history["cg_iterations"].append(cg)
         if direction is None:
             status, message = "time_limit", deadline.message()
-            history["step_size"].append(float("nan"))
+            record(history, cg_iterations=cg, step_size=float("nan"))
             break
         step, moved = _line_search(problem, point, grad, direction, deadline)
-        history["step_size"].append(step)
+        record(history, cg_iterations=cg, step_size=step)
         if moved is None:
             status, message = ("time_limit", deadline.message()) if deadline.expired() else (
                 "stalled", "the line search found no decrease along the Newton direction: "

@@ -21,7 +21,8 @@ from infpush_cvx._logging import log_every, log_iteration
 from infpush_cvx._validation import check_bool
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked as project_checked
-from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
+from infpush_cvx.solvers.base import (CVXPYMethod, Solver, cvxpy_message, data_size,
+                                      record)
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
@@ -291,9 +292,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
             theta = theta_new
         x = new
         L = max(0.9 * L, 1e-300)  # let the next step try a longer step
-        hist["objective"].append(best_primal)
-        hist["gap"].append(gap)
-        hist["time"].append(deadline.elapsed())
+        record(hist, objective=best_primal, gap=gap, time=deadline.elapsed())
         if it % every == 0 or gap <= tol:
             log_iteration("dual_agd", it, best_primal, gap, hist["time"][-1], L=L)
         if gap <= tol:
