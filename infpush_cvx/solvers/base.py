@@ -47,6 +47,9 @@ class Problem:
 
     model: ClassVar[str] = ""
     problem_class: ClassVar[str] = ""
+    #: The catalog options that are arguments of the problem (the others, such as ``form``,
+    #: are the CVXPY formulation's).
+    catalog_options: ClassVar[tuple] = ("scaling",)
 
     @property
     def log_name(self) -> str:
@@ -66,9 +69,20 @@ class Problem:
     def from_catalog(cls, formulation: str, options: dict, lam: float, data):
         """The problem of a catalog entry: its formulation (one of its model's
         ``formulations``; a dual is answered by its primal), its options (``penalty``,
-        ``scaling``, ``p``, ``loss``, kernel options...; CVXPY-only ones such as ``form`` are
-        ignored), its lambda in its own scaling, and the instance's data."""
-        raise NotImplementedError
+        ``scaling``, ``p``, ``loss``, kernel options...: its ``catalog_options``; CVXPY-only
+        ones such as ``form`` are ignored), its lambda in its own scaling, and the instance's
+        data. A formulation its model does not answer is a ValueError."""
+        from .registry import model
+
+        known = model(cls.model).formulations
+        if formulation not in known:
+            raise ValueError(f"formulation must be one of {list(known)} for {cls.__name__}, "
+                             f"got {formulation!r}")
+        return cls(data, lam, **cls._catalog_arguments(options))
+
+    @classmethod
+    def _catalog_arguments(cls, options: dict) -> dict:
+        return {name: options[name] for name in cls.catalog_options if name in options}
 
     def objective(self, w) -> float:
         """The primal objective at ``w`` in the caller's scaling."""

@@ -39,6 +39,7 @@ class BipartiteProblem(Problem):
     loss: ClassVar[str] = ""
     penalties: ClassVar[tuple] = ("l2",)
     problem_class: ClassVar[str] = "QP"
+    catalog_options: ClassVar[tuple] = ("penalty", "scaling")
 
     def __post_init__(self):
         if not isinstance(self.data, BipartiteData):
@@ -64,15 +65,10 @@ class BipartiteProblem(Problem):
             object.__setattr__(self, name, value)
 
     @classmethod
-    def from_catalog(cls, formulation: str, options: dict, lam: float, data):
+    def _catalog_arguments(cls, options: dict) -> dict:
         from infpush_cvx.data.kernels import kernel_options
-
-        if formulation not in (cls.loss, f"{cls.loss}_dual"):
-            raise ValueError(f"formulation must be {cls.loss!r} or {cls.loss}_dual for "
-                             f"{cls.__name__}, got {formulation!r}")
         # a dual is answered by its primal (l2)
-        return cls(data, lam, penalty=options.get("penalty", "l2"),
-                   scaling=options.get("scaling", "paper"), **kernel_options(options))
+        return {**super()._catalog_arguments(options), **kernel_options(options)}
 
     def on_rows(self, Xp, Xn) -> BipartiteProblem:
         """The linear problem of the same model, weights, lambda and scaling on the rows

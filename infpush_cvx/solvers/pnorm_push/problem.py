@@ -56,6 +56,7 @@ class PNormPushProblem(Problem):
     scaling: str = "paper"
 
     model = "pnorm_push"
+    catalog_options = ("p", "scaling")
     problem_class = "EXP"
 
     def __post_init__(self):
@@ -64,10 +65,6 @@ class PNormPushProblem(Problem):
         object.__setattr__(self, "p", check_p(self.p))
         self._paper_only()
         object.__setattr__(self, "logs", log_mean_weights(self.solved))
-
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, p=options["p"], scaling=options.get("scaling", "paper"))
 
     def loss(self, w) -> float:
         """``(1/p) log((1/N) sum_j q_j ((1/M) sum_i p_i exp(-(s_i - t_j)))^p)`` at w (M = m,

@@ -80,11 +80,6 @@ class SquaredHingeRankSVMProblem(Problem):
         object.__setattr__(self, "pair_weights", (p / p.sum(), q / q.sum()))
         object.__setattr__(self, "_row_norm", largest_row_norm(rows))
 
-    @classmethod
-    def from_catalog(cls, formulation: str, options: dict, lam: float, data):
-        check_choice(formulation, "formulation", (LOSS,))
-        return cls(data, lam, scaling=options.get("scaling", "paper"))
-
     @property
     def Xp(self):
         return self._rows.Xp

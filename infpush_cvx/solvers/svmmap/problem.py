@@ -78,10 +78,6 @@ class SVMMAPProblem(Problem):
             raise ValueError("svmmap does not take sample weights (wp, wn): average precision "
                              "with weighted items is not defined here")
 
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, scaling=options.get("scaling", "paper"))
-
     def objective(self, w) -> float:
         """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (module docstring), on the
         centred data (the same score differences, without a common offset's round-off)."""

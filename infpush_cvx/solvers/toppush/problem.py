@@ -61,15 +61,12 @@ class TopPushProblem(Problem):
     scaling: str = "paper"
 
     model = "toppush"
+    catalog_options = ("loss", "scaling")
     problem_class = "QP"
 
     def __post_init__(self):
         check_choice(self.loss, "loss", LOSSES)
         self._paper_only()
-
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, loss=options["loss"], scaling=options.get("scaling", "paper"))
 
     def objective(self, w) -> float:
         return primal_objective(self.data, w, self.lam_paper, self.loss)
