@@ -30,7 +30,9 @@ import numpy as np
 
 from .._logging import log_progress, log_summary, solver_log, verbose_logging
 from .._validation import check_bool, check_choice, check_int, check_scalar
-from .engines.common import centred, numerical_error_message, prepare
+from ..data.containers import BipartiteData
+from ..formulations import scaling as _scaling
+from .engines.common import centred, check_representable, numerical_error_message
 from .engines.deadline import Deadline, as_deadline
 from .result import SolverResult, status_for_gap, warn_if_not_converged
 
@@ -92,18 +94,31 @@ class Problem:
         """The problem written in CVXPY (``form`` where the model has more than one)."""
         raise NotImplementedError(f"{type(self).__name__} has no CVXPY formulation")
 
-    def _paper_only(self):
-        """The checks and derived values of a problem whose lambda has the paper scaling only:
-        ``scaling`` must be "paper", ``data`` and ``lam`` are checked (raw arrays made a
-        BipartiteData), and ``lam_paper`` (= ``lam``) and ``solved`` (``data`` with far-off
-        columns shifted towards 0, :func:`~.engines.common.centred`) are stored."""
+    def _check_lambda(self, loss: str, penalty: str = "l2", *,
+                      representable: bool = True) -> None:
+        """Check ``data`` (a BipartiteData), ``lam`` > 0 and ``scaling``, and store ``lam``
+        checked and ``lam_paper``, lambda in paper scaling (converted once, here, for the loss
+        and penalty: :mod:`infpush_cvx.formulations.scaling`). ``representable``: refuse data
+        and a lambda whose problem float64 cannot hold
+        (:func:`~.engines.common.check_representable`; not for a kernel problem)."""
+        if not isinstance(self.data, BipartiteData):
+            raise TypeError(f"data must be a BipartiteData, got {type(self.data).__name__}")
+        lam = check_scalar(self.lam, "lam", positive=True)
+        check_choice(self.scaling, "scaling", _scaling.SCALINGS)
+        lam_paper = float(_scaling.to_paper_lambda(lam, self.scaling, loss=loss, penalty=penalty,
+                                                   m=self.data.wp_sum, n=self.data.wn_sum))
+        if representable:
+            check_representable(self.data, lam_paper, penalty)
+        object.__setattr__(self, "lam", lam)
+        object.__setattr__(self, "lam_paper", lam_paper)
+
+    def _paper_only(self) -> None:
+        """:meth:`_check_lambda` for a problem whose lambda has the paper scaling only (the
+        loss's name then serves the checks only), and ``solved``: ``data`` with far-off columns
+        shifted towards 0 (:func:`~.engines.common.centred`)."""
         check_choice(self.scaling, "scaling", ("paper",))
-        # in paper scaling the loss and penalty serve only the checks of lambda and the data
-        data, lam, _ = prepare(self.data, None, self.lam, loss="ranksvm", penalty="l2",
-                               scaling="paper", tol=1.0, max_iter=None)
-        for name, value in (("data", data), ("lam", lam), ("lam_paper", lam),
-                            ("solved", centred(data))):
-            object.__setattr__(self, name, value)
+        self._check_lambda("ranksvm")
+        object.__setattr__(self, "solved", centred(self.data))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,9 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from infpush_cvx._validation import check_choice, check_scalar
+from infpush_cvx._validation import check_choice
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx.solvers.base import Problem
 
 
@@ -42,18 +41,9 @@ class BipartiteProblem(Problem):
     catalog_options: ClassVar[tuple] = ("penalty", "scaling")
 
     def __post_init__(self):
-        if not isinstance(self.data, BipartiteData):
-            raise TypeError(f"data must be a BipartiteData, got {type(self.data).__name__}")
-        check_scalar(self.lam, "lam", positive=True)
         check_choice(self.penalty, "penalty", self.penalties)
-        check_choice(self.scaling, "scaling", _scaling.SCALINGS)
-        lam_paper = float(_scaling.to_paper_lambda(
-            self.lam, self.scaling, loss=self.loss, penalty=self.penalty, m=self.data.wp_sum,
-            n=self.data.wn_sum))
-        object.__setattr__(self, "lam_paper", lam_paper)
+        self._check_lambda(self.loss, self.penalty, representable=self.kernel is None)
         if self.kernel is None:
-            from infpush_cvx.solvers.engines.common import check_representable
-            check_representable(self.data, lam_paper, self.penalty)
             return
         if self.penalty != "l2":
             raise ValueError(f"kernel={self.kernel!r} needs penalty='l2' (the RKHS norm), got "
