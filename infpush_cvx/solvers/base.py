@@ -280,6 +280,16 @@ class CVXPYMethod(Solver):
                 **{key: out.info.get(key, default) for key, default in defaults.items()}}
         return out, info
 
+    def _start(self, problem, warm_start) -> None:
+        """No warm start: a TypeError naming the model's methods that take one."""
+        if warm_start is not None:
+            from .registry import model
+
+            others = " or ".join(repr(method.name) for method in model(problem.model).methods
+                                 if method.name != self.name)
+            raise TypeError(f"warm_start is used only by method {others}, not by "
+                            f"method='cvxpy'")
+
     @staticmethod
     def _answer(out, solver, d: int) -> tuple:
         """``(w, status, message)`` of the backend's outcome ``out``; a solve that gave no point

@@ -386,11 +386,7 @@ class CVXPY(_PNormPushMethod, CVXPYMethod):
             raise TypeError(f"solver must be a CVXPY solver name or None, got "
                             f"{type(self.solver).__name__}")
 
-    def _start(self, problem, warm_start):
-        if warm_start is not None:
-            raise TypeError("warm_start is used only by method 'newton' or 'boosting', not by "
-                            "method='cvxpy'")
-        return None
+    _start = CVXPYMethod._start  # no warm start (the model base class reads one)
 
     def _message(self, out, status, gap) -> str:
         return cvxpy_message(out["status"], status, gap, super()._message(out, status, gap))

@@ -212,10 +212,7 @@ class CVXPY(_Rank2PlanMethod, CVXPYMethod):
             raise TypeError(f"solver_options must be a dict, got "
                             f"{type(self.solver_options).__name__}")
 
-    def _start(self, problem, warm_start):
-        if warm_start is not None:
-            raise TypeError("warm_start is not an option of method 'cvxpy'")
-        return None
+    _start = CVXPYMethod._start  # no warm start (the model base class reads one)
 
     def _solver_options(self, deadline: Deadline):
         """``(solver, options)`` with ``tol`` as the solver's own option; a TypeError for a
