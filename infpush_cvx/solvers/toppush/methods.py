@@ -25,7 +25,7 @@ from infpush_cvx.solvers.base import (CVXPYMethod, Solver, cvxpy_message, data_s
                                       record)
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
-from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.toppush import ipm
 from infpush_cvx.solvers.toppush.polish import polish as polish_point
 from infpush_cvx.solvers.toppush.problem import (TopPushProblem, certifier, data_lipschitz,
@@ -58,14 +58,12 @@ class _TopPushMethod(Solver):
             gap = relative_gap(primal, dual_objective(data, *dual, lam, loss))
         status = certified_status(out["status"], gap, self.tol)
         info = dict(out.get("info", {}), lam_paper=lam, scaling="paper", penalty="l2", loss=loss)
-        result = SolverResult(w=w, objective=primal, gap=gap, status=status,
-                              iterations=out["iterations"], time=deadline.elapsed(),
-                              method=self.name, history=out["history"], dual=dual, info=info,
-                              message=self._message(out, status, gap))
-        if getattr(self, "polish", False) and result.converged:
+        result = self._result(deadline, w=w, objective=primal, gap=gap, status=status,
+                              iterations=out["iterations"], history=out["history"], dual=dual,
+                              info=info, message=self._message(out, status, gap))
+        if getattr(self, "polish", False) and result.converged:  # (converged: no warning)
             result = dataclasses.replace(polish_point(problem.data, lam, loss, result),
                                          time=deadline.elapsed())
-        warn_if_not_converged(result)
         return result
 
     def _message(self, out, status, gap) -> str:
