@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._logging import log_progress, log_summary, solver_log, verbose_logging
-from .._validation import check_bool, check_choice, check_int, check_scalar
+from .._validation import (caller_stacklevel, check_bool, check_choice, check_int,
+                           check_scalar)
 from ..data.containers import BipartiteData
 from ..formulations import scaling as _scaling
 from .engines.common import centred, check_representable, numerical_error_message
@@ -224,9 +225,11 @@ class Solver:
 
     def _result(self, deadline: Deadline, **fields) -> SolverResult:
         """The :class:`SolverResult` of this method's solve (``fields``), timed at ``deadline``;
-        it warns when the solve stopped short (:func:`~.result.warn_if_not_converged`)."""
+        it warns, at the caller's line, when the solve stopped short
+        (:func:`~.result.warn_if_not_converged`)."""
         result = SolverResult(time=deadline.elapsed(), method=self.name, **fields)
-        warn_if_not_converged(result)
+        # + 1: the warning is raised one call down, in warn_if_not_converged
+        warn_if_not_converged(result, stacklevel=caller_stacklevel() + 1)
         return result
 
 

@@ -122,3 +122,13 @@ def test_a_cvxpy_method_refuses_a_warm_start_naming_the_methods_that_take_one(na
                   else problem.data.d)
     with pytest.raises(TypeError, match=f"warm_start is used only by method {others}"):
         registry.model(name).method("cvxpy")().solve(problem, w0)
+
+
+@pytest.mark.parametrize("name", ["pnorm_push", "toppush", "svmmap", "squared_hinge_ranksvm"])
+def test_a_stopped_solve_warns_at_the_caller_s_line(name):
+    from infpush_cvx.solvers.result import ConvergenceWarning
+
+    method = registry.model(name).certified(tol=1e-12, max_iter=1)
+    with pytest.warns(ConvergenceWarning) as caught:
+        method.solve(_problem(name))
+    assert caught[0].filename == __file__
