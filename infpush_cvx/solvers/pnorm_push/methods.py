@@ -71,22 +71,22 @@ class _PNormPushMethod(Solver):
                             iterations=out["iterations"], history=out["history"], dual=None,
                             info=info, message=self._message(out, status, gap))
 
-    def _start(self, problem, warm_start):
-        """The warm start's w, or None (start at 0) with a warning when the objective there is
-        not finite (``np.full(d, 1e200)``: ``||w||^2`` overflows): no step from it can be
-        measured."""
+    def _start(self, problem, warm_start) -> np.ndarray:
+        """A copy of the warm start's w to start from, or ``w = 0``: without a warm start, and
+        with a warning when the objective there is not finite (``np.full(d, 1e200)``:
+        ``||w||^2`` overflows), since no step from it can be measured."""
         data = problem.solved
         w0 = warm_weights(data, warm_start)
         if w0 is None:
-            return None
+            return np.zeros(data.d)
         with np.errstate(over="ignore", invalid="ignore"):
             value = 0.5 * problem.lam_paper * float(w0 @ w0) + loss_only(
                 data.Xp @ w0, data.Xn @ w0, problem.p, problem.logs)
         if np.isfinite(value):
-            return w0
+            return w0.astype(np.float64, copy=True)
         warnings.warn(f"warm_start: the objective there is {value!r} (not finite); starting "
                       f"from w = 0 instead", UserWarning, stacklevel=caller_stacklevel())
-        return None
+        return np.zeros(data.d)
 
     def _message(self, out, status, gap) -> str:
         return "" if status == "optimal" else out["message"]
@@ -116,10 +116,9 @@ class Newton(_PNormPushMethod):
 
     name = "newton"
 
-    def _run(self, problem, w0, deadline) -> dict:
+    def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         tol, max_iter = self.tol, self.iterations
-        w = np.zeros(data.d) if w0 is None else w0.astype(np.float64, copy=True)
         state = State(data, w, lam, p, logs)
         history = _history()
         _record(history, 0, state.objective, state.gap, deadline, "newton")
@@ -278,11 +277,10 @@ class Boosting(_PNormPushMethod):
 
     name = "boosting"
 
-    def _run(self, problem, w0, deadline) -> dict:
+    def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         max_iter = self.iterations
         log_a, log_b = logs
-        w = np.zeros(data.d) if w0 is None else w0.astype(np.float64, copy=True)
         history = _history()
         loss, sigma, rho, s, t = loss_parts(data, w, p, logs)
         _record(history, 0, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
