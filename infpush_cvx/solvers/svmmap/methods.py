@@ -24,6 +24,7 @@ from infpush_cvx._validation import check_vector
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines import duality
 from infpush_cvx.solvers.engines.common import blas_threads_for
+from infpush_cvx.solvers.engines.deadline import round_end
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.svmmap.problem import SVMMAPProblem, cut, most_violated_ranking
 
@@ -73,11 +74,9 @@ class CuttingPlane(Solver):
                        time=deadline.elapsed())
                 log_iteration("svmmap", it, P, gap, deadline.elapsed(), cuts=int(qp.delta.size),
                               violation=ranking.violation)
-                if gap <= tol:
-                    status = "optimal"
-                    break
-                if deadline.expired():
-                    status, message = "time_limit", deadline.message()
+                end = round_end(gap, tol, deadline)
+                if end is not None:
+                    status, message = end
                     break
                 if it == max_iter:
                     message = f"{max_iter} cutting-plane rounds"
