@@ -262,11 +262,19 @@ class CVXPYMethod(Solver):
     :mod:`~.engines.cvxpy_backend` (statuses, the time limit, a child process for a large
     problem) and certifies the answer with the project's certificate. ``builder`` names the
     formulation's factory as ``"module:function"``: imported where the problem is built, so an
-    isolated solve does not import CVXPY in this process."""
+    isolated solve does not import CVXPY in this process. ``solver``: the CVXPY solver's name
+    (None: the method's default)."""
+
+    solver: str | None = None
 
     name: ClassVar[str] = "cvxpy"
     default_max_iter: ClassVar[int] = 1
     builder: ClassVar[str] = ""
+
+    def _check(self) -> None:
+        if self.solver is not None and not isinstance(self.solver, str):
+            raise TypeError(f"solver must be a CVXPY solver name or None, got "
+                            f"{type(self.solver).__name__}")
 
     def _cvxpy(self, args: tuple, kwargs: dict, *, solver, options: dict, deadline: Deadline,
                size: int):

@@ -132,3 +132,9 @@ def test_a_stopped_solve_warns_at_the_caller_s_line(name):
     with pytest.warns(ConvergenceWarning) as caught:
         method.solve(_problem(name))
     assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize("name", ["rank2plan", "pnorm_push", "toppush"])
+def test_a_cvxpy_method_checks_its_solver_name(name):
+    with pytest.raises(TypeError, match="solver must be a CVXPY solver name or None, got int"):
+        registry.model(name).method("cvxpy")(solver=3)

@@ -374,15 +374,8 @@ class CVXPY(_PNormPushMethod, CVXPYMethod):
     its w is certified by the same gap as Newton's (NaN when the solve gave no point). No warm
     start."""
 
-    solver: str | None = None
-
     default_max_iter = 1
     builder = "infpush_cvx.formulations._pnorm_push:pnorm_push_problem"
-
-    def _check(self) -> None:
-        if self.solver is not None and not isinstance(self.solver, str):
-            raise TypeError(f"solver must be a CVXPY solver name or None, got "
-                            f"{type(self.solver).__name__}")
 
     _start = CVXPYMethod._start  # no warm start (the model base class reads one)
 

@@ -194,7 +194,6 @@ class CVXPY(_Rank2PlanMethod, CVXPYMethod):
     point: beta is NaN and the message names the cause. ``verbose`` also shows CVXPY's output."""
 
     tol: float | None = None
-    solver: str | None = None
     form: str = "compact"
     solver_options: dict | None = None
 
@@ -207,6 +206,7 @@ class CVXPY(_Rank2PlanMethod, CVXPYMethod):
             raise TypeError("max_iter is not an option of method 'cvxpy' (give the solver's own "
                             "iteration limit in solver_options)")
         check_bool(self.verbose, "verbose")
+        self._check()  # the solver's name (CVXPYMethod)
         check_choice(self.form, "form", ("compact", "direct"))
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict, got "

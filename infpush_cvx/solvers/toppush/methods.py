@@ -174,14 +174,9 @@ class CVXPY(_TopPushMethod, CVXPYMethod):
     is "optimal" only when that gap is at most ``tol``, and "unverified" when CVXPY gives no
     multipliers. A failed solve has w = NaN."""
 
-    solver: str = "CLARABEL"
+    solver: str | None = "CLARABEL"
 
     builder = "infpush_cvx.formulations._toppush:toppush_problem"
-
-    def _check(self) -> None:
-        if not isinstance(self.solver, str):
-            raise TypeError(f"solver must be a CVXPY solver name, got "
-                            f"{type(self.solver).__name__}")
 
     def _message(self, out, status, gap) -> str:
         return cvxpy_message(out["status"], status, gap, out["message"])
