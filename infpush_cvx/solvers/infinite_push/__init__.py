@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from infpush_cvx._logging import logs_progress
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Model
 from infpush_cvx.solvers.engines.common import as_bipartite, data_first, method_options
@@ -34,7 +33,6 @@ MODEL = Model(name="infinite_push", problem=InfinitePushProblem,
 METHODS = {penalty: MODEL.method_names(penalty=penalty) for penalty in ("l2", "l1")}
 
 
-@logs_progress
 @data_first
 def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
                   scaling: str = "paper", method: str = "working_set", tol: float = 1e-6,
@@ -68,9 +66,8 @@ def infinite_push(data: BipartiteData, lam: float, penalty: str = "l2",
     problem = InfinitePushProblem(as_bipartite(data, None, wp, wn), lam, penalty=penalty,
                                   scaling=scaling, kernel=kernel, gamma=gamma, degree=degree,
                                   coef0=coef0)
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose,
-                                  **method_options(options))
-    return solver.solve(problem, warm_start, time_limit)
+    return MODEL.solve(method, problem, warm_start, time_limit, tol=tol, max_iter=max_iter,
+                       verbose=verbose, **method_options(options))
 
 
 __all__ = ["ADMM", "DualFISTA", "InfinitePushProblem", "METHODS", "MODEL", "PaperGradient",

@@ -25,6 +25,7 @@ from infpush_cvx._logging import log_every, log_iteration
 from infpush_cvx._validation import check_scalar
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.prox import prox_infinite_push_loss
+from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.engines import duality
 
 
@@ -126,10 +127,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             if best[2] is None or dval > best[2][0]:
                 best = (best[0], best[1], (dval, alpha))
             gap = duality.relative_gap(best[0], best[2][0])
-            hist["objective"].append(p)
-            hist["gap"].append(gap)
-            hist["time"].append(deadline.elapsed())
-            hist["rho"].append(rho)
+            record(hist, objective=p, gap=gap, time=deadline.elapsed(), rho=rho)
             if it % every == 0 or it == max_iter or gap <= tol:
                 log_iteration("admm", it, best[0], gap, hist["time"][-1], rho=rho)
             if gap <= tol:

@@ -26,7 +26,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from infpush_cvx._logging import log_progress, solver_log, verbose_logging
 from infpush_cvx._validation import check_bool, check_int, check_scalar
 from infpush_cvx.solvers.base import Solver
 from infpush_cvx.solvers.engines import dual_gradient, duality, working_set
@@ -61,10 +60,6 @@ class BipartiteMethod(Solver):
         super().__post_init__()
 
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
-        with verbose_logging(solver_log, self.verbose):  # (shown when verbose: _logging)
-            return self._solve_problem(problem, warm_start, deadline)
-
-    def _solve_problem(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         if problem.kernel is not None:
             from infpush_cvx.solvers.engines.kernel import kernel_solve
             return kernel_solve(self, problem, warm_start, deadline)
@@ -76,10 +71,8 @@ class BipartiteMethod(Solver):
     def _solve_linear(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         """The solve of a linear ``problem`` (the kernel route's on the rows of a factor)."""
         data = centred(problem.data)  # the same problem, without digits lost to an offset
-        penalty = f" ({problem.penalty} penalty)" if len(problem.penalties) > 1 else ""
-        log_progress(f"{problem.model} {self.name}{penalty}: {data.m} positives, {data.n} "
-                     f"negatives, {data.d} features, lambda {problem.lam_paper:.4g} in paper "
-                     f"scaling, tol {self.tol:g}, max_iter {self.iterations}")
+        self._log_start(problem, data, f" ({problem.penalty} penalty)"
+                        if len(problem.penalties) > 1 else "")
         return self._linear(problem, data, warm_start, deadline)
 
     def _linear(self, problem, data, warm_start, deadline: Deadline) -> SolverResult:

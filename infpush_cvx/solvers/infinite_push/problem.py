@@ -13,9 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from infpush_cvx._validation import check_choice, check_scalar
+from infpush_cvx._validation import check_choice
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx.solvers.base import Problem
 
 
@@ -39,20 +38,12 @@ class BipartiteProblem(Problem):
     loss: ClassVar[str] = ""
     penalties: ClassVar[tuple] = ("l2",)
     problem_class: ClassVar[str] = "QP"
+    catalog_options: ClassVar[tuple] = ("penalty", "scaling")
 
     def __post_init__(self):
-        if not isinstance(self.data, BipartiteData):
-            raise TypeError(f"data must be a BipartiteData, got {type(self.data).__name__}")
-        check_scalar(self.lam, "lam", positive=True)
         check_choice(self.penalty, "penalty", self.penalties)
-        check_choice(self.scaling, "scaling", _scaling.SCALINGS)
-        lam_paper = float(_scaling.to_paper_lambda(
-            self.lam, self.scaling, loss=self.loss, penalty=self.penalty, m=self.data.wp_sum,
-            n=self.data.wn_sum))
-        object.__setattr__(self, "lam_paper", lam_paper)
+        self._check_lambda(self.loss, self.penalty, representable=self.kernel is None)
         if self.kernel is None:
-            from infpush_cvx.solvers.engines.common import check_representable
-            check_representable(self.data, lam_paper, self.penalty)
             return
         if self.penalty != "l2":
             raise ValueError(f"kernel={self.kernel!r} needs penalty='l2' (the RKHS norm), got "
@@ -64,15 +55,10 @@ class BipartiteProblem(Problem):
             object.__setattr__(self, name, value)
 
     @classmethod
-    def from_catalog(cls, formulation: str, options: dict, lam: float, data):
+    def _catalog_arguments(cls, options: dict) -> dict:
         from infpush_cvx.data.kernels import kernel_options
-
-        if formulation not in (cls.loss, f"{cls.loss}_dual"):
-            raise ValueError(f"formulation must be {cls.loss!r} or {cls.loss}_dual for "
-                             f"{cls.__name__}, got {formulation!r}")
         # a dual is answered by its primal (l2)
-        return cls(data, lam, penalty=options.get("penalty", "l2"),
-                   scaling=options.get("scaling", "paper"), **kernel_options(options))
+        return {**super()._catalog_arguments(options), **kernel_options(options)}
 
     def on_rows(self, Xp, Xn) -> BipartiteProblem:
         """The linear problem of the same model, weights, lambda and scaling on the rows

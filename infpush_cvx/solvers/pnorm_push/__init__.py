@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from infpush_cvx._logging import logs_progress
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Model
-from infpush_cvx.solvers.engines.common import data_first
-from infpush_cvx.solvers.engines.deadline import as_deadline
+from infpush_cvx.solvers.engines.common import as_bipartite, data_first
 from infpush_cvx.solvers.pnorm_push.methods import CVXPY, Boosting, Newton
 from infpush_cvx.solvers.pnorm_push.problem import PNormPushProblem
 from infpush_cvx.solvers.result import SolverResult
@@ -33,7 +31,6 @@ MODEL = Model(name="pnorm_push", problem=PNormPushProblem, methods=(Newton, Boos
 METHODS = tuple(method.name for method in MODEL.methods)
 
 
-@logs_progress
 @data_first
 def pnorm_push(data: BipartiteData, lam: float | None = None, *, p: float = 1.0,
                method: str = "newton", tol: float = 1e-8, max_iter: int | None = None,
@@ -58,9 +55,7 @@ def pnorm_push(data: BipartiteData, lam: float | None = None, *, p: float = 1.0,
     ``dual_value``, ``p``, ``lam_paper`` and the absolute gap ``gap_abs``. A solve that stops
     before ``gap <= tol`` has an honest status and warns with a ConvergenceWarning.
     """
-    deadline = as_deadline(time_limit)  # data_first started it at the call
-    if wp is not None or wn is not None:
-        data = BipartiteData(data.Xp, data.Xn, wp, wn)
-    problem = PNormPushProblem(data, lam, p=p)
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose, **options)
-    return solver.solve(problem, warm_start, deadline)
+    problem = PNormPushProblem(as_bipartite(data, None, wp, wn), lam, p=p)
+    # the time limit is a Deadline data_first started at the call
+    return MODEL.solve(method, problem, warm_start, time_limit, tol=tol, max_iter=max_iter,
+                       verbose=verbose, **options)

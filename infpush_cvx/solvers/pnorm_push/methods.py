@@ -15,14 +15,14 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from infpush_cvx._logging import log_iteration, log_progress, solver_log, verbose_logging
+from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import caller_stacklevel
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size, record
 from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.pnorm_push.problem import (PNormPushProblem, State, log_sum_exp,
                                                     loss_only, loss_parts)
-from infpush_cvx.solvers.result import SolverResult, warn_if_not_converged
+from infpush_cvx.solvers.result import SolverResult
 
 #: Armijo constant and the smallest step of Newton's backtracking line search. The step can
 #: be tiny and right: where the softmax weights saturate the Hessian is about ``lam I`` and a
@@ -54,14 +54,11 @@ class _PNormPushMethod(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         w0 = self._start(problem, warm_start)
-        with verbose_logging(solver_log, self.verbose):
-            log_progress(f"pnorm_push {self.name}: {data.m} positives, {data.n} negatives, "
-                         f"{data.d} features, p {p:g}, lambda {lam:.4g}, tol {self.tol:g}, "
-                         f"max_iter {self.iterations}")
-            with blas_threads_for(data.d):
-                out = self._run(problem, w0, deadline)
-                w = out["w"]
-                final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
+        self._log_start(problem, data, f" (p {p:g})")
+        with blas_threads_for(data.d):
+            out = self._run(problem, w0, deadline)
+            w = out["w"]
+            final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
         info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {})}
         if final is None:  # a CVXPY solve without a point: nothing to certify
             objective, gap = np.nan, None
@@ -70,29 +67,26 @@ class _PNormPushMethod(Solver):
             info.update(sigma=final.sigma, rho=final.rho,
                         dual_value=final.objective - final.gap_abs, gap_abs=final.gap_abs)
         status = certified_status(out["status"], gap, self.tol)
-        result = SolverResult(w=w, objective=objective, gap=gap, status=status,
-                              iterations=out["iterations"], time=deadline.elapsed(),
-                              method=self.name, history=out["history"], dual=None, info=info,
-                              message=self._message(out, status, gap))
-        warn_if_not_converged(result)
-        return result
+        return self._result(deadline, w=w, objective=objective, gap=gap, status=status,
+                            iterations=out["iterations"], history=out["history"], dual=None,
+                            info=info, message=self._message(out, status, gap))
 
-    def _start(self, problem, warm_start):
-        """The warm start's w, or None (start at 0) with a warning when the objective there is
-        not finite (``np.full(d, 1e200)``: ``||w||^2`` overflows): no step from it can be
-        measured."""
+    def _start(self, problem, warm_start) -> np.ndarray:
+        """A copy of the warm start's w to start from, or ``w = 0``: without a warm start, and
+        with a warning when the objective there is not finite (``np.full(d, 1e200)``:
+        ``||w||^2`` overflows), since no step from it can be measured."""
         data = problem.solved
         w0 = warm_weights(data, warm_start)
         if w0 is None:
-            return None
+            return np.zeros(data.d)
         with np.errstate(over="ignore", invalid="ignore"):
             value = 0.5 * problem.lam_paper * float(w0 @ w0) + loss_only(
                 data.Xp @ w0, data.Xn @ w0, problem.p, problem.logs)
         if np.isfinite(value):
-            return w0
+            return w0.astype(np.float64, copy=True)
         warnings.warn(f"warm_start: the objective there is {value!r} (not finite); starting "
                       f"from w = 0 instead", UserWarning, stacklevel=caller_stacklevel())
-        return None
+        return np.zeros(data.d)
 
     def _message(self, out, status, gap) -> str:
         return "" if status == "optimal" else out["message"]
@@ -103,12 +97,8 @@ class _PNormPushMethod(Solver):
 
 def _record(history, k, objective, gap, deadline, method, **figures):
     seconds = deadline.elapsed()
-    history["iteration"].append(k)
-    history["objective"].append(float(objective))
-    history["gap"].append(None if gap is None else float(gap))
-    history["time"].append(seconds)
-    for name, value in figures.items():
-        history.setdefault(name, []).append(value)
+    record(history, iteration=k, objective=float(objective),
+           gap=None if gap is None else float(gap), time=seconds, **figures)
     log_iteration(method, k, objective, gap, seconds, **figures)
 
 
@@ -126,10 +116,9 @@ class Newton(_PNormPushMethod):
 
     name = "newton"
 
-    def _run(self, problem, w0, deadline) -> dict:
+    def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         tol, max_iter = self.tol, self.iterations
-        w = np.zeros(data.d) if w0 is None else w0.astype(np.float64, copy=True)
         state = State(data, w, lam, p, logs)
         history = _history()
         _record(history, 0, state.objective, state.gap, deadline, "newton")
@@ -288,11 +277,10 @@ class Boosting(_PNormPushMethod):
 
     name = "boosting"
 
-    def _run(self, problem, w0, deadline) -> dict:
+    def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         max_iter = self.iterations
         log_a, log_b = logs
-        w = np.zeros(data.d) if w0 is None else w0.astype(np.float64, copy=True)
         history = _history()
         loss, sigma, rho, s, t = loss_parts(data, w, p, logs)
         _record(history, 0, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
@@ -380,50 +368,27 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CVXPY(_PNormPushMethod):
+class CVXPY(_PNormPushMethod, CVXPYMethod):
     """:func:`infpush_cvx.formulations.pnorm_push_problem` through the CVXPY backend
-    (:mod:`~infpush_cvx.solvers.engines.cvxpy_backend`: statuses, time limit), solved by
-    ``solver`` (default Clarabel); its w is certified by the same gap as Newton's (NaN when the
-    solve gave no point). No warm start."""
+    (:class:`~infpush_cvx.solvers.base.CVXPYMethod`), solved by ``solver`` (default Clarabel);
+    its w is certified by the same gap as Newton's (NaN when the solve gave no point). No warm
+    start."""
 
-    solver: str | None = None
-
-    name = "cvxpy"
     default_max_iter = 1
+    builder = "infpush_cvx.formulations._pnorm_push:pnorm_push_problem"
 
-    def _check(self) -> None:
-        if self.solver is not None and not isinstance(self.solver, str):
-            raise TypeError(f"solver must be a CVXPY solver name or None, got "
-                            f"{type(self.solver).__name__}")
-
-    def _start(self, problem, warm_start):
-        if warm_start is not None:
-            raise TypeError("warm_start is used only by method 'newton' or 'boosting', not by "
-                            "method='cvxpy'")
-        return None
+    _start = CVXPYMethod._start  # no warm start (the model base class reads one)
 
     def _message(self, out, status, gap) -> str:
-        if status == "stalled" and out["status"] == "optimal":
-            return (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
-                    f"{gap:.3g}")
-        return "" if status == "optimal" else out["message"]
+        return cvxpy_message(out["status"], status, gap, super()._message(out, status, gap))
 
     def _run(self, problem, w0, deadline) -> dict:
-        from infpush_cvx.solvers.engines import cvxpy_backend as backend
+        from infpush_cvx.solvers.engines.cvxpy_backend import check_solver
 
         data = problem.solved
-        name = backend.check_solver(self.solver or "CLARABEL", "solver", "EXP")
-        size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
-        out = backend.solve("infpush_cvx.formulations._pnorm_push:pnorm_push_problem",
-                            (data, problem.lam_paper), {"p": problem.p}, solver=name,
-                            options={}, deadline=deadline, verbose=self.verbose, size=size)
-        info = {"cvxpy_solver": name, "cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
-                "stage_times": out.info.get("stage_times"),
-                "isolated": out.info.get("isolated", False)}
-        if not out.has_point:
-            return {"w": np.full(data.d, np.nan),
-                    "status": "time_limit" if out.status == "time_limit" else "failed",
-                    "iterations": out.iterations, "message": backend.failure_message(out, name),
-                    "history": _history(), "info": info}
-        return {"w": out.values["w"].ravel(), "status": out.status, "iterations": out.iterations,
-                "message": out.message, "history": _history(), "info": info}
+        name = check_solver(self.solver or "CLARABEL", "solver", "EXP")
+        out, info = self._cvxpy((data, problem.lam_paper), {"p": problem.p}, solver=name,
+                                options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
+        w, status, message = self._answer(out, name, data.d)
+        return {"w": w, "status": status, "iterations": out.iterations, "message": message,
+                "history": _history(), "info": info}

@@ -34,11 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infpush_cvx._validation import check_choice
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._pnorm_push import check_p, log_mean_weights
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import centred, prepare
 from infpush_cvx.solvers.result import relative_gap
 
 
@@ -58,24 +56,15 @@ class PNormPushProblem(Problem):
     scaling: str = "paper"
 
     model = "pnorm_push"
+    catalog_options = ("p", "scaling")
     problem_class = "EXP"
 
     def __post_init__(self):
         if self.lam is None:
             raise TypeError("lam (lambda in paper scaling) is required")
-        check_choice(self.scaling, "scaling", ("paper",))
         object.__setattr__(self, "p", check_p(self.p))
-        # prepare's loss and penalty serve only the checks of lambda and the data
-        data, lam, _ = prepare(self.data, None, self.lam, loss="infinite_push", penalty="l2",
-                               scaling="paper", tol=1.0, max_iter=None)
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "lam_paper", lam)
-        object.__setattr__(self, "solved", centred(data))
+        self._paper_only()
         object.__setattr__(self, "logs", log_mean_weights(self.solved))
-
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, p=options["p"], scaling=options.get("scaling", "paper"))
 
     def loss(self, w) -> float:
         """``(1/p) log((1/N) sum_j q_j ((1/M) sum_i p_i exp(-(s_i - t_j)))^p)`` at w (M = m,

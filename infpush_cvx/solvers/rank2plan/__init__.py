@@ -63,7 +63,6 @@ def rank2plan_lp(data: PairData, lam: float, *, method: str = "ccg", tol: float 
     ``dual`` (the pair multipliers pi), ``info``.
     """
     deadline = Deadline(check_time_limit(time_limit))
-    problem = Rank2PlanProblem(data, lam)
     run = {} if tol is None else {"tol": tol}
-    solver = MODEL.method(method)(max_iter=max_iter, verbose=verbose, **run, **options)
-    return solver.solve(problem, warm_start, deadline)
+    return MODEL.solve(method, Rank2PlanProblem(data, lam), warm_start, deadline,
+                       max_iter=max_iter, verbose=verbose, **run, **options)

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
+from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.result import SolverResult
@@ -268,12 +269,13 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
         pi[lp.pairs] = pi_W
         pi[L] = op.s[L]
         cert = op.certificate(beta, pi, lam)
-        row = (it, cert["primal"], cert["dual"], cert["gap"], int(lp.features.size),
-               int(lp.pairs.size), int(L.sum()), t_lp)
-        for column, value in zip(history.values(), row):
-            column.append(value)
+        sizes = int(lp.features.size), int(lp.pairs.size), int(L.sum())
+        record(history, iteration=it, objective=cert["primal"], lower_bound=cert["dual"],
+               gap=cert["gap"], n_features=sizes[0], n_pairs_explicit=sizes[1],
+               n_pairs_linear=sizes[2], lp_time=t_lp)
         log_iteration("ccg", it, cert["primal"], cert["gap"], deadline.elapsed(),
-                      features=row[4], explicit_pairs=row[5], linear_pairs=row[6], lp_time=t_lp)
+                      features=sizes[0], explicit_pairs=sizes[1], linear_pairs=sizes[2],
+                      lp_time=t_lp)
         if cert["gap"] <= tol:  # for lam = 0: raw gap and dual infeasibility both <= tol
             status = "optimal"
             break

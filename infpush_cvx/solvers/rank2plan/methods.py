@@ -19,11 +19,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from infpush_cvx._logging import log_progress, log_summary, solver_log, verbose_logging
+from infpush_cvx._logging import log_progress
 from infpush_cvx._validation import (check_bool, check_choice, check_int, check_scalar,
                                      check_vector)
-from infpush_cvx.solvers.base import Solver
-from infpush_cvx.solvers.engines.cvxpy_backend import REL_GAP_OPTIONS
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size
+from infpush_cvx.solvers.engines.cvxpy_backend import REL_GAP_OPTIONS, certified_status
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ccg import LP_ALGORITHMS, solve_ccg
 from infpush_cvx.solvers.rank2plan.problem import Rank2PlanProblem
@@ -66,19 +66,17 @@ class _Rank2PlanMethod(Solver):
     kernels: ClassVar[bool] = False
 
     def _solve(self, problem: Rank2PlanProblem, warm_start, deadline: Deadline) -> SolverResult:
-        with verbose_logging(solver_log, self.verbose):
-            start = self._start(problem, warm_start)
-            data, factor = problem.data, problem.scaling.objective(1.0)
-            log_progress(f"rank2plan_lp {self.name}: {data.n_states} states, {data.n_features} "
-                         f"features, {data.n_pairs} pairs, lambda {problem.lam:.4g}, tol "
-                         f"{self.tol}; iteration objectives in units of {factor:g}")
-            if problem.lam_unit >= problem.operator.lambda_max():
-                res = problem.zero_solution(self.name)
-            else:
-                res = self._run(problem, start, deadline)
-            result = problem.in_caller_units(res, self.tol, deadline)
-            log_summary("rank2plan_lp", result)
-        return result
+        start = self._start(problem, warm_start)
+        data, factor = problem.data, problem.scaling.objective(1.0)
+        log_progress(f"{problem.log_name} {self.name}: {data.n_states} states, "
+                     f"{data.n_features} features, {data.n_pairs} pairs, lambda "
+                     f"{problem.lam:.4g}, tol {self.tol}; iteration objectives in units of "
+                     f"{factor:g}")
+        if problem.lam_unit >= problem.operator.lambda_max():
+            res = problem.zero_solution(self.name)
+        else:
+            res = self._run(problem, start, deadline)
+        return problem.in_caller_units(res, self.tol, deadline)
 
     def _start(self, problem: Rank2PlanProblem, warm_start):
         """The warm start (a :class:`SolverResult` or a beta) on the unit-sized LP, or None."""
@@ -180,7 +178,7 @@ _CVXPY_CERTIFY_TOL = 1e-6
 
 
 @dataclass(frozen=True, kw_only=True)
-class CVXPY(_Rank2PlanMethod):
+class CVXPY(_Rank2PlanMethod, CVXPYMethod):
     """The CVXPY LP (``form`` "compact" or "direct") solved by ``solver`` (default: CVXPY's
     choice; Clarabel when a time limit or ``tol`` is given) with ``solver_options`` for
     ``Problem.solve``, through :mod:`infpush_cvx.solvers.engines.cvxpy_backend` (statuses, the
@@ -196,11 +194,10 @@ class CVXPY(_Rank2PlanMethod):
     point: beta is NaN and the message names the cause. ``verbose`` also shows CVXPY's output."""
 
     tol: float | None = None
-    solver: str | None = None
     form: str = "compact"
     solver_options: dict | None = None
 
-    name: ClassVar[str] = "cvxpy"
+    builder: ClassVar[str] = "infpush_cvx.formulations:rank2plan_lp_problem"
 
     def __post_init__(self):
         if self.tol is not None:
@@ -209,15 +206,13 @@ class CVXPY(_Rank2PlanMethod):
             raise TypeError("max_iter is not an option of method 'cvxpy' (give the solver's own "
                             "iteration limit in solver_options)")
         check_bool(self.verbose, "verbose")
+        self._check()  # the solver's name (CVXPYMethod)
         check_choice(self.form, "form", ("compact", "direct"))
         if self.solver_options is not None and not isinstance(self.solver_options, dict):
             raise TypeError(f"solver_options must be a dict, got "
                             f"{type(self.solver_options).__name__}")
 
-    def _start(self, problem, warm_start):
-        if warm_start is not None:
-            raise TypeError("warm_start is not an option of method 'cvxpy'")
-        return None
+    _start = CVXPYMethod._start  # no warm start (the model base class reads one)
 
     def _solver_options(self, deadline: Deadline):
         """``(solver, options)`` with ``tol`` as the solver's own option; a TypeError for a
@@ -235,42 +230,26 @@ class CVXPY(_Rank2PlanMethod):
         return name, options
 
     def _run(self, problem, start, deadline):
-        from infpush_cvx.solvers.engines import cvxpy_backend as backend
-
-        data, lam = problem.unit, problem.lam_unit
+        data, lam, op = problem.unit, problem.lam_unit, problem.operator
         solver, options = self._solver_options(deadline)
-        size = int(data.X.nnz if hasattr(data.X, "nnz") else data.X.size) + data.n_pairs
-        # the builder by name: imported (with CVXPY) where the problem is built
-        out = backend.solve("infpush_cvx.formulations:rank2plan_lp_problem", (data, lam),
-                            {"form": self.form}, solver=solver, options=options,
-                            deadline=deadline, verbose=self.verbose, size=size)
-        defaults = {"solver": solver, "solve_time": None, "solver_options": options,
-                    "stage_times": None, "isolated": False}
-        info = {"cvxpy_status": out.cvxpy_status, "cvxpy_value": out.value,
-                **{key: out.info.get(key, default) for key, default in defaults.items()}}
+        out, info = self._cvxpy((data, lam), {"form": self.form}, solver=solver,
+                                options=options, deadline=deadline,
+                                size=data_size(data.X) + data.n_pairs)
+        w, status, message = self._answer(out, solver, data.n_features)
         if not out.has_point:
-            return SolverResult(w=np.full(data.n_features, np.nan), objective=np.nan, gap=None,
-                                status="time_limit" if out.status == "time_limit" else "failed",
+            return SolverResult(w=w, objective=np.nan, gap=None, status=status,
                                 iterations=out.iterations, time=deadline.elapsed(),
-                                method="cvxpy", info=info,
-                                message=backend.failure_message(out, solver))
-        w, pi, op = out.values["w"].ravel(), out.duals[-1], problem.operator
-        gap = dual = None
+                                method="cvxpy", info=info, message=message)
+        pi, gap, dual = out.duals[-1], None, None
         if pi is not None and np.all(np.isfinite(pi)) and np.all(np.isfinite(w)):
             cert = min((op.certificate(w, p, lam)  # two valid bounds: the sharper one
                         for p in (pi.ravel(), op.repaired_dual(w, pi.ravel(), lam))),
                        key=lambda c: c["gap"])
             gap, dual = cert["gap"], cert["pi"]
             info.update(lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"])
-        status = backend.certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
-        message = out.message
-        if status == "unverified":
-            message = "CVXPY gave no finite multipliers: its answer could not be certified"
-        elif status == "stalled" and out.status == "optimal":
-            message = (f"CVXPY reported 'optimal', but the certified relative gap at its point "
-                       f"is {gap:.3g}")
+        status = certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
         objective = op.objective(w, lam) if np.all(np.isfinite(w)) else np.nan
         return SolverResult(w=w, objective=objective, gap=gap, status=status,
                             iterations=out.iterations, time=deadline.elapsed(), method="cvxpy",
                             history={"objective": [objective], "gap": [gap]}, dual=dual,
-                            info=info, message=message)
+                            info=info, message=cvxpy_message(out.status, status, gap, message))

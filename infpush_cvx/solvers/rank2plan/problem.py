@@ -59,8 +59,10 @@ class Rank2PlanProblem(Problem):
     lam: float
 
     model: ClassVar[str] = "rank2plan"
+    log_name: ClassVar[str] = "rank2plan_lp"  # the progress log names the function
     problem_class: ClassVar[str] = "LP"
     penalty: ClassVar[str] = "l1"
+    catalog_options: ClassVar[tuple] = ()
 
     def __post_init__(self):
         if not isinstance(self.data, PairData):
@@ -78,12 +80,6 @@ class Rank2PlanProblem(Problem):
     def operator(self) -> PairOperator:
         """The matrix-free pair differences of the unit-sized data, with their certificate."""
         return PairOperator(self.unit)
-
-    @classmethod
-    def from_catalog(cls, formulation: str, options: dict, lam: float, data):
-        if formulation != "rank2plan_lp":
-            raise ValueError(f"formulation must be 'rank2plan_lp', got {formulation!r}")
-        return cls(data, lam)
 
     def objective(self, w) -> float:
         return rank2plan_objective(self.data, w, self.lam)

@@ -24,6 +24,7 @@ import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration, progress_enabled
 from infpush_cvx.prox.elementwise import soft_threshold
+from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.result import SolverResult
@@ -114,10 +115,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
             beta_prev, beta, theta = beta_new, beta_new, theta_new
             it_total += 1
             if record_every and it_total % record_every == 0:
-                row = (it_total, float(tau_k), op.objective(beta, lam),
-                       smoothed_objective(tau_k)[0])
-                for column, value in zip(history.values(), row):
-                    column.append(value)
+                record(history, iteration=it_total, tau=float(tau_k),
+                       objective=op.objective(beta, lam),
+                       smoothed_objective=smoothed_objective(tau_k)[0])
             if it_total % every == 0 and progress_enabled():  # no gap: certified at the end
                 log_iteration("smoothed", it_total, op.objective(beta, lam), None,
                               deadline.elapsed(), tau=float(tau_k))

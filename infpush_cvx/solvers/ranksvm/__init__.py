@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from infpush_cvx._logging import logs_progress
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Model
 from infpush_cvx.solvers.engines.common import as_bipartite, data_first, method_options
@@ -32,7 +31,6 @@ MODEL = Model(name="ranksvm", problem=RankSVMProblem,
 METHODS = MODEL.method_names()
 
 
-@logs_progress
 @data_first
 def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
             method: str = "smoothing_newton", tol: float = 1e-6, max_iter: int | None = None,
@@ -49,9 +47,8 @@ def ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
     """
     problem = RankSVMProblem(as_bipartite(data, None, wp, wn), lam, scaling=scaling,
                              kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose,
-                                  **method_options(options))
-    return solver.solve(problem, warm_start, time_limit)
+    return MODEL.solve(method, problem, warm_start, time_limit, tol=tol, max_iter=max_iter,
+                       verbose=verbose, **method_options(options))
 
 
 __all__ = ["METHODS", "MODEL", "RankSVMProblem", "SmoothingNewton", "ranksvm"]

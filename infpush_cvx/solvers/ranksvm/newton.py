@@ -41,6 +41,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
+from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.ramp_sums import RampSums
 from infpush_cvx.solvers.engines.implicit_dual import (best_multiple, dense_from_columns,
@@ -190,11 +191,9 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
             if P_a < best_p[0]:
                 best_p = (P_a, factor * w_alpha)
         gap = relative_gap(best_p[0], best_d[0])
-        history["objective"].append(best_p[0])
-        history["gap"].append(gap)
-        history["time"].append(deadline.elapsed())
-        history["mu"].append(mu)
-        history["step_size"].append(float("nan"))  # the step from here, once taken
+        # step_size: the step from here, once taken
+        record(history, objective=best_p[0], gap=gap, time=deadline.elapsed(), mu=mu,
+               step_size=float("nan"))
         log_iteration("smoothing_newton", it, best_p[0], gap, history["time"][-1], mu=mu)
         end = round_end(gap, tol, deadline)
         if end is not None:

@@ -39,5 +39,5 @@ def squared_hinge_ranksvm(data, lam: float, scaling: str = "paper", method: str 
     """
     deadline = Deadline(check_time_limit(time_limit))
     problem = SquaredHingeRankSVMProblem(as_bipartite(data, Xn, wp, wn), lam, scaling=scaling)
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose, **options)
-    return solver.solve(problem, warm_start, deadline)
+    return MODEL.solve(method, problem, warm_start, deadline, tol=tol, max_iter=max_iter,
+                       verbose=verbose, **options)

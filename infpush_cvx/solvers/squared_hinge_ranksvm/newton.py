@@ -26,12 +26,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from infpush_cvx._logging import log_iteration, log_summary, solver_log, verbose_logging
+from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import check_int
-from infpush_cvx.solvers.base import Solver
-from infpush_cvx.solvers.engines.common import numerical_error_message, warm_weights
+from infpush_cvx.solvers.base import Solver, record
+from infpush_cvx.solvers.engines.common import warm_weights
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
-from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
+from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
 from infpush_cvx.solvers.squared_hinge_ranksvm.problem import LOSS, SquaredHingeRankSVMProblem
 
@@ -54,14 +54,17 @@ class Newton(Solver):
 
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         w0 = warm_weights(problem.data, warm_start)
-        with verbose_logging(solver_log, self.verbose):
-            out = _newton(problem, np.zeros(problem.data.d) if w0 is None else w0,
-                          tol=self.tol, max_iter=self.iterations, max_cg=self.max_cg,
-                          deadline=deadline)
-            result = _result(problem, out, self.tol, deadline)
-            log_summary(LOSS, result)
-        warn_if_not_converged(result)
-        return result
+        self._log_start(problem, problem.data)
+        out = _newton(problem, np.zeros(problem.data.d) if w0 is None else w0, tol=self.tol,
+                      max_iter=self.iterations, max_cg=self.max_cg, deadline=deadline)
+        w = out["start"] if out["point"] is None else out["point"].w
+        gap, roundoff = out.get("gap"), out.get("roundoff")
+        status, message = self._judged(out["status"], gap, out["message"], roundoff)
+        info = {"lam_paper": problem.lam_paper, "scaling": problem.scaling, "penalty": "l2",
+                "loss": LOSS, "gap_roundoff": roundoff, "dual_value": out.get("dual")}
+        return self._result(deadline, w=w, objective=problem.objective(w), gap=gap,
+                            status=status, iterations=out["iterations"],
+                            history=out["history"], info=info, message=message)
 
 
 def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Deadline) -> dict:
@@ -78,15 +81,12 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         dual, gap, roundoff = problem.certificate(point)
         if best is None or gap < best[1]:
             best = (point, gap, roundoff, dual)
-        history["objective"].append(point.primal)
-        history["gap"].append(gap)
-        history["time"].append(deadline.elapsed())
+        record(history, objective=point.primal, gap=gap, time=deadline.elapsed())
         log_iteration("newton", it, point.primal, gap, history["time"][-1])
         end = round_end(gap, tol, deadline)
         if end is not None:
             status, message = end
-            history["cg_iterations"].append(0)
-            history["step_size"].append(float("nan"))
+            record(history, cg_iterations=0, step_size=float("nan"))
             break
         grad = lam * point.w - 2.0 * point.pairs
         g_norm = float(np.linalg.norm(grad))
@@ -94,13 +94,12 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
         direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
                                              max_cg, deadline)
-        history["cg_iterations"].append(cg)
         if direction is None:
             status, message = "time_limit", deadline.message()
-            history["step_size"].append(float("nan"))
+            record(history, cg_iterations=cg, step_size=float("nan"))
             break
         step, moved = _line_search(problem, point, grad, direction, deadline)
-        history["step_size"].append(step)
+        record(history, cg_iterations=cg, step_size=step)
         if moved is None:
             status, message = ("time_limit", deadline.message()) if deadline.expired() else (
                 "stalled", "the line search found no decrease along the Newton direction: "
@@ -164,19 +163,3 @@ def _line_search(problem, point, grad: np.ndarray, direction: np.ndarray, deadli
             return step, w
         step *= 0.5
     return step, None
-
-
-def _result(problem, out: dict, tol: float, deadline: Deadline) -> SolverResult:
-    """The SolverResult of a Newton run: the objective in the caller's scaling, the status
-    judged by the certified gap and its round-off bound
-    (:func:`~infpush_cvx.solvers.result.status_for_gap`)."""
-    w = out["start"] if out["point"] is None else out["point"].w
-    gap, roundoff = out.get("gap"), out.get("roundoff")
-    status, message = status_for_gap(out["status"], gap, tol, roundoff), out["message"]
-    if status == "numerical_error":
-        message = numerical_error_message(gap, roundoff)
-    info = {"lam_paper": problem.lam_paper, "scaling": problem.scaling, "penalty": "l2",
-            "loss": LOSS, "gap_roundoff": roundoff, "dual_value": out.get("dual")}
-    return SolverResult(w=w, objective=problem.objective(w), gap=gap, status=status,
-                        iterations=out["iterations"], time=deadline.elapsed(), method="newton",
-                        history=out["history"], info=info, message=message)

@@ -20,12 +20,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from infpush_cvx._validation import check_choice, check_scalar
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations import scaling as _scaling
 from infpush_cvx.formulations.objectives import penalty_term
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import centred, check_representable, unit_weights
+from infpush_cvx.solvers.engines.common import centred, unit_weights
 from infpush_cvx.solvers.engines.duality import largest_row_norm
 from infpush_cvx.solvers.result import relative_gap, roundoff_bound
 from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
@@ -63,15 +62,7 @@ class SquaredHingeRankSVMProblem(Problem):
     problem_class: ClassVar[str] = "QP"
 
     def __post_init__(self):
-        if not isinstance(self.data, BipartiteData):
-            raise TypeError(f"data must be a BipartiteData, got {type(self.data).__name__}")
-        lam = check_scalar(self.lam, "lam", positive=True)
-        check_choice(self.scaling, "scaling", _scaling.SCALINGS)
-        lam_paper = float(_scaling.to_paper_lambda(lam, self.scaling, loss=LOSS, penalty="l2",
-                                                   m=self.data.wp_sum, n=self.data.wn_sum))
-        check_representable(self.data, lam_paper, "l2")
-        object.__setattr__(self, "lam", lam)
-        object.__setattr__(self, "lam_paper", lam_paper)
+        self._check_lambda(LOSS)
         # the same problem without digits lost to a common offset of the columns, and with the
         # weights divided by their sums (W = 1: no overflow whatever their scale)
         rows = unit_weights(centred(self.data))
@@ -79,11 +70,6 @@ class SquaredHingeRankSVMProblem(Problem):
         object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "pair_weights", (p / p.sum(), q / q.sum()))
         object.__setattr__(self, "_row_norm", largest_row_norm(rows))
-
-    @classmethod
-    def from_catalog(cls, formulation: str, options: dict, lam: float, data):
-        check_choice(formulation, "formulation", (LOSS,))
-        return cls(data, lam, scaling=options.get("scaling", "paper"))
 
     @property
     def Xp(self):

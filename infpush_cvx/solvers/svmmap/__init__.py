@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from infpush_cvx._logging import logs_progress
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Model
 from infpush_cvx.solvers.engines.common import data_first
-from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.svmmap.methods import CuttingPlane
 from infpush_cvx.solvers.svmmap.problem import (SVMMAPProblem, ViolatedRanking,
@@ -34,7 +32,6 @@ MODEL = Model(name="svmmap", problem=SVMMAPProblem, methods=(CuttingPlane,),
 METHODS = tuple(method.name for method in MODEL.methods)
 
 
-@logs_progress
 @data_first
 def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6, max_iter: int | None = None,
            warm_start: SolverResult | ArrayLike | None = None, *,
@@ -48,6 +45,6 @@ def svmmap(data: BipartiteData, lam: float, tol: float = 1e-6, max_iter: int | N
     ``warm_start``: a previous ``svmmap`` result (its cuts are reused) or a weight vector.
     ``max_iter`` counts oracle rounds (default 1000); ``time_limit`` in seconds for the call.
     """
-    deadline = as_deadline(time_limit)  # data_first started it at the call
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose)
-    return solver.solve(SVMMAPProblem(data, lam), warm_start, deadline)
+    # the time limit is a Deadline data_first started at the call
+    return MODEL.solve(method, SVMMAPProblem(data, lam), warm_start, time_limit, tol=tol,
+                       max_iter=max_iter, verbose=verbose)

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infpush_cvx._logging import log_iteration, log_progress, solver_log, verbose_logging
+from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import check_vector
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines import duality
-from infpush_cvx.solvers.engines.common import blas_threads_for, numerical_error_message
-from infpush_cvx.solvers.result import (SolverResult, relative_gap, status_for_gap,
-                                        warn_if_not_converged)
+from infpush_cvx.solvers.engines.common import blas_threads_for
+from infpush_cvx.solvers.engines.deadline import round_end
+from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.svmmap.problem import SVMMAPProblem, cut, most_violated_ranking
 
 
@@ -54,9 +54,8 @@ class CuttingPlane(Solver):
         elif warm_start is not None:
             w0 = warm_start.w if isinstance(warm_start, SolverResult) else warm_start
             w = check_vector(w0, "warm_start", length=data.d).copy()
-        with verbose_logging(solver_log, self.verbose), blas_threads_for(data.d):
-            log_progress(f"svmmap cutting_plane: {data.m} positives, {data.n} negatives, "
-                         f"{data.d} features, lambda {lam:.4g}, tol {tol:g}, max_iter {max_iter}")
+        self._log_start(problem, data)
+        with blas_threads_for(data.d):
             if qp.delta.size:
                 alpha = qp.solve(lam, deadline)
                 w, _ = qp.dual_value(alpha, lam)
@@ -71,16 +70,13 @@ class CuttingPlane(Solver):
                     best_P, best_w = P, w
                 best_D = max(best_D, D)
                 gap = relative_gap(best_P, best_D)
-                for key, value in (("objective", P), ("dual", D), ("gap", gap),
-                                   ("cuts", int(qp.delta.size)), ("time", deadline.elapsed())):
-                    history[key].append(value)
+                record(history, objective=P, dual=D, gap=gap, cuts=int(qp.delta.size),
+                       time=deadline.elapsed())
                 log_iteration("svmmap", it, P, gap, deadline.elapsed(), cuts=int(qp.delta.size),
                               violation=ranking.violation)
-                if gap <= tol:
-                    status = "optimal"
-                    break
-                if deadline.expired():
-                    status, message = "time_limit", deadline.message()
+                end = round_end(gap, tol, deadline)
+                if end is not None:
+                    status, message = end
                     break
                 if it == max_iter:
                     message = f"{max_iter} cutting-plane rounds"
@@ -90,18 +86,14 @@ class CuttingPlane(Solver):
                 w, _ = qp.dual_value(alpha, lam)
         gap = relative_gap(best_P, best_D)
         roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
-        status = status_for_gap(status, gap, tol, roundoff)
-        if status == "numerical_error":
-            message = numerical_error_message(gap, roundoff)
-        result = SolverResult(w=np.asarray(best_w, dtype=np.float64).copy(), objective=best_P,
-                              gap=gap, status=status, iterations=it, time=deadline.elapsed(),
-                              method=self.name, history=history, dual=alpha,
-                              info={"lam_paper": lam, "scaling": "paper", "cuts": qp.G.copy(),
-                                    "deltas": qp.delta.copy(), "lower_bound": best_D,
-                                    "gap_roundoff": roundoff},
-                              message=message)
-        warn_if_not_converged(result)
-        return result
+        status, message = self._judged(status, gap, message, roundoff)
+        return self._result(deadline, w=np.asarray(best_w, dtype=np.float64).copy(),
+                            objective=best_P, gap=gap, status=status, iterations=it,
+                            history=history, dual=alpha,
+                            info={"lam_paper": lam, "scaling": "paper", "cuts": qp.G.copy(),
+                                  "deltas": qp.delta.copy(), "lower_bound": best_D,
+                                  "gap_roundoff": roundoff},
+                            message=message)
 
 
 class _CuttingPlaneQP:

@@ -49,10 +49,10 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from infpush_cvx._validation import check_choice, check_vector
+from infpush_cvx._validation import check_vector
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import as_bipartite, centred, prepare
+from infpush_cvx.solvers.engines.common import as_bipartite
 
 
 @dataclass(frozen=True)
@@ -73,21 +73,10 @@ class SVMMAPProblem(Problem):
     problem_class = "QP"
 
     def __post_init__(self):
-        check_choice(self.scaling, "scaling", ("paper",))
-        # the loss name only serves prepare's checks of lambda and the data
-        data, lam, _ = prepare(self.data, None, self.lam, loss="ranksvm", penalty="l2",
-                               scaling="paper", tol=1.0, max_iter=None)
-        if data.weighted:
+        self._paper_only()
+        if self.data.weighted:
             raise ValueError("svmmap does not take sample weights (wp, wn): average precision "
                              "with weighted items is not defined here")
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "lam", lam)
-        object.__setattr__(self, "lam_paper", lam)
-        object.__setattr__(self, "solved", centred(data))
-
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, scaling=options.get("scaling", "paper"))
 
     def objective(self, w) -> float:
         """``P(w) = (lam/2)||w||^2 + H(w)`` with the exact oracle (module docstring), on the

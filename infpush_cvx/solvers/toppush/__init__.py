@@ -18,12 +18,10 @@ from __future__ import annotations
 
 from numpy.typing import ArrayLike
 
-from infpush_cvx._logging import logs_progress
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._toppush import LOSSES
 from infpush_cvx.solvers.base import Model
 from infpush_cvx.solvers.engines.common import data_first
-from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.toppush.methods import CVXPY, DualAGD, InteriorPoint
 from infpush_cvx.solvers.toppush.problem import (TopPushProblem, data_lipschitz, dual_objective,
@@ -39,7 +37,6 @@ MODEL = Model(name="toppush", problem=TopPushProblem, methods=(InteriorPoint, Du
 METHODS = tuple(method.name for method in MODEL.methods)
 
 
-@logs_progress
 @data_first
 def toppush(data: BipartiteData, lam: float, loss: str = "truncated_quadratic",
             method: str = "interior_point", tol: float = 1e-6, max_iter: int | None = None,
@@ -59,9 +56,9 @@ def toppush(data: BipartiteData, lam: float, loss: str = "truncated_quadratic",
     The result's ``dual`` is ``(alpha, beta)``; its ``gap`` is certified for every method. An
     early stop warns with a ConvergenceWarning.
     """
-    deadline = as_deadline(time_limit)  # data_first started it at the call
     if wp is not None:
         data = BipartiteData(data.Xp, data.Xn, wp, data.wn)
     problem = TopPushProblem(data, lam, loss=loss)
-    solver = MODEL.method(method)(tol=tol, max_iter=max_iter, verbose=verbose, **options)
-    return solver.solve(problem, warm_start, deadline)
+    # the time limit is a Deadline data_first started at the call
+    return MODEL.solve(method, problem, warm_start, time_limit, tol=tol, max_iter=max_iter,
+                       verbose=verbose, **options)

@@ -39,6 +39,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
+from infpush_cvx.solvers.base import record
 
 #: Working-set rounds (the interior-point iterations are bounded by ``max_iter`` in all).
 _MAX_ROUNDS = 50
@@ -140,9 +141,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         P, gap, dual_point = certify(w, s_p, t_full, zA, beta)
         if gap < best["gap"]:
             best = {"gap": gap, "w": w.copy(), "dual": dual_point}
-        hist["objective"].append(P)
-        hist["gap"].append(gap)
-        hist["time"].append(deadline.elapsed())
+        record(hist, objective=P, gap=gap, time=deadline.elapsed())
         log_iteration("interior_point", first + it, P, gap, hist["time"][-1], working_set=k)
         if gap <= tol:
             status = "optimal"

@@ -16,17 +16,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
-from infpush_cvx._logging import (log_every, log_iteration, log_progress, solver_log,
-                                  verbose_logging)
+from infpush_cvx._logging import log_every, log_iteration
 from infpush_cvx._validation import check_bool
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked as project_checked
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import (CVXPYMethod, Solver, cvxpy_message, data_size,
+                                      record)
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
-from infpush_cvx.solvers.result import SolverResult, relative_gap, warn_if_not_converged
+from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.toppush import ipm
 from infpush_cvx.solvers.toppush.polish import polish as polish_point
 from infpush_cvx.solvers.toppush.problem import (TopPushProblem, certifier, data_lipschitz,
@@ -48,11 +47,8 @@ class _TopPushMethod(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, loss = problem.solved, problem.lam_paper, problem.loss
         dual0 = _warm_dual(data, warm_start)
-        with verbose_logging(solver_log, self.verbose):
-            log_progress(f"toppush {self.name} ({loss}): {data.m} positives, {data.n} "
-                         f"negatives, {data.d} features, lambda {lam:.4g}, tol {self.tol:g}, "
-                         f"max_iter {self.iterations}")
-            out = self._run(problem, warm_start, dual0, deadline)
+        self._log_start(problem, data, f" ({loss})")
+        out = self._run(problem, warm_start, dual0, deadline)
         w = out["w"]
         primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
         if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
@@ -62,14 +58,12 @@ class _TopPushMethod(Solver):
             gap = relative_gap(primal, dual_objective(data, *dual, lam, loss))
         status = certified_status(out["status"], gap, self.tol)
         info = dict(out.get("info", {}), lam_paper=lam, scaling="paper", penalty="l2", loss=loss)
-        result = SolverResult(w=w, objective=primal, gap=gap, status=status,
-                              iterations=out["iterations"], time=deadline.elapsed(),
-                              method=self.name, history=out["history"], dual=dual, info=info,
-                              message=self._message(out, status, gap))
-        if getattr(self, "polish", False) and result.converged:
+        result = self._result(deadline, w=w, objective=primal, gap=gap, status=status,
+                              iterations=out["iterations"], history=out["history"], dual=dual,
+                              info=info, message=self._message(out, status, gap))
+        if getattr(self, "polish", False) and result.converged:  # (converged: no warning)
             result = dataclasses.replace(polish_point(problem.data, lam, loss, result),
                                          time=deadline.elapsed())
-        warn_if_not_converged(result)
         return result
 
     def _message(self, out, status, gap) -> str:
@@ -173,59 +167,37 @@ class DualAGD(_NativeMethod):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CVXPY(_TopPushMethod):
-    """:func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend, solved by
-    ``solver`` (Clarabel by default), certified with the dual read from the constraints'
-    multipliers: CVXPY's "optimal" is "optimal" only when that gap is at most ``tol``, and
-    "unverified" when CVXPY gives no multipliers. A failed solve has w = NaN."""
+class CVXPY(_TopPushMethod, CVXPYMethod):
+    """:func:`infpush_cvx.formulations.toppush_problem` through the CVXPY backend
+    (:class:`~infpush_cvx.solvers.base.CVXPYMethod`), solved by ``solver`` (Clarabel by
+    default), certified with the dual read from the constraints' multipliers: CVXPY's "optimal"
+    is "optimal" only when that gap is at most ``tol``, and "unverified" when CVXPY gives no
+    multipliers. A failed solve has w = NaN."""
 
-    solver: str = "CLARABEL"
+    solver: str | None = "CLARABEL"
 
-    name = "cvxpy"
-    default_max_iter = 1
-
-    def _check(self) -> None:
-        if not isinstance(self.solver, str):
-            raise TypeError(f"solver must be a CVXPY solver name, got "
-                            f"{type(self.solver).__name__}")
+    builder = "infpush_cvx.formulations._toppush:toppush_problem"
 
     def _message(self, out, status, gap) -> str:
-        if status == "unverified":
-            return "CVXPY gave no multipliers: its answer could not be certified"
-        if status == "stalled" and out["status"] == "optimal":
-            return (f"CVXPY reported 'optimal', but the certified relative gap at its point is "
-                    f"{gap:.3g}")
-        return out["message"]
+        return cvxpy_message(out["status"], status, gap, out["message"])
 
     def _run(self, problem, warm_start, dual0, deadline) -> dict:
-        from infpush_cvx.solvers.engines import cvxpy_backend as backend
-
         data, loss = problem.solved, problem.loss
-        size = sum(int(X.nnz) if sp.issparse(X) else int(X.size) for X in (data.Xp, data.Xn))
-        # the builder by name: imported (with CVXPY) where the problem is built
-        out = backend.solve("infpush_cvx.formulations._toppush:toppush_problem",
-                            (data, problem.lam_paper), {"loss": loss}, solver=self.solver,
-                            options={}, deadline=deadline, verbose=self.verbose, size=size)
-        info = {"cvxpy_status": out.cvxpy_status, "solver": out.info.get("solver", self.solver),
-                "solve_time": out.info.get("solve_time"),
-                "stage_times": out.info.get("stage_times"),
-                "isolated": out.info.get("isolated", False)}
-        if not out.has_point:
-            return {"w": np.full(data.d, np.nan), "dual": None,
-                    "status": "time_limit" if out.status == "time_limit" else "failed",
-                    "iterations": out.iterations, "history": _history(), "info": info,
-                    "message": backend.failure_message(out, self.solver)}
-        w = out.values["w"].ravel()
-        beta = out.duals[0]
-        alpha = out.duals[1] if loss == "hinge" else None
+        out, info = self._cvxpy((data, problem.lam_paper), {"loss": loss}, solver=self.solver,
+                                options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
+        w, status, message = self._answer(out, self.solver, data.d)
+        alpha = beta = None
+        if out.has_point:
+            beta = out.duals[0]
+            alpha = out.duals[1] if loss == "hinge" else None
         if loss != "hinge" and beta is not None:
             # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
             s, _ = scores(data, w)
             alpha = 2.0 * positive_weights(data) * np.maximum(
                 1.0 + float(out.values["tau"]) - s, 0.0)
         dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
-        return {"w": w, "dual": dual, "status": out.status, "iterations": out.iterations,
-                "history": _history(), "info": info, "message": out.message}
+        return {"w": w, "dual": dual, "status": status, "iterations": out.iterations,
+                "history": _history(), "info": info, "message": message}
 
 
 def _history() -> dict:
@@ -313,9 +285,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
             theta = theta_new
         x = new
         L = max(0.9 * L, 1e-300)  # let the next step try a longer step
-        hist["objective"].append(best_primal)
-        hist["gap"].append(gap)
-        hist["time"].append(deadline.elapsed())
+        record(hist, objective=best_primal, gap=gap, time=deadline.elapsed())
         if it % every == 0 or gap <= tol:
             log_iteration("dual_agd", it, best_primal, gap, hist["time"][-1], L=L)
         if gap <= tol:

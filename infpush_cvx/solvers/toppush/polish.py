@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.toppush.problem import duality_gap, feasible_dual
+from infpush_cvx.solvers.toppush.problem import duality_gap, feasible_dual, scores
 
 #: Weights of the multipliers against the slacks when the sets are read (1 first; the others
 #: for points where the two are of one order, degenerate or not yet converged).
@@ -105,8 +105,7 @@ def _sets_from_point(data, w, alpha, beta, c, loss: str, kappa: float = 1.0):
     truncated quadratic's ``xi_i``; hinge: ``alpha_i / c_i``) exceeds ``-r_i``; for the hinge,
     in U rather than F when ``1 - alpha_i / c_i`` is below ``r_i``. ``kappa`` weights every
     multiplier against its slack."""
-    s = np.asarray(data.Xp @ w, dtype=np.float64).ravel()
-    t = np.asarray(data.Xn @ w, dtype=np.float64).ravel()
+    s, t = scores(data, w)
     tau = t.max()
     r = 1.0 + tau - s
     total = beta.sum()
@@ -129,8 +128,8 @@ def _sets_from_solution(data, loss, c, F, U, J, w, alpha, beta, tau):
     their margin ``r_i = 1 + tau - s_i`` (truncated quadratic: F where ``r_i > 0``; hinge: a
     free ``alpha_i`` outside ``[0, c_i]`` goes to its bound, a bound that ``r_i`` contradicts
     is freed)."""
-    t = np.asarray(data.Xn @ w, dtype=np.float64).ravel()
-    r = 1.0 + tau - np.asarray(data.Xp @ w, dtype=np.float64).ravel()
+    s, t = scores(data, w)
+    r = 1.0 + tau - s
     in_J = np.zeros(data.n, dtype=bool)
     in_J[J[beta[J] > 0]] = True
     in_J |= t > tau

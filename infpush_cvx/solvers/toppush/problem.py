@@ -40,7 +40,6 @@ from infpush_cvx._validation import check_choice
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._toppush import LOSSES
 from infpush_cvx.solvers.base import Problem
-from infpush_cvx.solvers.engines.common import centred, prepare
 from infpush_cvx.solvers.result import relative_gap
 
 
@@ -62,22 +61,12 @@ class TopPushProblem(Problem):
     scaling: str = "paper"
 
     model = "toppush"
+    catalog_options = ("loss", "scaling")
     problem_class = "QP"
 
     def __post_init__(self):
         check_choice(self.loss, "loss", LOSSES)
-        check_choice(self.scaling, "scaling", ("paper",))
-        # prepare's loss and penalty serve only the checks of lambda and the data
-        data, lam, _ = prepare(self.data, None, self.lam, loss="infinite_push", penalty="l2",
-                               scaling="paper", tol=1.0, max_iter=None)
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "lam", lam)
-        object.__setattr__(self, "lam_paper", lam)
-        object.__setattr__(self, "solved", centred(data))
-
-    @classmethod
-    def from_catalog(cls, formulation, options, lam, data):
-        return cls(data, lam, loss=options["loss"], scaling=options.get("scaling", "paper"))
+        self._paper_only()
 
     def objective(self, w) -> float:
         return primal_objective(self.data, w, self.lam_paper, self.loss)
