@@ -350,9 +350,10 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The native solver's methods for this ranker (the catalog registry's, without the
         "cvxpy" method: that is the ranker's solver="cvxpy" backend); none when the solver
         module cannot be imported."""
-        from ..catalog.registry import module_methods
+        from ..solvers.registry import model
         try:
-            return module_methods(self._native_module, self._penalty)
+            return tuple(name for name in model(self._native_module).method_names(
+                penalty=self._penalty) if name != "cvxpy")
         except ImportError:
             return ()
 
