@@ -44,6 +44,7 @@ from ..files import MalformedFileError
 from ..formulations._common import FORMS
 from ..formulations._pnorm_push import check_p
 from ..formulations._toppush import LOSSES as TOPPUSH_LOSSES
+from ..solvers.registry import model_of, models
 from ._files import check_name, read_small_file
 
 
@@ -85,21 +86,11 @@ DEFAULT_TIER = "core"
 #: The selection of every tier.
 ALL_TIERS = "all"
 
-FORMULATIONS = {
-    "infinite_push": formulations.infinite_push_problem,
-    "ranksvm": formulations.ranksvm_problem,
-    "infinite_push_dual": formulations.infinite_push_dual_problem,
-    "ranksvm_dual": formulations.ranksvm_dual_problem,
-    "rank2plan_lp": formulations.rank2plan_lp_problem,
-    "pnorm_push": formulations.pnorm_push_problem,
-    "toppush": formulations.toppush_problem,
-    "squared_hinge_ranksvm": formulations.squared_hinge_ranksvm_problem,
-}
-
-#: The loss each bipartite formulation's lambda refers to (for scaling conversions).
-_LOSS = {"infinite_push": "infinite_push", "infinite_push_dual": "infinite_push",
-         "ranksvm": "ranksvm", "ranksvm_dual": "ranksvm",
-         "squared_hinge_ranksvm": "squared_hinge_ranksvm"}
+#: Each catalog formulation and its CVXPY problem (``formulations.<name>_problem``): the
+#: formulations the registered models answer (``Model.formulations``), so a model's
+#: registration is the catalog's too.
+FORMULATIONS = {name: getattr(formulations, f"{name}_problem")
+                for model in models().values() for name in model.formulations}
 
 
 class ReadOnlyDict(dict):
@@ -149,13 +140,12 @@ class ProblemSpec:
 
     @property
     def problem_class(self) -> str:
-        """"LP" (l1 penalties, Rank2Plan), "QP" (l2 primal, duals), "EXP" (the P-Norm Push's
-        exponential cones) for choosing solvers."""
-        if self.formulation == "pnorm_push":
-            return "EXP"
-        if self.formulation == "rank2plan_lp" or self.options.get("penalty") == "l1":
+        """The model's problem class for choosing CVXPY solvers (its ``problem_class``: "LP" for
+        Rank2Plan, "EXP" for the P-Norm Push's exponential cones, "QP" otherwise), "LP" with an
+        l1 penalty (its losses are piecewise linear)."""
+        if self.options.get("penalty") == "l1":
             return "LP"
-        return "QP"
+        return model_of(self.formulation).problem.problem_class
 
     @property
     def scaling(self) -> str:
@@ -434,7 +424,7 @@ def _lambda_in_scaling(lam_paper, formulation, options, instance: InstanceSpec,
     try:
         data = instance_data(instance.name)
         return float(_scaling.from_paper_lambda(
-            lam_paper, scaling, loss=_LOSS[formulation], penalty=options.get("penalty", "l2"),
+            lam_paper, scaling, loss=model_of(formulation).name, penalty=options.get("penalty", "l2"),
             m=data.m, n=data.n))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: lambda in {scaling!r} scaling on instance "

@@ -11,6 +11,7 @@ from infpush_cvx.benchmarking import ProcessExecutor, make_tasks, native_methods
 from infpush_cvx.benchmarking import run_benchmark
 from infpush_cvx.benchmarking.tasks import COLUMNS, Instance, Task
 from infpush_cvx.catalog import registry
+from infpush_cvx.solvers import registry as solver_registry
 from infpush_cvx.solvers.infinite_push import METHODS as IP_METHODS
 from infpush_cvx.solvers.rank2plan import METHODS as R2P_METHODS
 from infpush_cvx.solvers.ranksvm import METHODS as RANKSVM_METHODS
@@ -118,15 +119,16 @@ def test_exceptions_become_rows():
 def test_every_catalog_problem_has_a_certified_project_solver_in_the_registry():
     for pid in catalog.problem_ids(tier="all"):
         spec = catalog.get(pid)
-        module, _, method = registry.certified_label(spec).partition(".")
-        assert method in registry.module_methods(module, spec.options.get("penalty", "l2")), pid
-        # the project methods of a primal compact problem are exactly its module's
-        if spec.formulation in registry.MODULES and spec.options.get("form") != "direct":
+        model, _, method = registry.certified_label(spec).partition(".")
+        assert method in solver_registry.model(model).method_names(**registry.traits(spec)), pid
+        # the project methods of a primal compact problem are exactly its model's
+        primal = spec.formulation == solver_registry.model(model).formulations[0]
+        if primal and spec.options.get("form") != "direct":
             assert registry.certified_label(spec) in native_methods(spec), pid
     assert registry.certified_label(catalog.get("ip_dual_planted_s_paper")) == \
         "infinite_push.working_set"  # a dual is re-solved through its primal
-    with pytest.raises(ValueError, match="unknown project solver module 'nope'"):
-        registry.function("nope")
+    with pytest.raises(ValueError, match="unknown model 'nope'"):
+        registry.method_class("nope.fista")
 
 
 GENERATED = Instance("planted_tiny", "planted_bipartite",

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from infpush_cvx import catalog
 from infpush_cvx.formulations import scaling as sc
 from infpush_cvx.catalog import registry
+from infpush_cvx.solvers.registry import model_of
 from infpush_cvx.catalog.reference import load_reference
 from infpush_cvx.data.kernels import kernel_options
 from infpush_cvx.formulations.objectives import rank2plan_objective
@@ -43,9 +44,8 @@ def _cases():
         if spec.formulation not in BRUTE_FORCE or (
                 pid.endswith("_direct") and compact in catalog.problem_ids()):
             continue
-        methods = list(registry.module_methods(registry.MODULES[spec.formulation],
-                                               spec.options.get("penalty", "l2")))
-        methods += ["cvxpy"] if spec.formulation == "rank2plan_lp" else []
+        methods = [m for m in model_of(spec.formulation).method_names(**registry.traits(spec))
+                   if m != "cvxpy" or spec.formulation == "rank2plan_lp"]
         cases += [pytest.param(pid, method, id=f"{pid}-{method}") for method in methods]
     return cases
 
@@ -159,7 +159,7 @@ def _real_cases():
     for pid in catalog.problem_ids(tier="real"):
         spec = catalog.get(pid)
         methods = [m for m in ("smoothing_newton", "working_set")
-                   if f"{registry.MODULES[spec.formulation]}.{m}" in registry.methods(spec)]
+                   if f"{model_of(spec.formulation).name}.{m}" in registry.methods(spec)]
         cases += [pytest.param(pid, m, id=f"{pid}-{m}") for m in methods]
     return cases
 

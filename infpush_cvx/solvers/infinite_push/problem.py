@@ -108,7 +108,3 @@ class InfinitePushProblem(BipartiteProblem):
     model: ClassVar[str] = "infinite_push"
     loss: ClassVar[str] = "infinite_push"
     penalties: ClassVar[tuple] = ("l2", "l1")
-
-    @property
-    def problem_class(self) -> str:
-        return "LP" if self.penalty == "l1" else "QP"
