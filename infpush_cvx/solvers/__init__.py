@@ -21,7 +21,8 @@ warns with a :class:`ConvergenceWarning`. The method classes are in the model fo
 (``from infpush_cvx.solvers.infinite_push import WorkingSet``) and in each model's ``MODEL``.
 """
 
-from .base import Model, Problem, Solver
+from .base import Problem, Solver
+from .registry import Model
 from .engines.working_set import WorkingSetOptions
 from .infinite_push import InfinitePushProblem, infinite_push
 from .pnorm_push import PNormPushProblem, pnorm_push

@@ -11,9 +11,9 @@ Solver (the losses here are coupled across pairs, so one problem class per model
   checked once by name and type when it is built (an unknown name is the dataclass's own
   TypeError naming it); it declares what it can solve (:meth:`Solver.accepts`, from a problem's
   :meth:`Problem.traits`) and has one entry point, :meth:`Solver.solve`.
-- **A model** (:class:`Model`): a problem class with its methods (the default first) and the
-  catalog formulations it answers, declared once in the model's package and listed once in
-  :mod:`infpush_cvx.solvers.registry`. The runner, ``reference verify``, the catalog and the
+- **A model** (:class:`~.registry.Model`): a problem class with its methods (the default
+  first) and the catalog formulations it answers, declared once in the model's package and
+  listed once in :mod:`infpush_cvx.solvers.registry`. The runner, ``reference verify``, the catalog and the
   rankers ask the registry what a model and its methods can do.
 
 One :class:`~.engines.deadline.Deadline` flows from :meth:`Solver.solve` down to every stage and
@@ -37,14 +37,14 @@ from .engines.common import centred, check_representable, numerical_error_messag
 from .engines.deadline import Deadline, as_deadline
 from .result import SolverResult, status_for_gap, warn_if_not_converged
 
-__all__ = ["CVXPYMethod", "Model", "Problem", "Solver", "cvxpy_message", "data_size", "record"]
+__all__ = ["CVXPYMethod", "Problem", "Solver", "cvxpy_message", "data_size", "record"]
 
 
 class Problem:
     """Base of the problems: subclasses are frozen dataclasses that check their fields in
     ``__post_init__``.
 
-    Class attributes a subclass sets: ``model`` (its :class:`Model`'s name) and
+    Class attributes a subclass sets: ``model`` (its :class:`~.registry.Model`'s name) and
     ``problem_class`` (``"LP"``, ``"QP"``, ``"SOCP"`` or ``"EXP"``: the cone CVXPY needs).
     """
 
@@ -311,43 +311,3 @@ class CVXPYMethod(Solver):
 
         status = "time_limit" if out.status == "time_limit" else "failed"
         return np.full(d, np.nan), status, failure_message(out, solver)
-
-
-@dataclass(frozen=True)
-class Model:
-    """A model as the registry knows it: its problem class, its methods (the default first),
-    the method that certifies stored values, and the catalog formulations it answers (a dual is
-    answered through its primal)."""
-
-    name: str
-    problem: type
-    methods: tuple
-    certified: type
-    formulations: tuple = ()
-
-    def __post_init__(self):
-        if self.certified not in self.methods:
-            raise ValueError(f"model {self.name!r}: its certified method is not one of its "
-                             f"methods")
-
-    @property
-    def default(self) -> type:
-        return self.methods[0]
-
-    def method(self, name: str) -> type:
-        """The method class called ``name``; ValueError listing the model's methods."""
-        for cls in self.methods:
-            if cls.name == name:
-                return cls
-        raise ValueError(f"method must be one of {[m.name for m in self.methods]} for "
-                         f"{self.name}, got {name!r}")
-
-    def solve(self, method: str, problem: Problem, warm_start=None,
-              deadline: Deadline | float | None = None, **options) -> SolverResult:
-        """Solve ``problem`` by the method called ``method`` built with ``options`` (the
-        models' convenience functions): :meth:`Solver.solve`."""
-        return self.method(method)(**options).solve(problem, warm_start, deadline)
-
-    def method_names(self, **traits) -> tuple:
-        """The names of the methods that accept a problem of ``traits``."""
-        return tuple(cls.name for cls in self.methods if cls.accepts(**traits) is None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from numpy.typing import ArrayLike
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.common import as_bipartite, data_first, method_options
 from infpush_cvx.solvers.infinite_push.methods import ADMM, DualFISTA, PaperGradient, WorkingSet
 from infpush_cvx.solvers.infinite_push.problem import InfinitePushProblem

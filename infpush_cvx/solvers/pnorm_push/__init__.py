@@ -18,7 +18,7 @@ from __future__ import annotations
 from numpy.typing import ArrayLike
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.common import as_bipartite, data_first
 from infpush_cvx.solvers.pnorm_push.methods import CVXPY, Boosting, Newton
 from infpush_cvx.solvers.pnorm_push.problem import PNormPushProblem

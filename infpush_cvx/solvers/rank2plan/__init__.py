@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from infpush_cvx._validation import check_time_limit
 from infpush_cvx.data.containers import PairData
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.rank2plan.methods import CCG, CVXPY, Smoothed
 from infpush_cvx.solvers.rank2plan.problem import Rank2PlanProblem

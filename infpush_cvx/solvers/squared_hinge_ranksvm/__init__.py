@@ -12,7 +12,7 @@ certified by a duality gap: :mod:`.newton`). Its CVXPY problem:
 from __future__ import annotations
 
 from infpush_cvx._validation import check_time_limit
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.common import as_bipartite
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.result import SolverResult

@@ -16,7 +16,7 @@ from __future__ import annotations
 from numpy.typing import ArrayLike
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.common import data_first
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.svmmap.methods import CuttingPlane

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.formulations._toppush import LOSSES
-from infpush_cvx.solvers.base import Model
+from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.common import data_first
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.toppush.methods import CVXPY, DualAGD, InteriorPoint
