@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import catalog
+from .._validation import check_choice
 from ..data.containers import BipartiteData, PairData
 from ..files import atomic_open
 
@@ -133,8 +134,6 @@ class Instance:
     lam: float = 1.0
 
     def __post_init__(self):
-        from .. import catalog
-        from .._validation import check_choice
         check_choice(self.generator, "generator", catalog.GENERATORS)
         check_choice(self.formulation, "formulation", catalog.FORMULATIONS)
 
@@ -143,8 +142,7 @@ class Instance:
 
     def spec(self):
         """The problem as a catalog ProblemSpec (tier ``"generated"``)."""
-        from ..catalog import ProblemSpec
-        return ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
+        return catalog.ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
                            float(self.lam), tier="generated")
 
     def data(self):
@@ -153,18 +151,15 @@ class Instance:
 
 @functools.lru_cache(maxsize=2)
 def _generated(generator: str, params: tuple):
-    from .. import catalog
     return catalog.GENERATORS[generator](**dict(params))
 
 
 def problem_spec(problem):
     """The ProblemSpec of a task's ``problem`` (a catalog ID or an :class:`Instance`)."""
-    from .. import catalog
     return problem.spec() if isinstance(problem, Instance) else catalog.get(problem)
 
 
 def problem_data(problem):
     """The instance data of a task's ``problem`` (cached per process)."""
-    from .. import catalog
     return problem.data() if isinstance(problem, Instance) else \
         catalog.instance_data(catalog.get(problem).instance)

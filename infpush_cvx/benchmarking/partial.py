@@ -128,9 +128,3 @@ class PartialTable:
                 os.unlink(self.path)
             except FileNotFoundError:
                 pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
