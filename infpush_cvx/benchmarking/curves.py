@@ -22,11 +22,16 @@ the axis label says so.
 
 from __future__ import annotations
 
+import io
+import logging
 import numbers
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 #: Columns every curve row has, in this order (method-specific columns follow).
 CURVE_COLUMNS = ["stop_val", "objective", "gap", "time"]
@@ -131,19 +136,43 @@ def load_curves(path) -> pd.DataFrame:
     path = Path(path)
     if path.suffix not in _TABLE_SUFFIXES:
         raise ValueError(f"curves table {str(path)!r}: expected a .csv or .parquet file")
-    if not path.is_file():
-        raise ValueError(f"curves table {str(path)!r} does not exist")
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise ValueError(f"curves table {path} cannot be read as {path.suffix[1:].upper()}: "
-                         f"{reason}") from None
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path} is not a curves table: no column(s) {missing}")
+    df = read_table(path, "curves", REQUIRED_COLUMNS)
     for col in ("objective", "time"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    return df
+
+
+def read_table(path: Path, name: str, required, *, partial: bool = False) -> pd.DataFrame:
+    """The table of file ``path`` (Parquet by its suffix, else CSV), a ``name`` table
+    ("results", "curves"). ValueError naming the file when it is missing or not a regular file,
+    cannot be parsed, lacks a column of ``required``, or is a CSV file that does not end with a
+    line break (every CSV writer here ends with one: the file is truncated). ``partial``: a
+    ``.partial`` file, whose last line a kill may have cut; that line is left out, with a
+    warning."""
+    what = "table" if name == "results" else f"{name} table"
+    if not path.is_file():
+        if os.path.exists(path):
+            raise ValueError(f"{what} {path} is not a regular file")
+        raise ValueError(f"{what} {str(path)!r} does not exist")
+    if path.suffix != ".parquet":
+        data = path.read_bytes()
+        if data and not data.endswith((b"\n", b"\r")):
+            if not partial:
+                raise ValueError(f"{what} {path} does not end with a line break; is the file "
+                                 f"truncated?")
+            log.warning("%s: its last line was cut (the run was killed while writing it); "
+                        "left out", path)
+            data = data[:data.rfind(b"\n") + 1]
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else \
+            pd.read_csv(io.BytesIO(data))
+    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        kind = "PARQUET" if path.suffix == ".parquet" else "CSV"
+        raise ValueError(f"{what} {path} cannot be read as {kind}: {reason}") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} {path} is not a {name} table: no column(s) {missing}")
     return df
 
 

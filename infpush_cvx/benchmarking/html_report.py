@@ -59,10 +59,6 @@ def report_paths(out_dir, metric: str = "time") -> dict:
             "profile": out_dir / f"profile_{metric}.png", "html": out_dir / HTML_NAME}
 
 
-def suboptimality_path(out_dir, problem: str) -> Path:
-    return Path(out_dir) / f"suboptimality_{re.sub(r'[^A-Za-z0-9_.-]', '_', str(problem))}.png"
-
-
 @dataclass
 class _Figure:
     """A figure of the report: its heading, the PNG's bytes (None when it is missing) and the
@@ -123,7 +119,6 @@ def _png(heading: str, fig, path: Path, out: ReportFiles) -> _Figure:
 
 
 def _profile(results, path, metric, problems, styles, out) -> _Figure:
-    notes = []
     try:
         fig = reports.performance_profile_figure(results, metric, problems, styles=styles)
     except ValueError:
@@ -133,11 +128,11 @@ def _profile(results, path, metric, problems, styles, out) -> _Figure:
         # own problem class): profile every solver on the problems it attempted, so that every
         # solver stays in the figure (the legend gives each one's counts).
         out.messages.append(NO_COMMON_PROBLEM)
-        notes.append(f"No problem was attempted by every solver "
-                     f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
-                     f"the problems it attempted.")
-        fig = reports.performance_profile_figure(results, metric, "all", styles=styles,
-                                                 notes=notes)
+        fig = reports.performance_profile_figure(
+            results, metric, "all", styles=styles,
+            notes=[f"No problem was attempted by every solver "
+                   f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
+                   f"the problems it attempted."])
     return _png(f"Performance profile ({metric})", fig, path, out)
 
 
@@ -154,7 +149,8 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
                                                 "results table: no suboptimality to draw."))
             continue
         fig = suboptimality_figure(curves, results, problem, styles=styles)
-        shown.append(_png(heading, fig, suboptimality_path(out_dir, problem), out))
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
+        shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
     return shown
 
 
@@ -184,19 +180,14 @@ def _e(value) -> str:
 def html_table(df: pd.DataFrame, *, bad=None) -> str:
     """``df`` as an HTML table (text escaped, numbers formatted as in the text reports); rows
     where ``bad`` is True are marked."""
-    text_cols = {c for c in df.columns if df[c].dtype == object or df[c].dtype == bool
-                 or str(df[c].dtype) in ("string", "str")}
-    head = "".join(f'<th class="{"text" if c in text_cols else "num"}">{_e(c)}</th>'
-                   for c in df.columns)
+    kind = {c: "text" if df[c].dtype == object or df[c].dtype == bool
+            or str(df[c].dtype) in ("string", "str") else "num" for c in df.columns}
     fmt = {c: reports.number_format(reports.FORMATS.get(c, "")) for c in df.columns}
-    rows = []
-    flags = [False] * len(df) if bad is None else list(bad)
-    for flag, (_, row) in zip(flags, df.iterrows()):
-        cells = "".join(
-            f'<td class="{"text" if c in text_cols else "num"}">'
-            f"{_e(fmt[c](row[c]))}</td>" for c in df.columns)
-        rows.append(f'<tr{" class=bad" if flag else ""}>{cells}</tr>')
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    head = "".join(f'<th class="{kind[c]}">{_e(c)}</th>' for c in df.columns)
+    rows = "".join(f'<tr{" class=bad" if flag else ""}>' + "".join(
+        f'<td class="{kind[c]}">{_e(fmt[c](row[c]))}</td>' for c in df.columns) + "</tr>"
+        for flag, (_, row) in zip([False] * len(df) if bad is None else bad, df.iterrows()))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def _has_values(column: pd.Series) -> bool:

@@ -159,6 +159,25 @@ def problem_spec(problem):
     return problem.spec() if isinstance(problem, Instance) else catalog.get(problem)
 
 
+def instance_record(problem) -> dict:
+    """What is declared about the instance of a task's ``problem``: ``generator``, ``params``,
+    ``seed`` and ``tier`` (:func:`instance_parameters` of a catalog problem's instance; a
+    generated :class:`Instance`'s own, tier ``"generated"``)."""
+    if not isinstance(problem, Instance):
+        return instance_parameters(problem_spec(problem).instance)
+    params = dict(problem.params)
+    return {"generator": problem.generator, "params": params, "seed": params.get("seed"),
+            "tier": "generated"}
+
+
+def stored_opt_val(problem) -> float | None:
+    """The optimal value stored for a task's ``problem`` (None when none is: a generated
+    :class:`Instance` never has one)."""
+    from ..catalog.reference import load_reference
+    ref = None if isinstance(problem, Instance) else load_reference(problem)
+    return None if ref is None else ref["opt_val"]
+
+
 def problem_data(problem):
     """The instance data of a task's ``problem`` (cached per process)."""
     return problem.data() if isinstance(problem, Instance) else \

@@ -29,7 +29,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..files import named_os_error, real_target
+from ..files import _KINDS, named_os_error, real_target
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,6 @@ def partial_path(final) -> Path:
     """Where the rows of the run whose final table is ``final`` are appended."""
     final = real_target(final)
     return final.with_name(final.name + SUFFIX)
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
-             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 class PartialTable:
@@ -76,7 +69,9 @@ class PartialTable:
             raise ValueError(f"{self.path}: cannot use it for the run's rows: "
                              f"{exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{self.path} is {_kind(mode)}, where the run appends its rows as "
+            kind = next((name for test, name in ((stat.S_ISLNK, "a symbolic link"), *_KINDS)
+                         if test(mode)), "not a regular file")
+            raise ValueError(f"{self.path} is {kind}, where the run appends its rows as "
                              f"they end; remove it or choose another output")
 
     def _open(self):

@@ -145,9 +145,7 @@ def _solver_records(tasks) -> dict:
 
 
 def _problem_records(problems) -> tuple[dict, dict]:
-    from ..catalog.reference import load_reference
-    from .instances import instance_parameters
-    from .instances import Instance, problem_spec
+    from .instances import instance_record, problem_spec, stored_opt_val
     problem_records, instance_records = {}, {}
     for problem in problems:
         pid = str(problem)
@@ -156,18 +154,12 @@ def _problem_records(problems) -> tuple[dict, dict]:
         except ValueError:
             problem_records[pid] = {"error": "unknown problem"}
             continue
-        generated = isinstance(problem, Instance)
-        ref = None if generated else load_reference(pid)
         problem_records[pid] = {"instance": spec.instance, "formulation": spec.formulation,
                                 "options": dict(spec.options), "lam": spec.lam,
                                 "problem_class": spec.problem_class, "tier": spec.tier,
-                                "reference_value": None if ref is None else ref["opt_val"]}
+                                "reference_value": stored_opt_val(problem)}
         if spec.instance not in instance_records:
-            instance_records[spec.instance] = instance_parameters(spec.instance) \
-                if not generated else {"generator": problem.generator,
-                                       "params": dict(problem.params),
-                                       "seed": dict(problem.params).get("seed"),
-                                       "tier": spec.tier}
+            instance_records[spec.instance] = instance_record(problem)
     return problem_records, instance_records
 
 

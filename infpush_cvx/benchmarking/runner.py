@@ -80,10 +80,9 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
     if problems is None or isinstance(problems, str):
         problems = catalog.problem_ids(problems)
     problems = list(problems)
-    if not problems:
+    specs = [catalog.get(pid) for pid in problems]
+    if not specs:
         raise ValueError("problems selects no catalog problem")
-    for pid in problems:
-        catalog.get(pid)
     repeats = int(check_scalar(repeats, "repeats", positive=True))
     if repeats > MAX_REPEATS:
         raise ValueError(f"repeats must be at most {MAX_REPEATS}, got {repeats}")
@@ -95,8 +94,7 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
         native = registry.check_names(native)
     tasks = []
     for r in range(repeats):
-        for pid in problems:
-            spec = catalog.get(pid)
+        for pid, spec in zip(problems, specs):
             tasks.extend(Task(pid, "cvxpy", s.name, r, tol, timeout, blas_threads)
                          for s in registry.cvxpy_solvers_for(spec, cvx))
             tasks.extend(Task(pid, "native", m, r, tol, timeout, blas_threads, curves)
@@ -164,29 +162,30 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
     run_id = run_id or new_run_id(started)
     log.info("run %s: %d tasks on the %s executor", run_id, len(tasks), executor.name)
     rows, curve_rows = [None] * len(tasks), []
+
+    def record(k, row):  # every row, an "interrupted" one too, in its place and to on_row
+        row.update(executor=executor.name, run_id=run_id)
+        rows[k] = row
+        if on_row is not None:
+            on_row(row)
     try:
-        _execute(tasks, executor, progress, rows, curve_rows, run_id, on_row)
+        _execute(tasks, executor, progress, record, curve_rows)
     except KeyboardInterrupt as exc:
-        _mark_interrupted(tasks, executor, rows, run_id, on_row, exc)
+        _mark_interrupted(tasks, executor, rows, record, exc)
         run = _finished(tasks, executor, [r for r in rows if r is not None], curve_rows,
                         run_id, started, command, interrupted=True)
         raise RunInterrupted(run, exc) from exc
     return _finished(tasks, executor, rows, curve_rows, run_id, started, command)
 
 
-def _mark_interrupted(tasks, executor, rows, run_id, on_row, exc) -> None:
+def _mark_interrupted(tasks, executor, rows, record, exc) -> None:
     """An "interrupted" row for every task the executor started that has no row."""
     from .tasks import failed_row
     now = time.perf_counter()
     why = str(exc) or ("SIGINT" if type(exc) is KeyboardInterrupt else type(exc).__name__)
     for k, began in sorted(getattr(executor, "started", {}).items()):
-        if rows[k] is not None:
-            continue
-        row = failed_row(tasks[k], INTERRUPTED, f"run stopped by {why}", now - began)
-        row.update(executor=executor.name, run_id=run_id)
-        rows[k] = row
-        if on_row is not None:
-            on_row(row)
+        if rows[k] is None:
+            record(k, failed_row(tasks[k], INTERRUPTED, f"run stopped by {why}", now - began))
 
 
 def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
@@ -213,25 +212,19 @@ def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
     return BenchmarkRun(table, curves, metadata)
 
 
-def _execute(tasks, executor, progress, rows, curves, run_id, on_row):
-    """Fill ``rows`` (in task order) and ``curves`` with what ``tasks`` give on ``executor``,
-    passing each row to ``on_row`` as it comes."""
+def _execute(tasks, executor, progress, record, curves):
+    """``record(k, row)`` every row ``tasks`` give on ``executor`` as it comes; add their
+    curves' rows to ``curves``."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve")
     try:
         for k, row in executor.run(tasks):
-            row["executor"] = executor.name
-            curve = row.pop("curve", None)
-            if curve:
-                task = tasks[k]
-                curves.extend({"problem": str(task.problem), "solver": task.solver,
-                               "repeat": task.repeat, **c} for c in curve)
-            row["run_id"] = run_id
-            rows[k] = row
-            if on_row is not None:
-                on_row(row)
+            task = tasks[k]
+            curves.extend({"problem": str(task.problem), "solver": task.solver,
+                           "repeat": task.repeat, **c} for c in row.pop("curve", None) or ())
+            record(k, row)
             if bar is not None:
                 bar.set_postfix_str(tasks[k].label(), refresh=False)
                 bar.update()
@@ -270,10 +263,8 @@ _SUFFIXES = (".csv", ".parquet")
 def table_paths(path) -> dict:
     """``{"csv": <stem>.csv, "parquet": <stem>.parquet}`` where ``<stem>`` is ``path`` without a
     ``.csv`` or ``.parquet`` suffix (any other suffix is part of the stem: ``run.v2``)."""
-    path = Path(path)
-    stem = path.with_suffix("") if path.suffix in _SUFFIXES else path
-    return {"csv": stem.parent / (stem.name + ".csv"),
-            "parquet": stem.parent / (stem.name + ".parquet")}
+    stem = run_folder(path)
+    return {suffix[1:]: stem.parent / (stem.name + suffix) for suffix in _SUFFIXES}
 
 
 def stem_table(path) -> Path:
@@ -336,14 +327,9 @@ def run_paths(out, run_id: str) -> dict:
     (:func:`run_folder`): ``csv``, ``parquet`` (the results table), ``metadata`` (``.json``),
     ``curves_csv``, ``curves_parquet`` (``<run_id>_curves.*``, only for runs with curves) and
     ``report`` (the folder ``<run_id>_report/``)."""
-    folder = run_folder(out)
-    stem = folder / run_id
-    return {"csv": stem.with_name(run_id + ".csv"),
-            "parquet": stem.with_name(run_id + ".parquet"),
-            "metadata": stem.with_name(run_id + ".json"),
-            "curves_csv": stem.with_name(run_id + "_curves.csv"),
-            "curves_parquet": stem.with_name(run_id + "_curves.parquet"),
-            "report": stem.with_name(run_id + "_report")}
+    ends = {"csv": ".csv", "parquet": ".parquet", "metadata": ".json",
+            "curves_csv": "_curves.csv", "curves_parquet": "_curves.parquet", "report": "_report"}
+    return {key: run_folder(out) / (run_id + end) for key, end in ends.items()}
 
 
 def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
@@ -377,9 +363,7 @@ def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
 
 def _json_default(value):
     """NumPy scalars and anything else JSON does not know, as plain values or text."""
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def load_metadata(path) -> dict:
@@ -420,24 +404,8 @@ def load_results(path) -> pd.DataFrame:
     partial = path.suffix == PARTIAL_SUFFIX
     if path.suffix not in _SUFFIXES and not partial:
         path = stem_table(path)
-    if not path.is_file():
-        if os.path.exists(path):
-            raise ValueError(f"table {path} is not a regular file")
-        raise ValueError(f"table {str(path)!r} does not exist")
-    source = path
-    if partial:
-        source = _complete_lines(path)
-    elif path.suffix == ".csv" and not _ends_with_line_break(path):
-        raise ValueError(f"table {path} does not end with a line break; is the file truncated?")
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(source)
-    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        kind = "CSV" if partial else path.suffix[1:].upper()
-        raise ValueError(f"table {path} cannot be read as {kind}: {reason}") from None
-    missing = [c for c in REPORT_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"table {path} is not a results table: no column(s) {missing}")
+    from .curves import read_table
+    df = read_table(path, "results", REPORT_COLUMNS, partial=partial)
     if df.empty:
         raise ValueError(f"table {path} has no rows")
     for column in NUMERIC_COLUMNS:
@@ -460,22 +428,3 @@ def load_results(path) -> pd.DataFrame:
         df["agrees"] = agrees.astype(bool)
     return df
 
-
-def _complete_lines(path: Path):
-    """The complete lines of a ``.partial`` file (a file object): a run killed while it
-    appended a row may have left that row cut; it is left out, with a warning."""
-    import io
-    data = path.read_bytes()
-    if data and not data.endswith((b"\n", b"\r")):
-        log.warning("%s: its last line was cut (the run was killed while writing it); left out",
-                    path)
-        data = data[:data.rfind(b"\n") + 1]
-    return io.BytesIO(data)
-
-
-def _ends_with_line_break(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return True  # empty: the parser says so
-        fh.seek(-1, 2)
-        return fh.read(1) in (b"\n", b"\r")

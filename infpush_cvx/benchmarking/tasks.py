@@ -151,19 +151,6 @@ def _call_row(task: CallTask, status: str, result=None, error: str = "",
             "time": elapsed}
 
 
-def _run_call(task: CallTask) -> dict:
-    from threadpoolctl import threadpool_limits
-    start = time.perf_counter()
-    try:
-        with threadpool_limits(limits=task.blas_threads):
-            result = task.call()
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=5)}"
-        return _call_row(task, f"error: {type(exc).__name__}", error=error,
-                         elapsed=time.perf_counter() - start)
-    return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
-
-
 @dataclass
 class _Timer:
     start: float = 0.0
@@ -209,23 +196,15 @@ def _options_text(task: Task) -> str | None:
 def base_row(task: Task) -> dict:
     """The row fields known before solving (problem and instance description, stored value,
     the solver's options, task, machine)."""
-    from ..catalog.reference import load_reference
-    from .instances import instance_parameters
-    spec = problem_spec(task.problem)
-    if isinstance(task.problem, Instance):
-        params = dict(task.problem.params)
-        instance = {"generator": task.problem.generator, "seed": params.get("seed")}
-        ref = None
-    else:
-        instance = instance_parameters(spec.instance)
-        ref = load_reference(task.problem)
+    from .instances import instance_record, stored_opt_val
+    spec, instance = problem_spec(task.problem), instance_record(task.problem)
     return {"problem": spec.id, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
                                         else "l1"),
             "scaling": spec.scaling, "form": spec.options.get("form", ""),
             "problem_class": spec.problem_class, "lam": spec.lam, "kind": task.kind,
             "solver": task.solver, "repeat": task.repeat, "timeout": task.timeout,
-            "reference": None if ref is None else ref["opt_val"],
+            "reference": stored_opt_val(task.problem),
             "generator": instance["generator"], "seed": instance["seed"], "tier": spec.tier,
             "solver_options": _options_text(task),
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
@@ -388,8 +367,6 @@ def _checked_reference(problem_id: str, data) -> dict:
     """The stored value a solve of ``problem_id`` on ``data`` is compared with: none when the
     record no longer belongs to the instance or to the problem's definition, and then
     ``reference_note`` says why and how to store a fresh one (never a stale value used silently)."""
-    import warnings
-
     from ..catalog.reference import StaleReferenceWarning, stored_value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StaleReferenceWarning)  # the row carries the reason
@@ -401,11 +378,14 @@ def _checked_reference(problem_id: str, data) -> dict:
 def run_task(task: Task | CallTask) -> dict:
     """:func:`solve_task`, with an exception turned into a row whose status is ``"error: ..."``
     (``"error"`` when the problem itself is unknown). A :class:`CallTask` calls its function."""
-    if isinstance(task, CallTask):
-        return _run_call(task)
+    from threadpoolctl import threadpool_limits
     start = time.perf_counter()
     try:
-        return solve_task(task)
+        if not isinstance(task, CallTask):
+            return solve_task(task)
+        with threadpool_limits(limits=task.blas_threads):
+            result = task.call()
+        return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
     except Exception as exc:
         kind, error = type(exc).__name__, f"{type(exc).__name__}: {exc}"
         traceback_text = traceback.format_exc(limit=3).replace("\n", " ")
@@ -416,7 +396,7 @@ def run_task(task: Task | CallTask) -> dict:
         return {"problem": str(task.problem), "kind": task.kind, "solver": task.solver,
                 "repeat": task.repeat, "status": "error", "converged": False, "agrees": False,
                 "error": error[:500], **versions()}
-    return _with_threads(row, task)
+    return row if isinstance(task, CallTask) else _with_threads(row, task)
 
 
 def _with_threads(row: dict, task: Task) -> dict:
