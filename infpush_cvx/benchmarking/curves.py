@@ -42,7 +42,8 @@ CURVES_SUFFIX = "_curves"
 #: Smallest relative suboptimality drawn on a log axis; smaller (and negative) values are drawn
 #: here. Below the stored values' own accuracy (about 1e-9), far above round-off.
 SUBOPTIMALITY_FLOOR = 1e-12
-_TABLE_SUFFIXES = (".parquet", ".csv")
+#: Suffixes of the files of a table (results or curves).
+TABLE_SUFFIXES = (".csv", ".parquet")
 
 
 def _plain(value):
@@ -95,12 +96,12 @@ def curves_frame(rows: list[dict]) -> pd.DataFrame:
 def is_curves_path(path) -> bool:
     """Whether ``path`` is named as a run's curves table (``<run>_curves.csv`` / ``.parquet``)."""
     path = Path(path)
-    return path.suffix in _TABLE_SUFFIXES and path.stem.endswith(CURVES_SUFFIX)
+    return path.suffix in TABLE_SUFFIXES and path.stem.endswith(CURVES_SUFFIX)
 
 
 def _existing(stem: Path, prefer: str) -> Path | None:
     """``stem`` + ``prefer`` if that file exists, else the other table suffix's, else None."""
-    for suffix in (prefer, *(s for s in _TABLE_SUFFIXES if s != prefer)):
+    for suffix in (prefer, *(s for s in TABLE_SUFFIXES if s != prefer)):
         candidate = stem.with_name(stem.name + suffix)
         if candidate.is_file():
             return candidate
@@ -111,7 +112,7 @@ def curves_path_of(results) -> Path | None:
     """The curves table saved beside results table ``results`` (``<run>_curves`` with the same
     suffix, else the other one), or None when there is none."""
     results = Path(results)
-    stem = results.with_suffix("") if results.suffix in _TABLE_SUFFIXES else results
+    stem = results.with_suffix("") if results.suffix in TABLE_SUFFIXES else results
     return _existing(stem.with_name(stem.name + CURVES_SUFFIX), results.suffix or ".parquet")
 
 
@@ -134,7 +135,7 @@ def load_curves(path) -> pd.DataFrame:
     the file when it is missing, cannot be parsed, or lacks a column of ``REQUIRED_COLUMNS``;
     ``objective`` and ``time`` are read as floats (a missing value is NaN)."""
     path = Path(path)
-    if path.suffix not in _TABLE_SUFFIXES:
+    if path.suffix not in TABLE_SUFFIXES:
         raise ValueError(f"curves table {str(path)!r}: expected a .csv or .parquet file")
     df = read_table(path, "curves", REQUIRED_COLUMNS)
     for col in ("objective", "time"):
@@ -250,32 +251,27 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
                           f"{problem}: suboptimality against time", notes, xlabel_lines=1)
     ax = layout.ax
     for solver in traced:
-        style = styles.get(solver, series_styles(1)[0])
-        for j, (_, run) in enumerate(mine[mine["solver"].astype(str) == solver]
-                                     .groupby("repeat", sort=True)):
+        style, label = styles.get(solver, series_styles(1)[0]), solver
+        for _, run in mine[mine["solver"].astype(str) == solver].groupby("repeat", sort=True):
             t, y, keep = _points(run.sort_values("stop_val"), reference)
-            if not keep.any():
-                continue
-            ax.plot(t[keep], np.maximum(y[keep], floor), lw=1.5, ms=5,
-                    markevery=max(1, int(keep.sum()) // 8), label=solver if j == 0 else None,
-                    **style)
+            if keep.any():
+                ax.plot(t[keep], np.maximum(y[keep], floor), lw=1.5, ms=5,
+                        markevery=max(1, int(keep.sum()) // 8), label=label, **style)
+                label = None  # one legend entry per solver
     for solver in single:
-        style = styles.get(solver, series_styles(1)[0])
+        style, label = styles.get(solver, series_styles(1)[0]), _final(solver)
         mine_rows = rows[rows["solver"].astype(str) == solver]
         t, y, keep = _points(mine_rows, reference)
         agrees = mine_rows["agrees"].astype(bool).to_numpy()
-        label = _final(solver)
         for hollow in (False, True):
             sel = keep & (agrees != hollow)
             if sel.any():
                 ax.plot(t[sel], np.maximum(y[sel], floor), ls="none", ms=8, mew=1.6,
                         mfc="none" if hollow else style["color"], label=label, **style)
                 label = None  # one legend entry per solver
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log", xlabel="time (s, log scale)")
     ax.yaxis.set_major_locator(LogLocator(base=10, numticks=15))
     ax.axhline(floor, color="0.6", lw=0.8, ls=":")
-    ax.set_xlabel("time (s, log scale)")
     ax.set_ylabel(f"(objective − stored value) / |stored value|\n(log scale; below {floor:g} "
                   f"or negative: drawn at {floor:g})", fontsize=9)
     ax.grid(alpha=0.3, which="major")

@@ -329,36 +329,31 @@ class DaskExecutor:
             # starts running rather than when it joins the queue.
             slots = max(sum(client.nthreads().values()), 1)
             pending = list(enumerate(tasks))[::-1]
-            running = {}  # future -> (index, submitted at)
+            running = {}  # future -> index
             while pending or running:
                 while pending and len(running) < slots:
                     k, task = pending.pop()
-                    fut = client.submit(run_task, task, pure=False)
-                    running[fut] = (k, time.perf_counter())
-                    self.started[k] = running[fut][1]
-                timeout = _wait_seconds(s + tasks[k].timeout for k, s in running.values()
-                                        if tasks[k].timeout is not None)
-                try:
-                    dask_wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    pass
+                    running[client.submit(run_task, task, pure=False)] = k
+                    self.started[k] = time.perf_counter()
+                with contextlib.suppress(TimeoutError):
+                    dask_wait(list(running), return_when="FIRST_COMPLETED", timeout=_wait_seconds(
+                        self.started[k] + tasks[k].timeout for k in running.values()
+                        if tasks[k].timeout is not None))
                 now = time.perf_counter()
-                for fut in list(running):
-                    k, submitted = running[fut]
+                for fut, k in list(running.items()):
+                    took, limit = now - self.started[k], tasks[k].timeout
                     if fut.status == "finished":
-                        del running[fut]
-                        yield k, fut.result()
+                        row = fut.result()
                     elif fut.status in ("error", "cancelled", "lost"):
-                        del running[fut]
-                        yield k, failed_row(tasks[k], f"dask_{fut.status}",
-                                            repr(fut.exception()) if fut.status == "error"
-                                            else "", now - submitted)
-                    elif tasks[k].timeout is not None and now - submitted > tasks[k].timeout:
-                        del running[fut]
+                        row = failed_row(tasks[k], f"dask_{fut.status}", repr(fut.exception())
+                                         if fut.status == "error" else "", took)
+                    elif limit is not None and took > limit:
                         fut.cancel()
-                        yield k, failed_row(tasks[k], "timeout",
-                                            f"cancelled after {tasks[k].timeout:g} s",
-                                            now - submitted)
+                        row = failed_row(tasks[k], "timeout", f"cancelled after {limit:g} s", took)
+                    else:
+                        continue
+                    del running[fut]
+                    yield k, row
         finally:
             for opened in owned:  # the client before its cluster
                 opened.close()

@@ -216,24 +216,19 @@ def _summary(results: pd.DataFrame, metric: str) -> str:
 
 
 def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | None) -> str:
-    from .provenance import iso, utc_now
+    from .provenance import code_revision, iso, utc_now
     items = []
     if metadata:
         code, machine = metadata.get("code", {}), metadata.get("platform", {})
         execution = metadata.get("execution", {})
-        commit = code.get("git_commit")
         items += [("run", metadata.get("run_id")),
                   ("date (UTC)", f"{metadata.get('date')} to {metadata.get('finished')} "
                                  f"({reports.number_format('.1f')(metadata.get('duration_s'))} s)"),
                   ("command", " ".join(map(str, metadata.get("command") or []))),
-                  ("code", f"{code.get('package')} {code.get('version')}"
-                           + (f", commit {commit}" + (" (uncommitted changes)"
-                                                     if code.get("git_dirty") else "")
-                              if commit else " (no git checkout)")),
+                  ("code", _code_text(code)),
                   ("machine", f"{machine.get('cpu_model')}, {machine.get('cpu_count')} logical "
                               f"cores ({machine.get('cpu_count_usable')} usable), "
-                              f"{(machine.get('ram_bytes') or 0) / 2 ** 30:.1f}"
-                              f" GiB RAM"),
+                              f"{(machine.get('ram_bytes') or 0) / 2 ** 30:.1f} GiB RAM"),
                   ("system", f"{machine.get('os')}, {machine.get('python_implementation', '')} "
                              f"{machine.get('python')}"),
                   ("execution", f"{execution.get('executor')} executor, "
@@ -256,7 +251,7 @@ def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | No
         items.append(("hosts", _listed(results, "host")))
     for name, path in (sources or {}).items():
         items.append((f"{name} file", path))
-    items.append(("report written", f"{iso(utc_now())} by {_package_version()}"))
+    items.append(("report written", f"{iso(utc_now())} by {_code_text(code_revision())}"))
     listed = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
     version_rows = pd.DataFrame({"package": [k.removeprefix("version_") for k in versions],
                                  "version": [str(v) for v in versions.values()]})
@@ -268,11 +263,13 @@ def _listed(results: pd.DataFrame, column: str) -> str:
     return ", ".join(map(str, results[column].dropna().unique())) if column in results else ""
 
 
-def _package_version() -> str:
-    from .provenance import code_revision
-    code = code_revision()
-    return f"infpush_cvx {code.get('version')}" + (
-        f" (commit {code['git_commit']})" if code.get("git_commit") else "")
+def _code_text(code: dict) -> str:
+    """``<package> <version>, commit <hash>`` (and whether the checkout had uncommitted
+    changes) of a :func:`.provenance.code_revision` record."""
+    commit, dirty = code.get("git_commit"), code.get("git_dirty")
+    return f"{code.get('package')} {code.get('version')}" + (
+        f", commit {commit}" + " (uncommitted changes)" * bool(dirty) if commit
+        else " (no git checkout)")
 
 
 def _figure_html(fig: _Figure) -> str:

@@ -335,11 +335,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     n_p = len(ratios)
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
-    labels = {}
-    for s in drawn:  # solved/attempted of N for a solver that attempted some problems only
-        c = counts.loc[s]
-        labels[s] = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if c["not_attempted"] > 0
-                     else f"{s}  {c['solved']}/{n_p}")
+    # solved/attempted of N for a solver that attempted some problems only, else solved/N
+    labels = {s: f"{s}  {counts.at[s, 'solved']}/" + (
+        f"{counts.at[s, 'attempted']} of {n_p}" if counts.at[s, "not_attempted"] > 0 else f"{n_p}")
+        for s in drawn}
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
              "as never solved (the curve ends below 1).", *notes]
     if (counts.loc[drawn, "not_attempted"] > 0).any():
@@ -359,14 +358,13 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
                 **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())
     ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
-    ax.set_xlim(1.0, top)
     if top > 2 ** 10:
         ax.xaxis.set_major_locator(LogLocator(base=10))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(f"τ = {metric} / best {metric} on the problem (ratio, log scale)")
-    ax.set_ylabel("fraction of its problems solved\nwithin τ × best")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set(xlim=(1.0, top), ylim=(-0.02, 1.02),
+           xlabel=f"τ = {metric} / best {metric} on the problem (ratio, log scale)",
+           ylabel="fraction of its problems solved\nwithin τ × best")
     ax.grid(alpha=0.3, which="both")
     return layout.finish("solver  solved/attempted")
 

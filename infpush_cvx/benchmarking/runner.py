@@ -39,10 +39,12 @@ import pandas as pd
 from .. import catalog
 from .._validation import check_scalar
 from ..catalog import cvxpy_solvers, registry
-from ..files import atomic_open, atomic_path
+from ..files import atomic_path, write_text_atomic
 from .executors import make_executor
+from .curves import TABLE_SUFFIXES, curves_frame, read_table
 from .partial import SUFFIX as PARTIAL_SUFFIX
-from .tasks import COLUMNS, Task, versions
+from .provenance import new_run_id, run_metadata, utc_now
+from .tasks import COLUMNS, Task, failed_row, versions
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +156,6 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
     task's ``run_id``, ``problem``, ``solver``, ``repeat``; see :mod:`.curves`). ``on_row(row)``
     is called with every row as its task ends (to put it on disk at once). A KeyboardInterrupt
     stops the run: :class:`RunInterrupted` carries what it did."""
-    from .provenance import new_run_id, utc_now
     tasks = list(tasks)
     if isinstance(executor, str):
         executor = make_executor(executor, n_workers=n_workers, scheduler=scheduler)
@@ -180,7 +181,6 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
 
 def _mark_interrupted(tasks, executor, rows, record, exc) -> None:
     """An "interrupted" row for every task the executor started that has no row."""
-    from .tasks import failed_row
     now = time.perf_counter()
     why = str(exc) or ("SIGINT" if type(exc) is KeyboardInterrupt else type(exc).__name__)
     for k, began in sorted(getattr(executor, "started", {}).items()):
@@ -190,8 +190,6 @@ def _mark_interrupted(tasks, executor, rows, record, exc) -> None:
 
 def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
               interrupted: bool = False) -> BenchmarkRun:
-    from .curves import curves_frame
-    from .provenance import run_metadata
     table = _tidy(rows)
     table["run_id"] = run_id
     curves = curves_frame([{"run_id": run_id, **r} for r in curve_rows])
@@ -257,14 +255,12 @@ REPORT_COLUMNS = ("problem", "kind", "solver", "repeat", "status", "agrees", "ob
                   "reference", "rel_error", "gap", "iterations", "compile_time", "setup_time",
                   "solve_time", "time")
 
-_SUFFIXES = (".csv", ".parquet")
-
 
 def table_paths(path) -> dict:
     """``{"csv": <stem>.csv, "parquet": <stem>.parquet}`` where ``<stem>`` is ``path`` without a
     ``.csv`` or ``.parquet`` suffix (any other suffix is part of the stem: ``run.v2``)."""
     stem = run_folder(path)
-    return {suffix[1:]: stem.parent / (stem.name + suffix) for suffix in _SUFFIXES}
+    return {suffix[1:]: stem.parent / (stem.name + suffix) for suffix in TABLE_SUFFIXES}
 
 
 def stem_table(path) -> Path:
@@ -319,7 +315,7 @@ def run_folder(out) -> Path:
     """The folder of ``--out``-style base path ``out``: ``out`` itself, less a ``.csv`` or
     ``.parquet`` suffix (``results/bench.csv`` -> ``results/bench/``)."""
     out = Path(out)
-    return out.with_suffix("") if out.suffix in _SUFFIXES else out
+    return out.with_suffix("") if out.suffix in TABLE_SUFFIXES else out
 
 
 def run_paths(out, run_id: str) -> dict:
@@ -341,22 +337,19 @@ def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
     killed while writing leaves none of them). Returns the paths written."""
     paths = run_paths(out, run.run_id)
     parquet = _with_parquet(parquet)
-    written = ["csv"] + (["parquet"] if parquet else []) + ["metadata"]
-    if not run.curves.empty:
-        written += ["curves_csv"] + (["curves_parquet"] if parquet else [])
+    written = [k for k in ("csv", "parquet", "metadata", "curves_csv", "curves_parquet")
+               if (parquet or "parquet" not in k) and not (run.curves.empty and "curves" in k)]
     taken = [str(paths[k]) for k in written if paths[k].exists()]
     if taken:
         raise FileExistsError(f"run {run.run_id}: {taken[0]} exists; a run never replaces "
                               f"the files of another")
-    metadata = dict(run.metadata)
-    metadata["files"] = {k: paths[k].name for k in written if k != "metadata"}
+    metadata = {**run.metadata, "files": {k: paths[k].name for k in written if k != "metadata"}}
     curves = contextlib.nullcontext() if run.curves.empty else \
         _table_files(run.curves, paths["curves_csv"],
                      paths["curves_parquet"] if parquet else None)
     with _table_files(run.table, paths["csv"], paths["parquet"] if parquet else None), curves:
-        with atomic_open(paths["metadata"], "w", encoding="utf-8") as fh:
-            json.dump(metadata, fh, indent=1, sort_keys=False, default=_json_default)
-            fh.write("\n")
+        write_text_atomic(paths["metadata"],
+                          json.dumps(metadata, indent=1, default=_json_default) + "\n")
     log.info("run %s written to %s", run.run_id, run_folder(out))
     return {k: paths[k] for k in written}
 
@@ -374,7 +367,7 @@ def load_metadata(path) -> dict:
     path = Path(path)
     if path.suffix == PARTIAL_SUFFIX:
         path = path.with_suffix("")
-    if path.suffix in _SUFFIXES:
+    if path.suffix in TABLE_SUFFIXES:
         path = path.with_suffix(".json")
     if not path.is_file():
         raise ValueError(f"metadata {str(path)!r} does not exist")
@@ -402,9 +395,8 @@ def load_results(path) -> pd.DataFrame:
     """
     path = Path(path)
     partial = path.suffix == PARTIAL_SUFFIX
-    if path.suffix not in _SUFFIXES and not partial:
+    if path.suffix not in TABLE_SUFFIXES and not partial:
         path = stem_table(path)
-    from .curves import read_table
     df = read_table(path, "results", REPORT_COLUMNS, partial=partial)
     if df.empty:
         raise ValueError(f"table {path} has no rows")

@@ -63,7 +63,10 @@ import warnings
 from dataclasses import dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
-from .instances import Instance, problem_data, problem_spec
+from .instances import (Instance, instance_record, instance_shape, problem_data, problem_spec,
+                        stored_opt_val)
+from .memory import peak_rss
+from .warmup import warmup_seconds
 
 log = logging.getLogger(__name__)
 
@@ -76,13 +79,9 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
            "rel_error", "rtol", "agrees", "reference_note", "gap", "iterations", "nnz_w",
            "compile_time", "setup_time", "solve_time", "time", "warmup_time", "timeout", "error",
-           "executor", "host", "pid",
-           "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
-           "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
-           "solver_options", "run_id"]
-
-#: Statuses that count as a successful solve, CVXPY's and the project's.
-SUCCESS = registry.SUCCESS
+           "executor", "host", "pid", "blas_threads", "omp_num_threads", "generator", "seed",
+           "tier", "m", "n", "d", "nnz", "rss_before_mib", "peak_rss_mib", "primal_residual",
+           "solver_primal_residual", "solver_options", "run_id"]
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
@@ -196,7 +195,6 @@ def _options_text(task: Task) -> str | None:
 def base_row(task: Task) -> dict:
     """The row fields known before solving (problem and instance description, stored value,
     the solver's options, task, machine)."""
-    from .instances import instance_record, stored_opt_val
     spec, instance = problem_spec(task.problem), instance_record(task.problem)
     return {"problem": spec.id, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
@@ -322,8 +320,8 @@ def _run_native(task: Task, spec, data, reference) -> dict:
                                  **extra)
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), SUCCESS,
-                     res.w),
+    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol),
+                     registry.SUCCESS, res.w),
            "gap": res.gap, "iterations": res.iterations, "compile_time": None,
            "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,
            "time": t.elapsed}
@@ -341,9 +339,6 @@ def solve_task(task: Task) -> dict:
     """
     from threadpoolctl import threadpool_limits
 
-    from .instances import instance_shape
-    from .memory import peak_rss
-    from .warmup import warmup_seconds
     row = base_row(task)
     run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
     if run is None:
