@@ -62,14 +62,11 @@ def curve_rows(history: dict) -> list[dict]:
     columns = {str(k): list(v) for k, v in (history or {}).items()
                if isinstance(v, (list, tuple, np.ndarray))}
     length = max((len(v) for v in columns.values()), default=0)
-    rows = []
-    for k in range(length):
-        row = {"stop_val": k + 1, "objective": None, "gap": None, "time": None}
-        for name, values in columns.items():
-            key = name if name != "stop_val" else "recorded_stop_val"
-            row[key] = _plain(values[k]) if k < len(values) else None
-        rows.append(row)
-    return rows
+    return [{"stop_val": k + 1, "objective": None, "gap": None, "time": None,
+             **{"recorded_stop_val" if name == "stop_val" else name:
+                _plain(values[k]) if k < len(values) else None
+                for name, values in columns.items()}}
+            for k in range(length)]
 
 
 def curves_frame(rows: list[dict]) -> pd.DataFrame:
@@ -101,11 +98,8 @@ def is_curves_path(path) -> bool:
 
 def _existing(stem: Path, prefer: str) -> Path | None:
     """``stem`` + ``prefer`` if that file exists, else the other table suffix's, else None."""
-    for suffix in (prefer, *(s for s in TABLE_SUFFIXES if s != prefer)):
-        candidate = stem.with_name(stem.name + suffix)
-        if candidate.is_file():
-            return candidate
-    return None
+    candidates = (stem.with_name(stem.name + suffix) for suffix in (prefer, *TABLE_SUFFIXES))
+    return next((path for path in candidates if path.is_file()), None)
 
 
 def curves_path_of(results) -> Path | None:
