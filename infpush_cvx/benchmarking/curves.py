@@ -8,7 +8,8 @@ at that record, plus whatever else the method records (``mu``, ``tau``, ``workin
 method can record its step after the objective).
 
 A run saves its curves beside its results table, as ``<run>_curves.csv`` / ``.parquet``
-(:func:`curves_path_of`, :func:`results_path_of`); :func:`load_curves` reads one back. The
+(:func:`curves_path_of`, :func:`results_path_of`); :func:`load_curves` reads one back
+(:func:`read_table`, the one reader of results and curves files, refusing a truncated one). The
 figure benchopt users look at first is :func:`suboptimality_figure`: per problem, the relative
 suboptimality against the stored optimal value (the results table's ``reference``),
 

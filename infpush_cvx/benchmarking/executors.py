@@ -186,10 +186,8 @@ class _Worker:
         self.conn.close()
 
     def stop(self):
-        try:
+        with contextlib.suppress(OSError):  # a broken pipe: the worker is gone already
             self.conn.send(None)
-        except (BrokenPipeError, OSError):
-            pass
         self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.kill()

@@ -7,8 +7,9 @@ Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
 :func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
 Loading recomputes the fingerprint and refuses a file whose content does not match it.
 
-:func:`instance_parameters` and :func:`instance_shape` describe an instance for the provenance of
-benchmark results (generator, seed, tier; sizes and non-zeros).
+:func:`instance_parameters`, :func:`instance_record` and :func:`instance_shape` describe an
+instance for the rows and the provenance of benchmark results (generator, seed, tier; sizes and
+non-zeros); :func:`stored_opt_val` is a problem's stored optimal value.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ of the package not written through :func:`infpush_cvx.files.atomic_path`.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import logging
@@ -77,13 +78,11 @@ class PartialTable:
     def _open(self):
         """The file, new: a regular file left there by a killed run is removed first; the
         open creates it exclusively and follows no link, so nothing else is ever written."""
-        try:
+        with contextlib.suppress(FileNotFoundError):
             if stat.S_ISREG(os.lstat(self.path).st_mode):
                 log.warning("%s: replacing the rows of an earlier run that did not end",
                             self.path)
                 os.unlink(self.path)
-        except FileNotFoundError:
-            pass
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
             | getattr(os, "O_CLOEXEC", 0)
@@ -110,16 +109,11 @@ class PartialTable:
     def close(self) -> None:
         if self._fh is not None:
             fh, self._fh = self._fh, None
-            try:
+            with contextlib.suppress(OSError):  # its rows were flushed and fsynced one by one
                 fh.close()
-            except OSError:  # its rows were flushed and fsynced one by one
-                pass
 
     def discard(self) -> None:
         """Close and remove the file (the final table now holds its rows)."""
         self.close()
         if self.rows:
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
+            self.path.unlink(missing_ok=True)

@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
@@ -71,24 +72,20 @@ def code_revision(root: Path = PACKAGE_PARENT) -> dict:
     def git(*args):
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                               timeout=20, check=True).stdout.strip()
-    try:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):  # no git, or no checkout
         if Path(git("rev-parse", "--show-toplevel")).resolve() != root:
             return out  # the package lives inside some other repository (site-packages)
         out["git_commit"] = git("rev-parse", "--short", "HEAD")
         out["git_dirty"] = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
-        pass  # no git, or not a checkout
     return out
 
 
 def _cpu_model() -> str:
-    try:
+    with contextlib.suppress(OSError):
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if line.lower().startswith("model name"):
                     return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 
