@@ -44,6 +44,7 @@ from .._validation import check_time_limit
 from .executors import SerialExecutor
 from .outcomes import (CLAIMS, FAILURES, OUTCOMES, broken, exit_status, outcome,  # noqa: F401
                        outcomes)
+from .reports import number_format
 from .runner import benchmark, make_tasks
 
 log = logging.getLogger(__name__)
@@ -150,26 +151,22 @@ def summary(df: pd.DataFrame, *, shift: float = TIME_SHIFT,
                                        "median_time", "time_ratio"])
 
 
-def _number(spec: str):
-    return lambda v: "" if pd.isna(v) else format(v, spec)
-
-
 def format_table(df: pd.DataFrame) -> str:
     """A few chosen columns of a results table (:data:`SHOWN`), one line per solve, numbers
     formatted for a person; the saved table has every column."""
     shown = df.assign(outcome=outcomes(df))[list(SHOWN)].rename(columns=SHOWN)
     with pd.option_context("display.max_rows", None, "display.width", 200):
         return shown.to_string(index=False, formatters={
-            "objective": _number(".8g"), "rel. error": _number(".1e"),
-            "time (s)": _number(".3f")})
+            "objective": number_format(".8g"), "rel. error": number_format(".1e"),
+            "time (s)": number_format(".3f")})
 
 
 def format_summary(table: pd.DataFrame) -> str:
     """The summary (:func:`summary`) as a table, one line per solver, and what its columns
     mean."""
     text = table.rename(columns={"median_time": "median time (s)", "time_ratio": "time ratio"}) \
-        .to_string(index=False, formatters={"median time (s)": _number(".3f"),
-                                            "time ratio": _number(".2f")})
+        .to_string(index=False, formatters={"median time (s)": number_format(".3f"),
+                                            "time ratio": number_format(".2f")})
     return (text + f"\n(median time: of its solved problems; time ratio: shifted geometric "
             f"mean (shift {TIME_SHIFT:g} s) of its times\nover the problems it attempted, "
             f"relative to the fastest solver on each; 1.00 is the fastest on all;\nan unsolved "

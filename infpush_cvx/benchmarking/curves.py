@@ -8,7 +8,8 @@ at that record, plus whatever else the method records (``mu``, ``tau``, ``workin
 method can record its step after the objective).
 
 A run saves its curves beside its results table, as ``<run>_curves.csv`` / ``.parquet``
-(:func:`curves_path_of`, :func:`results_path_of`); :func:`load_curves` reads one back. The
+(:func:`curves_path_of`, :func:`results_path_of`); :func:`load_curves` reads one back
+(:func:`read_table`, the one reader of results and curves files, refusing a truncated one). The
 figure benchopt users look at first is :func:`suboptimality_figure`: per problem, the relative
 suboptimality against the stored optimal value (the results table's ``reference``),
 
@@ -22,11 +23,16 @@ the axis label says so.
 
 from __future__ import annotations
 
+import io
+import logging
 import numbers
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 #: Columns every curve row has, in this order (method-specific columns follow).
 CURVE_COLUMNS = ["stop_val", "objective", "gap", "time"]
@@ -37,7 +43,8 @@ CURVES_SUFFIX = "_curves"
 #: Smallest relative suboptimality drawn on a log axis; smaller (and negative) values are drawn
 #: here. Below the stored values' own accuracy (about 1e-9), far above round-off.
 SUBOPTIMALITY_FLOOR = 1e-12
-_TABLE_SUFFIXES = (".parquet", ".csv")
+#: Suffixes of the files of a table (results or curves).
+TABLE_SUFFIXES = (".csv", ".parquet")
 
 
 def _plain(value):
@@ -56,14 +63,11 @@ def curve_rows(history: dict) -> list[dict]:
     columns = {str(k): list(v) for k, v in (history or {}).items()
                if isinstance(v, (list, tuple, np.ndarray))}
     length = max((len(v) for v in columns.values()), default=0)
-    rows = []
-    for k in range(length):
-        row = {"stop_val": k + 1, "objective": None, "gap": None, "time": None}
-        for name, values in columns.items():
-            key = name if name != "stop_val" else "recorded_stop_val"
-            row[key] = _plain(values[k]) if k < len(values) else None
-        rows.append(row)
-    return rows
+    return [{"stop_val": k + 1, "objective": None, "gap": None, "time": None,
+             **{"recorded_stop_val" if name == "stop_val" else name:
+                _plain(values[k]) if k < len(values) else None
+                for name, values in columns.items()}}
+            for k in range(length)]
 
 
 def curves_frame(rows: list[dict]) -> pd.DataFrame:
@@ -90,23 +94,20 @@ def curves_frame(rows: list[dict]) -> pd.DataFrame:
 def is_curves_path(path) -> bool:
     """Whether ``path`` is named as a run's curves table (``<run>_curves.csv`` / ``.parquet``)."""
     path = Path(path)
-    return path.suffix in _TABLE_SUFFIXES and path.stem.endswith(CURVES_SUFFIX)
+    return path.suffix in TABLE_SUFFIXES and path.stem.endswith(CURVES_SUFFIX)
 
 
 def _existing(stem: Path, prefer: str) -> Path | None:
     """``stem`` + ``prefer`` if that file exists, else the other table suffix's, else None."""
-    for suffix in (prefer, *(s for s in _TABLE_SUFFIXES if s != prefer)):
-        candidate = stem.with_name(stem.name + suffix)
-        if candidate.is_file():
-            return candidate
-    return None
+    candidates = (stem.with_name(stem.name + suffix) for suffix in (prefer, *TABLE_SUFFIXES))
+    return next((path for path in candidates if path.is_file()), None)
 
 
 def curves_path_of(results) -> Path | None:
     """The curves table saved beside results table ``results`` (``<run>_curves`` with the same
     suffix, else the other one), or None when there is none."""
     results = Path(results)
-    stem = results.with_suffix("") if results.suffix in _TABLE_SUFFIXES else results
+    stem = results.with_suffix("") if results.suffix in TABLE_SUFFIXES else results
     return _existing(stem.with_name(stem.name + CURVES_SUFFIX), results.suffix or ".parquet")
 
 
@@ -129,21 +130,45 @@ def load_curves(path) -> pd.DataFrame:
     the file when it is missing, cannot be parsed, or lacks a column of ``REQUIRED_COLUMNS``;
     ``objective`` and ``time`` are read as floats (a missing value is NaN)."""
     path = Path(path)
-    if path.suffix not in _TABLE_SUFFIXES:
+    if path.suffix not in TABLE_SUFFIXES:
         raise ValueError(f"curves table {str(path)!r}: expected a .csv or .parquet file")
-    if not path.is_file():
-        raise ValueError(f"curves table {str(path)!r} does not exist")
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        raise ValueError(f"curves table {path} cannot be read as {path.suffix[1:].upper()}: "
-                         f"{reason}") from None
-    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path} is not a curves table: no column(s) {missing}")
+    df = read_table(path, "curves", REQUIRED_COLUMNS)
     for col in ("objective", "time"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
+    return df
+
+
+def read_table(path: Path, name: str, required, *, partial: bool = False) -> pd.DataFrame:
+    """The table of file ``path`` (Parquet by its suffix, else CSV), a ``name`` table
+    ("results", "curves"). ValueError naming the file when it is missing or not a regular file,
+    cannot be parsed, lacks a column of ``required``, or is a CSV file that does not end with a
+    line break (every CSV writer here ends with one: the file is truncated). ``partial``: a
+    ``.partial`` file, whose last line a kill may have cut; that line is left out, with a
+    warning."""
+    what = "table" if name == "results" else f"{name} table"
+    if not path.is_file():
+        if os.path.exists(path):
+            raise ValueError(f"{what} {path} is not a regular file")
+        raise ValueError(f"{what} {str(path)!r} does not exist")
+    if path.suffix != ".parquet":
+        data = path.read_bytes()
+        if data and not data.endswith((b"\n", b"\r")):
+            if not partial:
+                raise ValueError(f"{what} {path} does not end with a line break; is the file "
+                                 f"truncated?")
+            log.warning("%s: its last line was cut (the run was killed while writing it); "
+                        "left out", path)
+            data = data[:data.rfind(b"\n") + 1]
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else \
+            pd.read_csv(io.BytesIO(data))
+    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        kind = "PARQUET" if path.suffix == ".parquet" else "CSV"
+        raise ValueError(f"{what} {path} cannot be read as {kind}: {reason}") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} {path} is not a {name} table: no column(s) {missing}")
     return df
 
 
@@ -221,32 +246,27 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
                           f"{problem}: suboptimality against time", notes, xlabel_lines=1)
     ax = layout.ax
     for solver in traced:
-        style = styles.get(solver, series_styles(1)[0])
-        for j, (_, run) in enumerate(mine[mine["solver"].astype(str) == solver]
-                                     .groupby("repeat", sort=True)):
+        style, label = styles.get(solver, series_styles(1)[0]), solver
+        for _, run in mine[mine["solver"].astype(str) == solver].groupby("repeat", sort=True):
             t, y, keep = _points(run.sort_values("stop_val"), reference)
-            if not keep.any():
-                continue
-            ax.plot(t[keep], np.maximum(y[keep], floor), lw=1.5, ms=5,
-                    markevery=max(1, int(keep.sum()) // 8), label=solver if j == 0 else None,
-                    **style)
+            if keep.any():
+                ax.plot(t[keep], np.maximum(y[keep], floor), lw=1.5, ms=5,
+                        markevery=max(1, int(keep.sum()) // 8), label=label, **style)
+                label = None  # one legend entry per solver
     for solver in single:
-        style = styles.get(solver, series_styles(1)[0])
+        style, label = styles.get(solver, series_styles(1)[0]), _final(solver)
         mine_rows = rows[rows["solver"].astype(str) == solver]
         t, y, keep = _points(mine_rows, reference)
         agrees = mine_rows["agrees"].astype(bool).to_numpy()
-        label = _final(solver)
         for hollow in (False, True):
             sel = keep & (agrees != hollow)
             if sel.any():
                 ax.plot(t[sel], np.maximum(y[sel], floor), ls="none", ms=8, mew=1.6,
                         mfc="none" if hollow else style["color"], label=label, **style)
                 label = None  # one legend entry per solver
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log", xlabel="time (s, log scale)")
     ax.yaxis.set_major_locator(LogLocator(base=10, numticks=15))
     ax.axhline(floor, color="0.6", lw=0.8, ls=":")
-    ax.set_xlabel("time (s, log scale)")
     ax.set_ylabel(f"(objective − stored value) / |stored value|\n(log scale; below {floor:g} "
                   f"or negative: drawn at {floor:g})", fontsize=9)
     ax.grid(alpha=0.3, which="major")

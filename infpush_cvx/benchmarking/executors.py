@@ -27,6 +27,7 @@ compilation or first imports; ``warmup_info`` then lists what each worker did
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import os
@@ -54,6 +55,15 @@ MAX_WAIT = 3600.0
 
 def _blas_threads(tasks) -> int:
     return max((t.blas_threads for t in tasks), default=1)
+
+
+def _wait_seconds(deadlines) -> float | None:
+    """How long to wait for the tasks running: until a little after the first of their
+    ``deadlines`` (``time.perf_counter()`` times), in pieces of at most ``MAX_WAIT``; None (for
+    ever) when none has a deadline."""
+    deadlines = list(deadlines)
+    return None if not deadlines else \
+        min(max(min(deadlines) - time.perf_counter(), 0.0) + 0.05, MAX_WAIT)
 
 
 class SerialExecutor:
@@ -96,32 +106,21 @@ _WARM_IMPORTS = ("numpy", "scipy.sparse", "cvxpy", "infpush_cvx.benchmarking.tas
                  "infpush_cvx.solvers.rank2plan")
 
 
-def _die_with_parent() -> None:
-    """Have the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
-    a run killed with SIGKILL leaves no solve running; elsewhere the worker ends at its next
-    message (EOF)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _ignore_interrupts() -> None:
-    """SIGINT ignored, and blocked so that a solver that installs its own handler while it runs
-    (SCS does) never sees it: the parent turns a Ctrl-C into "interrupted" rows."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-
-
 def _worker_main(conn, env, jobs=(), blas_threads=1):
     """Worker loop: import, warm up (``jobs``), say ``("ready", warm-up info)``, then receive
     (index, task) and send back (index, row); None stops it."""
-    _ignore_interrupts()
-    _die_with_parent()
+    # SIGINT ignored, and blocked so that a solver that installs its own handler while it runs
+    # (SCS does) never sees it: the parent turns a Ctrl-C into "interrupted" rows
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # the kernel kills this process when its parent dies (Linux PR_SET_PDEATHSIG), so a run
+    # killed with SIGKILL leaves no solve running; elsewhere the worker ends at its next
+    # message (EOF)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))
     os.environ.update(env)  # before the first NumPy import in this (spawned) process
     import importlib
     for name in _WARM_IMPORTS:
@@ -164,16 +163,29 @@ class _Worker:
         self.job, self.started = (k, task), time.perf_counter()
         self.conn.send((k, task))
 
+    @property
+    def deadline(self) -> float | None:
+        """When the running task's time limit is past (None: no task, or no limit)."""
+        if self.job is None or self.job[1].timeout is None:
+            return None
+        return self.started + self.job[1].timeout
+
+    def receive(self, ready):
+        """The worker's message when its pipe is among the ``ready`` ones (None otherwise, or
+        when the pipe broke: its death is seen next)."""
+        if self.conn in ready:
+            with contextlib.suppress(EOFError, OSError):
+                return self.conn.recv()
+        return None
+
     def kill(self):
         self.proc.kill()
         self.proc.join()
         self.conn.close()
 
     def stop(self):
-        try:
+        with contextlib.suppress(OSError):  # a broken pipe: the worker is gone already
             self.conn.send(None)
-        except (BrokenPipeError, OSError):
-            pass
         self.proc.join(timeout=5)
         if self.proc.is_alive():
             self.kill()
@@ -209,27 +221,20 @@ class ProcessExecutor:
         self.warmup_info = []
 
         def new_worker():  # every worker, a replacement too, warms up before its first task
-            return _Worker(ctx, self.env, jobs, _blas_threads(tasks))
+            return _Worker(ctx, self.env, jobs, _blas_threads(tasks)) if pending else None
         workers = [new_worker() for _ in range(min(self.n_workers, len(tasks)))]
+        clean = False
         try:
             while pending or any(w is not None and w.job is not None for w in workers):
-                now = time.perf_counter()
-                deadlines = [w.started + w.job[1].timeout for w in workers if w is not None
-                             and w.job is not None and w.job[1].timeout is not None]
-                wait_for = None if not deadlines else \
-                    min(max(min(deadlines) - now, 0.0) + 0.05, MAX_WAIT)
                 live = [w for w in workers if w is not None and (w.job is not None or not w.ready)]
                 ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
-                             timeout=wait_for)
+                             timeout=_wait_seconds(w.deadline for w in live
+                                                   if w.deadline is not None))
                 for i, w in enumerate(workers):
                     if w is None:
                         continue
-                    msg = None
-                    if w.conn in ready:
-                        try:
-                            msg = w.conn.recv()
-                        except (EOFError, OSError):
-                            msg = None
+                    msg = w.receive(ready)
+                    died = msg is None and (w.proc.sentinel in ready or not w.proc.is_alive())
                     if isinstance(msg, tuple) and msg[0] == "ready":
                         w.ready = True
                         if msg[1] is not None:
@@ -239,47 +244,32 @@ class ProcessExecutor:
                         yield msg
                         if self.fresh:
                             w.stop()
-                            workers[i] = new_worker() if pending else None
-                            continue
-                    elif w.proc.sentinel in ready or not w.proc.is_alive():
+                            workers[i] = w = new_worker()
+                    elif died or (w.deadline is not None and time.perf_counter() > w.deadline):
                         w.kill()
-                        if w.job is not None:
-                            k, task = w.job
-                            yield k, failed_row(task, "worker_died",
-                                                f"worker exit code {w.proc.exitcode}",
-                                                time.perf_counter() - w.started)
-                        elif not w.ready:
+                        if w.job is None and not w.ready:
                             raise RuntimeError(f"a worker process failed to start (exit code "
                                                f"{w.proc.exitcode})")
-                        log.info("worker process %s died (exit code %s); replaced",
-                                 w.proc.pid, w.proc.exitcode)
-                        workers[i] = new_worker() if pending else None
-                        continue
-                    elif w.job is not None and w.job[1].timeout is not None \
-                            and time.perf_counter() - w.started > w.job[1].timeout:
-                        k, task = w.job
-                        w.kill()
-                        log.info("%s: killed after %g s; worker replaced", task.label(),
-                                 task.timeout)
-                        yield k, failed_row(task, "timeout", f"killed after {task.timeout:g} s",
-                                            time.perf_counter() - w.started)
-                        workers[i] = new_worker() if pending else None
-                        continue
-                    if w.ready and w.job is None and pending:
+                        why = f"worker exit code {w.proc.exitcode}" if died else \
+                            f"killed after {w.job[1].timeout:g} s"
+                        what = f"process {w.proc.pid}" if w.job is None else w.job[1].label()
+                        log.info("%s: %s; worker replaced", what, why)
+                        if w.job is not None:
+                            yield w.job[0], failed_row(w.job[1], "worker_died" if died
+                                                       else "timeout", why,
+                                                       time.perf_counter() - w.started)
+                        workers[i] = w = new_worker()
+                    if w is not None and w.ready and w.job is None and pending:
                         w.submit(*pending.pop())
                         self.started[w.job[0]] = w.started
-        except BaseException:
+            clean = True
+        finally:
             # Ctrl-C or an error: kill every worker now; one still warming up does not read
             # the stop message, and waiting for it took 5 s a worker
             for w in workers:
-                if w is not None:
-                    w.kill()
-            raise
-        finally:
-            for w in workers:
                 if w is None or w.proc.exitcode is not None:
                     continue
-                if w.job is None and w.ready and w.proc.is_alive():
+                if clean and w.job is None and w.ready and w.proc.is_alive():
                     w.stop()
                 else:
                     w.kill()
@@ -311,15 +301,15 @@ class DaskExecutor:
     def _client(self):
         from dask.distributed import Client, LocalCluster
         if self.client is not None:
-            return self.client, None
+            return self.client, []
         if self.address is not None:
             client = Client(self.address)
-            return client, client
+            return client, [client]
         cluster = LocalCluster(n_workers=self.n_workers or os.cpu_count() or 1,
                                threads_per_worker=1, env=SINGLE_THREAD_ENV,
                                dashboard_address=None)
         client = Client(cluster)
-        return client, (client, cluster)
+        return client, [client, cluster]
 
     def run(self, tasks):
         from dask.distributed import wait as dask_wait
@@ -335,44 +325,34 @@ class DaskExecutor:
             # starts running rather than when it joins the queue.
             slots = max(sum(client.nthreads().values()), 1)
             pending = list(enumerate(tasks))[::-1]
-            running = {}  # future -> (index, submitted at)
+            running = {}  # future -> index
             while pending or running:
                 while pending and len(running) < slots:
                     k, task = pending.pop()
-                    fut = client.submit(run_task, task, pure=False)
-                    running[fut] = (k, time.perf_counter())
-                    self.started[k] = running[fut][1]
+                    running[client.submit(run_task, task, pure=False)] = k
+                    self.started[k] = time.perf_counter()
+                with contextlib.suppress(TimeoutError):
+                    dask_wait(list(running), return_when="FIRST_COMPLETED", timeout=_wait_seconds(
+                        self.started[k] + tasks[k].timeout for k in running.values()
+                        if tasks[k].timeout is not None))
                 now = time.perf_counter()
-                left = [s + tasks[k].timeout - now for k, s in running.values()
-                        if tasks[k].timeout is not None]
-                timeout = None if not left else min(max(min(left), 0.0) + 0.05, MAX_WAIT)
-                try:
-                    dask_wait(list(running), timeout=timeout, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    pass
-                now = time.perf_counter()
-                for fut in list(running):
-                    k, submitted = running[fut]
+                for fut, k in list(running.items()):
+                    took, limit = now - self.started[k], tasks[k].timeout
                     if fut.status == "finished":
-                        del running[fut]
-                        yield k, fut.result()
+                        row = fut.result()
                     elif fut.status in ("error", "cancelled", "lost"):
-                        del running[fut]
-                        yield k, failed_row(tasks[k], f"dask_{fut.status}",
-                                            repr(fut.exception()) if fut.status == "error"
-                                            else "", now - submitted)
-                    elif tasks[k].timeout is not None and now - submitted > tasks[k].timeout:
-                        del running[fut]
+                        row = failed_row(tasks[k], f"dask_{fut.status}", repr(fut.exception())
+                                         if fut.status == "error" else "", took)
+                    elif limit is not None and took > limit:
                         fut.cancel()
-                        yield k, failed_row(tasks[k], "timeout",
-                                            f"cancelled after {tasks[k].timeout:g} s",
-                                            now - submitted)
+                        row = failed_row(tasks[k], "timeout", f"cancelled after {limit:g} s", took)
+                    else:
+                        continue
+                    del running[fut]
+                    yield k, row
         finally:
-            if isinstance(owned, tuple):
-                owned[0].close()
-                owned[1].close()
-            elif owned is not None:
-                owned.close()
+            for opened in owned:  # the client before its cluster
+                opened.close()
 
 
 def make_executor(name: str = "processes", *, n_workers: int | None = None,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_open, write_text_atomic
+from ..files import write_text_atomic
 from . import reports
 
 #: Name of the HTML file in a report folder.
@@ -51,20 +51,12 @@ class ReportFiles:
     messages: list = field(default_factory=list)
 
 
-def _file_name(problem: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", str(problem))
-
-
 def report_paths(out_dir, metric: str = "time") -> dict:
     """The fixed files of a report folder: ``comparison`` (CSV), ``profile`` (PNG of
     ``metric``) and ``html``; suboptimality figures are ``suboptimality_<problem>.png``."""
     out_dir = Path(out_dir)
     return {"comparison": out_dir / "comparison.csv",
             "profile": out_dir / f"profile_{metric}.png", "html": out_dir / HTML_NAME}
-
-
-def suboptimality_path(out_dir, problem: str) -> Path:
-    return Path(out_dir) / f"suboptimality_{_file_name(problem)}.png"
 
 
 @dataclass
@@ -95,12 +87,8 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
     out = ReportFiles()
     paths = report_paths(out_dir, metric)
     table = reports.comparison_table(results)
-    try:
-        with atomic_open(paths["comparison"], "w", newline="") as fh:
-            table.to_csv(fh, index=False)
-        out.written.append(paths["comparison"])
-    except OSError as exc:
-        out.errors.append(exc)
+    _write(out, paths["comparison"], lambda: write_text_atomic(paths["comparison"],
+                                                              table.to_csv(index=False)))
     shown = []
     if figures:
         styles = reports.solver_styles(results)
@@ -108,27 +96,29 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
         shown.extend(_suboptimality(results, curves, Path(out_dir), styles, out))
     page = render_html(results, table, shown, metadata=metadata, metric=metric,
                        figures=figures, curves=curves, sources=sources)
-    try:
-        write_text_atomic(paths["html"], page)
-        out.written.append(paths["html"])
-    except OSError as exc:
-        out.errors.append(exc)
+    _write(out, paths["html"], lambda: write_text_atomic(paths["html"], page))
     return out
 
 
-def _png(fig, path: Path, out: ReportFiles) -> tuple[bytes | None, str]:
-    """Save ``fig`` at ``path``; its bytes, or None and the error (recorded in ``out``)."""
+def _write(out: ReportFiles, path: Path, write) -> str:
+    """``write()`` the file ``path``, recorded in ``out`` as written or as its OSError (which
+    does not stop the other files); the text the page shows for it ("" when written)."""
     try:
-        reports.save_figure(fig, path)
-        out.written.append(path)
-        return path.read_bytes(), ""
+        write()
     except OSError as exc:
         out.errors.append(exc)
-        return None, f"Not written: {exc}"
+        return f"Not written: {exc}"
+    out.written.append(path)
+    return ""
+
+
+def _png(heading: str, fig, path: Path, out: ReportFiles) -> _Figure:
+    """The figure ``fig`` saved at ``path``, with its bytes (None when it could not be)."""
+    error = _write(out, path, lambda: reports.save_figure(fig, path))
+    return _Figure(heading, None if error else path.read_bytes(), error)
 
 
 def _profile(results, path, metric, problems, styles, out) -> _Figure:
-    notes = []
     try:
         fig = reports.performance_profile_figure(results, metric, problems, styles=styles)
     except ValueError:
@@ -138,13 +128,12 @@ def _profile(results, path, metric, problems, styles, out) -> _Figure:
         # own problem class): profile every solver on the problems it attempted, so that every
         # solver stays in the figure (the legend gives each one's counts).
         out.messages.append(NO_COMMON_PROBLEM)
-        notes.append(f"No problem was attempted by every solver "
-                     f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
-                     f"the problems it attempted.")
-        fig = reports.performance_profile_figure(results, metric, "all", styles=styles,
-                                                 notes=notes)
-    png, error = _png(fig, path, out)
-    return _Figure(f"Performance profile ({metric})", png, error)
+        fig = reports.performance_profile_figure(
+            results, metric, "all", styles=styles,
+            notes=[f"No problem was attempted by every solver "
+                   f"({reports.dropped_reasons(results, metric)}): every solver is shown on "
+                   f"the problems it attempted."])
+    return _png(f"Performance profile ({metric})", fig, path, out)
 
 
 def _suboptimality(results, curves, out_dir, styles, out) -> list:
@@ -160,8 +149,8 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
                                                 "results table: no suboptimality to draw."))
             continue
         fig = suboptimality_figure(curves, results, problem, styles=styles)
-        png, error = _png(fig, suboptimality_path(out_dir, problem), out)
-        shown.append(_Figure(heading, png, error))
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
+        shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
     return shown
 
 
@@ -188,36 +177,17 @@ def _e(value) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _number(value, fmt: str) -> str:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return ""
-    try:
-        return fmt.format(value)
-    except (ValueError, TypeError):
-        return str(value)
-
-
-_FORMATS = {"objective": "{:.10g}", "reference": "{:.10g}", "max_rel_error": "{:.1e}",
-            "rel_error": "{:.1e}", "gap": "{:.1e}", "iterations": "{:.0f}",
-            "compile_time": "{:.3f}", "setup_time": "{:.3f}", "solve_time": "{:.3f}",
-            "time": "{:.3f}"}
-
-
 def html_table(df: pd.DataFrame, *, bad=None) -> str:
     """``df`` as an HTML table (text escaped, numbers formatted as in the text reports); rows
     where ``bad`` is True are marked."""
-    text_cols = {c for c in df.columns if df[c].dtype == object or df[c].dtype == bool
-                 or str(df[c].dtype) in ("string", "str")}
-    head = "".join(f'<th class="{"text" if c in text_cols else "num"}">{_e(c)}</th>'
-                   for c in df.columns)
-    rows = []
-    flags = [False] * len(df) if bad is None else list(bad)
-    for flag, (_, row) in zip(flags, df.iterrows()):
-        cells = "".join(
-            f'<td class="{"text" if c in text_cols else "num"}">'
-            f"{_e(_number(row[c], _FORMATS.get(c, '{}')))}</td>" for c in df.columns)
-        rows.append(f'<tr{" class=bad" if flag else ""}>{cells}</tr>')
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    kind = {c: "text" if df[c].dtype == object or df[c].dtype == bool
+            or str(df[c].dtype) in ("string", "str") else "num" for c in df.columns}
+    fmt = {c: reports.number_format(reports.FORMATS.get(c, "")) for c in df.columns}
+    head = "".join(f'<th class="{kind[c]}">{_e(c)}</th>' for c in df.columns)
+    rows = "".join(f'<tr{" class=bad" if flag else ""}>' + "".join(
+        f'<td class="{kind[c]}">{_e(fmt[c](row[c]))}</td>' for c in df.columns) + "</tr>"
+        for flag, (_, row) in zip([False] * len(df) if bad is None else bad, df.iterrows()))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 def _has_values(column: pd.Series) -> bool:
@@ -228,9 +198,9 @@ def _has_values(column: pd.Series) -> bool:
 def _summary(results: pd.DataFrame, metric: str) -> str:
     agrees = results["agrees"].astype(bool)
     n_p, n_s = results["problem"].nunique(), results["solver"].nunique()
-    parts = [f"<p>{len(results)} solves of {n_p} problem{'s' * (n_p != 1)} by {n_s} "
-             f"solver{'s' * (n_s != 1)}: <b>{int(agrees.sum())}</b> succeeded and agree with "
-             f"the stored optimal values, <b>{int((~agrees).sum())}</b> did not.</p>"]
+    parts = [f"<p>{len(results)} solves of {reports.plural(n_p, 'problem')} by "
+             f"{reports.plural(n_s, 'solver')}: <b>{int(agrees.sum())}</b> succeeded and agree "
+             f"with the stored optimal values, <b>{int((~agrees).sum())}</b> did not.</p>"]
     if (~agrees).any():
         cols = [c for c in ("problem", "solver", "repeat", "status", "objective", "reference",
                             "rel_error", "reference_note", "error") if c in results.columns]
@@ -246,24 +216,19 @@ def _summary(results: pd.DataFrame, metric: str) -> str:
 
 
 def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | None) -> str:
-    from .provenance import iso, utc_now
+    from .provenance import code_revision, iso, utc_now
     items = []
     if metadata:
         code, machine = metadata.get("code", {}), metadata.get("platform", {})
         execution = metadata.get("execution", {})
-        commit = code.get("git_commit")
         items += [("run", metadata.get("run_id")),
                   ("date (UTC)", f"{metadata.get('date')} to {metadata.get('finished')} "
-                                 f"({_number(metadata.get('duration_s'), '{:.1f}')} s)"),
+                                 f"({reports.number_format('.1f')(metadata.get('duration_s'))} s)"),
                   ("command", " ".join(map(str, metadata.get("command") or []))),
-                  ("code", f"{code.get('package')} {code.get('version')}"
-                           + (f", commit {commit}" + (" (uncommitted changes)"
-                                                     if code.get("git_dirty") else "")
-                              if commit else " (no git checkout)")),
+                  ("code", _code_text(code)),
                   ("machine", f"{machine.get('cpu_model')}, {machine.get('cpu_count')} logical "
                               f"cores ({machine.get('cpu_count_usable')} usable), "
-                              f"{_number((machine.get('ram_bytes') or 0) / 2 ** 30, '{:.1f}')}"
-                              f" GiB RAM"),
+                              f"{(machine.get('ram_bytes') or 0) / 2 ** 30:.1f} GiB RAM"),
                   ("system", f"{machine.get('os')}, {machine.get('python_implementation', '')} "
                              f"{machine.get('python')}"),
                   ("execution", f"{execution.get('executor')} executor, "
@@ -279,25 +244,32 @@ def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | No
                                   "date, command and machine are unknown; the versions below "
                                   "are the table's"))
         if "run_id" in results.columns:
-            items.append(("run", ", ".join(map(str, results["run_id"].dropna().unique()))))
+            items.append(("run", _listed(results, "run_id")))
         first = results.iloc[0]
         versions = {c: first[c] for c in results.columns if c.startswith("version_")}
     if "host" in results.columns:
-        items.append(("hosts", ", ".join(map(str, results["host"].dropna().unique()))))
+        items.append(("hosts", _listed(results, "host")))
     for name, path in (sources or {}).items():
         items.append((f"{name} file", path))
-    items.append(("report written", f"{iso(utc_now())} by {_package_version()}"))
+    items.append(("report written", f"{iso(utc_now())} by {_code_text(code_revision())}"))
     listed = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
     version_rows = pd.DataFrame({"package": [k.removeprefix("version_") for k in versions],
                                  "version": [str(v) for v in versions.values()]})
     return f"<dl>{listed}</dl><h3>Versions</h3>" + html_table(version_rows)
 
 
-def _package_version() -> str:
-    from .provenance import code_revision
-    code = code_revision()
-    return f"infpush_cvx {code.get('version')}" + (
-        f" (commit {code['git_commit']})" if code.get("git_commit") else "")
+def _listed(results: pd.DataFrame, column: str) -> str:
+    """The distinct values of ``column`` of ``results`` (when it has one), comma-separated."""
+    return ", ".join(map(str, results[column].dropna().unique())) if column in results else ""
+
+
+def _code_text(code: dict) -> str:
+    """``<package> <version>, commit <hash>`` (and whether the checkout had uncommitted
+    changes) of a :func:`.provenance.code_revision` record."""
+    commit, dirty = code.get("git_commit"), code.get("git_dirty")
+    return f"{code.get('package')} {code.get('version')}" + (
+        f", commit {commit}" + " (uncommitted changes)" * bool(dirty) if commit
+        else " (no git checkout)")
 
 
 def _figure_html(fig: _Figure) -> str:
@@ -314,9 +286,7 @@ def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
                 curves: pd.DataFrame | None = None, sources: dict | None = None) -> str:
     """The report page (a string): summary, figures (``shown``), the comparison ``table`` and
     the provenance."""
-    run = (metadata or {}).get("run_id") or ""
-    if not run and "run_id" in results.columns:
-        run = ", ".join(map(str, results["run_id"].dropna().unique()))
+    run = (metadata or {}).get("run_id") or _listed(results, "run_id")
     if not figures:
         figure_part = f'<p class="off">{_e(FIGURES_OFF)}</p>'
     else:

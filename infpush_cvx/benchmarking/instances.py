@@ -7,8 +7,9 @@ Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
 :func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
 Loading recomputes the fingerprint and refuses a file whose content does not match it.
 
-:func:`instance_parameters` and :func:`instance_shape` describe an instance for the provenance of
-benchmark results (generator, seed, tier; sizes and non-zeros).
+:func:`instance_parameters`, :func:`instance_record` and :func:`instance_shape` describe an
+instance for the rows and the provenance of benchmark results (generator, seed, tier; sizes and
+non-zeros); :func:`stored_opt_val` is a problem's stored optimal value.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import catalog
+from .._validation import check_choice
 from ..data.containers import BipartiteData, PairData
 from ..files import atomic_open
 
@@ -133,8 +135,6 @@ class Instance:
     lam: float = 1.0
 
     def __post_init__(self):
-        from .. import catalog
-        from .._validation import check_choice
         check_choice(self.generator, "generator", catalog.GENERATORS)
         check_choice(self.formulation, "formulation", catalog.FORMULATIONS)
 
@@ -143,8 +143,7 @@ class Instance:
 
     def spec(self):
         """The problem as a catalog ProblemSpec (tier ``"generated"``)."""
-        from ..catalog import ProblemSpec
-        return ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
+        return catalog.ProblemSpec(self.name, self.name, self.formulation, dict(self.options),
                            float(self.lam), tier="generated")
 
     def data(self):
@@ -153,18 +152,34 @@ class Instance:
 
 @functools.lru_cache(maxsize=2)
 def _generated(generator: str, params: tuple):
-    from .. import catalog
     return catalog.GENERATORS[generator](**dict(params))
 
 
 def problem_spec(problem):
     """The ProblemSpec of a task's ``problem`` (a catalog ID or an :class:`Instance`)."""
-    from .. import catalog
     return problem.spec() if isinstance(problem, Instance) else catalog.get(problem)
+
+
+def instance_record(problem) -> dict:
+    """What is declared about the instance of a task's ``problem``: ``generator``, ``params``,
+    ``seed`` and ``tier`` (:func:`instance_parameters` of a catalog problem's instance; a
+    generated :class:`Instance`'s own, tier ``"generated"``)."""
+    if not isinstance(problem, Instance):
+        return instance_parameters(problem_spec(problem).instance)
+    params = dict(problem.params)
+    return {"generator": problem.generator, "params": params, "seed": params.get("seed"),
+            "tier": "generated"}
+
+
+def stored_opt_val(problem) -> float | None:
+    """The optimal value stored for a task's ``problem`` (None when none is: a generated
+    :class:`Instance` never has one)."""
+    from ..catalog.reference import load_reference
+    ref = None if isinstance(problem, Instance) else load_reference(problem)
+    return None if ref is None else ref["opt_val"]
 
 
 def problem_data(problem):
     """The instance data of a task's ``problem`` (cached per process)."""
-    from .. import catalog
     return problem.data() if isinstance(problem, Instance) else \
         catalog.instance_data(catalog.get(problem).instance)

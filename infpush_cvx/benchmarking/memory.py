@@ -54,13 +54,6 @@ class Memory:
     peak_rss_mib: float = float("nan")
     peak_source: str = ""
 
-    def read_peak(self, reset: bool) -> None:
-        hwm = _proc_status_mib("VmHWM") if reset else None
-        if hwm is not None:
-            self.peak_rss_mib, self.peak_source = hwm, "VmHWM of the solve"
-        else:
-            self.peak_rss_mib, self.peak_source = lifetime_peak_rss_mib(), "ru_maxrss"
-
 
 @contextlib.contextmanager
 def peak_rss():
@@ -72,4 +65,6 @@ def peak_rss():
     try:
         yield m
     finally:
-        m.read_peak(reset)
+        hwm = _proc_status_mib("VmHWM") if reset else None
+        m.peak_rss_mib, m.peak_source = (hwm, "VmHWM of the solve") if hwm is not None \
+            else (lifetime_peak_rss_mib(), "ru_maxrss")

@@ -22,6 +22,7 @@ of the package not written through :func:`infpush_cvx.files.atomic_path`.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import logging
@@ -29,7 +30,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..files import named_os_error, real_target
+from ..files import _KINDS, named_os_error, real_target
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +42,6 @@ def partial_path(final) -> Path:
     """Where the rows of the run whose final table is ``final`` are appended."""
     final = real_target(final)
     return final.with_name(final.name + SUFFIX)
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
-             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 class PartialTable:
@@ -76,19 +70,19 @@ class PartialTable:
             raise ValueError(f"{self.path}: cannot use it for the run's rows: "
                              f"{exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{self.path} is {_kind(mode)}, where the run appends its rows as "
+            kind = next((name for test, name in ((stat.S_ISLNK, "a symbolic link"), *_KINDS)
+                         if test(mode)), "not a regular file")
+            raise ValueError(f"{self.path} is {kind}, where the run appends its rows as "
                              f"they end; remove it or choose another output")
 
     def _open(self):
         """The file, new: a regular file left there by a killed run is removed first; the
         open creates it exclusively and follows no link, so nothing else is ever written."""
-        try:
+        with contextlib.suppress(FileNotFoundError):
             if stat.S_ISREG(os.lstat(self.path).st_mode):
                 log.warning("%s: replacing the rows of an earlier run that did not end",
                             self.path)
                 os.unlink(self.path)
-        except FileNotFoundError:
-            pass
         self.path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
             | getattr(os, "O_CLOEXEC", 0)
@@ -115,22 +109,11 @@ class PartialTable:
     def close(self) -> None:
         if self._fh is not None:
             fh, self._fh = self._fh, None
-            try:
+            with contextlib.suppress(OSError):  # its rows were flushed and fsynced one by one
                 fh.close()
-            except OSError:  # its rows were flushed and fsynced one by one
-                pass
 
     def discard(self) -> None:
         """Close and remove the file (the final table now holds its rows)."""
         self.close()
         if self.rows:
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+            self.path.unlink(missing_ok=True)

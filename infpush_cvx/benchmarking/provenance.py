@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
@@ -71,24 +72,20 @@ def code_revision(root: Path = PACKAGE_PARENT) -> dict:
     def git(*args):
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                               timeout=20, check=True).stdout.strip()
-    try:
+    with contextlib.suppress(OSError, subprocess.SubprocessError):  # no git, or no checkout
         if Path(git("rev-parse", "--show-toplevel")).resolve() != root:
             return out  # the package lives inside some other repository (site-packages)
         out["git_commit"] = git("rev-parse", "--short", "HEAD")
         out["git_dirty"] = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
-        pass  # no git, or not a checkout
     return out
 
 
 def _cpu_model() -> str:
-    try:
+    with contextlib.suppress(OSError):
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 if line.lower().startswith("model name"):
                     return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine()
 
 
@@ -145,9 +142,7 @@ def _solver_records(tasks) -> dict:
 
 
 def _problem_records(problems) -> tuple[dict, dict]:
-    from ..catalog.reference import load_reference
-    from .instances import instance_parameters
-    from .instances import Instance, problem_spec
+    from .instances import instance_record, problem_spec, stored_opt_val
     problem_records, instance_records = {}, {}
     for problem in problems:
         pid = str(problem)
@@ -156,18 +151,12 @@ def _problem_records(problems) -> tuple[dict, dict]:
         except ValueError:
             problem_records[pid] = {"error": "unknown problem"}
             continue
-        generated = isinstance(problem, Instance)
-        ref = None if generated else load_reference(pid)
         problem_records[pid] = {"instance": spec.instance, "formulation": spec.formulation,
                                 "options": dict(spec.options), "lam": spec.lam,
                                 "problem_class": spec.problem_class, "tier": spec.tier,
-                                "reference_value": None if ref is None else ref["opt_val"]}
+                                "reference_value": stored_opt_val(problem)}
         if spec.instance not in instance_records:
-            instance_records[spec.instance] = instance_parameters(spec.instance) \
-                if not generated else {"generator": problem.generator,
-                                       "params": dict(problem.params),
-                                       "seed": dict(problem.params).get("seed"),
-                                       "tier": spec.tier}
+            instance_records[spec.instance] = instance_record(problem)
     return problem_records, instance_records
 
 

@@ -192,6 +192,17 @@ def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "comm
     return out
 
 
+def _why_dropped(df: pd.DataFrame, metric: str) -> dict:
+    """``{problem: (missing, no_value)}`` for the problems some solver did not attempt
+    (``missing``) or solved without a value of ``metric`` (``no_value``): the problems the rule
+    of :func:`performance_ratios` leaves out of the ``"common"`` profile."""
+    counted, _ = _counted_and_cost(df, metric)
+    attempted = attempted_matrix(df)
+    return {p: ([s for s in counted.columns if not attempted.at[p, s]],
+                [s for s in counted.columns if attempted.at[p, s] and not counted.at[p, s]])
+            for p in counted.index if not counted.loc[p].all()}
+
+
 def profile_problems(df: pd.DataFrame, metric: str = "time", problems: str = "common"
                      ) -> tuple[list, dict]:
     """``(kept, dropped)``: the problems of the profile, and ``{problem: reason}`` for the
@@ -200,22 +211,22 @@ def profile_problems(df: pd.DataFrame, metric: str = "time", problems: str = "co
     or solved without a value of ``metric`` (``"no <metric> from S, ..."``): the rule of
     :func:`performance_ratios`."""
     check_choice(problems, "problems", ("common", "all"))
-    counted, _ = _counted_and_cost(df, metric)
+    why = _why_dropped(df, metric)
+    everything = list(attempted_matrix(df).index)
     if problems == "all":
-        return list(counted.index), {}
-    attempted = attempted_matrix(df)
-    kept = [p for p in counted.index if counted.loc[p].all()]
-    dropped = {}
-    for p in counted.index.difference(kept, sort=False):
-        missing = [s for s in counted.columns if not attempted.at[p, s]]
-        no_value = [s for s in counted.columns if attempted.at[p, s] and not counted.at[p, s]]
-        dropped[p] = "; ".join(
-            [f"not attempted by {', '.join(missing)}"] * bool(missing)
-            + [f"no {metric} from {', '.join(no_value)}"] * bool(no_value))
-    return kept, dropped
+        return everything, {}
+    return [p for p in everything if p not in why], {
+        p: _reasons(missing, no_value, metric, ", ".join) for p, (missing, no_value) in why.items()}
 
 
-def _plural(n: int, word: str) -> str:
+def _reasons(missing: list, no_value: list, metric: str, names) -> str:
+    """``"not attempted by <names(missing)>; no <metric> from <names(no_value)>"``, each part
+    only when its list is not empty."""
+    return "; ".join([f"not attempted by {names(missing)}"] * bool(missing)
+                     + [f"no {metric} from {names(no_value)}"] * bool(no_value))
+
+
+def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
@@ -232,14 +243,9 @@ def dropped_reasons(df: pd.DataFrame, metric: str = "time") -> str:
     """Why the profile of the problems every solver attempted leaves problems out, in one line:
     ``"not attempted by A (3), B (2); no <metric> from C"`` (the solvers, the most frequent
     first, with the number of problems when more than one was dropped); "" when none is."""
-    _, dropped = profile_problems(df, metric, "common")
-    attempted = attempted_matrix(df)
-    counted, _ = _counted_and_cost(df, metric)
-    missing = [s for p in dropped for s in attempted.columns if not attempted.at[p, s]]
-    no_value = [s for p in dropped for s in attempted.columns
-                if attempted.at[p, s] and not counted.at[p, s]]
-    return "; ".join([f"not attempted by {_most_often(missing)}"] * bool(missing)
-                     + [f"no {metric} from {_most_often(no_value)}"] * bool(no_value))
+    why = _why_dropped(df, metric).values()
+    return _reasons([s for missing, _ in why for s in missing],
+                    [s for _, no_value in why for s in no_value], metric, _most_often)
 
 
 def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "common") -> str:
@@ -248,11 +254,11 @@ def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "commo
     kept, dropped = profile_problems(df, metric, problems)
     head = f"Performance profile of {metric}: "
     if problems == "all":
-        return head + f"{_plural(len(kept), 'problem')}, each solver on those it attempted"
+        return head + f"{plural(len(kept), 'problem')}, each solver on those it attempted"
     if not dropped:
-        return head + f"{_plural(len(kept), 'problem')}, every one attempted by every solver"
+        return head + f"{plural(len(kept), 'problem')}, every one attempted by every solver"
     n_table = len(kept) + len(dropped)
-    return (head + f"{len(kept)} of {_plural(n_table, 'problem')} (those every solver "
+    return (head + f"{len(kept)} of {plural(n_table, 'problem')} (those every solver "
             f"attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
 
 
@@ -329,11 +335,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     n_p = len(ratios)
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
-    labels = {}
-    for s in drawn:  # solved/attempted of N for a solver that attempted some problems only
-        c = counts.loc[s]
-        labels[s] = (f"{s}  {c['solved']}/{c['attempted']} of {n_p}" if c["not_attempted"] > 0
-                     else f"{s}  {c['solved']}/{n_p}")
+    # solved/attempted of N for a solver that attempted some problems only, else solved/N
+    labels = {s: f"{s}  {counts.at[s, 'solved']}/" + (
+        f"{counts.at[s, 'attempted']} of {n_p}" if counts.at[s, "not_attempted"] > 0 else f"{n_p}")
+        for s in drawn}
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
              "as never solved (the curve ends below 1).", *notes]
     if (counts.loc[drawn, "not_attempted"] > 0).any():
@@ -353,14 +358,13 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
                 **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())
     ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
-    ax.set_xlim(1.0, top)
     if top > 2 ** 10:
         ax.xaxis.set_major_locator(LogLocator(base=10))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(f"τ = {metric} / best {metric} on the problem (ratio, log scale)")
-    ax.set_ylabel("fraction of its problems solved\nwithin τ × best")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set(xlim=(1.0, top), ylim=(-0.02, 1.02),
+           xlabel=f"τ = {metric} / best {metric} on the problem (ratio, log scale)",
+           ylabel="fraction of its problems solved\nwithin τ × best")
     ax.grid(alpha=0.3, which="both")
     return layout.finish("solver  solved/attempted")
 
@@ -384,13 +388,27 @@ def plot_performance_profile(df: pd.DataFrame, path, metric: str = "time",
                                                   notes=notes), path)
 
 
+#: How the reports print the columns of numbers (format specs; others are printed as text).
+FORMATS = {"objective": ".10g", "reference": ".10g", "max_rel_error": ".1e", "rel_error": ".1e",
+           "gap": ".1e", "iterations": ".0f", "compile_time": ".3f", "setup_time": ".3f",
+           "solve_time": ".3f", "time": ".3f"}
+
+
+def number_format(spec: str = ""):
+    """A formatter: a value as ``format(value, spec)`` (as text when it is not a number), a
+    missing value (None, NaN, pandas' NA) as ""."""
+    def text(value) -> str:
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            return ""
+        try:
+            return format(value, spec)
+        except (ValueError, TypeError):
+            return str(value)
+    return text
+
+
 def format_comparison(table: pd.DataFrame) -> str:
     """Plain-text rendering of :func:`comparison_table`."""
-    def num(fmt):
-        return lambda v: "" if pd.isna(v) else fmt.format(v)
     with pd.option_context("display.max_rows", None, "display.width", 220):
         return table.to_string(index=False, formatters={
-            "objective": num("{:.10g}"), "reference": num("{:.10g}"),
-            "max_rel_error": num("{:.1e}"), "gap": num("{:.1e}"), "iterations": num("{:.0f}"),
-            "compile_time": num("{:.3f}"), "setup_time": num("{:.3f}"),
-            "solve_time": num("{:.3f}"), "time": num("{:.3f}")})
+            c: number_format(f) for c, f in FORMATS.items() if c in table.columns})

@@ -39,10 +39,12 @@ import pandas as pd
 from .. import catalog
 from .._validation import check_scalar
 from ..catalog import cvxpy_solvers, registry
-from ..files import atomic_open, atomic_path
+from ..files import atomic_path, write_text_atomic
 from .executors import make_executor
+from .curves import TABLE_SUFFIXES, curves_frame, read_table
 from .partial import SUFFIX as PARTIAL_SUFFIX
-from .tasks import COLUMNS, Task, versions
+from .provenance import new_run_id, run_metadata, utc_now
+from .tasks import COLUMNS, Task, failed_row, versions
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +82,9 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
     if problems is None or isinstance(problems, str):
         problems = catalog.problem_ids(problems)
     problems = list(problems)
-    if not problems:
+    specs = [catalog.get(pid) for pid in problems]
+    if not specs:
         raise ValueError("problems selects no catalog problem")
-    for pid in problems:
-        catalog.get(pid)
     repeats = int(check_scalar(repeats, "repeats", positive=True))
     if repeats > MAX_REPEATS:
         raise ValueError(f"repeats must be at most {MAX_REPEATS}, got {repeats}")
@@ -95,8 +96,7 @@ def make_tasks(problems=None, cvxpy=None, native=None, *, repeats: int = 1, tol:
         native = registry.check_names(native)
     tasks = []
     for r in range(repeats):
-        for pid in problems:
-            spec = catalog.get(pid)
+        for pid, spec in zip(problems, specs):
             tasks.extend(Task(pid, "cvxpy", s.name, r, tol, timeout, blas_threads)
                          for s in registry.cvxpy_solvers_for(spec, cvx))
             tasks.extend(Task(pid, "native", m, r, tol, timeout, blas_threads, curves)
@@ -156,7 +156,6 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
     task's ``run_id``, ``problem``, ``solver``, ``repeat``; see :mod:`.curves`). ``on_row(row)``
     is called with every row as its task ends (to put it on disk at once). A KeyboardInterrupt
     stops the run: :class:`RunInterrupted` carries what it did."""
-    from .provenance import new_run_id, utc_now
     tasks = list(tasks)
     if isinstance(executor, str):
         executor = make_executor(executor, n_workers=n_workers, scheduler=scheduler)
@@ -164,35 +163,33 @@ def benchmark(tasks, executor="processes", *, progress: bool = True, n_workers=N
     run_id = run_id or new_run_id(started)
     log.info("run %s: %d tasks on the %s executor", run_id, len(tasks), executor.name)
     rows, curve_rows = [None] * len(tasks), []
+
+    def record(k, row):  # every row, an "interrupted" one too, in its place and to on_row
+        row.update(executor=executor.name, run_id=run_id)
+        rows[k] = row
+        if on_row is not None:
+            on_row(row)
     try:
-        _execute(tasks, executor, progress, rows, curve_rows, run_id, on_row)
+        _execute(tasks, executor, progress, record, curve_rows)
     except KeyboardInterrupt as exc:
-        _mark_interrupted(tasks, executor, rows, run_id, on_row, exc)
+        _mark_interrupted(tasks, executor, rows, record, exc)
         run = _finished(tasks, executor, [r for r in rows if r is not None], curve_rows,
                         run_id, started, command, interrupted=True)
         raise RunInterrupted(run, exc) from exc
     return _finished(tasks, executor, rows, curve_rows, run_id, started, command)
 
 
-def _mark_interrupted(tasks, executor, rows, run_id, on_row, exc) -> None:
+def _mark_interrupted(tasks, executor, rows, record, exc) -> None:
     """An "interrupted" row for every task the executor started that has no row."""
-    from .tasks import failed_row
     now = time.perf_counter()
     why = str(exc) or ("SIGINT" if type(exc) is KeyboardInterrupt else type(exc).__name__)
     for k, began in sorted(getattr(executor, "started", {}).items()):
-        if rows[k] is not None:
-            continue
-        row = failed_row(tasks[k], INTERRUPTED, f"run stopped by {why}", now - began)
-        row.update(executor=executor.name, run_id=run_id)
-        rows[k] = row
-        if on_row is not None:
-            on_row(row)
+        if rows[k] is None:
+            record(k, failed_row(tasks[k], INTERRUPTED, f"run stopped by {why}", now - began))
 
 
 def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
               interrupted: bool = False) -> BenchmarkRun:
-    from .curves import curves_frame
-    from .provenance import run_metadata
     table = _tidy(rows)
     table["run_id"] = run_id
     curves = curves_frame([{"run_id": run_id, **r} for r in curve_rows])
@@ -213,25 +210,19 @@ def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
     return BenchmarkRun(table, curves, metadata)
 
 
-def _execute(tasks, executor, progress, rows, curves, run_id, on_row):
-    """Fill ``rows`` (in task order) and ``curves`` with what ``tasks`` give on ``executor``,
-    passing each row to ``on_row`` as it comes."""
+def _execute(tasks, executor, progress, record, curves):
+    """``record(k, row)`` every row ``tasks`` give on ``executor`` as it comes; add their
+    curves' rows to ``curves``."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve")
     try:
         for k, row in executor.run(tasks):
-            row["executor"] = executor.name
-            curve = row.pop("curve", None)
-            if curve:
-                task = tasks[k]
-                curves.extend({"problem": str(task.problem), "solver": task.solver,
-                               "repeat": task.repeat, **c} for c in curve)
-            row["run_id"] = run_id
-            rows[k] = row
-            if on_row is not None:
-                on_row(row)
+            task = tasks[k]
+            curves.extend({"problem": str(task.problem), "solver": task.solver,
+                           "repeat": task.repeat, **c} for c in row.pop("curve", None) or ())
+            record(k, row)
             if bar is not None:
                 bar.set_postfix_str(tasks[k].label(), refresh=False)
                 bar.update()
@@ -264,16 +255,12 @@ REPORT_COLUMNS = ("problem", "kind", "solver", "repeat", "status", "agrees", "ob
                   "reference", "rel_error", "gap", "iterations", "compile_time", "setup_time",
                   "solve_time", "time")
 
-_SUFFIXES = (".csv", ".parquet")
-
 
 def table_paths(path) -> dict:
     """``{"csv": <stem>.csv, "parquet": <stem>.parquet}`` where ``<stem>`` is ``path`` without a
     ``.csv`` or ``.parquet`` suffix (any other suffix is part of the stem: ``run.v2``)."""
-    path = Path(path)
-    stem = path.with_suffix("") if path.suffix in _SUFFIXES else path
-    return {"csv": stem.parent / (stem.name + ".csv"),
-            "parquet": stem.parent / (stem.name + ".parquet")}
+    stem = run_folder(path)
+    return {suffix[1:]: stem.parent / (stem.name + suffix) for suffix in TABLE_SUFFIXES}
 
 
 def stem_table(path) -> Path:
@@ -328,7 +315,7 @@ def run_folder(out) -> Path:
     """The folder of ``--out``-style base path ``out``: ``out`` itself, less a ``.csv`` or
     ``.parquet`` suffix (``results/bench.csv`` -> ``results/bench/``)."""
     out = Path(out)
-    return out.with_suffix("") if out.suffix in _SUFFIXES else out
+    return out.with_suffix("") if out.suffix in TABLE_SUFFIXES else out
 
 
 def run_paths(out, run_id: str) -> dict:
@@ -336,14 +323,9 @@ def run_paths(out, run_id: str) -> dict:
     (:func:`run_folder`): ``csv``, ``parquet`` (the results table), ``metadata`` (``.json``),
     ``curves_csv``, ``curves_parquet`` (``<run_id>_curves.*``, only for runs with curves) and
     ``report`` (the folder ``<run_id>_report/``)."""
-    folder = run_folder(out)
-    stem = folder / run_id
-    return {"csv": stem.with_name(run_id + ".csv"),
-            "parquet": stem.with_name(run_id + ".parquet"),
-            "metadata": stem.with_name(run_id + ".json"),
-            "curves_csv": stem.with_name(run_id + "_curves.csv"),
-            "curves_parquet": stem.with_name(run_id + "_curves.parquet"),
-            "report": stem.with_name(run_id + "_report")}
+    ends = {"csv": ".csv", "parquet": ".parquet", "metadata": ".json",
+            "curves_csv": "_curves.csv", "curves_parquet": "_curves.parquet", "report": "_report"}
+    return {key: run_folder(out) / (run_id + end) for key, end in ends.items()}
 
 
 def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
@@ -355,31 +337,26 @@ def save_run(run: BenchmarkRun, out, *, parquet: bool | None = None) -> dict:
     killed while writing leaves none of them). Returns the paths written."""
     paths = run_paths(out, run.run_id)
     parquet = _with_parquet(parquet)
-    written = ["csv"] + (["parquet"] if parquet else []) + ["metadata"]
-    if not run.curves.empty:
-        written += ["curves_csv"] + (["curves_parquet"] if parquet else [])
+    written = [k for k in ("csv", "parquet", "metadata", "curves_csv", "curves_parquet")
+               if (parquet or "parquet" not in k) and not (run.curves.empty and "curves" in k)]
     taken = [str(paths[k]) for k in written if paths[k].exists()]
     if taken:
         raise FileExistsError(f"run {run.run_id}: {taken[0]} exists; a run never replaces "
                               f"the files of another")
-    metadata = dict(run.metadata)
-    metadata["files"] = {k: paths[k].name for k in written if k != "metadata"}
+    metadata = {**run.metadata, "files": {k: paths[k].name for k in written if k != "metadata"}}
     curves = contextlib.nullcontext() if run.curves.empty else \
         _table_files(run.curves, paths["curves_csv"],
                      paths["curves_parquet"] if parquet else None)
     with _table_files(run.table, paths["csv"], paths["parquet"] if parquet else None), curves:
-        with atomic_open(paths["metadata"], "w", encoding="utf-8") as fh:
-            json.dump(metadata, fh, indent=1, sort_keys=False, default=_json_default)
-            fh.write("\n")
+        write_text_atomic(paths["metadata"],
+                          json.dumps(metadata, indent=1, default=_json_default) + "\n")
     log.info("run %s written to %s", run.run_id, run_folder(out))
     return {k: paths[k] for k in written}
 
 
 def _json_default(value):
     """NumPy scalars and anything else JSON does not know, as plain values or text."""
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def load_metadata(path) -> dict:
@@ -390,7 +367,7 @@ def load_metadata(path) -> dict:
     path = Path(path)
     if path.suffix == PARTIAL_SUFFIX:
         path = path.with_suffix("")
-    if path.suffix in _SUFFIXES:
+    if path.suffix in TABLE_SUFFIXES:
         path = path.with_suffix(".json")
     if not path.is_file():
         raise ValueError(f"metadata {str(path)!r} does not exist")
@@ -418,26 +395,9 @@ def load_results(path) -> pd.DataFrame:
     """
     path = Path(path)
     partial = path.suffix == PARTIAL_SUFFIX
-    if path.suffix not in _SUFFIXES and not partial:
+    if path.suffix not in TABLE_SUFFIXES and not partial:
         path = stem_table(path)
-    if not path.is_file():
-        if os.path.exists(path):
-            raise ValueError(f"table {path} is not a regular file")
-        raise ValueError(f"table {str(path)!r} does not exist")
-    source = path
-    if partial:
-        source = _complete_lines(path)
-    elif path.suffix == ".csv" and not _ends_with_line_break(path):
-        raise ValueError(f"table {path} does not end with a line break; is the file truncated?")
-    try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(source)
-    except (ValueError, OSError, ImportError) as exc:  # parser, encoding, Arrow errors
-        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
-        kind = "CSV" if partial else path.suffix[1:].upper()
-        raise ValueError(f"table {path} cannot be read as {kind}: {reason}") from None
-    missing = [c for c in REPORT_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"table {path} is not a results table: no column(s) {missing}")
+    df = read_table(path, "results", REPORT_COLUMNS, partial=partial)
     if df.empty:
         raise ValueError(f"table {path} has no rows")
     for column in NUMERIC_COLUMNS:
@@ -460,22 +420,3 @@ def load_results(path) -> pd.DataFrame:
         df["agrees"] = agrees.astype(bool)
     return df
 
-
-def _complete_lines(path: Path):
-    """The complete lines of a ``.partial`` file (a file object): a run killed while it
-    appended a row may have left that row cut; it is left out, with a warning."""
-    import io
-    data = path.read_bytes()
-    if data and not data.endswith((b"\n", b"\r")):
-        log.warning("%s: its last line was cut (the run was killed while writing it); left out",
-                    path)
-        data = data[:data.rfind(b"\n") + 1]
-    return io.BytesIO(data)
-
-
-def _ends_with_line_break(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return True  # empty: the parser says so
-        fh.seek(-1, 2)
-        return fh.read(1) in (b"\n", b"\r")

@@ -63,7 +63,10 @@ import warnings
 from dataclasses import dataclass, replace
 
 from ..catalog import cvxpy_solvers, registry
-from .instances import Instance, problem_data, problem_spec
+from .instances import (Instance, instance_record, instance_shape, problem_data, problem_spec,
+                        stored_opt_val)
+from .memory import peak_rss
+from .warmup import warmup_seconds
 from ..solvers.result import CERTIFIED
 
 log = logging.getLogger(__name__)
@@ -77,10 +80,9 @@ COLUMNS = ["problem", "instance", "formulation", "penalty", "scaling", "form", "
            "lam", "kind", "solver", "repeat", "status", "converged", "objective", "reference",
            "rel_error", "rtol", "agrees", "reference_note", "gap", "iterations", "nnz_w",
            "compile_time", "setup_time", "solve_time", "time", "warmup_time", "timeout", "error",
-           "executor", "host", "pid",
-           "blas_threads", "omp_num_threads", "generator", "seed", "tier", "m", "n", "d", "nnz",
-           "rss_before_mib", "peak_rss_mib", "primal_residual", "solver_primal_residual",
-           "solver_options", "run_id"]
+           "executor", "host", "pid", "blas_threads", "omp_num_threads", "generator", "seed",
+           "tier", "m", "n", "d", "nnz", "rss_before_mib", "peak_rss_mib", "primal_residual",
+           "solver_primal_residual", "solver_options", "run_id"]
 
 #: Kinds of task.
 KINDS = ("cvxpy", "native")
@@ -149,19 +151,6 @@ def _call_row(task: CallTask, status: str, result=None, error: str = "",
             "time": elapsed}
 
 
-def _run_call(task: CallTask) -> dict:
-    from threadpoolctl import threadpool_limits
-    start = time.perf_counter()
-    try:
-        with threadpool_limits(limits=task.blas_threads):
-            result = task.call()
-    except Exception as exc:
-        error = f"{type(exc).__name__}: {exc} | {traceback.format_exc(limit=5)}"
-        return _call_row(task, f"error: {type(exc).__name__}", error=error,
-                         elapsed=time.perf_counter() - start)
-    return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
-
-
 @dataclass
 class _Timer:
     start: float = 0.0
@@ -207,23 +196,14 @@ def _options_text(task: Task) -> str | None:
 def base_row(task: Task) -> dict:
     """The row fields known before solving (problem and instance description, stored value,
     the solver's options, task, machine)."""
-    from ..catalog.reference import load_reference
-    from .instances import instance_parameters
-    spec = problem_spec(task.problem)
-    if isinstance(task.problem, Instance):
-        params = dict(task.problem.params)
-        instance = {"generator": task.problem.generator, "seed": params.get("seed")}
-        ref = None
-    else:
-        instance = instance_parameters(spec.instance)
-        ref = load_reference(task.problem)
+    spec, instance = problem_spec(task.problem), instance_record(task.problem)
     return {"problem": spec.id, "instance": spec.instance, "formulation": spec.formulation,
             "penalty": spec.options.get("penalty", "l2" if spec.formulation != "rank2plan_lp"
                                         else "l1"),
             "scaling": spec.scaling, "form": spec.options.get("form", ""),
             "problem_class": spec.problem_class, "lam": spec.lam, "kind": task.kind,
             "solver": task.solver, "repeat": task.repeat, "timeout": task.timeout,
-            "reference": None if ref is None else ref["opt_val"],
+            "reference": stored_opt_val(task.problem),
             "generator": instance["generator"], "seed": instance["seed"], "tier": spec.tier,
             "solver_options": _options_text(task),
             "host": socket.gethostname(), "pid": os.getpid(), **versions()}
@@ -360,9 +340,6 @@ def solve_task(task: Task) -> dict:
     """
     from threadpoolctl import threadpool_limits
 
-    from .instances import instance_shape
-    from .memory import peak_rss
-    from .warmup import warmup_seconds
     row = base_row(task)
     run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
     if run is None:
@@ -386,8 +363,6 @@ def _checked_reference(problem_id: str, data) -> dict:
     """The stored value a solve of ``problem_id`` on ``data`` is compared with: none when the
     record no longer belongs to the instance or to the problem's definition, and then
     ``reference_note`` says why and how to store a fresh one (never a stale value used silently)."""
-    import warnings
-
     from ..catalog.reference import StaleReferenceWarning, stored_value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StaleReferenceWarning)  # the row carries the reason
@@ -399,11 +374,14 @@ def _checked_reference(problem_id: str, data) -> dict:
 def run_task(task: Task | CallTask) -> dict:
     """:func:`solve_task`, with an exception turned into a row whose status is ``"error: ..."``
     (``"error"`` when the problem itself is unknown). A :class:`CallTask` calls its function."""
-    if isinstance(task, CallTask):
-        return _run_call(task)
+    from threadpoolctl import threadpool_limits
     start = time.perf_counter()
     try:
-        return solve_task(task)
+        if not isinstance(task, CallTask):
+            return solve_task(task)
+        with threadpool_limits(limits=task.blas_threads):
+            result = task.call()
+        return _call_row(task, "done", result, elapsed=time.perf_counter() - start)
     except Exception as exc:
         kind, error = type(exc).__name__, f"{type(exc).__name__}: {exc}"
         traceback_text = traceback.format_exc(limit=3).replace("\n", " ")
@@ -414,7 +392,7 @@ def run_task(task: Task | CallTask) -> dict:
         return {"problem": str(task.problem), "kind": task.kind, "solver": task.solver,
                 "repeat": task.repeat, "status": "error", "converged": False, "agrees": False,
                 "error": error[:500], **versions()}
-    return _with_threads(row, task)
+    return row if isinstance(task, CallTask) else _with_threads(row, task)
 
 
 def _with_threads(row: dict, task: Task) -> dict:

@@ -17,6 +17,7 @@ recorded and logged, never a failure of the run.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -48,8 +49,7 @@ class WarmupJob:
 
 def _storage_key(problem):
     """``(formulation, options, sparse, size)`` of a task's problem (its instance generated)."""
-    from .instances import instance_shape
-    from .instances import problem_data, problem_spec
+    from .instances import instance_shape, problem_data, problem_spec
     spec, data = problem_spec(problem), problem_data(problem)
     shape = instance_shape(data)
     group = (spec.formulation, tuple(sorted(spec.options.items())), bool(data.is_sparse))
@@ -62,38 +62,28 @@ def warmup_jobs(tasks) -> list[WarmupJob]:
     the catalog's core tier and the tasks' own problems. Tasks of unknown problems are skipped
     (they become error rows)."""
     from .. import catalog
-    keys, groups = {}, {}
-
-    def key(pid):
-        if pid not in keys:
-            keys[pid] = _storage_key(pid)
-        return keys[pid]
-
+    key = functools.lru_cache(maxsize=None)(_storage_key)
+    groups, own = {}, []
     for task in tasks:
         if not hasattr(task, "problem"):  # a CallTask: nothing of the catalog to warm up
             continue
+        own.append(task.problem)
         try:
             group, _ = key(task.problem)
         except (ValueError, OSError):  # unknown problem, data set not available: an error row
             continue
         groups.setdefault(group, set()).add((task.kind, task.solver))
-    if not groups:
-        return []
     smallest = {}
-    for pid in [*catalog.problem_ids(), *keys]:
+    for pid in [*catalog.problem_ids(), *own] if groups else ():
         try:
             group, size = key(pid)
         except (ValueError, OSError):  # a core instance that cannot be generated here
             continue
         if group in groups and (group not in smallest or size < smallest[group][0]):
             smallest[group] = (size, pid)
-    jobs = []
-    for group, solvers in groups.items():
-        for kind, solver in sorted(solvers):
-            job = WarmupJob(kind, solver, smallest[group][1])
-            if job not in jobs:
-                jobs.append(job)
-    return jobs
+    # a problem is in one group only, so no two jobs are the same
+    return [WarmupJob(kind, solver, smallest[group][1])
+            for group, solvers in groups.items() for kind, solver in sorted(solvers)]
 
 
 def _solve(job: WarmupJob, time_limit: float) -> None:
