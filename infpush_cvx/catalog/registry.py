@@ -18,10 +18,6 @@ from __future__ import annotations
 import dataclasses
 
 from ..solvers.registry import model, model_of, models
-from ..solvers.result import CERTIFIED
-
-#: Statuses of a successful solve (the project's certified statuses; CVXPY's "optimal" is one).
-SUCCESS = CERTIFIED
 
 
 def traits(spec) -> dict:
