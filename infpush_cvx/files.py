@@ -38,7 +38,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["MalformedFileError", "atomic_open", "atomic_path", "check_writable",
+__all__ = ["MalformedFileError", "atomic_open", "atomic_path", "check_writable", "file_kind",
            "named_os_error", "real_target", "remove_stale_temporaries", "write_text_atomic"]
 
 
@@ -56,6 +56,11 @@ def _umask() -> int:
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` that is not a regular file is, in words."""
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
 def real_target(path) -> Path:
@@ -79,9 +84,9 @@ def real_target(path) -> Path:
             raise ValueError(f"{path} (-> {real}) leads to an open file that has no name to "
                              f"replace; refusing to write through it")
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         shown = str(path) if real == path.absolute() else f"{path} (-> {real})"
-        raise ValueError(f"{shown} is {kind}, not a regular file; refusing to replace it")
+        raise ValueError(f"{shown} is {file_kind(mode)}, not a regular file; refusing to "
+                         f"replace it")
     return real
 
 
