@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .arguments import output_path
-from .common import plural, problem_ids, reference_folder, working
+from .arguments import add_problems, output_path
+from .common import plural, problem_ids, working
+
 
 def _cmd_reference(args) -> int:
     """Exit 1 when a stored value disagrees (verify failures, refused replacements), 2 on bad
@@ -19,7 +20,7 @@ def _cmd_reference(args) -> int:
     for pid in ids:
         catalog.get(pid)
     if args.action == "verify":
-        reference_folder()
+        reference.check_directory()
     if args.action == "regenerate":
         from tqdm.auto import tqdm
         try:
@@ -59,7 +60,8 @@ def _cmd_list(args) -> int:
     from .. import catalog
     ids = problem_ids(args.problems, args.tier)
     rows = [(pid, spec.instance, spec.formulation, f"{spec.lam:g}", spec.tier,
-             _options_text(spec.options)) for pid, spec in ((pid, catalog.get(pid)) for pid in ids)]
+             " ".join(f"{k}={v}" for k, v in sorted(spec.options.items())) or "-")
+            for pid, spec in ((pid, catalog.get(pid)) for pid in ids)]
     header = ("problem", "instance", "formulation", "lambda", "tier", "options")
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header) - 1)]
     for r in [header, *rows]:
@@ -67,11 +69,6 @@ def _cmd_list(args) -> int:
     print(f"\n{plural(len(ids), 'problem')} of tier {args.tier!r}"
           + ("" if args.tier == "all" else " (--tier all for every tier)"))
     return 0
-
-
-def _options_text(options: dict) -> str:
-    """A problem's options as ``key=value`` pairs (``penalty=l2 form=compact``)."""
-    return " ".join(f"{k}={v}" for k, v in sorted(options.items())) or "-"
 
 
 def _cmd_generate(args) -> int:
@@ -103,8 +100,7 @@ def add_reference(sub) -> None:
                         "of each value by the project's certified solvers; regenerate: solve "
                         "with CVXPY and store new values")
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier when --only is not given: core (default), real or all")
+    add_problems(p, " when --only is not given")
     p.add_argument("--no-resolve", action="store_true",
                    help="verify: fingerprints only, no re-solve of the stored values")
     p.add_argument("--accept-changes", action="store_true",
@@ -116,9 +112,7 @@ def add_reference(sub) -> None:
 def add_list(sub) -> None:
     """The ``list`` subcommand."""
     p = sub.add_parser("list", help="list the catalog problems")
-    p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier: core (default, as check and bench), real or all")
+    add_problems(p)
     p.set_defaults(func=_cmd_list)
 
 

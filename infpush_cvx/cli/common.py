@@ -51,17 +51,14 @@ def configure_logging(verbosity: int = 0) -> None:
     handler.setLevel(level)
 
 
-def reference_folder() -> None:
-    """The stored values' folder exists (a mistyped INFPUSH_CVX_REFERENCE_DIR is a usage error
-    before any solve, not a "disagrees" row for every solve)."""
+def start_solving(args) -> None:
+    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every HiGHS
+    solve: ``cvxpy_backend.quiet_highs``), and the stored values' folder exists (a mistyped
+    INFPUSH_CVX_REFERENCE_DIR is a usage error before any solve, not a "disagrees" row for
+    every solve)."""
     from ..catalog import reference
+    configure_logging(args.verbose)
     reference.check_directory()
-
-
-def quiet_start(args) -> None:
-    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every
-    HiGHS solve: ``cvxpy_backend.quiet_highs``)."""
-    configure_logging(getattr(args, "verbose", 0))
 
 
 def problem_ids(pattern, tier) -> list[str]:
