@@ -148,12 +148,6 @@ def log_progress(message: str, logger: logging.Logger = solver_log) -> None:
         logger.log(level, message)
 
 
-def _figure(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def _gap(gap) -> str:
     return "-" if gap is None else f"{gap:.2e}"
 
@@ -162,13 +156,13 @@ def log_iteration(method: str, iteration: int, objective: float, gap, seconds: f
                   **figures) -> None:
     """One iteration line: ``method``, iteration, objective, certified relative gap (None: not
     computed at this iteration), seconds since the start, then ``figures`` as ``name value``."""
-    level = _progress_level.get()
-    if not solver_log.isEnabledFor(level):
+    if not progress_enabled():  # the line is not built for nothing
         return
     parts = [f"{method} {iteration:5d}", f"objective {objective:.10g}", f"gap {_gap(gap)}",
              f"time {seconds:.3f}s"]
-    parts += [f"{name} {_figure(value)}" for name, value in figures.items()]
-    solver_log.log(level, "  ".join(parts))
+    parts += [f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}"
+              for name, value in figures.items()]
+    log_progress("  ".join(parts))
 
 
 def log_every(max_iter: int, check_every: int = 1, lines: int = MAX_LINES) -> int:

@@ -25,6 +25,7 @@ cross-checked by a second solver.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
@@ -146,6 +147,8 @@ REFERENCE_CLASS_OPTIONS = {"EXP": {**REFERENCE_OPTIONS, "tol_gap_abs": 1e-8, "to
 def reference_options(problem_class: str) -> dict:
     """The options of the reference solve of a problem of ``problem_class``."""
     return copy.deepcopy(REFERENCE_CLASS_OPTIONS.get(problem_class, REFERENCE_OPTIONS))
+
+
 #: Second solver used to cross-check a reference value, by problem class.
 CROSS_CHECK = {"LP": "HIGHS", "QP": "ECOS", "SOCP": "ECOS", "EXP": "ECOS"}
 #: Relative disagreement between the reference solve and its cross-check that is an error.
@@ -192,12 +195,8 @@ def resolve(names) -> list[str]:
     checked with :func:`spec`; None is the :func:`comparison_set`."""
     if names is None:
         return comparison_set()
-    out = []
-    for name in names:
-        for s in (available() if str(name).lower() == ALL else [spec(name).name]):
-            if s not in out:
-                out.append(s)
-    return out
+    return list(dict.fromkeys(s for name in names for s in (
+        available() if str(name).lower() == ALL else [spec(name).name])))
 
 
 def check_handles(name: str, problem_class: str, problem_id: str | None = None) -> SolverSpec:
@@ -230,9 +229,6 @@ def solve(problem, solver_spec: SolverSpec, time_limit: float | None = None) -> 
 
 def relative_error(value: float, reference: float) -> float:
     """``|value - reference| / max(|reference|, 1e-12)`` (inf when value is None or not finite)."""
-    if value is None:
-        return float("inf")
-    value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
-        return float("inf")
-    return abs(value - reference) / max(abs(reference), 1e-12)
+    if value is None or not math.isfinite(value):
+        return math.inf
+    return abs(float(value) - reference) / max(abs(reference), 1e-12)
