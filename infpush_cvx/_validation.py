@@ -15,25 +15,30 @@ import scipy.sparse as sp
 
 def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
     """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
-    check_real_numbers(X, name, "2-D array")
     if sp.issparse(X):
+        check_real_numbers(X, name)
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
         X = sp.csr_matrix(X, dtype=np.float64)
-        data = X.data
     else:
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
-        data = X
+        X = _numeric_array(X, name, "2-D array")
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got an array with shape {X.shape}")
     if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
         raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
-    if not np.all(np.isfinite(data)):
+    if not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError(f"{name} contains NaN or infinite entries")
     return X
+
+
+def _numeric_array(x, name: str, kind: str, dtype=np.float64) -> np.ndarray:
+    """``x`` as an array of ``dtype``; TypeError naming ``name``, a numeric ``kind``, for
+    complex numbers, strings (:func:`check_real_numbers`) or anything NumPy cannot convert."""
+    check_real_numbers(x, name, kind)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric {kind}: {exc}") from None
 
 
 def check_fitted_matrix(estimator, X, fitted: str, fit_call: str):
@@ -54,11 +59,7 @@ def check_fitted_matrix(estimator, X, fitted: str, fit_call: str):
 def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
-    check_real_numbers(v, name, "1-D array")
-    try:
-        v = np.asarray(v, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
+    v = _numeric_array(v, name, "1-D array", dtype)
     if v.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
     if length is not None and v.shape[0] != length:
@@ -75,12 +76,11 @@ def check_index_vector(idx, name: str, *, upper: int):
     arr = np.asarray(idx)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of indices, got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) \
-                and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"{name} must hold integer indices, got dtype {arr.dtype}")
+    whole = np.issubdtype(arr.dtype, np.integer) or (  # floats with whole values pass too
+        np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr))
+        and np.all(arr == np.round(arr)))
+    if arr.size and not whole:
+        raise TypeError(f"{name} must hold integer indices, got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
     if arr.size and (arr.min() < 0 or arr.max() >= upper):
         bad = arr[(arr < 0) | (arr >= upper)][0]

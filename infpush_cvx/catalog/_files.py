@@ -77,15 +77,11 @@ def read_small_file(path, what: str = "file", limit: int | None = None) -> bytes
         if info.st_size > limit:
             raise MalformedFileError(f"{path}: {info.st_size} bytes, more than the {limit} a "
                                      f"{what} may hold")
-        chunks, total = [], 0
-        while total <= limit:  # the size may have grown since fstat: read one byte past limit
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > limit:
+        # the size may have grown since fstat: read to the end or one byte past limit
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+        if len(data) > limit:
             raise MalformedFileError(f"{path}: more than the {limit} bytes a {what} may hold")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)

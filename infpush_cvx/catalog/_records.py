@@ -44,9 +44,10 @@ MAX_INT_DIGITS = 30
 
 
 def _check_value(value, kind: str, name: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (a finite
-    int or float, never a bool), "object", "flag" (true, false or null) or "sha256" (64
-    lower-case hexadecimal digits)."""
+    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (an int or
+    float, never a bool; :func:`_check_tree` refuses NaN and infinity, and the parser integers
+    of more than ``MAX_INT_DIGITS`` digits), "object", "flag" (true, false or null) or "sha256"
+    (64 lower-case hexadecimal digits)."""
     if kind in ("string", "sha256") and not isinstance(value, str):
         raise ValueError(f"{name} must be a string, got {type(value).__name__}")
     if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
@@ -54,13 +55,6 @@ def _check_value(value, kind: str, name: str) -> None:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-        try:
-            finite = math.isfinite(value)
-        except OverflowError:  # an int beyond float range
-            finite = False
-        if not finite:
-            shown = repr(value) if isinstance(value, float) else "an integer beyond float range"
-            raise ValueError(f"{name} must be a finite number, got {shown}")
     if kind == "object" and not isinstance(value, dict):
         raise ValueError(f"{name} must be an object, got {type(value).__name__}")
     if kind == "flag" and value is not None and not isinstance(value, bool):

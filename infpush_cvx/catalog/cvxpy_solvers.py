@@ -186,8 +186,7 @@ def spec(name: str) -> SolverSpec:
                          f"{list(PROBLEM_CLASSES)}; expected one of {available()}")
     if name not in cp.installed_solvers():
         raise ValueError(f"solver {name!r} is not installed; installed: {available()}")
-    options, rtol = EXTRA_OPTIONS.get(name, ({}, DEFAULT_RTOL))
-    return _spec(name, options, rtol)
+    return _spec(name, *EXTRA_OPTIONS.get(name, ()))  # (options, rtol), else the defaults
 
 
 def resolve(names) -> list[str]:

@@ -329,19 +329,17 @@ def compute_reference(problem_id: str) -> dict:
 def _definition_changes(before: dict, after: dict) -> list[str]:
     """What differs between two problem definitions: ``["options.scaling 'seed' -> 'paper'",
     "lam 1.0 -> 0.1"]``, formulation first, lambda last."""
-    def shown(options, key):
-        return repr(options[key]) if key in options else "unset"
+    def flat(definition):
+        return {"formulation": definition["formulation"], "lam": definition["lam"],
+                **{f"options.{key}": value for key, value in definition["options"].items()}}
 
-    changes = []
-    if before["formulation"] != after["formulation"]:
-        changes.append(f"formulation {before['formulation']!r} -> {after['formulation']!r}")
-    old, new = before["options"], after["options"]
-    for key in [*new, *(k for k in old if k not in new)]:
-        if old.get(key, None) != new.get(key, None) or (key in old) != (key in new):
-            changes.append(f"options.{key} {shown(old, key)} -> {shown(new, key)}")
-    if before["lam"] != after["lam"]:
-        changes.append(f"lam {before['lam']!r} -> {after['lam']!r}")
-    return changes
+    def shown(values, key):
+        return repr(values[key]) if key in values else "unset"
+
+    old, new = flat(before), flat(after)
+    keys = sorted(dict.fromkeys([*new, *old]), key=lambda key: key == "lam")  # stable: lam last
+    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in keys
+            if old.get(key) != new.get(key) or (key in old) != (key in new)]
 
 
 def _definition_change(record: dict, spec) -> str | None:
@@ -472,10 +470,9 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     value = float(result.objective)
     if spec.formulation.endswith("_dual"):
         from ..formulations._duals import primal_value_from_dual
-        loss = spec.formulation[:-len("_dual")]
-        value /= primal_value_from_dual(1.0, spec.lam, loss=loss,
-                                        scaling=spec.options.get("scaling", "paper"),
-                                        m=data.wp_sum, n=data.wn_sum)
+        value /= primal_value_from_dual(
+            1.0, spec.lam, loss=spec.formulation.removesuffix("_dual"),
+            scaling=spec.options.get("scaling", "paper"), m=data.wp_sum, n=data.wn_sum)
     return label, value
 
 

@@ -27,8 +27,7 @@ def _cmd_bench(args) -> int:
     from ..benchmarking.html_report import report_paths
     from ..benchmarking.reports import matplotlib_available
     from ..benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
-    start_solving(args)
-    ids = problem_ids(args.problems, args.tier)
+    ids = start_solving(args, lambda: problem_ids(args.problems, args.tier))
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
     if args.executor == "dask":  # an extra: missing, a usage error now, not exit 3 later

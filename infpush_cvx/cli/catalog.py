@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .arguments import add_problems, output_path
-from .common import plural, problem_ids, working
+from .common import check_outputs, plural, problem_ids, working
 
 
 def _cmd_reference(args) -> int:
@@ -19,20 +19,18 @@ def _cmd_reference(args) -> int:
     ids = list(dict.fromkeys(args.only)) if args.only else catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
-    if args.action == "verify":
-        reference.check_directory()
     if args.action == "regenerate":
         from tqdm.auto import tqdm
         try:
             actions = reference.regenerate(ids, accept_changes=args.accept_changes,
                                            progress=lambda xs: tqdm(xs, desc="reference"))
         except reference.ReferenceError as exc:
-            for line in str(exc).splitlines():
-                print(line.strip(), file=sys.stderr)
+            print("\n".join(line.strip() for line in str(exc).splitlines()), file=sys.stderr)
             return 1
         for pid, action in actions.items():
             print(f"{pid}: {action}")
         return 0
+    reference.check_directory()
     failures, skipped = [], []
     for pid in ids:
         try:
@@ -75,16 +73,12 @@ def _cmd_generate(args) -> int:
     from .. import catalog
     from .._validation import check_choice
     from ..benchmarking.instances import save_instance
-    from ..files import check_writable
     known = catalog.load_catalog().instances
     names = list(dict.fromkeys(args.instances or known))  # each once
     for name in names:  # every name before the first file
         check_choice(name, "instance", known)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is not a folder")
-    for name in names:  # every file before the first is written
-        check_writable(out / f"{name}.npz", name="--out")
+    check_outputs([out / f"{name}.npz" for name in names])  # every file before the first
     with working("generate"):
         for name in names:
             path = save_instance(name, out)

@@ -17,8 +17,7 @@ def _cmd_check(args) -> int:
     from ..benchmarking.runner import RunInterrupted
     from ..catalog import cvxpy_solvers, registry
     from ..files import check_writable
-    start_solving(args)
-    ids = problem_ids(args.problems, args.tier)
+    ids = start_solving(args, lambda: problem_ids(args.problems, args.tier))
     solvers = cvxpy_solvers.resolve(args.cvxpy)
     native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
     if not solvers and not native:
@@ -58,8 +57,7 @@ def _cmd_solve(args) -> int:
     from ..benchmarking.executors import SerialExecutor
     from ..benchmarking.tasks import Task
     from ..catalog.reference import load_reference
-    start_solving(args)
-    kind, solver = _resolve_solver(args.problem, args.solver)
+    kind, solver = start_solving(args, lambda: _resolve_solver(args.problem, args.solver))
     load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
     what = f"solving {args.problem} with {solver}"
