@@ -44,13 +44,8 @@ _progress_level = contextvars.ContextVar("infpush_cvx_progress_level", default=l
 class StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (pytest and notebooks replace it)."""
 
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value):  # StreamHandler.__init__ sets it; the property above wins
-        pass
+    # StreamHandler.__init__ sets the stream; the property's setter ignores it
+    stream = property(lambda self: sys.stderr, lambda self, value: None)
 
 
 class _Attachment:

@@ -48,17 +48,17 @@ def _check_value(value, kind: str, name: str) -> None:
     float, never a bool; :func:`_check_tree` refuses NaN and infinity, and the parser integers
     of more than ``MAX_INT_DIGITS`` digits), "object", "flag" (true, false or null) or "sha256"
     (64 lower-case hexadecimal digits)."""
-    if kind in ("string", "sha256") and not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    types, expected = _KINDS[kind]
+    if not isinstance(value, types) or (kind == "number" and isinstance(value, bool)):
+        raise ValueError(f"{name} must be {expected}, got {type(value).__name__}")
     if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
         raise ValueError(f"{name} must be 64 hexadecimal digits (a SHA-256), got {value!r}")
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-    if kind == "object" and not isinstance(value, dict):
-        raise ValueError(f"{name} must be an object, got {type(value).__name__}")
-    if kind == "flag" and value is not None and not isinstance(value, bool):
-        raise ValueError(f"{name} must be true, false or null, got {type(value).__name__}")
+
+
+#: The kinds of a record's values: the Python types JSON reads them as, and their description.
+_KINDS = {"string": (str, "a string"), "sha256": (str, "a string"),
+          "number": ((int, float), "a number"), "object": (dict, "an object"),
+          "flag": ((bool, type(None)), "true, false or null")}
 
 
 def _check_keys(obj: dict, kinds: dict, prefix: str = "", required: bool = True) -> None:
