@@ -26,7 +26,7 @@ import logging
 import math
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from ._validation import check_bool
 
@@ -52,7 +52,7 @@ class _Attachment:
     """What :func:`verbose_logging` changed on one logger, and how many solves use it."""
 
     def __init__(self, handler, saved_level):
-        self.users = 1
+        self.users = 0
         self.handler = handler
         self.saved_level = saved_level
 
@@ -75,36 +75,37 @@ def _shows(logger: logging.Logger, level: int) -> bool:
     return False
 
 
-def _attach(logger: logging.Logger) -> None:
+@contextmanager
+def _shown(logger: logging.Logger):
+    """Within this block ``logger``'s INFO records are shown: its level is lowered to INFO if
+    it is above, and a handler writing to stderr is attached when no handler would show them;
+    both are undone when the last of the nested or concurrent blocks on ``logger`` ends."""
     with _lock:
         attachment = _attached.get(logger.name)
-        if attachment is not None:  # a verbose solve already running (nested or in a thread)
-            attachment.users += 1
-            return
-        saved_level = None
-        if logger.getEffectiveLevel() > logging.INFO:
-            saved_level = logger.level
-            logger.setLevel(logging.INFO)
-        handler = None
-        if not _shows(logger, logging.INFO):
-            handler = StderrHandler()
-            handler.setLevel(logging.INFO)
-            handler.setFormatter(logging.Formatter("%(message)s"))
-            logger.addHandler(handler)
-        _attached[logger.name] = _Attachment(handler, saved_level)
-
-
-def _detach(logger: logging.Logger) -> None:
-    with _lock:
-        attachment = _attached[logger.name]
-        attachment.users -= 1
-        if attachment.users:
-            return
-        del _attached[logger.name]
-        if attachment.handler is not None:
-            logger.removeHandler(attachment.handler)
-        if attachment.saved_level is not None:
-            logger.setLevel(attachment.saved_level)
+        if attachment is None:  # else a verbose solve already runs (nested or in a thread)
+            saved_level = None
+            if logger.getEffectiveLevel() > logging.INFO:
+                saved_level = logger.level
+                logger.setLevel(logging.INFO)
+            handler = None
+            if not _shows(logger, logging.INFO):
+                handler = StderrHandler()
+                handler.setLevel(logging.INFO)
+                handler.setFormatter(logging.Formatter("%(message)s"))
+                logger.addHandler(handler)
+            attachment = _attached[logger.name] = _Attachment(handler, saved_level)
+        attachment.users += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            attachment.users -= 1
+            if not attachment.users:
+                del _attached[logger.name]
+                if attachment.handler is not None:
+                    logger.removeHandler(attachment.handler)
+                if attachment.saved_level is not None:
+                    logger.setLevel(attachment.saved_level)
 
 
 @contextmanager
@@ -115,18 +116,12 @@ def verbose_logging(logger: logging.Logger, verbose: bool):
     With ``verbose`` True, ``logger``'s level is lowered to INFO if it is above, and a handler
     writing to stderr is attached when no handler would show INFO records; both are undone on
     leaving the block, also on an exception. Nested and concurrent verbose blocks on one logger
-    share one handler, removed when the last of them ends.
+    share one handler, removed when the last of them ends (:func:`_shown`).
     """
     token = _progress_level.set(logging.INFO if verbose else logging.DEBUG)
     try:
-        if not verbose:
+        with _shown(logger) if verbose else nullcontext():
             yield
-            return
-        _attach(logger)
-        try:
-            yield
-        finally:
-            _detach(logger)
     finally:
         _progress_level.reset(token)
 

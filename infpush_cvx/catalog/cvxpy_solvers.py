@@ -203,9 +203,8 @@ def check_handles(name: str, problem_class: str, problem_id: str | None = None) 
     ``CLASS_OPTIONS`` of that class, if any); ValueError naming the solver and the class unless
     the solver is run on ``problem_class`` problems (the one table every entry point consults)."""
     solver = spec(name)
-    if (solver.name, problem_class) in CLASS_OPTIONS:
-        solver = replace(solver, options={
-            **solver.options, **CLASS_OPTIONS[solver.name, problem_class]})
+    solver = replace(solver, options={
+        **solver.options, **CLASS_OPTIONS.get((solver.name, problem_class), {})})
     if not solver.handles(problem_class):
         what = f"{problem_id!r} is a {problem_class}" if problem_id else \
             f"{problem_class} problems"

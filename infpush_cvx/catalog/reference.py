@@ -276,9 +276,8 @@ def compute_reference(problem_id: str) -> dict:
     """
     spec = _catalog.get(problem_id)
     data = _catalog.instance_data(spec.instance)
-    problem = spec.build(data)
     reference_options = cvxpy_solvers.reference_options(spec.problem_class)
-    status, value, reference_time = _solve(problem, cvxpy_solvers.REFERENCE_SOLVER,
+    status, value, reference_time = _solve(spec.build(data), cvxpy_solvers.REFERENCE_SOLVER,
                                            reference_options)
     if status != cp.OPTIMAL or value is None or not math.isfinite(value):
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
@@ -306,8 +305,7 @@ def compute_reference(problem_id: str) -> dict:
         "solver_options": reference_options,
         "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
         "cross_check": {"solver": checker, "status": check_status, "value": float(check_value),
-                        "relative_error": check_err,
-                        "options": check_options},
+                        "relative_error": check_err, "options": check_options},
         "instance": spec.instance,
         "instance_fingerprint": data.fingerprint(),
         "spec_fingerprint": spec.fingerprint(),

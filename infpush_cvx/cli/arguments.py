@@ -83,10 +83,10 @@ def add_limits(p, what: str) -> None:
                         f"ECOS, see the top --help)")
 
 
-def add_problems(p, tier_when: str = "") -> None:
-    """The options that select catalog problems: ``--problems`` unless ``tier_when`` says
-    when ``--tier`` applies (``reference``: "when --only is not given"), and ``--tier``."""
-    if not tier_when:
+def add_problems(p, *, by_text: bool = True, tier_when: str = "") -> None:
+    """The options that select catalog problems: ``--problems`` (with ``by_text``) and
+    ``--tier``, which applies ``tier_when`` ("when --only is not given")."""
+    if by_text:
         p.add_argument("--problems", help="only problems whose ID contains this text")
     p.add_argument("--tier", default="core", metavar="TIER",
                    help=f"catalog tier{tier_when}: core (default), real (subsets of real data "

@@ -94,7 +94,7 @@ def add_reference(sub) -> None:
                         "of each value by the project's certified solvers; regenerate: solve "
                         "with CVXPY and store new values")
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
-    add_problems(p, " when --only is not given")
+    add_problems(p, by_text=False, tier_when=" when --only is not given")
     p.add_argument("--no-resolve", action="store_true",
                    help="verify: fingerprints only, no re-solve of the stored values")
     p.add_argument("--accept-changes", action="store_true",

@@ -10,6 +10,7 @@ from .common import (EXIT_DISAGREEMENT, CommandFailed, plural, problem_ids, save
                      start_solving, working)
 from .runs import partial_table, print_summary, save_final, save_interrupted
 
+
 def _cmd_check(args) -> int:
     """Exit 1 when a solve claims an optimum that disagrees with its stored value or could not
     run (:func:`.benchmarking.compare.exit_status`), 0 otherwise."""
