@@ -26,7 +26,7 @@ import logging
 import math
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from ._validation import check_bool
 
@@ -44,20 +44,15 @@ _progress_level = contextvars.ContextVar("infpush_cvx_progress_level", default=l
 class StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (pytest and notebooks replace it)."""
 
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value):  # StreamHandler.__init__ sets it; the property above wins
-        pass
+    # StreamHandler.__init__ sets the stream; the property's setter ignores it
+    stream = property(lambda self: sys.stderr, lambda self, value: None)
 
 
 class _Attachment:
     """What :func:`verbose_logging` changed on one logger, and how many solves use it."""
 
     def __init__(self, handler, saved_level):
-        self.users = 1
+        self.users = 0
         self.handler = handler
         self.saved_level = saved_level
 
@@ -80,36 +75,37 @@ def _shows(logger: logging.Logger, level: int) -> bool:
     return False
 
 
-def _attach(logger: logging.Logger) -> None:
+@contextmanager
+def _shown(logger: logging.Logger):
+    """Within this block ``logger``'s INFO records are shown: its level is lowered to INFO if
+    it is above, and a handler writing to stderr is attached when no handler would show them;
+    both are undone when the last of the nested or concurrent blocks on ``logger`` ends."""
     with _lock:
         attachment = _attached.get(logger.name)
-        if attachment is not None:  # a verbose solve already running (nested or in a thread)
-            attachment.users += 1
-            return
-        saved_level = None
-        if logger.getEffectiveLevel() > logging.INFO:
-            saved_level = logger.level
-            logger.setLevel(logging.INFO)
-        handler = None
-        if not _shows(logger, logging.INFO):
-            handler = StderrHandler()
-            handler.setLevel(logging.INFO)
-            handler.setFormatter(logging.Formatter("%(message)s"))
-            logger.addHandler(handler)
-        _attached[logger.name] = _Attachment(handler, saved_level)
-
-
-def _detach(logger: logging.Logger) -> None:
-    with _lock:
-        attachment = _attached[logger.name]
-        attachment.users -= 1
-        if attachment.users:
-            return
-        del _attached[logger.name]
-        if attachment.handler is not None:
-            logger.removeHandler(attachment.handler)
-        if attachment.saved_level is not None:
-            logger.setLevel(attachment.saved_level)
+        if attachment is None:  # else a verbose solve already runs (nested or in a thread)
+            saved_level = None
+            if logger.getEffectiveLevel() > logging.INFO:
+                saved_level = logger.level
+                logger.setLevel(logging.INFO)
+            handler = None
+            if not _shows(logger, logging.INFO):
+                handler = StderrHandler()
+                handler.setLevel(logging.INFO)
+                handler.setFormatter(logging.Formatter("%(message)s"))
+                logger.addHandler(handler)
+            attachment = _attached[logger.name] = _Attachment(handler, saved_level)
+        attachment.users += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            attachment.users -= 1
+            if not attachment.users:
+                del _attached[logger.name]
+                if attachment.handler is not None:
+                    logger.removeHandler(attachment.handler)
+                if attachment.saved_level is not None:
+                    logger.setLevel(attachment.saved_level)
 
 
 @contextmanager
@@ -120,18 +116,12 @@ def verbose_logging(logger: logging.Logger, verbose: bool):
     With ``verbose`` True, ``logger``'s level is lowered to INFO if it is above, and a handler
     writing to stderr is attached when no handler would show INFO records; both are undone on
     leaving the block, also on an exception. Nested and concurrent verbose blocks on one logger
-    share one handler, removed when the last of them ends.
+    share one handler, removed when the last of them ends (:func:`_shown`).
     """
     token = _progress_level.set(logging.INFO if verbose else logging.DEBUG)
     try:
-        if not verbose:
+        with _shown(logger) if verbose else nullcontext():
             yield
-            return
-        _attach(logger)
-        try:
-            yield
-        finally:
-            _detach(logger)
     finally:
         _progress_level.reset(token)
 
@@ -148,12 +138,6 @@ def log_progress(message: str, logger: logging.Logger = solver_log) -> None:
         logger.log(level, message)
 
 
-def _figure(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def _gap(gap) -> str:
     return "-" if gap is None else f"{gap:.2e}"
 
@@ -162,13 +146,13 @@ def log_iteration(method: str, iteration: int, objective: float, gap, seconds: f
                   **figures) -> None:
     """One iteration line: ``method``, iteration, objective, certified relative gap (None: not
     computed at this iteration), seconds since the start, then ``figures`` as ``name value``."""
-    level = _progress_level.get()
-    if not solver_log.isEnabledFor(level):
+    if not progress_enabled():  # the line is not built for nothing
         return
     parts = [f"{method} {iteration:5d}", f"objective {objective:.10g}", f"gap {_gap(gap)}",
              f"time {seconds:.3f}s"]
-    parts += [f"{name} {_figure(value)}" for name, value in figures.items()]
-    solver_log.log(level, "  ".join(parts))
+    parts += [f"{name} {value:.4g}" if isinstance(value, float) else f"{name} {value}"
+              for name, value in figures.items()]
+    log_progress("  ".join(parts))
 
 
 def log_every(max_iter: int, check_every: int = 1, lines: int = MAX_LINES) -> int:

@@ -15,26 +15,30 @@ import scipy.sparse as sp
 
 def check_matrix(X, name: str, *, allow_sparse: bool = True, allow_empty: bool = False):
     """Return ``X`` as a float64 2-D array (or CSR matrix) after checking shape and finiteness."""
-    check_not_complex(X, name)
-    check_not_text(X, name, "2-D array")
     if sp.issparse(X):
+        check_real_numbers(X, name)
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array, got a scipy.sparse matrix")
         X = sp.csr_matrix(X, dtype=np.float64)
-        data = X.data
     else:
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from None
-        data = X
+        X = _numeric_array(X, name, "2-D array")
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got an array with shape {X.shape}")
     if not allow_empty and (X.shape[0] == 0 or X.shape[1] == 0):
         raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
-    if not np.all(np.isfinite(data)):
+    if not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError(f"{name} contains NaN or infinite entries")
     return X
+
+
+def _numeric_array(x, name: str, kind: str, dtype=np.float64) -> np.ndarray:
+    """``x`` as an array of ``dtype``; TypeError naming ``name``, a numeric ``kind``, for
+    complex numbers, strings (:func:`check_real_numbers`) or anything NumPy cannot convert."""
+    check_real_numbers(x, name, kind)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric {kind}: {exc}") from None
 
 
 def check_fitted_matrix(estimator, X, fitted: str, fit_call: str):
@@ -55,12 +59,7 @@ def check_fitted_matrix(estimator, X, fitted: str, fit_call: str):
 def check_vector(v, name: str, *, length: int | None = None, dtype=np.float64,
                  nonnegative: bool = False):
     """Return ``v`` as a 1-D array of ``dtype`` after checking length, finiteness and sign."""
-    check_not_complex(v, name)
-    check_not_text(v, name, "1-D array")
-    try:
-        v = np.asarray(v, dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
+    v = _numeric_array(v, name, "1-D array", dtype)
     if v.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
     if length is not None and v.shape[0] != length:
@@ -77,12 +76,11 @@ def check_index_vector(idx, name: str, *, upper: int):
     arr = np.asarray(idx)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of indices, got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) \
-                and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"{name} must hold integer indices, got dtype {arr.dtype}")
+    whole = np.issubdtype(arr.dtype, np.integer) or (  # floats with whole values pass too
+        np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr))
+        and np.all(arr == np.round(arr)))
+    if arr.size and not whole:
+        raise TypeError(f"{name} must hold integer indices, got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
     if arr.size and (arr.min() < 0 or arr.max() >= upper):
         bad = arr[(arr < 0) | (arr >= upper)][0]
@@ -90,12 +88,18 @@ def check_index_vector(idx, name: str, *, upper: int):
     return arr
 
 
-def check_scalar(x, name: str, *, nonnegative: bool = False, positive: bool = False) -> float:
-    """Return a finite real scalar as float, optionally requiring ``>= 0`` or ``> 0``."""
+def _real_scalar(x, name: str, expected: str) -> float:
+    """``x`` as a float when it is a real number (not a bool, nor an array but a 0-d one);
+    TypeError "``name`` must be ``expected``" otherwise."""
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray)) \
             or (isinstance(x, np.ndarray) and x.ndim != 0):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
-    x = float(x)
+        raise TypeError(f"{name} must be {expected}, got {type(x).__name__}")
+    return float(x)
+
+
+def check_scalar(x, name: str, *, nonnegative: bool = False, positive: bool = False) -> float:
+    """Return a finite real scalar as float, optionally requiring ``>= 0`` or ``> 0``."""
+    x = _real_scalar(x, name, "a real number")
     if not np.isfinite(x):
         raise ValueError(f"{name} must be finite, got {x!r}")
     if positive and x <= 0:
@@ -136,11 +140,7 @@ def check_time_limit(x, name: str = "time_limit") -> float | None:
     """
     if x is None:
         return None
-    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.ndarray)) \
-            or (isinstance(x, np.ndarray) and x.ndim != 0):
-        raise TypeError(f"{name} must be a positive number of seconds or None, "
-                        f"got {type(x).__name__}")
-    x = float(x)
+    x = _real_scalar(x, name, "a positive number of seconds or None")
     if np.isnan(x) or x <= 0:
         raise ValueError(f"{name} must be a positive number of seconds or None, got {x!r}")
     return None if np.isinf(x) else x
@@ -155,45 +155,24 @@ def check_options(options: dict, name: str, allowed) -> dict:
     return options
 
 
-def check_not_complex(x, name: str) -> None:
-    """Refuse complex input with a TypeError: casting it to float would drop the imaginary part
-    (NumPy only warns)."""
-    try:
-        complex_input = np.iscomplexobj(x)  # reads x.dtype (sparse too) or converts array-likes
-    except (TypeError, ValueError):
-        return  # not array-like at all: the conversion that follows reports it
-    if complex_input:
-        raise TypeError(f"{name} must be real, got complex numbers")
-
-
-def check_not_text(x, name: str, kind: str = "array") -> None:
-    """Refuse strings with a TypeError (``"{name} must be a numeric {kind}, got strings"``, the
-    wording of the other array checks): NumPy would parse numeric strings (``"1"``) as numbers,
-    so text read without conversion would pass for data."""
+def check_real_numbers(x, name: str, kind: str = "array") -> None:
+    """Refuse, with a TypeError, complex input (casting it to float would drop the imaginary
+    part; NumPy only warns) and strings (``"{name} must be a numeric {kind}, got strings"``, the
+    wording of the other array checks: NumPy would parse numeric strings such as ``"1"`` as
+    numbers, so text read without conversion would pass for data)."""
     if sp.issparse(x) or isinstance(x, (numbers.Number, np.number)):
+        if np.iscomplexobj(x):
+            raise TypeError(f"{name} must be real, got complex numbers")
         return
     try:
         arr = x if isinstance(x, np.ndarray) else np.asarray(x)
     except (TypeError, ValueError):
         return  # not array-like at all: the conversion that follows reports it
-    text = arr.dtype.kind in "SU" or (
-        arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat))
-    if text:
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real, got complex numbers")
+    if arr.dtype.kind in "SU" or (
+            arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat)):
         raise TypeError(f"{name} must be a numeric {kind}, got strings (dtype {arr.dtype})")
-
-
-def check_unused_options(method: str, given: dict, used_by: dict) -> None:
-    """Refuse options that ``method`` would ignore, with a TypeError naming each of them.
-
-    ``given`` maps option names to the caller's values (None: not given); ``used_by`` maps each
-    name to the methods that use it.
-    """
-    unused = sorted(name for name, value in given.items()
-                    if value is not None and method not in used_by[name])
-    if unused:
-        where = "; ".join(f"{name} is used only by method "
-                          f"{' or '.join(repr(m) for m in used_by[name])}" for name in unused)
-        raise TypeError(f"method={method!r} does not use option(s) {unused} ({where})")
 
 
 def caller_stacklevel() -> int:

@@ -38,7 +38,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["MalformedFileError", "atomic_open", "atomic_path", "check_writable",
+__all__ = ["MalformedFileError", "atomic_open", "atomic_path", "check_writable", "file_kind",
            "named_os_error", "real_target", "remove_stale_temporaries", "write_text_atomic"]
 
 
@@ -47,15 +47,14 @@ class MalformedFileError(ValueError):
     message starts with the file's path. The CLI reports it as a usage error (exit 2)."""
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` that is not a regular file is, in words."""
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
 
 
 def real_target(path) -> Path:
@@ -79,9 +78,9 @@ def real_target(path) -> Path:
             raise ValueError(f"{path} (-> {real}) leads to an open file that has no name to "
                              f"replace; refusing to write through it")
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
         shown = str(path) if real == path.absolute() else f"{path} (-> {real})"
-        raise ValueError(f"{shown} is {kind}, not a regular file; refusing to replace it")
+        raise ValueError(f"{shown} is {file_kind(mode)}, not a regular file; refusing to "
+                         f"replace it")
     return real
 
 
@@ -172,8 +171,10 @@ def atomic_path(path, *, suffix: str | None = None):
             os.fsync(fh.fileno())
         try:
             mode = stat.S_IMODE(os.stat(real).st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+        except FileNotFoundError:  # a new file: 0o666 less the umask (read by setting it)
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, real)
     except BaseException as exc:
@@ -204,12 +205,6 @@ def write_text_atomic(path, text: str) -> None:
         fh.write(text)
 
 
-def _nearest_existing(folder: Path) -> Path:
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return folder
-
-
 def check_writable(path, *, name: str = "out") -> Path:
     """``path``'s real file (:func:`real_target`), or ``ValueError`` naming ``name`` unless a
     file can be written there.
@@ -223,7 +218,9 @@ def check_writable(path, *, name: str = "out") -> Path:
         real = real_target(path)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
-    folder = _nearest_existing(real.parent)
+    folder = real.parent  # the nearest existing folder
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
     if not folder.is_dir():
         raise ValueError(f"{name}: cannot write to {path}: {folder} is not a folder")
     try:

@@ -21,7 +21,7 @@ import re
 import stat
 from pathlib import Path
 
-from ..files import MalformedFileError
+from ..files import MalformedFileError, file_kind
 
 #: The longest catalog name: its file name (``.<name>.<random>.tmp.json`` while it is written
 #: atomically) stays under the 255 bytes most file systems allow.
@@ -31,10 +31,6 @@ MAX_NAME_LENGTH = 200
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 #: The most bytes read from a catalog or a stored record: a generous bound (both are a few kB).
 MAX_FILE_BYTES = 16 * 1024 * 1024
-
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
 
 
 def check_name(name, what: str) -> str:
@@ -61,10 +57,6 @@ def path_in(folder, name: str, suffix: str, what: str) -> Path:
     return Path(folder) / f"{name}{suffix}"
 
 
-def _kind(mode: int) -> str:
-    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
-
-
 def read_small_file(path, what: str = "file", limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (default
     :data:`MAX_FILE_BYTES`) of them.
@@ -80,20 +72,16 @@ def read_small_file(path, what: str = "file", limit: int | None = None) -> bytes
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise MalformedFileError(f"{path}: {_kind(info.st_mode)}, not a regular file; a "
+            raise MalformedFileError(f"{path}: {file_kind(info.st_mode)}, not a regular file; a "
                                      f"{what} must be a regular file")
         if info.st_size > limit:
             raise MalformedFileError(f"{path}: {info.st_size} bytes, more than the {limit} a "
                                      f"{what} may hold")
-        chunks, total = [], 0
-        while total <= limit:  # the size may have grown since fstat: read one byte past limit
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > limit:
+        # the size may have grown since fstat: read to the end or one byte past limit
+        with open(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+        if len(data) > limit:
             raise MalformedFileError(f"{path}: more than the {limit} bytes a {what} may hold")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)

@@ -44,39 +44,47 @@ MAX_INT_DIGITS = 30
 
 
 def _check_value(value, kind: str, name: str) -> None:
-    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (a finite
-    int or float, never a bool), "object", "flag" (true, false or null) or "sha256" (64
-    lower-case hexadecimal digits)."""
-    if kind in ("string", "sha256") and not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    """ValueError naming ``name`` unless ``value`` is of ``kind``: "string", "number" (an int or
+    float, never a bool; :func:`_check_tree` refuses NaN and infinity, and the parser integers
+    of more than ``MAX_INT_DIGITS`` digits), "object", "flag" (true, false or null) or "sha256"
+    (64 lower-case hexadecimal digits)."""
+    types, expected = _KINDS[kind]
+    if not isinstance(value, types) or (kind == "number" and isinstance(value, bool)):
+        raise ValueError(f"{name} must be {expected}, got {type(value).__name__}")
     if kind == "sha256" and not (len(value) == 64 and set(value) <= set("0123456789abcdef")):
         raise ValueError(f"{name} must be 64 hexadecimal digits (a SHA-256), got {value!r}")
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-        try:
-            finite = math.isfinite(value)
-        except OverflowError:  # an int beyond float range
-            finite = False
-        if not finite:
-            shown = repr(value) if isinstance(value, float) else "an integer beyond float range"
-            raise ValueError(f"{name} must be a finite number, got {shown}")
-    if kind == "object" and not isinstance(value, dict):
-        raise ValueError(f"{name} must be an object, got {type(value).__name__}")
-    if kind == "flag" and value is not None and not isinstance(value, bool):
-        raise ValueError(f"{name} must be true, false or null, got {type(value).__name__}")
 
 
-def _check_finite(value, name: str) -> None:
-    """ValueError naming the first NaN or infinity anywhere inside ``value`` (JSON reads them)."""
+#: The kinds of a record's values: the Python types JSON reads them as, and their description.
+_KINDS = {"string": (str, "a string"), "sha256": (str, "a string"),
+          "number": ((int, float), "a number"), "object": (dict, "an object"),
+          "flag": ((bool, type(None)), "true, false or null")}
+
+
+def _check_keys(obj: dict, kinds: dict, prefix: str = "", required: bool = True) -> None:
+    """ValueError naming the first key of ``kinds`` whose value in ``obj`` is not of its kind,
+    or (``required``) is missing."""
+    for key, kind in kinds.items():
+        if key in obj:
+            _check_value(obj[key], kind, prefix + key)
+        elif required:
+            raise ValueError(f"missing key {prefix + key!r}")
+
+
+def _check_tree(value, name: str = "", depth: int = 0) -> None:
+    """ValueError naming the first NaN or infinity anywhere inside ``value`` (JSON reads them),
+    or saying that objects and arrays nest deeper than ``MAX_JSON_DEPTH``."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_finite(item, f"{name}.{key}")
-    elif isinstance(value, list):
-        for k, item in enumerate(value):
-            _check_finite(item, f"{name}[{k}]")
+    if isinstance(value, (dict, list)):
+        if depth >= MAX_JSON_DEPTH:
+            raise ValueError(f"objects and arrays nested more than {MAX_JSON_DEPTH} deep")
+        if isinstance(value, dict):
+            items = ((f"{name}.{key}" if name else str(key), item) for key, item in value.items())
+        else:
+            items = ((f"{name}[{k}]", item) for k, item in enumerate(value))
+        for inner, item in items:
+            _check_tree(item, inner, depth + 1)
 
 
 def check_record(record, where: str) -> dict:
@@ -84,19 +92,10 @@ def check_record(record, where: str) -> dict:
     try:
         if not isinstance(record, dict):
             raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-        for key, kind in REQUIRED_KEYS.items():
-            if key not in record:
-                raise ValueError(f"missing key {key!r}")
-            _check_value(record[key], kind, key)
-        for key, kind in OPTIONAL_KEYS.items():
-            if key in record:
-                _check_value(record[key], kind, key)
-        for key, kind in FORMULATION_KEYS.items():
-            if key not in record["formulation"]:
-                raise ValueError(f"missing key 'formulation.{key}'")
-            _check_value(record["formulation"][key], kind, f"formulation.{key}")
-        for key, value in record.items():
-            _check_finite(value, key)
+        _check_tree(record)
+        _check_keys(record, REQUIRED_KEYS)
+        _check_keys(record, OPTIONAL_KEYS, required=False)
+        _check_keys(record["formulation"], FORMULATION_KEYS, "formulation.")
         if record["status"] not in STORED_STATUSES:
             raise ValueError(f"status must be one of {list(STORED_STATUSES)} (only an optimum is "
                              f"a reference value), got {record['status']!r}")
@@ -129,30 +128,16 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _check_depth(value) -> None:
-    """ValueError when objects and arrays nest deeper than ``MAX_JSON_DEPTH`` (iterative)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError(f"objects and arrays nested more than {MAX_JSON_DEPTH} deep")
-            stack.extend((child, depth + 1)
-                         for child in (item.values() if isinstance(item, dict) else item))
-
-
 def parse_record(data: bytes, path) -> object:
     """The JSON value of a record file's bytes; MalformedFileError naming ``path``."""
     try:
-        value = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys,
-                           parse_int=_bounded_int)
-        _check_depth(value)
+        return json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys,
+                          parse_int=_bounded_int)
     except RecursionError:  # the C parser recurses once per level
         raise MalformedFileError(f"{path}: not a valid JSON record (objects and arrays nested "
                                  f"more than {MAX_JSON_DEPTH} deep)") from None
     except ValueError as exc:  # JSONDecodeError, not UTF-8, a duplicate key, a long integer
         raise MalformedFileError(f"{path}: not a valid JSON record ({exc})") from None
-    return value
 
 
 def write_record(path: Path, record: dict) -> None:

@@ -25,6 +25,7 @@ cross-checked by a second solver.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field, replace
 
 import cvxpy as cp
@@ -146,6 +147,8 @@ REFERENCE_CLASS_OPTIONS = {"EXP": {**REFERENCE_OPTIONS, "tol_gap_abs": 1e-8, "to
 def reference_options(problem_class: str) -> dict:
     """The options of the reference solve of a problem of ``problem_class``."""
     return copy.deepcopy(REFERENCE_CLASS_OPTIONS.get(problem_class, REFERENCE_OPTIONS))
+
+
 #: Second solver used to cross-check a reference value, by problem class.
 CROSS_CHECK = {"LP": "HIGHS", "QP": "ECOS", "SOCP": "ECOS", "EXP": "ECOS"}
 #: Relative disagreement between the reference solve and its cross-check that is an error.
@@ -183,8 +186,7 @@ def spec(name: str) -> SolverSpec:
                          f"{list(PROBLEM_CLASSES)}; expected one of {available()}")
     if name not in cp.installed_solvers():
         raise ValueError(f"solver {name!r} is not installed; installed: {available()}")
-    options, rtol = EXTRA_OPTIONS.get(name, ({}, DEFAULT_RTOL))
-    return _spec(name, options, rtol)
+    return _spec(name, *EXTRA_OPTIONS.get(name, ()))  # (options, rtol), else the defaults
 
 
 def resolve(names) -> list[str]:
@@ -192,12 +194,8 @@ def resolve(names) -> list[str]:
     checked with :func:`spec`; None is the :func:`comparison_set`."""
     if names is None:
         return comparison_set()
-    out = []
-    for name in names:
-        for s in (available() if str(name).lower() == ALL else [spec(name).name]):
-            if s not in out:
-                out.append(s)
-    return out
+    return list(dict.fromkeys(s for name in names for s in (
+        available() if str(name).lower() == ALL else [spec(name).name])))
 
 
 def check_handles(name: str, problem_class: str, problem_id: str | None = None) -> SolverSpec:
@@ -205,9 +203,8 @@ def check_handles(name: str, problem_class: str, problem_id: str | None = None) 
     ``CLASS_OPTIONS`` of that class, if any); ValueError naming the solver and the class unless
     the solver is run on ``problem_class`` problems (the one table every entry point consults)."""
     solver = spec(name)
-    if (solver.name, problem_class) in CLASS_OPTIONS:
-        solver = replace(solver, options={
-            **solver.options, **CLASS_OPTIONS[solver.name, problem_class]})
+    solver = replace(solver, options={
+        **solver.options, **CLASS_OPTIONS.get((solver.name, problem_class), {})})
     if not solver.handles(problem_class):
         what = f"{problem_id!r} is a {problem_class}" if problem_id else \
             f"{problem_class} problems"
@@ -230,9 +227,6 @@ def solve(problem, solver_spec: SolverSpec, time_limit: float | None = None) -> 
 
 def relative_error(value: float, reference: float) -> float:
     """``|value - reference| / max(|reference|, 1e-12)`` (inf when value is None or not finite)."""
-    if value is None:
-        return float("inf")
-    value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
-        return float("inf")
-    return abs(value - reference) / max(abs(reference), 1e-12)
+    if value is None or not math.isfinite(value):
+        return math.inf
+    return abs(float(value) - reference) / max(abs(reference), 1e-12)

@@ -115,18 +115,15 @@ VERSION_PACKAGES = ("cvxpy", "numpy", "scipy", "clarabel", "ecos", "scs", "highs
 def versions(packages=VERSION_PACKAGES) -> dict:
     """``{"python": version, <package>: version or None}`` for every name in ``packages``
     (default: the libraries that produce and check reference values); read once per process."""
-    return dict(_versions(tuple(packages)))
+    return {"python": platform.python_version(), **{pkg: _version(pkg) for pkg in packages}}
 
 
 @functools.lru_cache(maxsize=None)
-def _versions(packages: tuple) -> tuple:
-    out = [("python", platform.python_version())]
-    for pkg in packages:
-        try:
-            out.append((pkg, metadata.version(pkg)))
-        except metadata.PackageNotFoundError:
-            out.append((pkg, None))
-    return tuple(out)
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def reference_path(problem_id: str, directory: str | os.PathLike | None = None) -> Path:
@@ -198,6 +195,11 @@ def load_reference(problem_id: str, directory: str | os.PathLike | None = None) 
     return record
 
 
+def _no_record(problem_id: str) -> str:
+    return (f"{problem_id}: no stored value (run `infpush-cvx reference regenerate --only "
+            f"{problem_id}`)")
+
+
 class StaleReferenceWarning(UserWarning):
     """A stored value was not used: its record no longer matches the problem (its instance
     regenerates to another fingerprint, or the catalog's definition changed)."""
@@ -230,8 +232,7 @@ def stored_value(problem_id: str, data: BipartiteData | PairData | None = None, 
     """
     record = load_reference(problem_id, directory)
     if record is None:
-        return StoredValue(None, f"{problem_id}: no stored value (run `infpush-cvx reference "
-                                 f"regenerate --only {problem_id}`)")
+        return StoredValue(None, _no_record(problem_id))
     spec = _catalog.get(problem_id)
     changes = [c for c in (_instance_change(spec, record, data),
                            _definition_change(record, spec)) if c is not None]
@@ -258,10 +259,12 @@ def dataset_provenance(instance: str) -> dict | None:
 
 
 def _solve(problem: cp.Problem, solver: str, options: dict) -> tuple:
-    """``(status, value)`` of ``problem`` solved by ``solver`` with exactly ``options``."""
+    """``(status, value, seconds)`` of ``problem`` solved by ``solver`` with exactly
+    ``options`` (wall-clock, CVXPY's compilation included)."""
+    start = time.perf_counter()
     out = cvxpy_solvers.solve(problem, replace(cvxpy_solvers.spec(solver),
                                                options=copy.deepcopy(options)))
-    return out.solver_status, out.value
+    return out.solver_status, out.value, time.perf_counter() - start
 
 
 def compute_reference(problem_id: str) -> dict:
@@ -273,23 +276,16 @@ def compute_reference(problem_id: str) -> dict:
     """
     spec = _catalog.get(problem_id)
     data = _catalog.instance_data(spec.instance)
-    problem = spec.build(data)
     reference_options = cvxpy_solvers.reference_options(spec.problem_class)
-    start = time.perf_counter()
-    status, value = _solve(problem, cvxpy_solvers.REFERENCE_SOLVER, reference_options)
-    reference_time = time.perf_counter() - start
-    if status != cp.OPTIMAL:
+    status, value, reference_time = _solve(spec.build(data), cvxpy_solvers.REFERENCE_SOLVER,
+                                           reference_options)
+    if status != cp.OPTIMAL or value is None or not math.isfinite(value):
         raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
-                             f"ended with status {status!r}")
+                             f"ended with status {status!r} and the value {value!r}")
     value = float(value)
-    if not math.isfinite(value):
-        raise ReferenceError(f"{problem_id}: reference solve by {cvxpy_solvers.REFERENCE_SOLVER} "
-                             f"reported {status!r} with the value {value!r}")
     checker = cvxpy_solvers.CROSS_CHECK[spec.problem_class]
     check_options = cross_check_options(spec.tier, checker)
-    start = time.perf_counter()
-    check_status, check_value = _solve(spec.build(data), checker, check_options)
-    check_time = time.perf_counter() - start
+    check_status, check_value, check_time = _solve(spec.build(data), checker, check_options)
     check_err = cvxpy_solvers.relative_error(check_value, value)
     accepted = TIER_CROSS_CHECK_STATUSES.get(spec.tier, (cp.OPTIMAL,))
     # written "not <=" so that a NaN error is a disagreement
@@ -309,8 +305,7 @@ def compute_reference(problem_id: str) -> dict:
         "solver_options": reference_options,
         "tolerance": cvxpy_solvers.CROSS_CHECK_RTOL,
         "cross_check": {"solver": checker, "status": check_status, "value": float(check_value),
-                        "relative_error": check_err,
-                        "options": check_options},
+                        "relative_error": check_err, "options": check_options},
         "instance": spec.instance,
         "instance_fingerprint": data.fingerprint(),
         "spec_fingerprint": spec.fingerprint(),
@@ -329,28 +324,20 @@ def compute_reference(problem_id: str) -> dict:
     return record
 
 
-def _stored_definition(record: dict) -> dict:
-    """The definition a record describes, in the form of ``ProblemSpec.definition()``."""
-    stored = record["formulation"]
-    return {"formulation": stored["name"], "options": stored["options"], "lam": stored["lam"]}
-
-
 def _definition_changes(before: dict, after: dict) -> list[str]:
     """What differs between two problem definitions: ``["options.scaling 'seed' -> 'paper'",
     "lam 1.0 -> 0.1"]``, formulation first, lambda last."""
-    def shown(options, key):
-        return repr(options[key]) if key in options else "unset"
+    def flat(definition):
+        return {"formulation": definition["formulation"], "lam": definition["lam"],
+                **{f"options.{key}": value for key, value in definition["options"].items()}}
 
-    changes = []
-    if before["formulation"] != after["formulation"]:
-        changes.append(f"formulation {before['formulation']!r} -> {after['formulation']!r}")
-    old, new = before["options"], after["options"]
-    for key in [*new, *(k for k in old if k not in new)]:
-        if old.get(key, None) != new.get(key, None) or (key in old) != (key in new):
-            changes.append(f"options.{key} {shown(old, key)} -> {shown(new, key)}")
-    if before["lam"] != after["lam"]:
-        changes.append(f"lam {before['lam']!r} -> {after['lam']!r}")
-    return changes
+    def shown(values, key):
+        return repr(values[key]) if key in values else "unset"
+
+    old, new = flat(before), flat(after)
+    keys = sorted(dict.fromkeys([*new, *old]), key=lambda key: key == "lam")  # stable: lam last
+    return [f"{key} {shown(old, key)} -> {shown(new, key)}" for key in keys
+            if old.get(key) != new.get(key) or (key in old) != (key in new)]
 
 
 def _definition_change(record: dict, spec) -> str | None:
@@ -361,7 +348,9 @@ def _definition_change(record: dict, spec) -> str | None:
     stored_fingerprint = record["spec_fingerprint"]
     if stored_fingerprint == spec.fingerprint():
         return None
-    changes = _definition_changes(_stored_definition(record), spec.definition())
+    stored = record["formulation"]  # in the form of ProblemSpec.definition()
+    changes = _definition_changes({"formulation": stored["name"], "options": stored["options"],
+                                   "lam": stored["lam"]}, spec.definition())
     detail = "; ".join(changes) or (f"definition fingerprint {stored_fingerprint[:16]}..., "
                                     f"now {spec.fingerprint()[:16]}...")
     return f"problem definition changed since the value was stored ({detail})"
@@ -415,19 +404,14 @@ def regenerate(ids: Iterable[str] | None = None, *, accept_changes: bool = False
         path = reference_path(pid, directory)
         try:
             old = load_reference(pid, directory)
+            changes = None if old is None else _differences(old, record, spec)
         except ValueError as exc:
-            old, changes = None, [f"stored record not readable: {exc}"]
-        else:
-            if old is None:
-                write_record(path, record)
-                actions[pid] = "written"
-                continue
-            changes = _differences(old, record, spec)
-        if not changes:
+            changes = [f"stored record not readable: {exc}"]
+        if changes == []:
             actions[pid] = "unchanged"
-        elif accept_changes:
+        elif changes is None or accept_changes:
             write_record(path, record)
-            actions[pid] = "replaced: " + "; ".join(changes)
+            actions[pid] = "written" if changes is None else "replaced: " + "; ".join(changes)
         else:
             refused.append(f"{pid}: {'; '.join(changes)}; not replaced (rerun with "
                            f"--accept-changes to replace {path})")
@@ -441,8 +425,7 @@ def check_fingerprint(problem_id: str, data: BipartiteData | PairData | None = N
     """Raise :class:`ReferenceError` when the regenerated instance differs from the stored one."""
     record = load_reference(problem_id)
     if record is None:
-        raise ReferenceError(f"{problem_id}: no stored reference value "
-                             f"(run `infpush-cvx reference regenerate`)")
+        raise ReferenceError(_no_record(problem_id))
     change = _instance_change(_catalog.get(problem_id), record, data)
     if change is not None:
         raise ReferenceError(f"{problem_id}: {change}")
@@ -485,10 +468,9 @@ def certified_value(spec: _catalog.ProblemSpec, data: BipartiteData | PairData |
     value = float(result.objective)
     if spec.formulation.endswith("_dual"):
         from ..formulations._duals import primal_value_from_dual
-        loss = spec.formulation[:-len("_dual")]
-        value /= primal_value_from_dual(1.0, spec.lam, loss=loss,
-                                        scaling=spec.options.get("scaling", "paper"),
-                                        m=data.wp_sum, n=data.wn_sum)
+        value /= primal_value_from_dual(
+            1.0, spec.lam, loss=spec.formulation.removesuffix("_dual"),
+            scaling=spec.options.get("scaling", "paper"), m=data.wp_sum, n=data.wn_sum)
     return label, value
 
 
@@ -514,8 +496,7 @@ def verify(problem_id: str, data: BipartiteData | PairData | None = None, *,
         raise ReferenceError(f"{exc} (`infpush-cvx reference regenerate --only {problem_id} "
                              f"--accept-changes` recomputes it)") from None
     if record is None:
-        raise ReferenceError(f"{problem_id}: no stored reference value (run `infpush-cvx "
-                             f"reference regenerate --only {problem_id}`)")
+        raise ReferenceError(_no_record(problem_id))
     data = _catalog.instance_data(spec.instance) if data is None else data
     failures = [c for c in (_instance_change(spec, record, data),
                             _definition_change(record, spec)) if c is not None]

@@ -72,7 +72,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
 
 
-def add_time_limit(p, what: str) -> None:
+def add_limits(p, what: str) -> None:
+    """The target gap of the project solvers and the time limit of ``what``."""
+    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
+                   help="target gap of project solvers (default 1e-6)")
     p.add_argument("--time-limit", dest="time_limit", type=time_limit_seconds,
                    default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                    help=f"time limit of {what} in seconds, given to the solver as its own "
@@ -80,12 +83,20 @@ def add_time_limit(p, what: str) -> None:
                         f"ECOS, see the top --help)")
 
 
-def add_selection(p, native_default: str) -> None:
-    """The options that select problems and solvers, the same in ``check`` and ``bench``."""
-    p.add_argument("--problems", help="only problems whose ID contains this text")
+def add_problems(p, *, by_text: bool = True, tier_when: str = "") -> None:
+    """The options that select catalog problems: ``--problems`` (with ``by_text``) and
+    ``--tier``, which applies ``tier_when`` ("when --only is not given")."""
+    if by_text:
+        p.add_argument("--problems", help="only problems whose ID contains this text")
     p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier: core (default), real (subsets of real data sets, large "
-                        "for CVXPY) or all")
+                   help=f"catalog tier{tier_when}: core (default), real (subsets of real data "
+                        f"sets, large for CVXPY) or all")
+
+
+def add_selection(p, native_default: str, what: str) -> None:
+    """The options that select problems and solvers, the same in ``check`` and ``bench``, with
+    their limits (``what`` they apply to, :func:`add_limits`) and the progress bar's switch."""
+    add_problems(p)
     p.add_argument("--cvxpy", nargs="*", metavar="SOLVER",
                    help="CVXPY solvers, any installed one (OSQP, SCIPY, ...), or all (default: "
                         "the comparison set CLARABEL ECOS SCS HIGHS, if installed; give none "
@@ -94,8 +105,15 @@ def add_selection(p, native_default: str) -> None:
                    help=f"project solver methods, labels or modules, e.g. fista, "
                         f"infinite_push.working_set, rank2plan (default: {native_default}; give "
                         f"none for no project solver)")
-    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
-                   help="target gap of project solvers (default 1e-6)")
+    add_limits(p, what)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_problems_set(p) -> None:
+    """Which problems the performance profiles compare solvers on (``bench``, ``report``)."""
+    p.add_argument("--problems-set", choices=["common", "all"], default="common",
+                   help="profile on the problems every solver attempted (default; when there "
+                        "is none, as 'all') or on all, each solver on those it attempted")
 
 
 def add_verbose(p) -> None:

@@ -9,12 +9,13 @@ import os
 import sys
 from pathlib import Path
 
-from .arguments import (MAX_PROX_SIZE, MAX_REPEATS, MAX_WORKERS, add_selection, add_time_limit,
-                        add_verbose, nonnegative_int, output_path, positive_float, positive_int,
-                        prox_size, repeat_count, worker_count)
-from .common import (check_outputs, one_line, plural, problem_ids, quiet_start, reference_folder,
-                     save_csv, working)
+from .arguments import (MAX_PROX_SIZE, MAX_REPEATS, MAX_WORKERS, add_problems_set,
+                        add_selection, add_verbose, nonnegative_int, output_path, positive_float,
+                        positive_int, prox_size, repeat_count, worker_count)
+from .common import (check_outputs, one_line, plural, problem_ids, save_csv, start_solving,
+                     working)
 from .runs import partial_table, print_summary, save_final, save_interrupted
+
 
 def _cmd_bench(args) -> int:
     """Exit 1 when a solve claims an optimum that disagrees with its stored value or could not
@@ -23,10 +24,10 @@ def _cmd_bench(args) -> int:
     from ..benchmarking import benchmark, make_tasks, save_run
     from ..benchmarking.executors import make_executor
     from ..benchmarking.provenance import new_run_id
+    from ..benchmarking.html_report import report_paths
+    from ..benchmarking.reports import matplotlib_available
     from ..benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
-    quiet_start(args)
-    ids = problem_ids(args.problems, args.tier)
-    reference_folder()
+    ids = start_solving(args, lambda: problem_ids(args.problems, args.tier))
     if args.scheduler and args.executor != "dask":
         raise ValueError("--scheduler needs --executor dask")
     if args.executor == "dask":  # an extra: missing, a usage error now, not exit 3 later
@@ -40,18 +41,12 @@ def _cmd_bench(args) -> int:
     executor = make_executor(args.executor, n_workers=args.workers, scheduler=args.scheduler)
     run_id = new_run_id()
     paths = run_paths(args.out, run_id)
-    from ..benchmarking.reports import matplotlib_available
     parquet, figure = parquet_available(), matplotlib_available()
-    report = _report_paths(paths["report"], "time")
+    report = report_paths(paths["report"], "time")
     check_outputs([paths["csv"], paths["metadata"], report["comparison"], report["html"],
                    *([paths["parquet"]] if parquet else []),
                    *([report["profile"]] if figure else [])])
-    # said after the output is known to be writable, so a refusal stays one line
-    if not parquet:
-        print("pyarrow is not installed: the tables are written as CSV only (install the "
-              "'parquet' extra for Parquet files)", file=sys.stderr)
-    if not figure:
-        _figures_available()
+    _say_missing_extras(parquet, figure)
     partial = partial_table(paths["csv"])
     with working("bench"):
         try:
@@ -74,11 +69,6 @@ def _cmd_bench(args) -> int:
     return code
 
 
-def _report_paths(out_dir, metric) -> dict:
-    from ..benchmarking.html_report import report_paths
-    return report_paths(out_dir, metric)
-
-
 def _write_reports(df, out_dir, metric, problems_set, figure: bool = True, *, curves=None,
                    metadata=None, sources=None):
     """Save the report (``benchmarking.html_report``: comparison table, figures unless
@@ -95,14 +85,15 @@ def _write_reports(df, out_dir, metric, problems_set, figure: bool = True, *, cu
     return [str(p) for p in done.written], done.errors
 
 
-def _figures_available() -> bool:
-    """Whether matplotlib is installed; if not, say on stderr that no figure is drawn."""
-    from ..benchmarking.reports import matplotlib_available
-    if matplotlib_available():
-        return True
-    print("matplotlib is not installed: no figures (the report has the tables only; install "
-          "the 'plots' extra)", file=sys.stderr)
-    return False
+def _say_missing_extras(parquet: bool, figure: bool) -> None:
+    """Say on stderr what a missing extra leaves out: Parquet tables, the figures. Said after
+    the outputs are known to be writable, so that a refusal stays one line."""
+    if not parquet:
+        print("pyarrow is not installed: the tables are written as CSV only (install the "
+              "'parquet' extra for Parquet files)", file=sys.stderr)
+    if not figure:
+        print("matplotlib is not installed: no figures (the report has the tables only; "
+              "install the 'plots' extra)", file=sys.stderr)
 
 
 def _report_dir(table) -> Path:
@@ -131,6 +122,8 @@ def _report_inputs(args):
 def _cmd_report(args) -> int:
     from ..benchmarking import load_metadata, load_results
     from ..benchmarking.curves import load_curves
+    from ..benchmarking.html_report import report_paths
+    from ..benchmarking.reports import matplotlib_available
     table, curves_file = _report_inputs(args)
     df = load_results(table)  # exactly the named file; ValueError naming it if malformed
     curves = load_curves(curves_file) if curves_file is not None else None
@@ -141,11 +134,12 @@ def _cmd_report(args) -> int:
         if table.with_suffix(".json").exists():
             print(f"run metadata not used: {one_line(exc)}", file=sys.stderr)
     out = Path(args.out) if args.out else _report_dir(table)
-    figure = _figures_available()
-    paths = _report_paths(out, args.metric)
+    figure = matplotlib_available()
+    paths = report_paths(out, args.metric)
     outputs = [paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])]
     check_outputs(outputs)
     _check_not_an_input(outputs, {"table": table, "curves": curves_file})
+    _say_missing_extras(True, figure)
     sources = {"results": str(table), **({"curves": str(curves_file)} if curves_file else {})}
     with working("report"):
         written, errors = _write_reports(df, out, args.metric, args.problems_set, figure,
@@ -193,10 +187,9 @@ def _cmd_prox(args) -> int:
 def add_bench(sub) -> None:
     """The ``bench`` subcommand."""
     p = sub.add_parser("bench", help="run a benchmark: problems x solvers x repeats")
-    add_selection(p, "all that apply")
+    add_selection(p, "all that apply", "every task (worker processes are killed at it)")
     p.add_argument("--repeats", type=repeat_count, default=1,
                    help=f"runs of every task (default 1, at most {MAX_REPEATS})")
-    add_time_limit(p, "every task (worker processes are killed at it)")
     p.add_argument("--executor", choices=["serial", "processes", "dask"], default="processes",
                    help="where tasks run (default: local processes, one BLAS thread each)")
     p.add_argument("--workers", type=worker_count,
@@ -211,10 +204,7 @@ def add_bench(sub) -> None:
                         "is dropped): every run writes new files OUT/<UTC time>_<id>.csv, "
                         ".parquet and .json (metadata) and the folder OUT/<UTC time>_<id>_report/"
                         ", never replacing any file")
-    p.add_argument("--problems-set", choices=["common", "all"], default="common",
-                   help="profile on the problems every solver attempted (default; when there "
-                        "is none, as 'all') or on all, each solver on those it attempted")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_problems_set(p)
     add_verbose(p)
     p.set_defaults(func=_cmd_bench)
 
@@ -233,9 +223,7 @@ def add_report(sub) -> None:
     p.add_argument("--metric", default="time",
                    choices=["time", "solve_time", "compile_time", "setup_time", "iterations"],
                    help="performance measure of the profiles (default: total time)")
-    p.add_argument("--problems-set", choices=["common", "all"], default="common",
-                   help="profile on the problems every solver attempted (default; when there "
-                        "is none, as 'all') or on all, each solver on those it attempted")
+    add_problems_set(p)
     p.set_defaults(func=_cmd_report)
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .arguments import output_path
-from .common import plural, problem_ids, reference_folder, working
+from .arguments import add_problems, output_path
+from .common import check_outputs, plural, problem_ids, working
+
 
 def _cmd_reference(args) -> int:
     """Exit 1 when a stored value disagrees (verify failures, refused replacements), 2 on bad
@@ -18,20 +19,18 @@ def _cmd_reference(args) -> int:
     ids = list(dict.fromkeys(args.only)) if args.only else catalog.problem_ids(tier=args.tier)
     for pid in ids:
         catalog.get(pid)
-    if args.action == "verify":
-        reference_folder()
     if args.action == "regenerate":
         from tqdm.auto import tqdm
         try:
             actions = reference.regenerate(ids, accept_changes=args.accept_changes,
                                            progress=lambda xs: tqdm(xs, desc="reference"))
         except reference.ReferenceError as exc:
-            for line in str(exc).splitlines():
-                print(line.strip(), file=sys.stderr)
+            print("\n".join(line.strip() for line in str(exc).splitlines()), file=sys.stderr)
             return 1
         for pid, action in actions.items():
             print(f"{pid}: {action}")
         return 0
+    reference.check_directory()
     failures, skipped = [], []
     for pid in ids:
         try:
@@ -59,7 +58,8 @@ def _cmd_list(args) -> int:
     from .. import catalog
     ids = problem_ids(args.problems, args.tier)
     rows = [(pid, spec.instance, spec.formulation, f"{spec.lam:g}", spec.tier,
-             _options_text(spec.options)) for pid, spec in ((pid, catalog.get(pid)) for pid in ids)]
+             " ".join(f"{k}={v}" for k, v in sorted(spec.options.items())) or "-")
+            for pid, spec in ((pid, catalog.get(pid)) for pid in ids)]
     header = ("problem", "instance", "formulation", "lambda", "tier", "options")
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header) - 1)]
     for r in [header, *rows]:
@@ -69,25 +69,16 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _options_text(options: dict) -> str:
-    """A problem's options as ``key=value`` pairs (``penalty=l2 form=compact``)."""
-    return " ".join(f"{k}={v}" for k, v in sorted(options.items())) or "-"
-
-
 def _cmd_generate(args) -> int:
     from .. import catalog
     from .._validation import check_choice
     from ..benchmarking.instances import save_instance
-    from ..files import check_writable
     known = catalog.load_catalog().instances
     names = list(dict.fromkeys(args.instances or known))  # each once
     for name in names:  # every name before the first file
         check_choice(name, "instance", known)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is not a folder")
-    for name in names:  # every file before the first is written
-        check_writable(out / f"{name}.npz", name="--out")
+    check_outputs([out / f"{name}.npz" for name in names])  # every file before the first
     with working("generate"):
         for name in names:
             path = save_instance(name, out)
@@ -103,8 +94,7 @@ def add_reference(sub) -> None:
                         "of each value by the project's certified solvers; regenerate: solve "
                         "with CVXPY and store new values")
     p.add_argument("--only", nargs="+", metavar="ID", help="only these problem IDs")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier when --only is not given: core (default), real or all")
+    add_problems(p, by_text=False, tier_when=" when --only is not given")
     p.add_argument("--no-resolve", action="store_true",
                    help="verify: fingerprints only, no re-solve of the stored values")
     p.add_argument("--accept-changes", action="store_true",
@@ -116,9 +106,7 @@ def add_reference(sub) -> None:
 def add_list(sub) -> None:
     """The ``list`` subcommand."""
     p = sub.add_parser("list", help="list the catalog problems")
-    p.add_argument("--problems", help="only problems whose ID contains this text")
-    p.add_argument("--tier", default="core", metavar="TIER",
-                   help="catalog tier: core (default, as check and bench), real or all")
+    add_problems(p)
     p.set_defaults(func=_cmd_list)
 
 

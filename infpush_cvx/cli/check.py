@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 
-from .arguments import add_selection, add_time_limit, add_verbose, gap_tolerance, output_path
-from .common import (EXIT_DISAGREEMENT, CommandFailed, plural, problem_ids, quiet_start,
-                     reference_folder, save_csv, working)
+from .arguments import add_limits, add_selection, add_verbose, output_path
+from .common import (EXIT_DISAGREEMENT, CommandFailed, plural, problem_ids, save_csv,
+                     start_solving, working)
 from .runs import partial_table, print_summary, save_final, save_interrupted
+
 
 def _cmd_check(args) -> int:
     """Exit 1 when a solve claims an optimum that disagrees with its stored value or could not
@@ -17,9 +18,7 @@ def _cmd_check(args) -> int:
     from ..benchmarking.runner import RunInterrupted
     from ..catalog import cvxpy_solvers, registry
     from ..files import check_writable
-    quiet_start(args)
-    ids = problem_ids(args.problems, args.tier)
-    reference_folder()
+    ids = start_solving(args, lambda: problem_ids(args.problems, args.tier))
     solvers = cvxpy_solvers.resolve(args.cvxpy)
     native = compare.CHECK_METHODS if args.native is None else registry.check_names(args.native)
     if not solvers and not native:
@@ -53,70 +52,49 @@ def _resolve_solver(problem_id: str, solver: str):
     return "cvxpy", cvxpy_solvers.check_handles(solver, spec.problem_class, problem_id).name
 
 
-def _solve_within_time_limit(task) -> dict:
-    """The row of ``task``, solved in a worker process killed at ``task.timeout``
-    (:class:`~.benchmarking.executors.SerialExecutor`), so that the solve ends by its limit
-    whatever the solver (ECOS has no limit of its own; CVXPY's compilation and SCS's set-up
-    are not counted in a solver's own); a solve cut short has the row status "timeout". The
-    worker warms the solver up first, so its time is the solve's, not numba's compilation."""
-    from ..benchmarking.executors import SerialExecutor
-    [(_, row)] = list(SerialExecutor().run([task]))
-    return row
-
-
 def _cmd_solve(args) -> int:
+    import pandas as pd
+    from ..benchmarking.compare import exit_status
+    from ..benchmarking.executors import SerialExecutor
     from ..benchmarking.tasks import Task
-    quiet_start(args)
-    kind, solver = _resolve_solver(args.problem, args.solver)
-    reference_folder()
     from ..catalog.reference import load_reference
+    kind, solver = start_solving(args, lambda: _resolve_solver(args.problem, args.solver))
     load_reference(args.problem)  # a malformed stored record: a usage error, before the solve
     task = Task(args.problem, kind, solver, tol=args.tol, timeout=args.time_limit)
     what = f"solving {args.problem} with {solver}"
     with working(what):
-        row = _solve_within_time_limit(task)
+        # in a worker process killed at the limit, so that the solve ends by it whatever the
+        # solver (ECOS has no limit of its own; CVXPY's compilation and SCS's set-up are not
+        # counted in a solver's own): a solve cut short has the row status "timeout". The worker
+        # warms the solver up first, so its time is the solve's, not numba's compilation.
+        [(_, row)] = list(SerialExecutor().run([task]))
     if str(row.get("status", "")).startswith("error"):  # an exception in the worker process
         raise CommandFailed(f"{what} failed: {str(row['error']).partition(' | ')[0]}")
-    for name, value in _solve_lines(row):
-        print(f"{name:<{_SOLVE_WIDTH}}  {value}")
-    from ..benchmarking.compare import exit_status
-    return EXIT_DISAGREEMENT if exit_status(_one_row_table(row)) else 0
-
-
-#: What ``solve`` prints: (label, row key, format; "s" for seconds).
-_SOLVE_FIELDS = (("problem", "problem", ""), ("solver", "solver", ""), ("status", "status", ""),
-                 ("objective", "objective", ".10g"), ("stored value", "reference", ".10g"),
-                 ("relative error", "rel_error", ".1e"), ("tolerance", "rtol", ".0e"),
-                 ("certified gap", "gap", ".1e"), ("iterations", "iterations", "d"),
-                 ("time", "time", "s"), ("  solve", "solve_time", "s"),
-                 ("  compilation", "compile_time", "s"), ("  setup", "setup_time", "s"),
-                 ("warm-up (not timed)", "warmup_time", "s"), ("note", "reference_note", ""),
-                 ("error", "error", ""))
-
-
-_SOLVE_WIDTH = max(len(label) for label, _, _ in _SOLVE_FIELDS)
-
-
-def _solve_lines(row: dict):
-    """``(label, text)`` of every field of a ``solve`` row that has a value."""
-    for label, key, spec in _SOLVE_FIELDS:
+    width = max(len(label) for label, _, _ in _SOLVE_FIELDS)
+    for label, key, text in _SOLVE_FIELDS:
         value = row.get(key)
-        if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
-            continue
-        if spec == "s":
-            text = f"{float(value):.3f} s"
-        elif spec == "d":
-            text = f"{int(value)}"
-        elif spec:
-            text = format(float(value), spec)
-        else:
-            text = str(value)
-        yield label, text
+        if not (value is None or value == "" or (isinstance(value, float) and math.isnan(value))):
+            print(f"{label:<{width}}  {text(value)}")
+    return EXIT_DISAGREEMENT if exit_status(pd.DataFrame([row])) else 0
 
 
-def _one_row_table(row: dict):
-    import pandas as pd
-    return pd.DataFrame([row])
+def _number(spec: str):
+    return lambda value: format(float(value), spec)
+
+
+#: What ``solve`` prints: (label, row key, text of the value); a field without a value is left
+#: out.
+_SOLVE_FIELDS = (("problem", "problem", str), ("solver", "solver", str),
+                 ("status", "status", str), ("objective", "objective", _number(".10g")),
+                 ("stored value", "reference", _number(".10g")),
+                 ("relative error", "rel_error", _number(".1e")),
+                 ("tolerance", "rtol", _number(".0e")), ("certified gap", "gap", _number(".1e")),
+                 ("iterations", "iterations", lambda value: str(int(value))),
+                 *((label, key, lambda value: f"{float(value):.3f} s") for label, key in (
+                     ("time", "time"), ("  solve", "solve_time"),
+                     ("  compilation", "compile_time"), ("  setup", "setup_time"),
+                     ("warm-up (not timed)", "warmup_time"))),
+                 ("note", "reference_note", str), ("error", "error", str))
 
 
 def add_check(sub) -> None:
@@ -124,12 +102,10 @@ def add_check(sub) -> None:
     p = sub.add_parser("check", help="solve the catalog with every installed solver and compare "
                                      "with the stored optimal values (the main job)")
     add_selection(p, "the certified ones, working_set smoothing_newton fista ccg newton "
-                     "interior_point")
-    add_time_limit(p, "each solve")
+                     "interior_point", "each solve")
     p.add_argument("--out", type=output_path, default="results/comparison.csv",
                    help="CSV output path (default results/comparison.csv; a symbolic link is "
                         "written through; rows are appended to OUT.partial as solves end)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_verbose(p)
     p.set_defaults(func=_cmd_check)
 
@@ -142,8 +118,6 @@ def add_solve(sub) -> None:
                    help="any installed CVXPY solver (CLARABEL, ECOS, SCS, HIGHS, OSQP, ...) or "
                         "project solver method (infinite_push.working_set, ranksvm.fista, "
                         "rank2plan.ccg, ...)")
-    p.add_argument("--tol", type=gap_tolerance, default=1e-6,
-                   help="target gap of project solvers")
-    add_time_limit(p, "the solve")
+    add_limits(p, "the solve")
     add_verbose(p)
     p.set_defaults(func=_cmd_solve)

@@ -45,23 +45,22 @@ def configure_logging(verbosity: int = 0) -> None:
         handler = StderrHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
-    level = logging.WARNING if not verbosity else logging.INFO if verbosity == 1 \
-        else logging.DEBUG
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)]
     logger.setLevel(level)
     handler.setLevel(level)
 
 
-def reference_folder() -> None:
-    """The stored values' folder exists (a mistyped INFPUSH_CVX_REFERENCE_DIR is a usage error
-    before any solve, not a "disagrees" row for every solve)."""
+def start_solving(args, check_arguments):
+    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every HiGHS
+    solve: ``cvxpy_backend.quiet_highs``), then ``check_arguments()`` (an unknown problem is
+    named first), then the stored values' folder exists (a mistyped INFPUSH_CVX_REFERENCE_DIR
+    is a usage error before any solve, not a "disagrees" row for every solve). Returns what
+    ``check_arguments()`` returned."""
     from ..catalog import reference
+    configure_logging(args.verbose)
+    checked = check_arguments()
     reference.check_directory()
-
-
-def quiet_start(args) -> None:
-    """Start of a solving command: its log level (HiGHS's banner is kept quiet by every
-    HiGHS solve: ``cvxpy_backend.quiet_highs``)."""
-    configure_logging(getattr(args, "verbose", 0))
+    return checked
 
 
 def problem_ids(pattern, tier) -> list[str]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .common import quiet_start
+from .common import configure_logging
+
 
 def _cmd_experiments(args) -> int:
     from ..evaluation.experiments.command import run
-    quiet_start(args)
+    configure_logging()
     return run(args)
 
 

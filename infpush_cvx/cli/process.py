@@ -23,8 +23,6 @@ class Terminated(KeyboardInterrupt):
     on Ctrl-C: its finished rows are saved, its temporary files removed, and the exit status is
     128 + the signal's number (143, 129)."""
 
-    signum = signal.SIGTERM
-
     def __init__(self, signum=signal.SIGTERM):
         super().__init__()
         self.signum = signal.Signals(signum)
@@ -62,7 +60,9 @@ def run_reporting_errors(work, *, prog: str = "infpush-cvx", show_traceback: boo
         with contextlib.suppress(OSError, ValueError):
             _stdout_to_devnull()  # what was left unwritten goes nowhere at exit
     if isinstance(error, (ValueError, TypeError, OSError)):
-        code, message = EXIT_USAGE, _in_command_line_words(one_line(error))
+        code, message = EXIT_USAGE, one_line(error)
+        for pattern, words in _COMMAND_LINE_WORDS:
+            message = pattern.sub(words, message)
     else:
         code = EXIT_FAILURE
         message = one_line(error) if isinstance(error, CommandFailed) else \
@@ -125,15 +125,17 @@ def _stop(signum, frame):
     """The first SIGINT, SIGTERM or SIGHUP: stop the run (KeyboardInterrupt, or
     :class:`Terminated`), and ignore the next ones while it saves what it did (a second Ctrl-C
     a moment after the first cut the save short: the final table was never written)."""
-    for handled in list(_STOP_HANDLED):
-        signal.signal(handled, signal.SIG_IGN)
+    for handled in _STOPPING:
+        if signal.getsignal(handled) is _stop:
+            signal.signal(handled, signal.SIG_IGN)
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)
 
 
-#: The signals :func:`_stop` handles while a command runs.
-_STOP_HANDLED: set = set()
+#: The signals that stop a run as Ctrl-C does, with their default handlers.
+_STOPPING = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL,
+             **({signal.SIGHUP: signal.SIG_DFL} if hasattr(signal, "SIGHUP") else {})}
 
 
 @contextlib.contextmanager
@@ -147,20 +149,13 @@ def signals_stop_the_run():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
-    if hasattr(signal, "SIGHUP"):
-        defaults[signal.SIGHUP] = signal.SIG_DFL
-    previous = {}
-    for signum, default in defaults.items():
-        if signum == signal.SIGTERM or signal.getsignal(signum) is default:
-            previous[signum] = signal.signal(signum, _stop)
-    _STOP_HANDLED.update(previous)
+    previous = {signum: signal.signal(signum, _stop) for signum, default in _STOPPING.items()
+                if signum == signal.SIGTERM or signal.getsignal(signum) is default}
     try:
         yield
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _STOP_HANDLED.difference_update(previous)
 
 
 #: The library's words for what the command line calls otherwise: its errors name Python
@@ -175,34 +170,14 @@ _COMMAND_LINE_WORDS = (
 )
 
 
-def _in_command_line_words(message: str) -> str:
-    """``message`` with the library's Python argument names replaced by the command line's
-    flags and commands (:data:`_COMMAND_LINE_WORDS`)."""
-    for pattern, words in _COMMAND_LINE_WORDS:
-        message = pattern.sub(words, message)
-    return message
-
-
-class _ClosedStream:
+class _ClosedStream(io.TextIOBase):
     """The standard output when it was closed (``infpush-cvx list >&-``: ``sys.stdout`` is None):
-    a write fails naming it (EBADF), a usage error (exit 2), not an AttributeError (exit 3)."""
+    a write fails (EBADF, named by :class:`_NamedStream`), a usage error (exit 2), not an
+    AttributeError (exit 3); it has no file descriptor, is no terminal, and has nothing to
+    flush (:class:`io.TextIOBase`)."""
 
-    def __init__(self, name: str):
-        self.name = name
-
-    def _closed(self, *args):
-        raise OSError(errno.EBADF, "closed", self.name)
-
-    write = _closed
-
-    def flush(self):  # nothing was written; Python flushes at exit
-        pass
-
-    def fileno(self):
-        raise io.UnsupportedOperation(f"{self.name} is closed")
-
-    def isatty(self):
-        return False
+    def write(self, text):
+        raise OSError(errno.EBADF, "closed", STDOUT)
 
 
 def standard_streams() -> None:
@@ -220,6 +195,6 @@ def standard_streams() -> None:
                 os.dup2(opened, fd)
                 os.close(opened)
     if sys.stdout is None:
-        sys.stdout = _ClosedStream(STDOUT)
+        sys.stdout = _ClosedStream()
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")

@@ -8,6 +8,7 @@ import sys
 
 from .common import EXIT_DISAGREEMENT, one_line, tell
 
+
 def partial_table(final):
     """The ``.partial`` file of the run whose final table is ``final`` (rows as they end),
     checked before any solve: ValueError naming --out when a link, a FIFO or a folder is there."""
