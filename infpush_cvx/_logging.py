@@ -20,15 +20,11 @@ the iteration loops log through :func:`log_iteration` without a ``verbose`` argu
 from __future__ import annotations
 
 import contextvars
-import functools
-import inspect
 import logging
 import math
 import sys
 import threading
 from contextlib import contextmanager, nullcontext
-
-from ._validation import check_bool
 
 #: The logger of every solver's progress lines.
 solver_log = logging.getLogger("infpush_cvx.solvers")
@@ -168,22 +164,3 @@ def log_summary(name: str, result) -> None:
     log_progress(f"{name} {result.method}: status {result.status}, objective "
                  f"{result.objective:.10g}, gap {_gap(result.gap)}, iterations "
                  f"{result.iterations}, time {result.time:.3f}s{message}")
-
-
-def logs_progress(func):
-    """Decorate a solver entry point with a keyword-only ``verbose=False`` parameter: validate
-    ``verbose`` (a TypeError for anything but a bool), run the solve within
-    :func:`verbose_logging` on :data:`solver_log`, and log the summary of its result."""
-    parameter = inspect.signature(func).parameters.get("verbose")
-    if parameter is None or parameter.kind is not inspect.Parameter.KEYWORD_ONLY \
-            or parameter.default is not False:
-        raise TypeError(f"{func.__name__} must take a keyword-only verbose=False")
-
-    @functools.wraps(func)
-    def entry_point(*args, **kwargs):
-        verbose = check_bool(kwargs.get("verbose", False), "verbose")
-        with verbose_logging(solver_log, verbose):
-            result = func(*args, **kwargs)
-            log_summary(func.__name__, result)
-        return result
-    return entry_point

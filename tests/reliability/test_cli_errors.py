@@ -81,10 +81,12 @@ def test_check_passes_its_time_limit_to_the_solver(solve_options, tmp_path, caps
 def test_ecos_has_no_time_limit_so_solve_runs_it_in_a_worker_killed_at_the_limit(capsys):
     code, out, err = run_cli(["solve", "ip_l2_planted_m_paper_compact", "--solver", "ECOS",
                               "--time-limit", "0.001"], capsys)
-    # killed at the limit: no answer, reported as such; like a solver's own time limit, not a
-    # wrong answer (exit 0; issue 27)
+    # stopped at the limit: no answer, reported as such; like a solver's own time limit, not a
+    # wrong answer (exit 0; issue 27). The worker is killed at the limit ("timeout"), unless the
+    # solve's own deadline, checked between CVXPY's stages, stops it first ("time_limit"): on
+    # an idle machine a 1 ms limit can pass before ECOS is even called.
     assert code == 0
-    assert re.search(r"^status +timeout$", out, re.M), out
+    assert re.search(r"^status +(timeout|time_limit)$", out, re.M), out
 
 
 # -- 3. an unwritable output is refused before any solve --------------------------------------
