@@ -116,7 +116,7 @@ def test_newton_agrees_with_clarabel(name, lam, scaling):
 
 def test_arrays_and_warm_start():
     data = planted_bipartite(30, 40, 8, seed=1)
-    cold = squared_hinge_ranksvm(data.Xp, 0.01, Xn=data.Xn, tol=TOL)
+    cold = squared_hinge_ranksvm(data.Xp, data.Xn, 0.01, tol=TOL)
     assert cold.objective == pytest.approx(squared_hinge_ranksvm(data, 0.01).objective,
                                            rel=1e-6)
     warm = squared_hinge_ranksvm(data, 0.011, warm_start=cold, tol=TOL)

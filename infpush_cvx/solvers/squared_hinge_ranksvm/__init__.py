@@ -11,10 +11,9 @@ certified by a duality gap: :mod:`.newton`). Its CVXPY problem:
 
 from __future__ import annotations
 
-from infpush_cvx._validation import check_time_limit
+from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.registry import Model
-from infpush_cvx.solvers.engines.common import as_bipartite
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.common import data_first
 from infpush_cvx.solvers.result import SolverResult
 from infpush_cvx.solvers.squared_hinge_ranksvm.newton import Newton
 from infpush_cvx.solvers.squared_hinge_ranksvm.problem import SquaredHingeRankSVMProblem
@@ -26,18 +25,22 @@ METHODS = tuple(method.name for method in MODEL.methods)
 __all__ = ["METHODS", "MODEL", "Newton", "SquaredHingeRankSVMProblem", "squared_hinge_ranksvm"]
 
 
-def squared_hinge_ranksvm(data, lam: float, scaling: str = "paper", method: str = "newton",
-                          tol: float = 1e-6, max_iter: int | None = None, warm_start=None, *,
-                          Xn=None, wp=None, wn=None, time_limit: float | None = None,
+@data_first
+def squared_hinge_ranksvm(data: BipartiteData, lam: float, scaling: str = "paper",
+                          method: str = "newton", tol: float = 1e-6, max_iter: int | None = None,
+                          warm_start=None, *, wp=None, wn=None, time_limit: float | None = None,
                           verbose: bool = False, **options) -> SolverResult:
     """Minimise the squared-hinge RankSVM objective; returns a :class:`SolverResult`.
 
-    ``data`` is a BipartiteData, or the positives' rows with ``Xn=`` the negatives' (arrays or
-    scipy.sparse); ``wp``, ``wn`` sample weights; ``scaling`` "paper" or "seed" (lambda
-    converted as for RankSVM: ``lam = 2 lam_s / W``); ``warm_start`` a result or a weight
-    vector; ``time_limit`` seconds from this call; ``options`` the method's own (``max_cg``).
+    ``data`` is a BipartiteData, or the positives and negatives as two arguments
+    (``squared_hinge_ranksvm(Xp, Xn, lam)``, arrays or scipy.sparse); ``wp``, ``wn`` sample
+    weights; ``scaling`` "paper" or "seed" (lambda converted as for RankSVM:
+    ``lam = 2 lam_s / W``); ``warm_start`` a result or a weight vector; ``time_limit`` seconds
+    from this call; ``options`` the method's own (``max_cg``).
     """
-    deadline = Deadline(check_time_limit(time_limit))
-    problem = SquaredHingeRankSVMProblem(as_bipartite(data, Xn, wp, wn), lam, scaling=scaling)
-    return MODEL.solve(method, problem, warm_start, deadline, tol=tol, max_iter=max_iter,
+    if wp is not None or wn is not None:
+        data = BipartiteData(data.Xp, data.Xn, wp, wn)
+    problem = SquaredHingeRankSVMProblem(data, lam, scaling=scaling)
+    # the time limit is a Deadline data_first started at the call
+    return MODEL.solve(method, problem, warm_start, time_limit, tol=tol, max_iter=max_iter,
                        verbose=verbose, **options)
