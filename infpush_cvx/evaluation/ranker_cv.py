@@ -203,8 +203,9 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         with verbose_logging(_log, verbose):
             log_progress(f"RankerCV: C={self.C_:.4g} chosen (mean held-out score "
                          f"{self.best_score_:.6g}); refitting on all the data", _log)
-            self.best_estimator_ = clone(base).set_params(C=self.C_).fit(
-                X, y, sample_weight=sample_weight)
+            # SVMMAPRanker.fit takes no sample_weight: pass it only when there are weights
+            weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.best_estimator_ = clone(base).set_params(C=self.C_).fit(X, y, **weighted)
         for name in ("coef_", "classes_", "n_iter_", "dual_gap_"):
             setattr(self, name, getattr(self.best_estimator_, name))
         return self
