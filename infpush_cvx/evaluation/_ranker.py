@@ -24,7 +24,7 @@ from ._sklearn import check_features  # first: without scikit-learn, its ImportE
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.exceptions import DataConversionWarning, NotFittedError
-from .._logging import log_summary, solver_log, verbose_logging
+from .._logging import solver_log, verbose_logging
 from .._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
 from ..data.containers import BipartiteData
 from ..data.labels import binary_labels
@@ -369,8 +369,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             with warnings.catch_warnings(), verbose_logging(solver_log, self.verbose):
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
                 warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)
-                log_summary(self._model, res)  # (the convenience functions log it, not methods)
+                res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)  # (logs its summary)
             out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
                               status=res.status,
                               n_iter=None if res.iterations is None else int(res.iterations),

@@ -39,9 +39,11 @@ def test_processes_match_serial_with_one_thread_per_worker(tasks, serial):
     ran = df.iloc[:len(tasks)]
     assert (ran["omp_num_threads"] == SINGLE_THREAD_ENV["OMP_NUM_THREADS"]).all()
     assert not set(ran["pid"]) & set(serial["pid"])  # they ran in other processes
-    # the timed-out task was killed: a row with its status, and the run went on
+    # the timed-out task was killed, or stopped by its own deadline between CVXPY's stages
+    # (the backend checks it there): a row with its status either way, and the run went on
     last = df.iloc[-1]
-    assert last["status"] == "timeout" and not last["agrees"] and "killed" in last["error"]
+    assert last["status"] in ("timeout", "time_limit") and not last["agrees"]
+    assert last["status"] == "time_limit" or "killed" in last["error"]
     # every worker that ran a task warmed up first, in its own process
     warmed = executor.warmup_info
     assert warmed and set(ran["pid"]) <= {w["pid"] for w in warmed}
