@@ -54,6 +54,15 @@ class Memory:
     peak_rss_mib: float = float("nan")
     peak_source: str = ""
 
+    def read_peak(self, reset: bool) -> None:
+        """Read the peak: ``VmHWM`` since the reset when ``reset`` succeeded (the block's own
+        peak), else the process's lifetime peak (``ru_maxrss``), with its source."""
+        hwm = _proc_status_mib("VmHWM") if reset else None
+        if hwm is not None:
+            self.peak_rss_mib, self.peak_source = hwm, "VmHWM of the solve"
+        else:
+            self.peak_rss_mib, self.peak_source = lifetime_peak_rss_mib(), "ru_maxrss"
+
 
 @contextlib.contextmanager
 def peak_rss():
@@ -65,6 +74,4 @@ def peak_rss():
     try:
         yield m
     finally:
-        hwm = _proc_status_mib("VmHWM") if reset else None
-        m.peak_rss_mib, m.peak_source = (hwm, "VmHWM of the solve") if hwm is not None \
-            else (lifetime_peak_rss_mib(), "ru_maxrss")
+        m.read_peak(reset)
