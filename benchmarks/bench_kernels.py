@@ -51,14 +51,17 @@ def _data(name: str):
 def _solve(Xp, Xn, lam: float, route: str, nystroem: int, time_limit: float):
     """The kernel route ``route`` (module docstring) on the data, through the solver's front
     (the eigendecomposition route through the kernel layer, which takes the factor method)."""
-    from infpush_cvx.solvers import infinite_push
+    from infpush_cvx.data.containers import BipartiteData
+    from infpush_cvx.solvers import InfinitePushProblem, infinite_push
+    from infpush_cvx.solvers.engines.deadline import Deadline
     from infpush_cvx.solvers.engines.kernel import kernel_solve
+    from infpush_cvx.solvers.infinite_push.methods import WorkingSet
 
     kw = dict(kernel="rbf", gamma="scale", time_limit=time_limit)
     if route == "eigh":
-        return kernel_solve(infinite_push.__wrapped__, Xp, Xn, lam, degree=3, coef0=0.0,
-                            nystroem=None, seed=0, wp=None, wn=None, warm_start=None,
-                            factor_method="eigh", loss="infinite_push", penalty="l2", **kw)
+        deadline = Deadline(time_limit)  # started before the problem's checks, as the front's
+        problem = InfinitePushProblem(BipartiteData(Xp, Xn), lam, kernel="rbf", gamma="scale")
+        return kernel_solve(WorkingSet(), problem, None, deadline, factor_method="eigh")
     nys = {"cholesky": None, "nystroem": nystroem, "adaptive": "adaptive"}[route]
     return infinite_push(Xp, Xn, lam, nystroem=nys, **kw)
 
