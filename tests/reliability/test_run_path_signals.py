@@ -132,7 +132,10 @@ def test_check_and_serial_bench_hold_the_time_limit(command, tmp_path, capsys):
     wall = time.perf_counter() - started
     [table] = [tmp_path / "x.csv"] if command == "check" else (tmp_path / "b").glob("*.csv")
     [row] = pd.read_csv(table).to_dict("records")
-    assert row["status"] in ("timeout", "optimal_inaccurate", "user_limit") and not row["agrees"]
+    # killed at the limit ("timeout"), stopped by the solver's own limit, or by the solve's
+    # deadline between CVXPY's stages ("time_limit": compiling used the time up)
+    assert row["status"] in ("timeout", "optimal_inaccurate", "user_limit", "time_limit")
+    assert not row["agrees"]
     assert row["time"] < limit + SLACK, row["time"]
     assert wall < 60
 
@@ -146,5 +149,7 @@ def test_a_solver_without_a_time_limit_is_stopped_at_it_by_the_serial_executor()
     limit = 1.0
     [row] = run_benchmark([Task(big, "cvxpy", "ECOS", timeout=limit)],
                           SerialExecutor(warmup=False), progress=False).to_dict("records")
-    assert row["status"] == "timeout" and row["executor"] == "serial"
+    # killed at the limit, or stopped by the solve's deadline once compiling had used it up
+    # (checked between CVXPY's stages): never 163 s past it
+    assert row["status"] in ("timeout", "time_limit") and row["executor"] == "serial"
     assert limit <= row["time"] < limit + SLACK
