@@ -54,6 +54,11 @@ def _gram(X, weights) -> np.ndarray:
     return scipy.linalg.blas.dsyrk(1.0, Y, trans=1)
 
 
+def _above(t, tau, J) -> np.ndarray:
+    """The negatives outside the working set ``J`` that score above ``tau`` (sorted)."""
+    return np.setdiff1d(np.flatnonzero(t > tau), J)
+
+
 def _tmat(X, v) -> np.ndarray:
     return np.asarray(X.T @ v, dtype=np.float64).ravel()
 
@@ -91,9 +96,7 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
             break
         # the restricted problem is solved but negatives outside J score above its top
         t = out["t"]
-        outside = np.ones(n, dtype=bool)
-        outside[J] = False
-        candidates = np.flatnonzero(outside & (t > out["tau"]))
+        candidates = _above(t, out["tau"], J)
         if candidates.size == 0:  # nothing to add: the gap is the round-off floor
             status, message = "stalled", ("the restricted problem is solved and no negative "
                                           "outside the working set is violated")
@@ -149,9 +152,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         if grow and it > 1:
             # negatives outside J above the current top join J now, with the mean slack of J
             # and the multiplier that puts them on the central path (s z = mu)
-            outside = np.ones(data.n, dtype=bool)
-            outside[J] = False
-            new = np.flatnonzero(outside & (t_full > tau))
+            new = _above(t_full, tau, J)
             if new.size:
                 new = new[np.argsort(-t_full[new], kind="stable")[:grow]]
                 mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
@@ -162,7 +163,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
                 sC = np.concatenate([sC, s_new])
                 zC = np.concatenate([zC, mu / s_new])
                 k = J.size
-                n_ineq = 2 * m + k if hinge else m + k
+                n_ineq += new.size
         # residuals of the restricted QP: r_d = P x + q + G^T z, r_p = G x + s - h
         rd_w = lam * w - _tmat(Xp, zA) + _tmat(XJ, zC)
         rd_tau = zA.sum() - zC.sum()
@@ -171,16 +172,13 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         rpB = -xi + sB if hinge else np.zeros(0)
         rpC = t_J - tau + sC
         mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
-        restricted_P = 0.5 * lam * (w @ w) + (c * xi * xi).sum() if not hinge \
-            else 0.5 * lam * (w @ w) + c @ xi
+        restricted_P = 0.5 * lam * (w @ w) + (c @ xi if hinge else (c * xi * xi).sum())
         scale = max(1.0, abs(restricted_P))
         res = max(np.abs(rd_w).max(initial=0.0), abs(rd_tau), np.abs(rd_xi).max(),
                   np.abs(rpA).max(), np.abs(rpC).max(initial=0.0),
                   np.abs(rpB).max(initial=0.0))
         if mu * n_ineq <= 0.1 * tol * scale and res <= 1e-9 * scale:
-            outside = np.ones(data.n, dtype=bool)
-            outside[J] = False
-            if np.any(t_full[outside] > tau):  # solved on J, not on every negative
+            if _above(t_full, tau, J).size:  # solved on J, not on every negative
                 status = "restricted"
                 break
         if mu * n_ineq <= 1e-15 * scale:

@@ -51,11 +51,9 @@ class _TopPushMethod(Solver):
         out = self._run(problem, warm_start, dual0, deadline)
         w = out["w"]
         primal = primal_objective(data, w, lam, loss) if np.all(np.isfinite(w)) else np.nan
-        if out["dual"] is None:  # a CVXPY answer without multipliers, or no answer at all
-            dual, gap = None, None
-        else:
-            dual = feasible_dual(data, *out["dual"], loss)
-            gap = relative_gap(primal, dual_objective(data, *dual, lam, loss))
+        # (no dual: a CVXPY answer without multipliers, or no answer at all)
+        dual = None if out["dual"] is None else feasible_dual(data, *out["dual"], loss)
+        gap = None if dual is None else relative_gap(primal, dual_objective(data, *dual, lam, loss))
         status = certified_status(out["status"], gap, self.tol)
         info = dict(out.get("info", {}), lam_paper=lam, scaling="paper", penalty="l2", loss=loss)
         result = self._result(deadline, w=w, objective=primal, gap=gap, status=status,
@@ -186,10 +184,8 @@ class CVXPY(_TopPushMethod, CVXPYMethod):
         out, info = self._cvxpy((data, problem.lam_paper), {"loss": loss}, solver=self.solver,
                                 options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
         w, status, message = self._answer(out, self.solver, data.d)
-        alpha = beta = None
-        if out.has_point:
-            beta = out.duals[0]
-            alpha = out.duals[1] if loss == "hinge" else None
+        beta = out.duals[0] if out.has_point else None
+        alpha = out.duals[1] if out.has_point and loss == "hinge" else None
         if loss != "hinge" and beta is not None:
             # alpha_i = c_i loss'(z_i) at tau = max_j t_j: the KKT condition of the loss term
             s, _ = scores(data, w)
@@ -221,8 +217,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     """Accelerated projected gradient on ``f = -D`` over Omega, stopped by the certified gap."""
     c = positive_weights(data)
     tq = loss == "truncated_quadratic"
-    upper = None if tq else c
-    u = np.empty(0) if upper is None else upper
+    u = np.empty(0) if tq else c  # the upper bound alpha <= c of the hinge
     L_data = data_lipschitz(data) / lam
     L_max = L_data + (0.5 / c.min() if tq else 0.0)
     if not np.isfinite(L_max):
@@ -234,7 +229,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     if dual0 is None:
         alpha0, beta0 = np.zeros(data.m), np.zeros(data.n)
     else:
-        alpha0, beta0, _ = project_checked(dual0[0], dual0[1], u, upper is not None, 0.0)
+        alpha0, beta0, _ = project_checked(dual0[0], dual0[1], u, not tq, 0.0)
     x = DualState(data, alpha0, beta0, c, lam, loss)
     best_w, best_primal = x.w, x.primal
     best_dual, best_value = (x.alpha, x.beta), -x.f
@@ -252,8 +247,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
         f_y = None
         while True:  # sufficient decrease of f along the step (needs f at y: computed lazily)
             step = 1.0 / L
-            a, b, gamma = project_checked(ya - step * ga, yb - step * gb, u, upper is not None,
-                                           gamma)
+            a, b, gamma = project_checked(ya - step * ga, yb - step * gb, u, not tq, gamma)
             new = DualState(data, a, b, c, lam, loss)
             if L >= L_max:
                 break
