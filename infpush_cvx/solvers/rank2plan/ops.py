@@ -47,13 +47,13 @@ class PairOperator:
 
     def rows(self, pairs: np.ndarray, features: np.ndarray):
         """The block ``D[pairs][:, features]`` (dense, or CSC when X is sparse)."""
-        if sp.issparse(self.X):
-            Xf = self.X[:, features] if features.size < self.p else self.X
-            B = (Xf[self.j[pairs]] - Xf[self.i[pairs]]).tocsc()
+        sparse = sp.issparse(self.X)
+        Xf = self.X if sparse and features.size == self.p else self.X[:, features]
+        B = Xf[self.j[pairs]] - Xf[self.i[pairs]]
+        if sparse:
+            B = B.tocsc()
             B.eliminate_zeros()
-            return B
-        Xf = self.X[:, features]
-        return Xf[self.j[pairs]] - Xf[self.i[pairs]]
+        return B
 
     def sigma_max(self, *, max_iter: int = 200, rtol: float = 1e-4, seed: int = 0,
                   deadline=None) -> float:
@@ -74,10 +74,10 @@ class PairOperator:
             if new == 0.0:
                 return 0.0
             v = u / new
-            if abs(new - est) <= rtol * new or (deadline is not None and deadline.expired()):
-                est = new
-                break
+            converged = abs(new - est) <= rtol * new
             est = new
+            if converged or (deadline is not None and deadline.expired()):
+                break
         return est
 
     def objective(self, beta: np.ndarray, lam: float) -> float:
@@ -140,23 +140,11 @@ class PairOperator:
         rmax = float(np.abs(rho).max()) if rho.size else 0.0
         primal = self.objective(beta, lam)
         dual_raw = float(self.g @ pi)
-        if rmax <= lam:
-            factor = 1.0
-        elif lam > 0:
-            factor = lam / rmax
-        else:
-            factor = 0.0
+        factor = 1.0 if rmax <= lam else lam / rmax  # 0 for lam = 0: no multiple is feasible
         dual = factor * dual_raw
         infeasibility = max(rmax - lam, 0.0)
         raw_gap = relative_gap(primal, dual_raw)
         gap = relative_gap(primal, dual) if factor > 0 else max(raw_gap, infeasibility)
-        return {
-            "primal": primal,
-            "dual": dual,
-            "dual_raw": dual_raw,
-            "dual_infeasibility": infeasibility,
-            "gap": gap,
-            "raw_gap": raw_gap,
-            "reduced_costs": rho,
-            "pi": pi,
-        }
+        return {"primal": primal, "dual": dual, "dual_raw": dual_raw,
+                "dual_infeasibility": infeasibility, "gap": gap, "raw_gap": raw_gap,
+                "reduced_costs": rho, "pi": pi}
