@@ -217,19 +217,12 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
             dw, dtau = dy[:d], dy[d]
             Gdx_A_y = dtau - _mat(Xp, dw)  # g_i . dy
             dxi = (r_xi + WA * Gdx_A_y) / Dxi
-            GA = Gdx_A_y - dxi
-            GC = _mat(XJ, dw) - dtau
-            dzA = (rc_A + zA * rpA + zA * GA) / sA
-            dsA = -rpA - GA
-            dzC = (rc_C + zC * rpC + zC * GC) / sC
-            dsC = -rpC - GC
-            if hinge:
-                GB = -dxi
-                dzB = (rc_B + zB * rpB + zB * GB) / sB
-                dsB = -rpB - GB
-            else:
-                dzB = dsB = np.zeros(0)
-            return dw, dtau, dxi, (dsA, dsB, dsC), (dzA, dzB, dzC)
+            # G dx of each row kind (the sign rows B are empty without the hinge)
+            Gdx = (Gdx_A_y - dxi, -dxi if hinge else np.zeros(0), _mat(XJ, dw) - dtau)
+            rows = tuple(zip((rc_A, rc_B, rc_C), (sA, sB, sC), (zA, zB, zC), (rpA, rpB, rpC),
+                             Gdx))
+            return (dw, dtau, dxi, tuple(-rp - G for _, _, _, rp, G in rows),
+                    tuple((rc + z * rp + z * G) / s for rc, s, z, rp, G in rows))
 
         # predictor (affine scaling): rc = -s z
         aff = newton(-sA * zA, -sB * zB, -sC * zC)
