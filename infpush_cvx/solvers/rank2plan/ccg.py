@@ -176,7 +176,7 @@ class RestrictedDual:
 
     def solve(self, algorithm: str, time_limit: float | None = None):
         """Run HiGHS within ``time_limit`` seconds (None: the options' limit, by default none);
-        returns (beta_F, pi_W) or None if it did not reach an optimum (see :meth:`status`)."""
+        returns (beta_F, pi_W) or None if it did not reach an optimum (see :meth:`stop_reason`)."""
         import highspy
 
         self.h.setOptionValue("solver", algorithm)
@@ -189,13 +189,14 @@ class RestrictedDual:
         x = np.asarray(sol.col_value)
         return -np.asarray(sol.row_dual), x[self.pair_col]
 
-    def status(self) -> str:
-        return self.h.modelStatusToString(self.h.getModelStatus())
-
-    def timed_out(self) -> bool:
+    def stop_reason(self) -> tuple[str, str]:
+        """``(status, message)`` of a run that reached no optimum within the deadline."""
         import highspy
 
-        return self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+        model_status = self.h.getModelStatus()
+        if model_status == highspy.HighsModelStatus.kTimeLimit:
+            return "time_limit", "HiGHS reached highs_options['time_limit']"
+        return "failed", f"HiGHS: {self.h.modelStatusToString(model_status)}"
 
 
 def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=None,
@@ -255,12 +256,8 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
         out = lp.solve(lp_algorithm if it == 1 else "simplex", deadline.for_solver())
         t_lp = time.perf_counter() - t_lp
         if out is None:
-            if deadline.expired():
-                status, message = "time_limit", deadline.message()
-            elif lp.timed_out():
-                status, message = "time_limit", "HiGHS reached highs_options['time_limit']"
-            else:
-                status, message = "failed", f"HiGHS: {lp.status()}"
+            status, message = (("time_limit", deadline.message()) if deadline.expired()
+                               else lp.stop_reason())
             break
         beta_F, pi_W = out
         beta = np.zeros(op.p)

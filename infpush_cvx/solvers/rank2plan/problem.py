@@ -33,18 +33,6 @@ _OBJECTIVE_KEYS = ("objective", "lower_bound", "smoothed_objective", "smoothing_
 _HISTORY_KEYS = ("objective", "lower_bound", "smoothed_objective", "tau")
 
 
-def _centred(data: PairData) -> PairData:
-    """The same LP with every column of X far from zero shifted towards it: the LP sees X only
-    through the differences ``X_j - X_i``, so a common shift of the rows changes nothing in
-    exact arithmetic, but an offset of 1e4 on a column turned a certified solve into "failed"
-    (the LP's entries lost their digits, and the unit scaling divided by the offset rather
-    than by the spread)."""
-    shift = column_shift(data.X)
-    if shift is None:
-        return data
-    return PairData(shifted(data.X, shift), data.i, data.j, data.margin, data.weight)
-
-
 @dataclass(frozen=True, eq=False)
 class Rank2PlanProblem(Problem):
     """The Rank2Plan LP of ``data`` (a :class:`PairData`) with l1 weight ``lam >= 0``.
@@ -69,7 +57,14 @@ class Rank2PlanProblem(Problem):
             raise TypeError(f"data must be a PairData (PairData(X, i, j, margin, weight) for "
                             f"arrays), got {type(self.data).__name__}")
         lam = check_scalar(self.lam, "lam", nonnegative=True)
-        centred = _centred(self.data)
+        # Every column of X far from zero shifted towards it: the LP sees X only through the
+        # differences X_j - X_i, so a common shift of the rows changes nothing in exact
+        # arithmetic, but an offset of 1e4 on a column turned a certified solve into "failed"
+        # (the LP's entries lost their digits, and the unit scaling divided by the offset
+        # rather than by the spread).
+        data, shift = self.data, column_shift(self.data.X)
+        centred = data if shift is None else PairData(shifted(data.X, shift), data.i, data.j,
+                                                      data.margin, data.weight)
         scaling = PairScaling.of(centred)
         scaling.check(centred)
         for name, value in (("lam", lam), ("scaling", scaling), ("unit", scaling.data(centred)),
