@@ -17,6 +17,7 @@ from infpush_cvx.data.generators import rank2plan_pairs
 from infpush_cvx.formulations.objectives import rank2plan_objective
 from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.rank2plan import rank2plan_lambda_max, rank2plan_lp
+from infpush_cvx.solvers.result import ConvergenceWarning
 
 RTOL = 1e-6
 CLARABEL_TIGHT = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10}
@@ -319,6 +320,20 @@ def test_time_limit_is_reported():
                        n_pairs_init=5, n_features_init=1, time_limit=1e-9)
     assert res.status == "time_limit"
     assert res.iterations == 1
+
+
+def test_highs_stopping_short_names_why():
+    """HiGHS's own time limit is "time_limit", any other stop of a restricted LP "failed"."""
+    data = random_pairs(seed=25)
+    lam = 0.02 * rank2plan_lambda_max(data)
+    common = dict(warm_start=np.zeros(15), n_pairs_init=5, n_features_init=1)
+    with pytest.warns(ConvergenceWarning):
+        res = rank2plan_lp(data, lam, highs_options={"time_limit": 0.0}, **common)
+    assert res.status == "time_limit" and "highs_options['time_limit']" in res.message
+    with pytest.warns(ConvergenceWarning):
+        res = rank2plan_lp(data, lam, lp_algorithm="simplex",
+                           highs_options={"simplex_iteration_limit": 0}, **common)
+    assert res.status == "failed" and res.message.startswith("HiGHS: ")
 
 
 def test_ccg_warm_start_from_optimum_needs_one_lp():
