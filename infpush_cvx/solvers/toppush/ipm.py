@@ -200,9 +200,8 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         def newton(rc_A, rc_B, rc_C):
             """Direction for the complementarity targets ``rc`` (= Z ds + S dz)."""
             # dz = (rc + z r_p + z G dx) / s ; rhs r = -r_d - G^T (rc + z r_p) / s
-            uA = (rc_A + zA * rpA) / sA
-            uB = (rc_B + zB * rpB) / sB if hinge else np.zeros(0)
-            uC = (rc_C + zC * rpC) / sC
+            rows = tuple(zip((rc_A, rc_B, rc_C), (sA, sB, sC), (zA, zB, zC), (rpA, rpB, rpC)))
+            uA, uB, uC = ((rc + z * rp) / s for rc, s, z, rp in rows)
             # G^T u: w: -Xp^T uA + XJ^T uC; tau: sum uA - sum uC; xi: -uA - uB
             r_w = -rd_w + _tmat(Xp, uA) - _tmat(XJ, uC)
             r_tau = -rd_tau - uA.sum() + uC.sum()
@@ -219,10 +218,8 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
             dxi = (r_xi + WA * Gdx_A_y) / Dxi
             # G dx of each row kind (the sign rows B are empty without the hinge)
             Gdx = (Gdx_A_y - dxi, -dxi if hinge else np.zeros(0), _mat(XJ, dw) - dtau)
-            rows = tuple(zip((rc_A, rc_B, rc_C), (sA, sB, sC), (zA, zB, zC), (rpA, rpB, rpC),
-                             Gdx))
-            return (dw, dtau, dxi, tuple(-rp - G for _, _, _, rp, G in rows),
-                    tuple((rc + z * rp + z * G) / s for rc, s, z, rp, G in rows))
+            return (dw, dtau, dxi, tuple(-rp - G for (_, _, _, rp), G in zip(rows, Gdx)),
+                    tuple((rc + z * rp + z * G) / s for (rc, s, z, rp), G in zip(rows, Gdx)))
 
         # predictor (affine scaling): rc = -s z
         aff = newton(-sA * zA, -sB * zB, -sC * zC)

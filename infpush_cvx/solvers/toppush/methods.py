@@ -271,11 +271,9 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
         else:
             theta_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * theta * theta))
             mom = (theta - 1.0) / theta_new
-            ya = new.alpha + mom * (new.alpha - x.alpha)
-            yb = new.beta + mom * (new.beta - x.beta)
-            yw = new.w + mom * (new.w - x.w)
-            ys = new.s + mom * (new.s - x.s)
-            yt = new.t + mom * (new.t - x.t)
+            # the scores extrapolate with the dual (they are linear in it): no pass over the data
+            ya, yb, yw, ys, yt = (getattr(new, f) + mom * (getattr(new, f) - getattr(x, f))
+                                  for f in ("alpha", "beta", "w", "s", "t"))
             theta = theta_new
         x = new
         L = max(0.9 * L, 1e-300)  # let the next step try a longer step
