@@ -186,8 +186,7 @@ class RestrictedDual:
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         sol = self.h.getSolution()
-        x = np.asarray(sol.col_value)
-        return -np.asarray(sol.row_dual), x[self.pair_col]
+        return -np.asarray(sol.row_dual), np.asarray(sol.col_value)[self.pair_col]
 
     def stop_reason(self) -> tuple[str, str]:
         """``(status, message)`` of a run that reached no optimum within the deadline."""
