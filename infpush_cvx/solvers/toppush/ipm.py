@@ -83,8 +83,7 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
     best = None
     total = 0
     hist = {"objective": [], "gap": [], "time": []}
-    status, message = "max_iter", ""
-    for _ in range(_MAX_ROUNDS):
+    for _ in range(_MAX_ROUNDS):  # (every round sets status and message)
         out = _ipm(data, J, lam, loss, c, tol=tol, max_iter=max_iter - total, deadline=deadline,
                    certify=certify, hist=hist, first=total, grow=size)
         J = out["J"]
@@ -105,8 +104,6 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
         J = np.union1d(J, add)
     else:
         status, message = "max_iter", f"{_MAX_ROUNDS} working-set rounds"
-    if status == "restricted":
-        status = "max_iter"
     return {"w": best["w"], "dual": best["dual"], "status": status, "iterations": total,
             "history": hist, "message": message, "info": {"working_set": int(J.size)}}
 
