@@ -39,7 +39,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.solvers.toppush.problem import duality_gap, feasible_dual, scores
+from infpush_cvx.solvers.toppush.problem import (duality_gap, feasible_dual, positive_weights,
+                                                 scores)
 
 #: Weights of the multipliers against the slacks when the sets are read (1 first; the others
 #: for points where the two are of one order, degenerate or not yet converged).
@@ -68,7 +69,7 @@ def polish(data: BipartiteData, lam: float, loss: str, result):
         return result
     alpha, beta = (np.asarray(v, dtype=np.float64) for v in result.dual)
     w0 = np.asarray(result.w, dtype=np.float64)
-    c = data.pos_weights / data.wp_sum
+    c = positive_weights(data)  # the certificate's c_i, so the system and its check agree
     best, seen = None, set()
     for kappa in KAPPAS:
         sets = _sets_from_point(data, w0, alpha, beta, c, loss, kappa)
