@@ -227,7 +227,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         # corrector: rc = -s z + sigma mu - ds_aff dz_aff
         cor = newton(*(-s * z + sigma * mu - ds * dz
                        for s, z, ds, dz in zip((sA, sB, sC), (zA, zB, zC), aff[3], aff[4])))
-        a = min(1.0, 0.99 * _step(sA, sB, sC, zA, zB, zC, cor[3], cor[4], fraction=1.0))
+        a = 0.99 * _step(sA, sB, sC, zA, zB, zC, cor[3], cor[4])  # (_step is at most 1)
         w = w + a * cor[0]
         tau = tau + a * cor[1]
         xi = xi + a * cor[2]
@@ -243,11 +243,11 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
             "message": message, "iterations": it, "t": _mat(Xn, w), "tau": tau, "J": J}
 
 
-def _step(sA, sB, sC, zA, zB, zC, ds, dz, fraction=1.0) -> float:
+def _step(sA, sB, sC, zA, zB, zC, ds, dz) -> float:
     """The largest step in (0, 1] keeping every slack and multiplier nonnegative."""
     a = 1.0
     for v, dv in zip((sA, sB, sC, zA, zB, zC), (*ds, *dz)):
         neg = dv < 0
         if np.any(neg):
             a = min(a, float(np.min(-v[neg] / dv[neg])))
-    return a * fraction
+    return a
