@@ -195,11 +195,6 @@ def _points(frame: pd.DataFrame, reference: float):
     return t, y, np.isfinite(t) & np.isfinite(y) & (t > 0)
 
 
-def _final(solver: str) -> str:
-    """The legend entry of a solver drawn as its final answer only."""
-    return f"{solver} (final answer)"
-
-
 def _drawable(curves: pd.DataFrame, rows: pd.DataFrame, solver: str, reference: float) -> bool:
     frame = curves[curves["solver"].astype(str) == solver]
     if frame.empty:
@@ -242,7 +237,7 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
     blank = [s for s in traced + single if not _drawable(mine, rows, s, reference)]
     if blank:
         notes.append(f"No objective with a time, not drawn: {', '.join(blank)}.")
-    layout = _LegendBelow(traced + [_final(s) for s in single],
+    layout = _LegendBelow(traced + [f"{s} (final answer)" for s in single],
                           f"{problem}: suboptimality against time", notes, xlabel_lines=1)
     ax = layout.ax
     for solver in traced:
@@ -254,7 +249,7 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
                         markevery=max(1, int(keep.sum()) // 8), label=label, **style)
                 label = None  # one legend entry per solver
     for solver in single:
-        style, label = styles.get(solver, series_styles(1)[0]), _final(solver)
+        style, label = styles.get(solver, series_styles(1)[0]), f"{solver} (final answer)"
         mine_rows = rows[rows["solver"].astype(str) == solver]
         t, y, keep = _points(mine_rows, reference)
         agrees = mine_rows["agrees"].astype(bool).to_numpy()

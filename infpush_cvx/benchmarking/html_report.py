@@ -59,16 +59,6 @@ def report_paths(out_dir, metric: str = "time") -> dict:
             "profile": out_dir / f"profile_{metric}.png", "html": out_dir / HTML_NAME}
 
 
-@dataclass
-class _Figure:
-    """A figure of the report: its heading, the PNG's bytes (None when it is missing) and the
-    text shown instead or under it."""
-
-    heading: str
-    png: bytes | None = None
-    text: str = ""
-
-
 def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None = None,
                  metadata: dict | None = None, metric: str = "time", problems: str = "common",
                  figures: bool | None = None, sources: dict | None = None) -> ReportFiles:
@@ -117,13 +107,13 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
         table.to_csv(fh, index=False)
 
 
-def _png(heading: str, fig, path: Path, out: ReportFiles) -> _Figure:
-    """The figure ``fig`` saved at ``path``, with its bytes (None when it could not be)."""
+def _png(heading: str, fig, path: Path, out: ReportFiles) -> str:
+    """The figure ``fig`` saved at ``path``, and its HTML (:func:`_figure_html`)."""
     error = _write(out, path, lambda: reports.save_figure(fig, path))
-    return _Figure(heading, None if error else path.read_bytes(), error)
+    return _figure_html(heading, None if error else path.read_bytes(), error)
 
 
-def _profile(results, path, metric, problems, styles, out) -> _Figure:
+def _profile(results, path, metric, problems, styles, out) -> str:
     try:
         fig = reports.performance_profile_figure(results, metric, problems, styles=styles)
     except ValueError:
@@ -150,8 +140,9 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
     for problem in sorted(curves["problem"].astype(str).unique()):
         heading = f"Suboptimality against time: {problem}"
         if problem not in stored.index:
-            shown.append(_Figure(heading, None, "No stored value for this problem in the "
-                                                "results table: no suboptimality to draw."))
+            shown.append(_figure_html(heading, None, "No stored value for this problem in "
+                                                     "the results table: no suboptimality to "
+                                                     "draw."))
             continue
         fig = suboptimality_figure(curves, results, problem, styles=styles)
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
@@ -277,25 +268,24 @@ def _code_text(code: dict) -> str:
         else " (no git checkout)")
 
 
-def _figure_html(fig: _Figure) -> str:
-    body = ""
-    if fig.png is not None:
-        data = base64.b64encode(fig.png).decode("ascii")
-        body = f'<img alt="{_e(fig.heading)}" src="data:image/png;base64,{data}">'
-    text = f"<p class=note>{_e(fig.text)}</p>" if fig.text else ""
-    return f"<h3>{_e(fig.heading)}</h3>{body}{text}"
+def _figure_html(heading: str, png: bytes | None, text: str) -> str:
+    """A figure of the report: its heading, the PNG embedded (none when ``png`` is None: it is
+    missing) and ``text`` shown instead or under it."""
+    body = "" if png is None else (f'<img alt="{_e(heading)}" src="data:image/png;base64,'
+                                   f'{base64.b64encode(png).decode("ascii")}">')
+    return f"<h3>{_e(heading)}</h3>{body}" + (f"<p class=note>{_e(text)}</p>" if text else "")
 
 
 def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
                 metadata: dict | None = None, metric: str = "time", figures: bool = True,
                 curves: pd.DataFrame | None = None, sources: dict | None = None) -> str:
-    """The report page (a string): summary, figures (``shown``), the comparison ``table`` and
-    the provenance."""
+    """The report page (a string): summary, figures (``shown``: their HTML), the comparison
+    ``table`` and the provenance."""
     run = (metadata or {}).get("run_id") or _listed(results, "run_id")
     if not figures:
         figure_part = f'<p class="off">{_e(FIGURES_OFF)}</p>'
     else:
-        figure_part = "".join(_figure_html(f) for f in shown)
+        figure_part = "".join(shown)
         if curves is None or curves.empty:
             figure_part += ("<p class=note>No convergence curves: run <code>infpush-cvx bench "
                             "--curves</code> for the suboptimality figures.</p>")

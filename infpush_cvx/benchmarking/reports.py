@@ -99,8 +99,7 @@ def _by_problem_and_solver(df: pd.DataFrame, values: pd.Series, aggfunc) -> pd.D
 
 def attempted_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Problems x solvers, True where the table holds a run of that solver on that problem."""
-    runs = _by_problem_and_solver(df, pd.Series(np.ones(len(df))), "size")
-    return runs.notna() & (runs > 0)
+    return pd.crosstab(df["problem"], df["solver"]) > 0
 
 
 def time_matrix(df: pd.DataFrame, metric: str = "time") -> pd.DataFrame:
@@ -153,14 +152,18 @@ def performance_ratios(df: pd.DataFrame, metric: str = "time", problems: str = "
     return ratios.mask(counted & ratios.isna(), np.inf).where(counted)
 
 
-def _default_taus(ratios: pd.DataFrame) -> np.ndarray:
-    values = ratios.to_numpy(dtype=float)
-    finite = values[np.isfinite(values)]
-    top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
-    return np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
-
-
-def _profile_from_ratios(ratios: pd.DataFrame, taus) -> pd.DataFrame:
+def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = "common",
+                        taus=None) -> pd.DataFrame:
+    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns): the fraction of the
+    problems s attempted that it solved within tau times the best cost (NaN for a solver with
+    no comparable problem). The default grid: 1, every finite ratio, and 200 points spaced
+    geometrically up to 1.05 times the largest finite ratio (at least 2)."""
+    ratios = performance_ratios(df, metric, problems)
+    if taus is None:
+        finite = ratios.to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
+        taus = np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
     taus = np.asarray(taus, dtype=float)
     prof = {}
     for s in ratios.columns:
@@ -168,15 +171,6 @@ def _profile_from_ratios(ratios: pd.DataFrame, taus) -> pd.DataFrame:
         prof[s] = ((r[:, None] <= taus[None, :]).mean(axis=0) if r.size
                    else np.full(taus.shape, np.nan))
     return pd.DataFrame(prof, index=pd.Index(taus, name="tau"))
-
-
-def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = "common",
-                        taus=None) -> pd.DataFrame:
-    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns): the fraction of the
-    problems s attempted that it solved within tau times the best cost (NaN for a solver with
-    no comparable problem)."""
-    ratios = performance_ratios(df, metric, problems)
-    return _profile_from_ratios(ratios, _default_taus(ratios) if taus is None else taus)
 
 
 def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "common"
@@ -328,11 +322,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ratios = performance_ratios(df, metric, problems)
     counts = profile_counts(df, metric, problems)
-    prof = _profile_from_ratios(ratios, _default_taus(ratios))
+    prof = performance_profile(df, metric, problems)
     styles = solver_styles(df) if styles is None else styles
-    n_p = len(ratios)
+    n_p = int(counts["problems"].iat[0])
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
     # solved/attempted of N for a solver that attempted some problems only, else solved/N
