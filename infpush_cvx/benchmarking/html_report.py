@@ -186,11 +186,6 @@ def html_table(df: pd.DataFrame, *, bad=None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _has_values(column: pd.Series) -> bool:
-    """Whether ``column`` holds anything to show (not only missing values or empty text)."""
-    return bool((column.notna() & (column.astype(str).str.strip() != "")).any())
-
-
 def _summary(results: pd.DataFrame, metric: str) -> str:
     agrees = results["agrees"].astype(bool)
     n_p, n_s = results["problem"].nunique(), results["solver"].nunique()
@@ -201,8 +196,9 @@ def _summary(results: pd.DataFrame, metric: str) -> str:
         cols = [c for c in ("problem", "solver", "repeat", "status", "objective", "reference",
                             "rel_error", "reference_note", "error") if c in results.columns]
         bad = results.loc[~agrees, cols]
+        # the other columns only when they hold something (not only missing values or blanks)
         bad = bad.loc[:, [c for c in cols if c in ("problem", "solver", "status")
-                          or _has_values(bad[c])]]
+                          or (bad[c].notna() & (bad[c].astype(str).str.strip() != "")).any()]]
         parts.append("<h3>Solves that did not agree</h3>" + html_table(bad, bad=[True] * len(bad)))
     counts = reports.profile_counts(results, metric, "all").reset_index()
     parts.append(f"<h3>Per solver ({metric})</h3><p class=note>attempted: problems the solver "

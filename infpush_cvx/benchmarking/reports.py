@@ -328,13 +328,13 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     n_p = int(counts["problems"].iat[0])
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
-    # solved/attempted of N for a solver that attempted some problems only, else solved/N
+    partial = counts["not_attempted"] > 0  # the solvers that attempted some problems only
+    # solved/attempted of N for those, else solved/N
     labels = {s: f"{s}  {counts.at[s, 'solved']}/" + (
-        f"{counts.at[s, 'attempted']} of {n_p}" if counts.at[s, "not_attempted"] > 0 else f"{n_p}")
-        for s in drawn}
+        f"{counts.at[s, 'attempted']} of {n_p}" if partial[s] else f"{n_p}") for s in drawn}
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
              "as never solved (the curve ends below 1).", *notes]
-    if (counts.loc[drawn, "not_attempted"] > 0).any():
+    if partial[drawn].any():
         notes.append("Dashed: the solver attempted only some problems; the others are left out "
                      "of its fraction (not counted as failures).")
     if unmeasured:
@@ -343,11 +343,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
                           notes)
     ax = layout.ax
     for k, s in enumerate(drawn):
-        partial = counts.at[s, "not_attempted"] > 0
         # markers at evenly spaced places along the curve, staggered so that curves lying on
         # top of each other still show every marker
         ax.step(prof.index, prof[s], where="post", label=labels[s], lw=1.6,
-                ls="--" if partial else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
+                ls="--" if partial[s] else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
                 **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())
     ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
