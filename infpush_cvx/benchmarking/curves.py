@@ -116,8 +116,7 @@ def results_path_of(curves) -> Path:
     same suffix first). ValueError naming both when there is none: the suboptimality needs the
     stored values of the results table."""
     curves = Path(curves)
-    stem = curves.with_suffix("")
-    stem = stem.with_name(stem.name[:-len(CURVES_SUFFIX)])
+    stem = curves.with_name(curves.stem[:-len(CURVES_SUFFIX)])
     found = _existing(stem, curves.suffix)
     if found is None:
         raise ValueError(f"curves table {curves}: its results table {stem}.csv (or .parquet) "
@@ -247,7 +246,7 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
     if blank:
         notes.append(f"No objective with a time, not drawn: {', '.join(blank)}.")
     layout = _LegendBelow(traced + [f"{s} (final answer)" for s in single],
-                          f"{problem}: suboptimality against time", notes, xlabel_lines=1)
+                          f"{problem}: suboptimality against time", notes)
     ax = layout.ax
     for solver, drawn in parts.items():
         label = solver if solver in traced else f"{solver} (final answer)"

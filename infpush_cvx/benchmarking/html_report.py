@@ -72,8 +72,7 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
     figures : draw the figures (default: when matplotlib is installed).
     sources : ``{"results": path, ...}``, the input files, named in the report.
     """
-    if figures is None:
-        figures = reports.matplotlib_available()
+    figures = reports.matplotlib_available() if figures is None else figures
     out = ReportFiles()
     paths = report_paths(out_dir, metric)
     table = reports.comparison_table(results)
@@ -285,7 +284,6 @@ def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
         if curves is None or curves.empty:
             figure_part += ("<p class=note>No convergence curves: run <code>infpush-cvx bench "
                             "--curves</code> for the suboptimality figures.</p>")
-    bad = ~table["agrees"].astype(bool)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Benchmark report {_e(run)}</title><style>{_STYLE}</style></head>
@@ -296,7 +294,7 @@ def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
 <h2>Comparison</h2>
 <p class=note>One row per problem and solver: medians over repeats; max_rel_error is the worst
 relative error against the stored value; rows that did not agree are marked.</p>
-<div class="wide">{html_table(table, bad=bad)}</div>
+<div class="wide">{html_table(table, bad=~table["agrees"].astype(bool))}</div>
 <h2>Provenance</h2>{_provenance(results, metadata, sources)}
 </body></html>
 """

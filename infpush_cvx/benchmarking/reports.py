@@ -251,9 +251,8 @@ def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "commo
         return head + f"{plural(len(kept), 'problem')}, each solver on those it attempted"
     if not dropped:
         return head + f"{plural(len(kept), 'problem')}, every one attempted by every solver"
-    n_table = len(kept) + len(dropped)
-    return (head + f"{len(kept)} of {plural(n_table, 'problem')} (those every solver "
-            f"attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
+    return (head + f"{len(kept)} of {plural(len(kept) + len(dropped), 'problem')} (those every "
+            f"solver attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
 
 
 class _LegendBelow:
@@ -266,8 +265,7 @@ class _LegendBelow:
     LINE = 0.205  # one line of 8.5 pt text, with its spacing
     CHAR, HANDLE = 0.066, 0.55  # a character of 8.5 pt text; a legend handle and spacing
 
-    def __init__(self, labels: list[str], title: str, notes: list[str],
-                 xlabel_lines: int = 1):
+    def __init__(self, labels: list[str], title: str, notes: list[str]):
         import textwrap
         from matplotlib.figure import Figure
         n_entries = len(labels)
@@ -279,7 +277,7 @@ class _LegendBelow:
         self.notes = "\n".join(line for note in notes for line in textwrap.wrap(note, 125))
         rows = -(-max(n_entries, 1) // self.ncol)
         title_h = 0.24 * (self.title.count("\n") + 1) + 0.15
-        xlabel_h = 0.42 + 0.2 * xlabel_lines
+        xlabel_h = 0.42 + 0.2  # the tick labels and spacing, then one line of axis label
         self.legend_h = 0.3 + rows * self.LINE + 0.08
         self.notes_h = (self.notes.count("\n") + 1) * 0.16 + 0.08 if notes else 0.0
         height = title_h + self.AXES_HEIGHT + xlabel_h + self.legend_h + self.notes_h
