@@ -63,7 +63,7 @@ def curve_rows(history: dict) -> list[dict]:
     columns = {str(k): list(v) for k, v in (history or {}).items()
                if isinstance(v, (list, tuple, np.ndarray))}
     length = max((len(v) for v in columns.values()), default=0)
-    return [{"stop_val": k + 1, "objective": None, "gap": None, "time": None,
+    return [{"stop_val": k + 1, **dict.fromkeys(CURVE_COLUMNS[1:]),
              **{"recorded_stop_val" if name == "stop_val" else name:
                 _plain(values[k]) if k < len(values) else None
                 for name, values in columns.items()}}
@@ -76,7 +76,7 @@ def curves_frame(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    for col in ("objective", "gap", "time"):
+    for col in CURVE_COLUMNS[1:]:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     df["stop_val"] = df["stop_val"].astype(int)
     for col in df.columns:
