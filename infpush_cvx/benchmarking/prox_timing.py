@@ -48,9 +48,10 @@ def time_projection(sizes=(100, 1000), factors=RADIUS_FACTORS, methods=None, *, 
             floor = _median_time(V.copy, repeats)
             for factor in factors:
                 radius = check_scalar(factor, "factors", positive=True) * norm
-                for k, method in enumerate(methods):
+                first = None
+                for method in methods:
                     P = project_l1inf(V, radius, axis=0, method=method)
-                    first = P if k == 0 else first
+                    first = P if first is None else first
                     t = _median_time(lambda: project_l1inf(V, radius, axis=0, method=method),
                                      repeats)
                     rows.append({"size": size, "radius_factor": factor, "method": method,
