@@ -63,7 +63,7 @@ def curve_rows(history: dict) -> list[dict]:
     columns = {str(k): list(v) for k, v in (history or {}).items()
                if isinstance(v, (list, tuple, np.ndarray))}
     length = max((len(v) for v in columns.values()), default=0)
-    return [{"stop_val": k + 1, "objective": None, "gap": None, "time": None,
+    return [{"stop_val": k + 1, **dict.fromkeys(CURVE_COLUMNS[1:]),
              **{"recorded_stop_val" if name == "stop_val" else name:
                 _plain(values[k]) if k < len(values) else None
                 for name, values in columns.items()}}
@@ -76,7 +76,7 @@ def curves_frame(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    for col in ("objective", "gap", "time"):
+    for col in CURVE_COLUMNS[1:]:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
     df["stop_val"] = df["stop_val"].astype(int)
     for col in df.columns:
@@ -116,8 +116,7 @@ def results_path_of(curves) -> Path:
     same suffix first). ValueError naming both when there is none: the suboptimality needs the
     stored values of the results table."""
     curves = Path(curves)
-    stem = curves.with_suffix("")
-    stem = stem.with_name(stem.name[:-len(CURVES_SUFFIX)])
+    stem = curves.with_name(curves.stem[:-len(CURVES_SUFFIX)])
     found = _existing(stem, curves.suffix)
     if found is None:
         raise ValueError(f"curves table {curves}: its results table {stem}.csv (or .parquet) "
@@ -195,18 +194,6 @@ def _points(frame: pd.DataFrame, reference: float):
     return t, y, np.isfinite(t) & np.isfinite(y) & (t > 0)
 
 
-def _final(solver: str) -> str:
-    """The legend entry of a solver drawn as its final answer only."""
-    return f"{solver} (final answer)"
-
-
-def _drawable(curves: pd.DataFrame, rows: pd.DataFrame, solver: str, reference: float) -> bool:
-    frame = curves[curves["solver"].astype(str) == solver]
-    if frame.empty:
-        frame = rows[rows["solver"].astype(str) == solver]
-    return bool(_points(frame, reference)[2].any())
-
-
 def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: str, *,
                          styles: dict | None = None):
     """The relative suboptimality of every solver on ``problem`` against time, log axes, as a
@@ -239,30 +226,34 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
     repeats = int(mine.groupby("solver")["repeat"].nunique().max()) if len(mine) else 1
     if repeats > 1:
         notes.append(f"Every repeat is drawn (up to {repeats} lines per solver).")
-    blank = [s for s in traced + single if not _drawable(mine, rows, s, reference)]
-    if blank:
-        notes.append(f"No objective with a time, not drawn: {', '.join(blank)}.")
-    layout = _LegendBelow(traced + [_final(s) for s in single],
-                          f"{problem}: suboptimality against time", notes, xlabel_lines=1)
-    ax = layout.ax
+    # per solver, its (time, suboptimality, selected points, plot keywords): a line per repeat
+    # of a curve; a solver without one, its final answers (filled) and those that disagree
+    parts = {}
     for solver in traced:
-        style, label = styles.get(solver, series_styles(1)[0]), solver
         for _, run in mine[mine["solver"].astype(str) == solver].groupby("repeat", sort=True):
             t, y, keep = _points(run.sort_values("stop_val"), reference)
-            if keep.any():
-                ax.plot(t[keep], np.maximum(y[keep], floor), lw=1.5, ms=5,
-                        markevery=max(1, int(keep.sum()) // 8), label=label, **style)
-                label = None  # one legend entry per solver
+            parts.setdefault(solver, []).append(
+                (t, y, keep, {"lw": 1.5, "ms": 5, "markevery": max(1, int(keep.sum()) // 8)}))
     for solver in single:
-        style, label = styles.get(solver, series_styles(1)[0]), _final(solver)
         mine_rows = rows[rows["solver"].astype(str) == solver]
         t, y, keep = _points(mine_rows, reference)
         agrees = mine_rows["agrees"].astype(bool).to_numpy()
-        for hollow in (False, True):
-            sel = keep & (agrees != hollow)
+        color = styles.get(solver, series_styles(1)[0])["color"]
+        parts[solver] = [(t, y, keep & (agrees != hollow), {
+            "ls": "none", "ms": 8, "mew": 1.6, "mfc": "none" if hollow else color})
+            for hollow in (False, True)]
+    blank = [s for s in parts if not any(sel.any() for _, _, sel, _ in parts[s])]
+    if blank:
+        notes.append(f"No objective with a time, not drawn: {', '.join(blank)}.")
+    layout = _LegendBelow(traced + [f"{s} (final answer)" for s in single],
+                          f"{problem}: suboptimality against time", notes)
+    ax = layout.ax
+    for solver, drawn in parts.items():
+        label = solver if solver in traced else f"{solver} (final answer)"
+        for t, y, sel, keywords in drawn:
             if sel.any():
-                ax.plot(t[sel], np.maximum(y[sel], floor), ls="none", ms=8, mew=1.6,
-                        mfc="none" if hollow else style["color"], label=label, **style)
+                ax.plot(t[sel], np.maximum(y[sel], floor), label=label, **keywords,
+                        **styles.get(solver, series_styles(1)[0]))
                 label = None  # one legend entry per solver
     ax.set(xscale="log", yscale="log", xlabel="time (s, log scale)")
     ax.yaxis.set_major_locator(LogLocator(base=10, numticks=15))

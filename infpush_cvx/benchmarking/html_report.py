@@ -59,16 +59,6 @@ def report_paths(out_dir, metric: str = "time") -> dict:
             "profile": out_dir / f"profile_{metric}.png", "html": out_dir / HTML_NAME}
 
 
-@dataclass
-class _Figure:
-    """A figure of the report: its heading, the PNG's bytes (None when it is missing) and the
-    text shown instead or under it."""
-
-    heading: str
-    png: bytes | None = None
-    text: str = ""
-
-
 def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None = None,
                  metadata: dict | None = None, metric: str = "time", problems: str = "common",
                  figures: bool | None = None, sources: dict | None = None) -> ReportFiles:
@@ -82,8 +72,7 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
     figures : draw the figures (default: when matplotlib is installed).
     sources : ``{"results": path, ...}``, the input files, named in the report.
     """
-    if figures is None:
-        figures = reports.matplotlib_available()
+    figures = reports.matplotlib_available() if figures is None else figures
     out = ReportFiles()
     paths = report_paths(out_dir, metric)
     table = reports.comparison_table(results)
@@ -117,13 +106,13 @@ def _write_csv(table: pd.DataFrame, path: Path) -> None:
         table.to_csv(fh, index=False)
 
 
-def _png(heading: str, fig, path: Path, out: ReportFiles) -> _Figure:
-    """The figure ``fig`` saved at ``path``, with its bytes (None when it could not be)."""
+def _png(heading: str, fig, path: Path, out: ReportFiles) -> str:
+    """The figure ``fig`` saved at ``path``, and its HTML (:func:`_figure_html`)."""
     error = _write(out, path, lambda: reports.save_figure(fig, path))
-    return _Figure(heading, None if error else path.read_bytes(), error)
+    return _figure_html(heading, None if error else path.read_bytes(), error)
 
 
-def _profile(results, path, metric, problems, styles, out) -> _Figure:
+def _profile(results, path, metric, problems, styles, out) -> str:
     try:
         fig = reports.performance_profile_figure(results, metric, problems, styles=styles)
     except ValueError:
@@ -150,8 +139,9 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
     for problem in sorted(curves["problem"].astype(str).unique()):
         heading = f"Suboptimality against time: {problem}"
         if problem not in stored.index:
-            shown.append(_Figure(heading, None, "No stored value for this problem in the "
-                                                "results table: no suboptimality to draw."))
+            shown.append(_figure_html(heading, None, "No stored value for this problem in "
+                                                     "the results table: no suboptimality to "
+                                                     "draw."))
             continue
         fig = suboptimality_figure(curves, results, problem, styles=styles)
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
@@ -195,11 +185,6 @@ def html_table(df: pd.DataFrame, *, bad=None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _has_values(column: pd.Series) -> bool:
-    """Whether ``column`` holds anything to show (not only missing values or empty text)."""
-    return bool((column.notna() & (column.astype(str).str.strip() != "")).any())
-
-
 def _summary(results: pd.DataFrame, metric: str) -> str:
     agrees = results["agrees"].astype(bool)
     n_p, n_s = results["problem"].nunique(), results["solver"].nunique()
@@ -210,8 +195,9 @@ def _summary(results: pd.DataFrame, metric: str) -> str:
         cols = [c for c in ("problem", "solver", "repeat", "status", "objective", "reference",
                             "rel_error", "reference_note", "error") if c in results.columns]
         bad = results.loc[~agrees, cols]
+        # the other columns only when they hold something (not only missing values or blanks)
         bad = bad.loc[:, [c for c in cols if c in ("problem", "solver", "status")
-                          or _has_values(bad[c])]]
+                          or (bad[c].notna() & (bad[c].astype(str).str.strip() != "")).any()]]
         parts.append("<h3>Solves that did not agree</h3>" + html_table(bad, bad=[True] * len(bad)))
     counts = reports.profile_counts(results, metric, "all").reset_index()
     parts.append(f"<h3>Per solver ({metric})</h3><p class=note>attempted: problems the solver "
@@ -277,29 +263,27 @@ def _code_text(code: dict) -> str:
         else " (no git checkout)")
 
 
-def _figure_html(fig: _Figure) -> str:
-    body = ""
-    if fig.png is not None:
-        data = base64.b64encode(fig.png).decode("ascii")
-        body = f'<img alt="{_e(fig.heading)}" src="data:image/png;base64,{data}">'
-    text = f"<p class=note>{_e(fig.text)}</p>" if fig.text else ""
-    return f"<h3>{_e(fig.heading)}</h3>{body}{text}"
+def _figure_html(heading: str, png: bytes | None, text: str) -> str:
+    """A figure of the report: its heading, the PNG embedded (none when ``png`` is None: it is
+    missing) and ``text`` shown instead or under it."""
+    body = "" if png is None else (f'<img alt="{_e(heading)}" src="data:image/png;base64,'
+                                   f'{base64.b64encode(png).decode("ascii")}">')
+    return f"<h3>{_e(heading)}</h3>{body}" + (f"<p class=note>{_e(text)}</p>" if text else "")
 
 
 def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
                 metadata: dict | None = None, metric: str = "time", figures: bool = True,
                 curves: pd.DataFrame | None = None, sources: dict | None = None) -> str:
-    """The report page (a string): summary, figures (``shown``), the comparison ``table`` and
-    the provenance."""
+    """The report page (a string): summary, figures (``shown``: their HTML), the comparison
+    ``table`` and the provenance."""
     run = (metadata or {}).get("run_id") or _listed(results, "run_id")
     if not figures:
         figure_part = f'<p class="off">{_e(FIGURES_OFF)}</p>'
     else:
-        figure_part = "".join(_figure_html(f) for f in shown)
+        figure_part = "".join(shown)
         if curves is None or curves.empty:
             figure_part += ("<p class=note>No convergence curves: run <code>infpush-cvx bench "
                             "--curves</code> for the suboptimality figures.</p>")
-    bad = ~table["agrees"].astype(bool)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>Benchmark report {_e(run)}</title><style>{_STYLE}</style></head>
@@ -310,7 +294,7 @@ def render_html(results: pd.DataFrame, table: pd.DataFrame, shown: list, *,
 <h2>Comparison</h2>
 <p class=note>One row per problem and solver: medians over repeats; max_rel_error is the worst
 relative error against the stored value; rows that did not agree are marked.</p>
-<div class="wide">{html_table(table, bad=bad)}</div>
+<div class="wide">{html_table(table, bad=~table["agrees"].astype(bool))}</div>
 <h2>Provenance</h2>{_provenance(results, metadata, sources)}
 </body></html>
 """

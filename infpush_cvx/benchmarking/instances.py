@@ -98,18 +98,11 @@ def load_instance(path):
         files = set(z.files)
         if "__kind__" not in files:
             raise ValueError(f"{path} is not an infpush-cvx instance file (no __kind__)")
-        arrays = {}
-        for key in files:
-            if key.startswith("__"):
-                continue
-            base, _, part = key.partition("__csr_")
-            if part:
-                if base not in arrays:
-                    arrays[base] = sp.csr_matrix(
-                        (z[f"{base}__csr_data"], z[f"{base}__csr_indices"],
-                         z[f"{base}__csr_indptr"]), shape=tuple(z[f"{base}__csr_shape"]))
-            else:
-                arrays[key] = z[key]
+        arrays = {key: z[key] for key in files if "__" not in key}  # dense; then sparse
+        for base in {key.partition("__csr_")[0] for key in files if "__csr_" in key}:
+            arrays[base] = sp.csr_matrix((z[f"{base}__csr_data"], z[f"{base}__csr_indices"],
+                                          z[f"{base}__csr_indptr"]),
+                                         shape=tuple(z[f"{base}__csr_shape"]))
         kind, stored = str(z["__kind__"]), str(z["__fingerprint__"])
     data = BipartiteData(**arrays) if kind == "bipartite" else PairData(**arrays)
     if data.fingerprint() != stored:

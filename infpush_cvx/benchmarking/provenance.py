@@ -96,19 +96,13 @@ def _ram_bytes() -> int | None:
         return None
 
 
-def _usable_cores() -> int | None:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count()
-
-
 def platform_info() -> dict:
     """The machine this process runs on, and the native thread pools it has loaded."""
     from threadpoolctl import threadpool_info
     return {"cpu_model": _cpu_model(), "cpu_count": os.cpu_count(),
-            "cpu_count_usable": _usable_cores(), "ram_bytes": _ram_bytes(),
-            "os": platform.platform(), "machine": platform.machine(),
+            "cpu_count_usable": (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                 else os.cpu_count()),  # sched_getaffinity: Linux only
+            "ram_bytes": _ram_bytes(), "os": platform.platform(), "machine": platform.machine(),
             "python": sys.version.split()[0],
             "python_implementation": platform.python_implementation(),
             "threadpools": threadpool_info()}

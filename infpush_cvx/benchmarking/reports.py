@@ -99,8 +99,7 @@ def _by_problem_and_solver(df: pd.DataFrame, values: pd.Series, aggfunc) -> pd.D
 
 def attempted_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Problems x solvers, True where the table holds a run of that solver on that problem."""
-    runs = _by_problem_and_solver(df, pd.Series(np.ones(len(df))), "size")
-    return runs.notna() & (runs > 0)
+    return pd.crosstab(df["problem"], df["solver"]) > 0
 
 
 def time_matrix(df: pd.DataFrame, metric: str = "time") -> pd.DataFrame:
@@ -153,14 +152,18 @@ def performance_ratios(df: pd.DataFrame, metric: str = "time", problems: str = "
     return ratios.mask(counted & ratios.isna(), np.inf).where(counted)
 
 
-def _default_taus(ratios: pd.DataFrame) -> np.ndarray:
-    values = ratios.to_numpy(dtype=float)
-    finite = values[np.isfinite(values)]
-    top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
-    return np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
-
-
-def _profile_from_ratios(ratios: pd.DataFrame, taus) -> pd.DataFrame:
+def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = "common",
+                        taus=None) -> pd.DataFrame:
+    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns): the fraction of the
+    problems s attempted that it solved within tau times the best cost (NaN for a solver with
+    no comparable problem). The default grid: 1, every finite ratio, and 200 points spaced
+    geometrically up to 1.05 times the largest finite ratio (at least 2)."""
+    ratios = performance_ratios(df, metric, problems)
+    if taus is None:
+        finite = ratios.to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
+        taus = np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
     taus = np.asarray(taus, dtype=float)
     prof = {}
     for s in ratios.columns:
@@ -168,15 +171,6 @@ def _profile_from_ratios(ratios: pd.DataFrame, taus) -> pd.DataFrame:
         prof[s] = ((r[:, None] <= taus[None, :]).mean(axis=0) if r.size
                    else np.full(taus.shape, np.nan))
     return pd.DataFrame(prof, index=pd.Index(taus, name="tau"))
-
-
-def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = "common",
-                        taus=None) -> pd.DataFrame:
-    """``rho_s(tau)`` on a grid of tau (index) for every solver (columns): the fraction of the
-    problems s attempted that it solved within tau times the best cost (NaN for a solver with
-    no comparable problem)."""
-    ratios = performance_ratios(df, metric, problems)
-    return _profile_from_ratios(ratios, _default_taus(ratios) if taus is None else taus)
 
 
 def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "common"
@@ -257,9 +251,8 @@ def profile_title(df: pd.DataFrame, metric: str = "time", problems: str = "commo
         return head + f"{plural(len(kept), 'problem')}, each solver on those it attempted"
     if not dropped:
         return head + f"{plural(len(kept), 'problem')}, every one attempted by every solver"
-    n_table = len(kept) + len(dropped)
-    return (head + f"{len(kept)} of {plural(n_table, 'problem')} (those every solver "
-            f"attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
+    return (head + f"{len(kept)} of {plural(len(kept) + len(dropped), 'problem')} (those every "
+            f"solver attempted); {len(dropped)} dropped: {dropped_reasons(df, metric)}")
 
 
 class _LegendBelow:
@@ -272,8 +265,7 @@ class _LegendBelow:
     LINE = 0.205  # one line of 8.5 pt text, with its spacing
     CHAR, HANDLE = 0.066, 0.55  # a character of 8.5 pt text; a legend handle and spacing
 
-    def __init__(self, labels: list[str], title: str, notes: list[str],
-                 xlabel_lines: int = 1):
+    def __init__(self, labels: list[str], title: str, notes: list[str]):
         import textwrap
         from matplotlib.figure import Figure
         n_entries = len(labels)
@@ -285,7 +277,7 @@ class _LegendBelow:
         self.notes = "\n".join(line for note in notes for line in textwrap.wrap(note, 125))
         rows = -(-max(n_entries, 1) // self.ncol)
         title_h = 0.24 * (self.title.count("\n") + 1) + 0.15
-        xlabel_h = 0.42 + 0.2 * xlabel_lines
+        xlabel_h = 0.42 + 0.2  # the tick labels and spacing, then one line of axis label
         self.legend_h = 0.3 + rows * self.LINE + 0.08
         self.notes_h = (self.notes.count("\n") + 1) * 0.16 + 0.08 if notes else 0.0
         height = title_h + self.AXES_HEIGHT + xlabel_h + self.legend_h + self.notes_h
@@ -328,20 +320,19 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
     """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    ratios = performance_ratios(df, metric, problems)
     counts = profile_counts(df, metric, problems)
-    prof = _profile_from_ratios(ratios, _default_taus(ratios))
+    prof = performance_profile(df, metric, problems)
     styles = solver_styles(df) if styles is None else styles
-    n_p = len(ratios)
+    n_p = int(counts["problems"].iat[0])
     drawn = [s for s in prof.columns if counts.at[s, "attempted"] > 0]
     unmeasured = [s for s in prof.columns if counts.at[s, "attempted"] == 0]
-    # solved/attempted of N for a solver that attempted some problems only, else solved/N
+    partial = counts["not_attempted"] > 0  # the solvers that attempted some problems only
+    # solved/attempted of N for those, else solved/N
     labels = {s: f"{s}  {counts.at[s, 'solved']}/" + (
-        f"{counts.at[s, 'attempted']} of {n_p}" if counts.at[s, "not_attempted"] > 0 else f"{n_p}")
-        for s in drawn}
+        f"{counts.at[s, 'attempted']} of {n_p}" if partial[s] else f"{n_p}") for s in drawn}
     notes = ["Solved: succeeded and agrees with the stored optimal value; a failed solve counts "
              "as never solved (the curve ends below 1).", *notes]
-    if (counts.loc[drawn, "not_attempted"] > 0).any():
+    if partial[drawn].any():
         notes.append("Dashed: the solver attempted only some problems; the others are left out "
                      "of its fraction (not counted as failures).")
     if unmeasured:
@@ -350,11 +341,10 @@ def performance_profile_figure(df: pd.DataFrame, metric: str = "time",
                           notes)
     ax = layout.ax
     for k, s in enumerate(drawn):
-        partial = counts.at[s, "not_attempted"] > 0
         # markers at evenly spaced places along the curve, staggered so that curves lying on
         # top of each other still show every marker
         ax.step(prof.index, prof[s], where="post", label=labels[s], lw=1.6,
-                ls="--" if partial else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
+                ls="--" if partial[s] else "-", ms=5.5, markevery=((0.013 * k) % 0.09, 0.09),
                 **styles.get(s, series_styles(1)[0]))
     top = float(prof.index.max())
     ax.set_xscale("log", base=10 if top > 2 ** 10 else 2)
