@@ -20,10 +20,11 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._sklearn import check_features  # first: without scikit-learn, its ImportError
+from . import _sklearn  # noqa: F401 - first: without scikit-learn, its ImportError
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.exceptions import DataConversionWarning, NotFittedError
+from sklearn.utils.validation import validate_data
 from .._logging import solver_log, verbose_logging
 from .._validation import (check_bool, check_choice, check_int, check_matrix, check_scalar,
                            check_vector)
@@ -156,13 +157,16 @@ def _feature_matrix(X):
 
 def _validated_X(estimator, X, *, reset: bool):
     """X as an array or CSR matrix (:func:`_feature_matrix`); records (``reset``, in ``fit``) or
-    checks on ``estimator`` the number of columns and, for a DataFrame, their names (checked
-    first)."""
+    checks on ``estimator`` ``n_features_in_`` and ``feature_names_in_`` (scikit-learn's checks
+    and messages, its value checks skipped).
+
+    A DataFrame's columns are checked before its values, as scikit-learn does: a frame with
+    other columns is reported as such, not as the NaN entries pandas fills them with."""
     if hasattr(X, "columns"):
-        check_features(estimator, X, reset=reset)
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
         return _feature_matrix(X)
     X_array = _feature_matrix(X)
-    check_features(estimator, X_array, reset=reset)
+    validate_data(estimator, X_array, reset=reset, skip_check_array=True)
     return X_array
 
 
@@ -484,9 +488,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """
         above = self.decision_function(X) > 0
         is_positive = binary_labels(self.classes_, "classes_", pos_label=self.pos_label).positive
-        positive_class = self.classes_[is_positive][0]
-        negative_class = self.classes_[~is_positive][0]
-        return np.where(above, positive_class, negative_class)
+        return np.where(above, self.classes_[is_positive][0], self.classes_[~is_positive][0])
 
     def score(self, X, y, sample_weight=None):
         """Average precision of the ranking of X (Agarwal 2011, section 6).
