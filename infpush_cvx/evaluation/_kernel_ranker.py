@@ -33,13 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..data.containers import BipartiteData
-from ..data.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..data.kernels import kernel_matrix, resolve_gamma
 from infpush_cvx.solvers.engines.kernel import training_rows
-
-
-def check_params(ranker) -> None:
-    """Validate ``kernel``, ``gamma``, ``degree``, ``coef0`` (errors name them)."""
-    check_kernel(ranker.kernel, ranker.gamma, ranker.degree, ranker.coef0)
 
 
 def is_linear(ranker) -> bool:
@@ -71,8 +66,7 @@ def solver_kwargs(ranker, data: BipartiteData) -> dict:
 def set_fitted(ranker, training, solve) -> None:
     """Store ``dual_coef_``, ``support_``, ``support_vectors_``, ``gamma_`` of one solve."""
     Z = _training_rows(training.data)
-    rows = np.arange(Z.shape[0]) if training.rows is None else training.rows
-    n = Z.shape[0] if training.n_samples is None else training.n_samples
+    rows, n = training.rows, training.n_samples
     if is_linear(ranker):
         beta_z = _min_norm_coefficients(Z, ranker.coef_)
         ranker.gamma_ = None

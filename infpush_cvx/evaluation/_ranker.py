@@ -20,13 +20,16 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._sklearn import check_features  # first: without scikit-learn, its ImportError
+from . import _sklearn  # noqa: F401 - first: without scikit-learn, its ImportError
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.exceptions import DataConversionWarning, NotFittedError
+from sklearn.utils.validation import validate_data
 from .._logging import solver_log, verbose_logging
-from .._validation import check_bool, check_choice, check_int, check_matrix, check_scalar
+from .._validation import (check_bool, check_choice, check_int, check_matrix, check_scalar,
+                           check_vector)
 from ..data.containers import BipartiteData
+from ..data.kernels import check_kernel
 from ..data.labels import binary_labels
 from . import _kernel_ranker
 from .metrics import average_precision
@@ -113,28 +116,13 @@ def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     if sample_weight is None:
         return None
     sw = np.asarray(sample_weight)
-    if np.iscomplexobj(sw):
-        raise ValueError("Complex data not supported: sample_weight must be real")
-    try:
-        sw = np.array(sw, dtype=np.float64)  # a copy: the caller's array is untouched
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sample_weight must be a 1-D array of numbers: {exc}") from None
     if sw.ndim == 0:
-        sw = np.full(n_rows, float(sw))
-    if sw.ndim != 1:
-        raise ValueError(f"sample_weight must be 1-D (one weight per row of X), got shape "
-                         f"{sw.shape}")
-    if sw.shape[0] != n_rows:
-        raise ValueError(f"sample_weight must have one weight per row of X ({n_rows}), got "
-                         f"length {sw.shape[0]}")
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinite entries")
-    if np.any(sw < 0):
-        raise ValueError(f"sample_weight must be nonnegative; its smallest entry is "
-                         f"{float(sw.min())!r}")
-    if not np.any(sw > 0):
-        raise ValueError("sample_weight: every weight is zero; at least one non-zero weight is "
-                         "needed in each class")
+        sw = np.full(n_rows, sw)
+    try:
+        # a copy: the caller's array is untouched
+        sw = np.array(check_vector(sw, "sample_weight", length=n_rows, nonnegative=True))
+    except TypeError as exc:  # complex numbers, strings: scikit-learn's checks want ValueError
+        raise ValueError(str(exc)) from None
     keep = sw > 0
     if not (pos & keep).any() or not (~pos & keep).any():
         which = "positive" if not (pos & keep).any() else "negative"
@@ -169,14 +157,43 @@ def _feature_matrix(X):
 
 def _validated_X(estimator, X, *, reset: bool):
     """X as an array or CSR matrix (:func:`_feature_matrix`); records (``reset``, in ``fit``) or
-    checks on ``estimator`` the number of columns and, for a DataFrame, their names (checked
-    first)."""
+    checks on ``estimator`` ``n_features_in_`` and ``feature_names_in_`` (scikit-learn's checks
+    and messages, its value checks skipped).
+
+    A DataFrame's columns are checked before its values, as scikit-learn does: a frame with
+    other columns is reported as such, not as the NaN entries pandas fills them with."""
     if hasattr(X, "columns"):
-        check_features(estimator, X, reset=reset)
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
         return _feature_matrix(X)
     X_array = _feature_matrix(X)
-    check_features(estimator, X_array, reset=reset)
+    validate_data(estimator, X_array, reset=reset, skip_check_array=True)
     return X_array
+
+
+def store_params(estimator, params: dict) -> None:
+    """Store the arguments of ``estimator.__init__`` (its ``locals()``) as attributes of the same
+    names, unchanged: scikit-learn's constructor contract (validation happens in ``fit``)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
+def check_fitted(estimator, attribute: str) -> None:
+    """NotFittedError before ``fit``, which sets ``attribute``."""
+    if not hasattr(estimator, attribute):
+        raise NotFittedError(f"this {type(estimator).__name__} instance is not fitted yet; "
+                             f"call fit(X, y) first")
+
+
+def binary_ranker_tags(tags):
+    """``tags`` (scikit-learn's) of a bipartite ranker, and of RankerCV: y required, sparse X
+    taken, binary labels only."""
+    from sklearn.utils import ClassifierTags
+    tags.target_tags.required = True
+    tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
+    # binary labels only: sklearn's checks then feed two-valued y
+    tags.classifier_tags = ClassifierTags(multi_class=False)
+    return tags
 
 
 class _TrainingSet(NamedTuple):
@@ -210,18 +227,12 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _penalty = "l2"
     #: whether a path's native solves start from the previous C's result
     _warm_starts = True
+    #: the model's name when w = 0 is optimal for every C exactly at equal class means
+    _zero_at_equal_means = None
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
-        self.C = C
-        self.solver = solver
-        self.method = method
-        self.tol = tol
-        self.max_iter = max_iter
-        self.cvxpy_solver = cvxpy_solver
-        self.sparsity_tol = sparsity_tol
-        self.pos_label = pos_label
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ---- the model --------------------------------------------------------------------------
     def _problem(self, data: BipartiteData, lam: float):
@@ -266,12 +277,13 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         if self.method is not None:
             _check_name(self.method, "method", self._native_methods())
         check_scalar(self.tol, "tol", positive=True)
-        if self.max_iter is not None:
-            check_int(self.max_iter, "max_iter", minimum=1)
-        eta0 = getattr(self, "eta0", None)
+        # max_iter and eta0: hyper-parameters of the rankers whose methods take them
+        max_iter, eta0 = getattr(self, "max_iter", None), getattr(self, "eta0", None)
+        if max_iter is not None:
+            check_int(max_iter, "max_iter", minimum=1)
         if eta0 is not None:
             check_scalar(eta0, "eta0", positive=True)
-        if (self.max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
+        if (max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
         check_solver(self.cvxpy_solver, "cvxpy_solver")
@@ -285,13 +297,18 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """``"native"`` for ``solver="auto"``: every registered model has a native method."""
         return "native" if self.solver == "auto" else self.solver
 
-    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
-        """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
-        and checked (``classes``: the labels of the whole data set, when X is one fold)."""
+    def _bipartite_data(self, X, y, sample_weight, *, classes=None):
+        """``(data, labels, weights)``: X (from :func:`_feature_matrix`) split by the labels
+        ``y`` read as in ``fit``, with the validated sample weights (None: unweighted)."""
         labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label,
                               classes=classes)
         sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
-        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        return BipartiteData.from_labels(X, labels.positive, sample_weight=sw), labels, sw
+
+    def _training_set(self, X, y, sample_weight=None, *, classes=None) -> _TrainingSet:
+        """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
+        and checked (``classes``: the labels of the whole data set, when X is one fold)."""
+        data, labels, sw = self._bipartite_data(X, y, sample_weight, classes=classes)
         backend = self._backend()
         if data.weighted and backend == "native" and not self._method_class().weights:
             model = registry.model(self._model)
@@ -434,38 +451,31 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                           ZeroModelWarning, stacklevel=stacklevel)
 
     def _why_zero(self, data, C) -> str:
-        """Why the weights are zero: degenerate data (w = 0 optimal for every C), else the C."""
+        """Why the weights are zero: degenerate data (w = 0 optimal for every C), else the C.
+
+        Degenerate data are recognised here for the models named by ``_zero_at_equal_means``:
+        their loss's gradient at w = 0 is a multiple of the weighted mean negative minus the
+        weighted mean positive, so w = 0 is optimal for every C when those means are equal."""
+        if self._zero_at_equal_means:
+            gap = (data.Xp.T @ data.pos_weights / data.wp_sum
+                   - data.Xn.T @ data.neg_weights / data.wn_sum)
+            unit = max(float(np.abs(data.Xp).max()), float(np.abs(data.Xn).max()))
+            if np.abs(gap).max() <= 1e-9 * unit:  # equal up to rounding, at the data's scale
+                return (f"the positives and the negatives have the same mean, so w = 0 is the "
+                        f"{self._zero_at_equal_means} optimum for every C")
         return (f"w = 0 is not optimal for these data: C={C!r} may be very small, the features "
                 f"badly scaled, or the solve ended early")
 
-    def _why_zero_at_equal_means(self, data, C, model: str) -> str:
-        """For the losses whose gradient at w = 0 is a multiple of the weighted mean negative
-        minus the weighted mean positive: w = 0 is optimal for every C when they are equal."""
-        gap = (data.Xp.T @ data.pos_weights / data.wp_sum
-               - data.Xn.T @ data.neg_weights / data.wn_sum)
-        unit = max(float(np.abs(data.Xp).max()), float(np.abs(data.Xn).max()))
-        if np.abs(gap).max() <= 1e-9 * unit:  # equal up to rounding, at the data's scale
-            return (f"the positives and the negatives have the same mean, so w = 0 is the "
-                    f"{model} optimum for every C")
-        return _BipartiteRanker._why_zero(self, data, C)
-
     # ---- prediction -------------------------------------------------------------------------
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
-                                 f"call fit(X, y) first")
-
     def decision_function(self, X):
         """Ranking scores ``X @ coef_`` (higher = nearer the top), shape (N,).
 
         X must have the columns seen in ``fit`` (their number, and their names when fitted on a
         DataFrame); ValueError otherwise.
         """
-        self._check_fitted()
-        X = _validated_X(self, X, reset=False)
-        if hasattr(self, "kernel"):
-            return _kernel_ranker.decision_function(self, X)
-        return X @ self.coef_
+        check_fitted(self, "coef_")
+        # X @ coef_ for the rankers without a kernel too
+        return _kernel_ranker.decision_function(self, _validated_X(self, X, reset=False))
 
     def predict(self, X):
         """The positive class (``pos_label``, else the greater label) where
@@ -478,9 +488,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """
         above = self.decision_function(X) > 0
         is_positive = binary_labels(self.classes_, "classes_", pos_label=self.pos_label).positive
-        positive_class = self.classes_[is_positive][0]
-        negative_class = self.classes_[~is_positive][0]
-        return np.where(above, positive_class, negative_class)
+        return np.where(above, self.classes_[is_positive][0], self.classes_[~is_positive][0])
 
     def score(self, X, y, sample_weight=None):
         """Average precision of the ranking of X (Agarwal 2011, section 6).
@@ -496,13 +504,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         return average_precision(labels.positive, scores, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()  # ClassifierMixin: estimator_type "classifier"
-        from sklearn.utils import ClassifierTags
-        tags.target_tags.required = True
-        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
-        # binary labels only: sklearn's checks then feed two-valued y
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        return tags
+        # ClassifierMixin's: estimator_type "classifier"
+        return binary_ranker_tags(super().__sklearn_tags__())
 
 
 class _KernelRanker(_BipartiteRanker):
@@ -512,17 +515,10 @@ class _KernelRanker(_BipartiteRanker):
     def __init__(self, C=1.0, *, kernel="linear", gamma="scale", degree=3, coef0=0.0,
                  solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
-        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
-                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
-                         pos_label=pos_label, verbose=verbose)
-        self.eta0 = eta0
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
+        store_params(self, locals())
 
     def _check_params(self):
-        _kernel_ranker.check_params(self)
+        check_kernel(self.kernel, self.gamma, self.degree, self.coef0)  # errors name them
         return super()._check_params()
 
     def _problem(self, data, lam):

@@ -29,14 +29,14 @@ import numpy as np
 
 from . import _sklearn  # noqa: F401 - first: without scikit-learn, its ImportError
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
 from sklearn.utils.parallel import Parallel, delayed
 from .._logging import log_progress, verbose_logging
-from .._validation import check_bool, check_int
+from .._validation import check_bool, check_int, check_vector
 from ..data.labels import binary_labels
-from ._ranker import _BipartiteRanker, _read_labels, _sample_weights, _TrainingSet, _validated_X
+from ._ranker import (_BipartiteRanker, _read_labels, _sample_weights, _TrainingSet,
+                      _validated_X, binary_ranker_tags, check_fitted, store_params)
 from .rankers import InfinitePushRanker
 
 __all__ = ["RankerCV", "DEFAULT_C_RANGE"]
@@ -103,12 +103,7 @@ class RankerCV(ClassifierMixin, BaseEstimator):
 
     def __init__(self, ranker=None, *, Cs=10, cv=None, scoring=None, verbose=False,
                  n_jobs=None):
-        self.ranker = ranker
-        self.Cs = Cs
-        self.cv = cv
-        self.scoring = scoring
-        self.verbose = verbose
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     # ---- validation -------------------------------------------------------------------------
     def _base_ranker(self) -> _BipartiteRanker:
@@ -132,14 +127,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         if isinstance(Cs, (str, bytes, bool)) or np.ndim(Cs) != 1:
             raise TypeError(f"Cs must be an int or a 1-D sequence of C values, got "
                             f"{type(Cs).__name__} {Cs!r}")
-        try:
-            grid = np.asarray(Cs, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"Cs must hold numbers, got {Cs!r}") from None
-        if grid.size == 0:
-            raise ValueError("Cs is empty: at least one C value is needed")
-        if not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-            raise ValueError(f"Cs must hold finite positive values, got {grid.tolist()}")
+        grid = check_vector(Cs, "Cs")  # numbers (TypeError otherwise), finite
+        if grid.size == 0 or np.any(grid <= 0):
+            raise ValueError(f"Cs must be an int or a nonempty sequence of positive C values, "
+                             f"got {grid.tolist()}")
         return np.unique(grid)
 
     # ---- fitting ----------------------------------------------------------------------------
@@ -147,7 +138,9 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         """Cross-validate every C of the grid, then refit the ranker with the best one."""
         Cs = self._grid()
         verbose = check_bool(self.verbose, "verbose")
-        n_jobs = self._n_jobs()
+        if self.n_jobs is not None and check_int(self.n_jobs, "n_jobs") == 0:
+            raise ValueError("n_jobs must be a nonzero int or None (joblib's convention: -1 "
+                             "every core), got 0")
         base = clone(self._base_ranker()).set_params(C=float(Cs[0]))
         if verbose:
             base.set_params(verbose=True)
@@ -169,20 +162,19 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         folds = list(check_cv(5 if self.cv is None else self.cv, y_array,
                               classifier=True).split(X_array, y_array))
         scorer = check_scoring(base, scoring=self.scoring)
-        held_out_weights = _held_out_weights(self.scoring, weights)
+        weigh_scores = weights is not None and _takes_sample_weight(self.scoring)
 
         jobs = (delayed(_fold_path)(base, X_array[train], y_array[train],
                                     None if weights is None else weights[train], labels.classes,
-                                    X_array[test], y_array[test], held_out_weights(test), Cs,
+                                    X_array[test], y_array[test],
+                                    {"sample_weight": weights[test]} if weigh_scores else {}, Cs,
                                     scorer)
                 for train, test in folds)
-        results = Parallel(n_jobs=n_jobs)(jobs)
+        results = Parallel(n_jobs=self.n_jobs)(jobs)
 
-        self.scores_ = np.array([scores for scores, _, _ in results]).reshape(len(folds),
-                                                                             Cs.size)
+        self.scores_ = np.array([scores for scores, _, _ in results])
         self.n_iter_path_ = np.array([[np.nan if s.n_iter is None else s.n_iter for s in path]
-                                      for _, path, _ in results],
-                                     dtype=float).reshape(len(folds), Cs.size)
+                                      for _, path, _ in results], dtype=float)
         with verbose_logging(_log, verbose):
             for k, (scores, path, backend) in enumerate(results):
                 training = _TrainingSet(None, labels.classes, backend)  # what the warning reads
@@ -193,14 +185,14 @@ class RankerCV(ClassifierMixin, BaseEstimator):
                                  f"score {score:.6g}, status {solve.status}, iterations "
                                  f"{solve.n_iter}", _log)
 
-        mean = self.scores_.mean(axis=0)
-        if np.all(np.isnan(mean)):
-            raise ValueError(f"every cross-validation score is NaN (scoring={self.scoring!r})")
-        best = int(np.nanargmax(mean))  # the first maximum: the smallest C among ties
-        self.Cs_ = Cs
-        self.C_ = float(Cs[best])
-        self.best_score_ = float(mean[best])
-        with verbose_logging(_log, verbose):
+            mean = self.scores_.mean(axis=0)
+            if np.all(np.isnan(mean)):
+                raise ValueError(f"every cross-validation score is NaN "
+                                 f"(scoring={self.scoring!r})")
+            best = int(np.nanargmax(mean))  # the first maximum: the smallest C among ties
+            self.Cs_ = Cs
+            self.C_ = float(Cs[best])
+            self.best_score_ = float(mean[best])
             log_progress(f"RankerCV: C={self.C_:.4g} chosen (mean held-out score "
                          f"{self.best_score_:.6g}); refitting on all the data", _log)
             # SVMMAPRanker.fit takes no sample_weight: pass it only when there are weights
@@ -210,22 +202,10 @@ class RankerCV(ClassifierMixin, BaseEstimator):
             setattr(self, name, getattr(self.best_estimator_, name))
         return self
 
-    def _n_jobs(self):
-        """``n_jobs`` checked: None or a nonzero int (joblib's convention)."""
-        if self.n_jobs is None:
-            return None
-        n_jobs = check_int(self.n_jobs, "n_jobs")
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a nonzero int or None (joblib's convention: -1 "
-                             "every core), got 0")
-        return n_jobs
-
     # ---- prediction: the refitted ranker's ----------------------------------------------------
     def _fitted(self):
         """``best_estimator_``; NotFittedError before ``fit``."""
-        if not hasattr(self, "best_estimator_"):
-            raise NotFittedError(f"this {type(self).__name__} instance is not fitted yet; "
-                                 f"call fit(X, y) first")
+        check_fitted(self, "best_estimator_")
         return self.best_estimator_
 
     def decision_function(self, X):
@@ -242,12 +222,7 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         return self._fitted().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        from sklearn.utils import ClassifierTags
-        tags.target_tags.required = True
-        tags.input_tags.sparse = True  # scipy.sparse X: converted to CSR once (_feature_matrix)
-        tags.classifier_tags = ClassifierTags(multi_class=False)
-        return tags
+        return binary_ranker_tags(super().__sklearn_tags__())
 
 
 def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_weights, Cs,
@@ -271,16 +246,12 @@ def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_we
     return scores, path, training.backend
 
 
-def _held_out_weights(scoring, weights):
-    """``test -> {"sample_weight": weights[test]}`` (or ``{}``: no weights, or a callable
-    ``scoring`` without a ``sample_weight`` argument)."""
-    if weights is None:
-        return lambda test: {}
-    if callable(scoring):
-        try:
-            takes = "sample_weight" in inspect.signature(scoring).parameters
-        except (TypeError, ValueError):  # no signature to read: called as documented
-            takes = False
-        if not takes:
-            return lambda test: {}
-    return lambda test: {"sample_weight": weights[test]}
+def _takes_sample_weight(scoring) -> bool:
+    """Whether the held-out scores get the fold's sample weights: scikit-learn's scorers do, a
+    callable ``scoring`` when it has a ``sample_weight`` argument."""
+    if not callable(scoring):
+        return True
+    try:
+        return "sample_weight" in inspect.signature(scoring).parameters
+    except (TypeError, ValueError):  # no signature to read: called as documented
+        return False

@@ -115,9 +115,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranker import (ConvergenceWarning, ZeroModelWarning, _BipartiteRanker, _KernelRanker,
-                      _feature_matrix, _read_labels, _sample_weights)
+                      _feature_matrix, store_params)
 from ._lambda_max import infinite_push_l1_lambda_max
-from ..data.containers import BipartiteData
 from ..solvers import registry
 
 __all__ = ["ConvergenceWarning", "InfinitePushRanker", "SparseInfinitePushRanker",
@@ -171,23 +170,20 @@ class InfinitePushRanker(_KernelRanker):
     _model = "infinite_push"
 
     def _why_zero(self, data, C) -> str:
-        return _infinite_push_why_zero(data, C, self._penalty) or super()._why_zero(data, C)
-
-
-def _infinite_push_why_zero(data, C, penalty: str) -> str | None:
-    """Why w = 0 is the Infinite Push optimum: degenerate data, or (l1) C at most C_min."""
-    from ..data.degeneracy import is_degenerate
-    if is_degenerate(data):
-        return ("the data are degenerate for the Infinite Push: the mean positive lies in the "
-                "convex hull of the negatives, so w = 0 is optimal for every C "
-                "(see infpush_cvx.data.degeneracy)")
-    if penalty == "l1":
-        C_min = 1.0 / infinite_push_l1_lambda_max(data)
-        if C <= C_min * (1 + 1e-9):
-            return (f"C={C!r} is too small for the l1 penalty, which sets every weight to zero "
-                    f"for every C <= C_min = {C_min:.6g} on these data "
-                    f"(SparseInfinitePushRanker.C_min); increase C")
-    return None
+        """Why w = 0 is the Infinite Push optimum: degenerate data, or (l1) C at most C_min
+        (the l1 ranker's ``_why_zero`` too)."""
+        from ..data.degeneracy import is_degenerate
+        if is_degenerate(data):
+            return ("the data are degenerate for the Infinite Push: the mean positive lies in the "
+                    "convex hull of the negatives, so w = 0 is optimal for every C "
+                    "(see infpush_cvx.data.degeneracy)")
+        if self._penalty == "l1":
+            C_min = 1.0 / infinite_push_l1_lambda_max(data)
+            if C <= C_min * (1 + 1e-9):
+                return (f"C={C!r} is too small for the l1 penalty, which sets every weight to "
+                        f"zero for every C <= C_min = {C_min:.6g} on these data "
+                        f"(SparseInfinitePushRanker.C_min); increase C")
+        return _BipartiteRanker._why_zero(self, data, C)
 
 
 class SparseInfinitePushRanker(_BipartiteRanker):
@@ -209,16 +205,12 @@ class SparseInfinitePushRanker(_BipartiteRanker):
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None, eta0=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
-        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
-                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
-                         pos_label=pos_label, verbose=verbose)
-        self.eta0 = eta0
+        store_params(self, locals())
 
     def _problem(self, data, lam):
         return registry.model(self._model).problem(data, lam, penalty="l1", scaling="paper")
 
-    def _why_zero(self, data, C) -> str:
-        return _infinite_push_why_zero(data, C, "l1") or super()._why_zero(data, C)
+    _why_zero = InfinitePushRanker._why_zero
 
     def lambda_max(self, X, y, sample_weight=None) -> float:
         """The smallest ``lam = 1/C`` with ``w* = 0`` on (X, y) (paper scaling)::
@@ -233,10 +225,7 @@ class SparseInfinitePushRanker(_BipartiteRanker):
         X, y, ``sample_weight`` and ``pos_label`` are read as in ``fit``; the ranker is not
         changed.
         """
-        X = _feature_matrix(X)
-        labels = _read_labels(y, X.shape[0], type(self).__name__, pos_label=self.pos_label)
-        sw = _sample_weights(sample_weight, X.shape[0], labels.positive)
-        data = BipartiteData.from_labels(X, labels.positive, sample_weight=sw)
+        data = self._bipartite_data(_feature_matrix(X), y, sample_weight)[0]
         return infinite_push_l1_lambda_max(data)
 
     def C_min(self, X, y, sample_weight=None) -> float:
@@ -256,9 +245,8 @@ class RankSVMRanker(_KernelRanker):
 
     _model = "ranksvm"
 
-    def _why_zero(self, data, C) -> str:
-        # at w = 0 every pair is inside the margin: the gradient is mean(Xn) - mean(Xp)
-        return self._why_zero_at_equal_means(data, C, "RankSVM")
+    # at w = 0 every pair is inside the margin: the gradient is mean(Xn) - mean(Xp)
+    _zero_at_equal_means = "RankSVM"
 
 
 class SquaredHingeRankSVMRanker(_BipartiteRanker):
@@ -275,9 +263,8 @@ class SquaredHingeRankSVMRanker(_BipartiteRanker):
 
     _model = "squared_hinge_ranksvm"
 
-    def _why_zero(self, data, C) -> str:
-        # at w = 0 every pair is inside the margin: the gradient is 2 (mean(Xn) - mean(Xp))
-        return self._why_zero_at_equal_means(data, C, "squared-hinge RankSVM")
+    # at w = 0 every pair is inside the margin: the gradient is 2 (mean(Xn) - mean(Xp))
+    _zero_at_equal_means = "squared-hinge RankSVM"
 
 
 class SVMMAPRanker(_BipartiteRanker):
@@ -335,9 +322,7 @@ class TopPushRanker(_BipartiteRanker):
     def __init__(self, C=1.0, *, loss="truncated_quadratic", solver="auto", method=None,
                  tol=1e-6, cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None,
                  verbose=False):
-        super().__init__(C, solver=solver, method=method, tol=tol, cvxpy_solver=cvxpy_solver,
-                         sparsity_tol=sparsity_tol, pos_label=pos_label, verbose=verbose)
-        self.loss = loss
+        store_params(self, locals())
 
     def _problem(self, data, lam):
         return registry.model(self._model).problem(data, lam, loss=self.loss, scaling="paper")
@@ -371,10 +356,7 @@ class PNormPushRanker(_BipartiteRanker):
 
     def __init__(self, C=1.0, *, p=1.0, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
-        super().__init__(C, solver=solver, method=method, tol=tol, max_iter=max_iter,
-                         cvxpy_solver=cvxpy_solver, sparsity_tol=sparsity_tol,
-                         pos_label=pos_label, verbose=verbose)
-        self.p = p
+        store_params(self, locals())
 
     @property
     def _warm_starts(self) -> bool:
@@ -383,6 +365,5 @@ class PNormPushRanker(_BipartiteRanker):
     def _problem(self, data, lam):
         return registry.model(self._model).problem(data, lam, p=self.p, scaling="paper")
 
-    def _why_zero(self, data, C) -> str:
-        # the gradient at w = 0 is the weighted mean negative minus the weighted mean positive
-        return self._why_zero_at_equal_means(data, C, "P-Norm Push")
+    # the gradient at w = 0 is the weighted mean negative minus the weighted mean positive
+    _zero_at_equal_means = "P-Norm Push"
