@@ -28,16 +28,12 @@ def traits(spec) -> dict:
             "kernel": spec.options.get("kernel") is not None}
 
 
-def _is_primal(spec, found) -> bool:
-    return found is not None and spec.formulation == found.formulations[0] and \
-        spec.options.get("form", "compact") == "compact"
-
-
 def methods(spec) -> list[str]:
     """The labels ``"<model>.<method>"`` of the project methods of a catalog ProblemSpec (none
     for a dual or a direct-form problem)."""
     found = model_of(spec.formulation)
-    if not _is_primal(spec, found):
+    if found is None or spec.formulation != found.formulations[0] \
+            or spec.options.get("form", "compact") != "compact":
         return []
     return [f"{found.name}.{name}" for name in found.method_names(**traits(spec))
             if name != "cvxpy"]
