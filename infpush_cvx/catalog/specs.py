@@ -38,7 +38,7 @@ import cvxpy as cp
 from .. import formulations
 from ..data import generators
 from ..formulations import scaling as _scaling
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from ..data.containers import BipartiteData, PairData
 from ..data.kernels import KERNELS, check_kernel
 from ..files import MalformedFileError
@@ -222,9 +222,9 @@ def _at(where: str):
 
 
 def _check_known(value, name, known) -> None:
-    """Refuse a ``value`` (a name) that is not one of ``known``."""
-    if not isinstance(value, str) or value not in known:
-        raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(known)}")
+    """:func:`check_choice` of a name read from the file, looked up in a list so that a value
+    that is no name (a list: unhashable) is an unknown name rather than a TypeError."""
+    check_choice(value, name, list(known))
 
 
 #: The keys each kind of catalog entry may hold; any other key is a typo, refused rather than
@@ -240,9 +240,8 @@ def _check_keys(entry, allowed, required) -> dict:
     """``entry`` as a dict, after refusing unknown and missing keys."""
     if not isinstance(entry, dict):
         raise ValueError(f"expected a table, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - set(allowed))
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r}; expected one of {sorted(allowed)}")
+    for key in entry:
+        check_choice(key, "key", allowed)
     for key in required:
         if key not in entry:
             raise ValueError(f"missing key {key!r}")
@@ -312,13 +311,10 @@ def _check_options(formulation: str, options: dict, vary: dict) -> None:
             OPTION_CHECKS[key](value, key)
 
 
-_TIER_NAME = re.compile(r"[a-z][a-z0-9_]*")
-
-
 def _check_tier(tier) -> str:
-    if not isinstance(tier, str) or not _TIER_NAME.fullmatch(tier) or tier == ALL_TIERS:
-        raise ValueError(f"tier must be a lower-case name other than {ALL_TIERS!r}, got {tier!r}")
-    return tier
+    if isinstance(tier, str) and re.fullmatch(r"[a-z][a-z0-9_]*", tier) and tier != ALL_TIERS:
+        return tier
+    raise ValueError(f"tier must be a lower-case name other than {ALL_TIERS!r}, got {tier!r}")
 
 
 def _problem_tier(entry: dict, instance: InstanceSpec) -> str:
@@ -349,7 +345,7 @@ def _problem_spec(pid: str, entry, instances: dict) -> ProblemSpec:
                        _problem_tier(entry, instances[entry["instance"]]))
 
 
-def _family_problems(family: dict, instances: dict) -> list[ProblemSpec]:
+def _family_problems(family: dict, instances: dict):
     family = _check_keys(family, _FAMILY_KEYS, ("prefix", "formulation", "instances"))
     if not isinstance(family["prefix"], str):
         raise ValueError(f"prefix must be a string, got {type(family['prefix']).__name__}")
@@ -369,7 +365,6 @@ def _family_problems(family: dict, instances: dict) -> list[ProblemSpec]:
         if not isinstance(values, list) or not values:
             raise ValueError(f"vary.{key} must be a non-empty list, got {values!r}")
     _check_options(formulation, base_options, vary)
-    out = []
     for inst_name in names:
         _check_known(inst_name, "instance", instances)
         tier = _problem_tier(family, instances[inst_name])
@@ -380,8 +375,7 @@ def _family_problems(family: dict, instances: dict) -> list[ProblemSpec]:
             lam = _lambda(family[lam_key], lam_key)
             if lam_key == "lam_paper":
                 lam = _lambda_in_scaling(lam, formulation, options, instances[inst_name])
-            out.append(ProblemSpec(pid, inst_name, formulation, options, lam, tier))
-    return out
+            yield ProblemSpec(pid, inst_name, formulation, options, lam, tier)
 
 
 def _lambda_in_scaling(lam_paper: float, formulation, options, instance: InstanceSpec) -> float:
@@ -470,7 +464,7 @@ def _parse_catalog(path: Path) -> Catalog:
     for k, family in enumerate(families):
         prefix = family.get("prefix") if isinstance(family, dict) else None
         with _at(f"family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")):
-            found += _family_problems(family, instances)
+            found += _family_problems(family, instances)  # generated inside the with
     problems = {}
     for spec in found:
         if spec.id in problems:
@@ -503,8 +497,7 @@ def instance_data(name: str) -> BipartiteData | PairData:
     check_name(name, "instance name")
     if name not in _INSTANCE_SPECS:
         load_catalog()
-    if name not in _INSTANCE_SPECS:
-        raise ValueError(f"unknown instance {name!r}; expected one of {sorted(_INSTANCE_SPECS)}")
+    check_choice(name, "instance", _INSTANCE_SPECS)
     return _INSTANCE_SPECS[name].generate()
 
 
