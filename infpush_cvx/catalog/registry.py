@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .._validation import check_choice
 from ..solvers.registry import model, model_of, models
 
 
@@ -28,16 +29,12 @@ def traits(spec) -> dict:
             "kernel": spec.options.get("kernel") is not None}
 
 
-def _is_primal(spec, found) -> bool:
-    return found is not None and spec.formulation == found.formulations[0] and \
-        spec.options.get("form", "compact") == "compact"
-
-
 def methods(spec) -> list[str]:
     """The labels ``"<model>.<method>"`` of the project methods of a catalog ProblemSpec (none
     for a dual or a direct-form problem)."""
     found = model_of(spec.formulation)
-    if not _is_primal(spec, found):
+    if found is None or spec.formulation != found.formulations[0] \
+            or spec.options.get("form", "compact") != "compact":
         return []
     return [f"{found.name}.{name}" for name in found.method_names(**traits(spec))
             if name != "cvxpy"]
@@ -57,9 +54,7 @@ def check_names(selection) -> tuple:
     selection = tuple(selection or ())
     known = names()
     for name in selection:
-        if name not in known:
-            raise ValueError(f"unknown project solver method {name!r}; expected one of "
-                             f"{sorted(known)}")
+        check_choice(name, "project solver method", known)
     return selection
 
 
@@ -94,10 +89,8 @@ def method_class(label: str) -> type:
 def options(label: str, *, tol: float = 1e-6, time_limit: float | None = None) -> dict:
     """The options the project method ``label`` runs with besides the problem's own (``method``,
     ``tol``, ``time_limit`` when given), for the results table."""
-    out = {"method": label.partition(".")[2], "tol": tol}
-    if time_limit is not None:
-        out["time_limit"] = float(time_limit)
-    return out
+    limit = {} if time_limit is None else {"time_limit": float(time_limit)}
+    return {"method": label.partition(".")[2], "tol": tol, **limit}
 
 
 def defaults(label: str) -> dict:

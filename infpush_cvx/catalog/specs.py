@@ -20,6 +20,7 @@ large for CVXPY, read from the data folders of :mod:`infpush_cvx.data.datasets`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.resources
@@ -37,7 +38,7 @@ import cvxpy as cp
 from .. import formulations
 from ..data import generators
 from ..formulations import scaling as _scaling
-from .._validation import check_scalar
+from .._validation import check_choice, check_scalar
 from ..data.containers import BipartiteData, PairData
 from ..data.kernels import KERNELS, check_kernel
 from ..files import MalformedFileError
@@ -209,9 +210,21 @@ class Catalog:
     path: Path
 
 
-def _check_known(value, name, known, where):
-    if value not in known:
-        raise ValueError(f"{where}: unknown {name} {value!r}; expected one of {sorted(known)}")
+@contextlib.contextmanager
+def _at(where: str):
+    """Put ``where`` (an entry of the catalog, a field of it) in front of the message of a check's
+    TypeError, ValueError or OverflowError, raised again as a ValueError; nested, they name the
+    entry and the field, and :func:`_load_catalog` puts the file's path in front of them all."""
+    try:
+        yield
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def _check_known(value, name, known) -> None:
+    """:func:`check_choice` of a name read from the file, looked up in a list so that a value
+    that is no name (a list: unhashable) is an unknown name rather than a TypeError."""
+    check_choice(value, name, list(known))
 
 
 #: The keys each kind of catalog entry may hold; any other key is a typo, refused rather than
@@ -223,87 +236,49 @@ _FAMILY_KEYS = ("prefix", "formulation", "instances", "options", "lam", "lam_pap
                 "tier")
 
 
-def _check_keys(entry, allowed, required, where: str) -> dict:
+def _check_keys(entry, allowed, required) -> dict:
     """``entry`` as a dict, after refusing unknown and missing keys."""
     if not isinstance(entry, dict):
-        raise ValueError(f"{where}: expected a table, got {type(entry).__name__}")
-    unknown = sorted(set(entry) - set(allowed))
-    if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}; expected one of "
-                         f"{sorted(allowed)}")
+        raise ValueError(f"expected a table, got {type(entry).__name__}")
+    for key in entry:
+        check_choice(key, "key", allowed)
     for key in required:
         if key not in entry:
-            raise ValueError(f"{where}: missing key {key!r}")
+            raise ValueError(f"missing key {key!r}")
     return entry
 
 
-def _table(entry: dict, key: str, where: str) -> dict:
+def _table(entry: dict, key: str) -> dict:
     """The table ``entry[key]`` (empty when absent) as a new dict."""
     value = entry.get(key, {})
     if not isinstance(value, dict):
-        raise ValueError(f"{where}: {key} must be a table, got {type(value).__name__}")
+        raise ValueError(f"{key} must be a table, got {type(value).__name__}")
     return dict(value)
 
 
-def _lambda(value, name: str, where: str) -> float:
-    """A lambda: a finite nonnegative number (``check_scalar``'s message, with ``where``)."""
+def _lambda(value, name: str) -> float:
+    """A lambda: a finite nonnegative number (:func:`check_scalar`)."""
     try:
         return check_scalar(value, name, nonnegative=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: {exc}") from None
     except OverflowError:  # an integer beyond float range
-        raise ValueError(f"{where}: {name} must be finite, got an integer too large for a "
-                         f"float") from None
+        raise ValueError(f"{name} must be finite, got an integer too large for a float") from None
 
 
-def _checked_name(name, what: str, where: str) -> str:
-    """``name`` after :func:`._files.check_name` (a plain file name), the error with ``where``."""
-    try:
-        return check_name(name, what)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-
-
-def _keyword_names(function) -> set | None:
-    """The keyword parameters of ``function``, or None when it takes ``**kwargs``."""
-    parameters = inspect.signature(function).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    return {p.name for p in parameters
-            if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
-
-
-def _check_params(generator: str, params: dict, where: str) -> dict:
-    """Refuse generator parameters its function does not take, or a missing required one, while
-    the catalog loads (instances are generated later, where the error would not name the file)."""
-    function = GENERATORS[generator]
-    known = _keyword_names(function)
-    for name in params:
-        if known is not None and name not in known:
-            raise ValueError(f"{where}: unknown parameter {name!r} of generator {generator!r}; "
-                             f"expected one of {sorted(known)}")
-    try:
-        inspect.signature(function).bind(**params)
-    except TypeError as exc:
-        raise ValueError(f"{where}: generator {generator!r}: {exc}") from None
-    return params
-
-
-def _check_options(formulation: str, names, where: str) -> None:
-    """Refuse option names the formulation does not take (besides ``data`` and ``lam``)."""
-    known = _keyword_names(FORMULATIONS[formulation]) - {"data", "lam"}
+def _check_keywords(function, names, what: str, owner: str) -> None:
+    """Refuse ``names`` that ``function`` (a generator or a formulation: no ``**kwargs``) does not
+    take as keywords, besides a formulation's ``data`` and ``lam``, while the catalog loads
+    (the instances and problems are built later, where the error would not name the file)."""
+    known = {p.name for p in inspect.signature(function).parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"data", "lam"}
     for name in names:
         if name not in known:
-            raise ValueError(f"{where}: unknown option {name!r} of formulation "
-                             f"{formulation!r}; expected one of {sorted(known)}")
+            raise ValueError(f"unknown {what} {name!r} of {owner}; expected one of "
+                             f"{sorted(known)}")
 
 
 def _one_of(choices):
     """The check of an option that names one of ``choices``."""
-    def check(value, name):
-        if not isinstance(value, str) or value not in choices:
-            raise ValueError(f"unknown {name} {value!r}; expected one of {sorted(choices)}")
-    return check
+    return lambda value, name: _check_known(value, name, choices)
 
 
 #: The check of every formulation option's value, by name (an option means the same in every
@@ -322,118 +297,101 @@ OPTION_CHECKS = {
 }
 
 
-def _check_option_value(key: str, value, field: str, where: str) -> None:
-    """Refuse an option value its formulation does not take; the message names ``field``."""
-    try:
-        OPTION_CHECKS[key](value, key)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{where}: {field}: {exc}") from None
+def _check_options(formulation: str, options: dict, vary: dict) -> None:
+    """Refuse option names the formulation does not take and values no formulation takes
+    (:data:`OPTION_CHECKS`), in ``options`` and in the lists of values of ``vary``; the message
+    names the field (``options.penalty``, ``vary.scaling[1]``)."""
+    _check_keywords(FORMULATIONS[formulation], [*options, *vary], "option",
+                    f"formulation {formulation!r}")
+    fields = [(f"options.{key}", key, value) for key, value in options.items()]
+    fields += [(f"vary.{key}[{k}]", key, value) for key, values in vary.items()
+               for k, value in enumerate(values)]
+    for name, key, value in fields:
+        with _at(name):
+            OPTION_CHECKS[key](value, key)
 
 
-_TIER_NAME = re.compile(r"[a-z][a-z0-9_]*")
+def _check_tier(tier) -> str:
+    if isinstance(tier, str) and re.fullmatch(r"[a-z][a-z0-9_]*", tier) and tier != ALL_TIERS:
+        return tier
+    raise ValueError(f"tier must be a lower-case name other than {ALL_TIERS!r}, got {tier!r}")
 
 
-def _check_tier(tier, where: str) -> str:
-    if not isinstance(tier, str) or not _TIER_NAME.fullmatch(tier) or tier == ALL_TIERS:
-        raise ValueError(f"{where}: tier must be a lower-case name other than {ALL_TIERS!r}, "
-                         f"got {tier!r}")
-    return tier
-
-
-def _problem_tier(entry: dict, instance: InstanceSpec, where: str) -> str:
+def _problem_tier(entry: dict, instance: InstanceSpec) -> str:
     """A problem's tier: its own (or its family's), else its instance's."""
-    return _check_tier(entry["tier"], where) if "tier" in entry else instance.tier
+    return _check_tier(entry["tier"]) if "tier" in entry else instance.tier
 
 
-def _instance_spec(name: str, entry, where: str) -> InstanceSpec:
-    entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",), where)
-    _check_known(entry["generator"], "generator", GENERATORS, where)
-    params = _check_params(entry["generator"], _table(entry, "params", where), where)
-    try:
-        params = generators.check_parameters(params, prefix="params.")
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: {exc}") from None
-    return InstanceSpec(name, entry["generator"], params,
-                        _check_tier(entry.get("tier", DEFAULT_TIER), where))
+def _instance_spec(name: str, entry) -> InstanceSpec:
+    entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",))
+    generator = entry["generator"]
+    _check_known(generator, "generator", GENERATORS)
+    params = _table(entry, "params")
+    _check_keywords(GENERATORS[generator], params, "parameter", f"generator {generator!r}")
+    with _at(f"generator {generator!r}"):  # a missing required parameter
+        inspect.signature(GENERATORS[generator]).bind(**params)
+    params = generators.check_parameters(params, prefix="params.")
+    return InstanceSpec(name, generator, params, _check_tier(entry.get("tier", DEFAULT_TIER)))
 
 
-def _problem_spec(pid: str, entry, instances: dict, where: str) -> ProblemSpec:
-    entry = _check_keys(entry, _PROBLEM_KEYS, ("instance", "formulation", "lam"), where)
-    _check_known(entry["instance"], "instance", instances, where)
-    _check_known(entry["formulation"], "formulation", FORMULATIONS, where)
-    options = _table(entry, "options", where)
-    _check_options(entry["formulation"], options, where)
-    for key, value in options.items():
-        _check_option_value(key, value, f"options.{key}", where)
+def _problem_spec(pid: str, entry, instances: dict) -> ProblemSpec:
+    entry = _check_keys(entry, _PROBLEM_KEYS, ("instance", "formulation", "lam"))
+    _check_known(entry["instance"], "instance", instances)
+    _check_known(entry["formulation"], "formulation", FORMULATIONS)
+    options = _table(entry, "options")
+    _check_options(entry["formulation"], options, {})
     return ProblemSpec(pid, entry["instance"], entry["formulation"], options,
-                       _lambda(entry["lam"], "lam", where),
-                       _problem_tier(entry, instances[entry["instance"]], where))
+                       _lambda(entry["lam"], "lam"),
+                       _problem_tier(entry, instances[entry["instance"]]))
 
 
-def _family_problems(family: dict, instances: dict, where: str):
-    family = _check_keys(family, _FAMILY_KEYS, ("prefix", "formulation", "instances"), where)
+def _family_problems(family: dict, instances: dict):
+    family = _check_keys(family, _FAMILY_KEYS, ("prefix", "formulation", "instances"))
     if not isinstance(family["prefix"], str):
-        raise ValueError(f"{where}: prefix must be a string, got "
-                         f"{type(family['prefix']).__name__}")
+        raise ValueError(f"prefix must be a string, got {type(family['prefix']).__name__}")
     formulation = family["formulation"]
-    _check_known(formulation, "formulation", FORMULATIONS, where)
+    _check_known(formulation, "formulation", FORMULATIONS)
     names = family["instances"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"{where}: instances must be a list of instance names, got "
+        raise ValueError(f"instances must be a list of instance names, got "
                          f"{type(names).__name__}")
     if ("lam" in family) == ("lam_paper" in family):
-        raise ValueError(f"{where}: give one of lam and lam_paper, not both" if "lam" in family
-                         else f"{where}: missing key 'lam' (or 'lam_paper')")
-    base_options = _table(family, "options", where)
-    vary = _table(family, "vary", where)
+        raise ValueError("give one of lam and lam_paper, not both" if "lam" in family
+                         else "missing key 'lam' (or 'lam_paper')")
+    lam_key = "lam" if "lam" in family else "lam_paper"
+    base_options = _table(family, "options")
+    vary = _table(family, "vary")
     for key, values in vary.items():
         if not isinstance(values, list) or not values:
-            raise ValueError(f"{where}: vary.{key} must be a non-empty list, got {values!r}")
-    _check_options(formulation, [*base_options, *vary], where)
-    for key, value in base_options.items():
-        _check_option_value(key, value, f"options.{key}", where)
-    for key, values in vary.items():
-        for k, value in enumerate(values):
-            _check_option_value(key, value, f"vary.{key}[{k}]", where)
-    keys = list(vary)
+            raise ValueError(f"vary.{key} must be a non-empty list, got {values!r}")
+    _check_options(formulation, base_options, vary)
     for inst_name in names:
-        _check_known(inst_name, "instance", instances, where)
-        tier = _problem_tier(family, instances[inst_name], where)
-        for values in itertools.product(*(vary[k] for k in keys)):
-            options = {**base_options, **dict(zip(keys, values))}
-            pid = _checked_name("_".join([family["prefix"], inst_name, *map(str, values)]),
-                                "problem ID", where)
-            if "lam_paper" in family:
-                lam = _lambda_in_scaling(_lambda(family["lam_paper"], "lam_paper", where),
-                                         formulation, options, instances[inst_name], where)
-            else:
-                lam = _lambda(family["lam"], "lam", where)
+        _check_known(inst_name, "instance", instances)
+        tier = _problem_tier(family, instances[inst_name])
+        for values in itertools.product(*vary.values()):
+            options = {**base_options, **dict(zip(vary, values))}
+            pid = check_name("_".join([family["prefix"], inst_name, *map(str, values)]),
+                             "problem ID")
+            lam = _lambda(family[lam_key], lam_key)
+            if lam_key == "lam_paper":
+                lam = _lambda_in_scaling(lam, formulation, options, instances[inst_name])
             yield ProblemSpec(pid, inst_name, formulation, options, lam, tier)
 
 
-def _lambda_in_scaling(lam_paper, formulation, options, instance: InstanceSpec,
-                       where: str = "") -> float:
+def _lambda_in_scaling(lam_paper: float, formulation, options, instance: InstanceSpec) -> float:
     scaling = options.get("scaling", "paper")
     if scaling == "paper":
-        return float(lam_paper)
+        return lam_paper
     if instance.tier != DEFAULT_TIER:
         # The conversion needs m and n, i.e. the instance generated while the catalog loads.
-        raise ValueError(f"{where}: lam_paper with {scaling!r} scaling on the {instance.tier!r} "
-                         f"instance {instance.name!r} would generate it (and read its data) "
-                         f"whenever the catalog loads; use paper scaling or an explicit lam")
-    try:
+        raise ValueError(f"lam_paper with {scaling!r} scaling on the {instance.tier!r} instance "
+                         f"{instance.name!r} would generate it (and read its data) whenever "
+                         f"the catalog loads; use paper scaling or an explicit lam")
+    with _at(f"lambda in {scaling!r} scaling on instance {instance.name!r}"):
         data = instance_data(instance.name)
         return float(_scaling.from_paper_lambda(
-            lam_paper, scaling, loss=model_of(formulation).name, penalty=options.get("penalty", "l2"),
-            m=data.m, n=data.n))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: lambda in {scaling!r} scaling on instance "
-                         f"{instance.name!r}: {exc}") from None
-
-
-def _family_where(path, k: int, family) -> str:
-    prefix = family.get("prefix") if isinstance(family, dict) else None
-    return f"{path}: family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")
+            lam_paper, scaling, loss=model_of(formulation).name,
+            penalty=options.get("penalty", "l2"), m=data.m, n=data.n))
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
@@ -467,10 +425,10 @@ def clear_cache() -> None:
 def _load_catalog(path: Path) -> Catalog:
     try:
         return _parse_catalog(path)
-    except MalformedFileError:
+    except MalformedFileError:  # read_small_file's: the message starts with the path
         raise
-    except ValueError as exc:  # every message already starts with the file's path
-        raise MalformedFileError(str(exc)) from None
+    except ValueError as exc:
+        raise MalformedFileError(f"{path}: {exc}") from None
     except (OverflowError, RecursionError) as exc:  # a safety net: no check should let these by
         raise MalformedFileError(f"{path}: {type(exc).__name__}: {exc}") from None
 
@@ -478,56 +436,55 @@ def _load_catalog(path: Path) -> Catalog:
 def _parse_catalog(path: Path) -> Catalog:
     data = read_small_file(path, "catalog")
     try:
-        text = data.decode("utf-8")
+        raw = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a UTF-8 text file (byte {exc.start}: {exc.reason})") \
-            from None
-    try:
-        raw = tomllib.loads(text)
+        raise ValueError(f"not a UTF-8 text file (byte {exc.start}: {exc.reason})") from None
     except (ValueError, RecursionError) as exc:
         # TOMLDecodeError; ValueError of an integer beyond Python's digit limit; RecursionError
         # of arrays nested thousands deep
         what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise ValueError(f"{path}: not valid TOML: {what}") from None
-    _check_keys(raw, _TOP_KEYS, (), str(path))
+        raise ValueError(f"not valid TOML: {what}") from None
+    _check_keys(raw, _TOP_KEYS, ())
     instances = {}
-    for name, entry in _table(raw, "instances", str(path)).items():
-        _checked_name(name, "instance name", str(path))  # before it is shown as the entry
-        instances[name] = _instance_spec(name, entry, f"{path}: instance {name}")
+    for name, entry in _table(raw, "instances").items():
+        check_name(name, "instance name")  # before it is shown as the entry
+        with _at(f"instance {name}"):
+            instances[name] = _instance_spec(name, entry)
     _INSTANCE_SPECS.update(instances)  # the lambdas of the problems below may need their data
-    _check_case_collisions(instances, "instance", str(path))
-    problems = {}
-
-    def add(spec: ProblemSpec):
-        if spec.id in problems:
-            raise ValueError(f"{path}: problem {spec.id!r} is declared twice")
-        problems[spec.id] = spec
-
-    for pid, entry in _table(raw, "problems", str(path)).items():
-        _checked_name(pid, "problem ID", str(path))
-        add(_problem_spec(pid, entry, instances, f"{path}: problem {pid}"))
+    _check_case_collisions(instances, "instance")
+    found = []
+    for pid, entry in _table(raw, "problems").items():
+        check_name(pid, "problem ID")
+        with _at(f"problem {pid}"):
+            found.append(_problem_spec(pid, entry, instances))
     families = raw.get("families", [])
     if not isinstance(families, list):
-        raise ValueError(f"{path}: families must be an array of tables ([[families]]), got "
+        raise ValueError(f"families must be an array of tables ([[families]]), got "
                          f"{type(families).__name__}")
     for k, family in enumerate(families):
-        for spec in _family_problems(family, instances, _family_where(path, k, family)):
-            add(spec)
-    _check_case_collisions(problems, "problem", str(path))
+        prefix = family.get("prefix") if isinstance(family, dict) else None
+        with _at(f"family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")):
+            found += _family_problems(family, instances)  # generated inside the with
+    problems = {}
+    for spec in found:
+        if spec.id in problems:
+            raise ValueError(f"problem {spec.id!r} is declared twice")
+        problems[spec.id] = spec
+    _check_case_collisions(problems, "problem")
     if not problems:
-        raise ValueError(f"{path}: declares no problem (an empty catalog); see the packaged "
-                         f"catalog {PACKAGED_CATALOG} for the format")
+        raise ValueError(f"declares no problem (an empty catalog); see the packaged catalog "
+                         f"{PACKAGED_CATALOG} for the format")
     return Catalog(instances, problems, path)
 
 
-def _check_case_collisions(names, what: str, where: str) -> None:
+def _check_case_collisions(names, what: str) -> None:
     """Refuse two names that differ only in case: their files would be one on a
     case-insensitive file system (macOS, Windows)."""
     seen = {}
     for name in names:
         other = seen.setdefault(name.casefold(), name)
         if other != name:
-            raise ValueError(f"{where}: {what}s {other!r} and {name!r} differ only in case "
+            raise ValueError(f"{what}s {other!r} and {name!r} differ only in case "
                              f"(one file on a case-insensitive file system)")
 
 
@@ -540,8 +497,7 @@ def instance_data(name: str) -> BipartiteData | PairData:
     check_name(name, "instance name")
     if name not in _INSTANCE_SPECS:
         load_catalog()
-    if name not in _INSTANCE_SPECS:
-        raise ValueError(f"unknown instance {name!r}; expected one of {sorted(_INSTANCE_SPECS)}")
+    check_choice(name, "instance", _INSTANCE_SPECS)
     return _INSTANCE_SPECS[name].generate()
 
 

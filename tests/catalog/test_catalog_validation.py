@@ -291,6 +291,20 @@ def test_family_options_and_vary_values_are_checked_naming_the_field(use_catalog
     assert "family 0 (prefix 'x'): vary.scaling[1]: unknown scaling 'sead'" in _load_error(path)
 
 
+@pytest.mark.parametrize("text, message", [
+    ('[instances.a]\ngenerator = ["planted_bipartite"]\n',
+     "instance a: unknown generator ['planted_bipartite']"),
+    (INSTANCE + PROBLEM.replace('"infinite_push"', '["infinite_push"]'),
+     "problem p: unknown formulation ['infinite_push']"),
+    (INSTANCE + FAMILY + 'options = { form = ["compact"] }\n',
+     "family 0 (prefix 'x'): options.form: unknown form ['compact']"),
+])
+def test_a_list_where_a_name_belongs_names_the_file_and_the_entry(use_catalog, text, message):
+    """A list is not hashable: the check of a name refuses it as an unknown name (it was a
+    TypeError naming neither the file nor the entry)."""
+    assert message in _load_error(use_catalog(text))
+
+
 def test_penalty_l7_is_a_usage_error_of_list_and_check(use_catalog, capsys, tmp_path):
     """The reproducer: ``penalty = "l7"`` passed ``list``, then ``check`` exited 3 with
     ``KeyError: 'l7'``."""
