@@ -90,12 +90,12 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_matrix, check_scalar, check_vector
 from .cholesky import (PSD_TOL, RANK_TOL, TimeLimitReached, check_deadline, not_psd_error,
-                       pivoted_cholesky, symmetrise)
+                       pivoted_cholesky, refuse_below, row_blocks, symmetric_copy, symmetrise)
 
-__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "TimeLimitReached",
-           "factorise", "gram_factor", "kernel_matrix", "kernel_options", "not_psd_error",
-           "pivoted_cholesky", "psd_by_construction", "refuse_indefinite", "resolve_gamma",
-           "symmetrise"]
+__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "PSD_TOL",
+           "TimeLimitReached", "factorise", "gram_factor", "kernel_matrix", "kernel_options",
+           "not_psd_error", "pivoted_cholesky", "psd_by_construction", "refuse_indefinite",
+           "resolve_gamma", "symmetrise"]
 
 #: The named kernels (a callable is accepted too).
 KERNELS = ("linear", "rbf", "poly")
@@ -160,8 +160,7 @@ def resolve_gamma(gamma, X, sample_weight=None) -> float:
                              nonnegative=True)
             if not w.sum() > 0:
                 raise ValueError("sample_weight: every weight is zero")
-            row_mean = X.mean(axis=1)
-            mu = float(np.average(row_mean, weights=w))
+            mu = float(np.average(X.mean(axis=1), weights=w))
             var = float(np.average(((X - mu) ** 2).mean(axis=1), weights=w))
         return 1.0 / (d * var) if var != 0 else 1.0
     if gamma == "auto":
@@ -199,9 +198,7 @@ def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *
     sb = np.einsum("ij,ij->i", B, B) if kernel == "rbf" else None
     K = np.empty((A.shape[0], B.shape[0]))
     step = max(1, _BLOCK_ENTRIES // max(B.shape[0], 1))
-    for r0 in range(0, A.shape[0], step):
-        check_deadline(deadline)
-        r1 = min(r0 + step, A.shape[0])
+    for r0, r1 in row_blocks(A.shape[0], step, deadline):
         K[r0:r1] = _kernel_block(A[r0:r1], B, kernel, g, degree, coef0, sb,
                                  diagonal=r0 if same else None)
     return K
@@ -235,24 +232,14 @@ def _kernel_block(A, B, kernel, g, degree, coef0, sb, diagonal):
     return np.exp(D, out=D)
 
 
-def _square_finite(K, what: str) -> np.ndarray:
-    """``K`` as a float64 array, checked square and finite (ValueError naming ``what``)."""
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"{what} must be a square matrix, got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError(f"{what} contains NaN or infinite entries")
-    return K
-
-
-def _eigen(K, tol: float, what: str):
-    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` above
-    ``tol * max(e)``, and the largest absolute eigenvalue dropped."""
-    K = _square_finite(K, what)
-    e, U = np.linalg.eigh(0.5 * (K + K.T))
+def _eigen(K, tol: float):
+    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` (square and
+    finite, ValueError naming ``K`` otherwise) above ``tol * max(e)``, and the largest absolute
+    eigenvalue dropped."""
+    e, U = np.linalg.eigh(symmetric_copy(K))
     top = float(e[-1]) if e.size else 0.0
-    if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
-        raise not_psd_error(float(e[0]), top)
+    if e.size:
+        refuse_below(e[0], max(top, 0.0), top)
     keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
     dropped = float(np.abs(e[~keep]).max(initial=0.0))
     return U[:, keep], e[keep], dropped
@@ -291,8 +278,8 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
     N = K.shape[0]
     diag = np.diag(K)
     scale = float(np.abs(diag).max(initial=0.0))
-    if N and diag.min() < -PSD_TOL * scale:
-        raise not_psd_error(float(diag.min()), float(diag.max()))
+    if N:
+        refuse_below(diag.min(), scale, float(diag.max()))
     if not probe or N == 0:
         return
     if N <= 200:
@@ -312,9 +299,7 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
         T = U[:, g > 1e-10 * g[-1]] / np.sqrt(g[g > 1e-10 * g[-1]])
         H = T.T @ (Q.T @ KQ) @ T
         e = np.linalg.eigvalsh(0.5 * (H + H.T))
-    top = max(float(e[-1]), scale)
-    if e[0] < -PSD_TOL * top and e[0] < -1e-300:
-        raise not_psd_error(float(e[0]), top)
+    refuse_below(e[0], max(float(e[-1]), scale))
 
 
 def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
@@ -325,7 +310,7 @@ def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
     A zero matrix gives ``r = 0``. ValueError naming ``kernel`` for a matrix that is not PSD.
     """
     tol = check_scalar(tol, "tol", nonnegative=True)
-    U, e, _ = _eigen(K, tol, "K")
+    U, e, _ = _eigen(K, tol)
     return U * np.sqrt(e)
 
 
@@ -378,10 +363,6 @@ class KernelFactor:
         beta[self.rows] = local
         return beta
 
-    def kernel_with(self, A, B) -> np.ndarray:
-        """``K(A, B)`` with this factor's kernel and resolved parameters."""
-        return kernel_matrix(A, B, self.kernel, self.gamma, self.degree, self.coef0)
-
 
 #: The exact routes of :func:`factorise`.
 FACTOR_METHODS = ("cholesky", "eigh")
@@ -418,7 +399,7 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
             return KernelFactor(L, C, None, N, **spec, rows=piv, triangular=True, gram=K,
                                 residual=residual, method=method)
         check_deadline(deadline)
-        U, e, dropped = _eigen(K, tol, "K")
+        U, e, dropped = _eigen(K, tol)
         return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec, gram=K,
                             residual=dropped, method=method)
     c = check_int(nystroem, "nystroem", minimum=1)
@@ -426,7 +407,7 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
     idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
     landmarks = kernel_matrix(Z[idx], None, **spec, deadline=deadline)
     check_deadline(deadline)
-    U, e, _ = _eigen(landmarks, tol, "K")
+    U, e, _ = _eigen(landmarks, tol)
     basis = U / np.sqrt(e)
     L = kernel_matrix(Z, Z[idx], **spec, deadline=deadline) @ basis
     return KernelFactor(L, basis, idx, N, **spec, rows=idx, method="nystroem")
