@@ -209,12 +209,8 @@ class BipartiteData:
         Leaving absent weights out keeps the fingerprint of unweighted data what it was before
         weights existed.
         """
-        arrays = {"Xp": self.Xp, "Xn": self.Xn}
-        if self.wp is not None:
-            arrays["wp"] = self.wp
-        if self.wn is not None:
-            arrays["wn"] = self.wn
-        return arrays
+        arrays = {"Xp": self.Xp, "Xn": self.Xn, "wp": self.wp, "wn": self.wn}
+        return {name: a for name, a in arrays.items() if a is not None}
 
     @classmethod
     def from_labels(cls, X, y, sample_weight=None, *, pos_label=None) -> "BipartiteData":
