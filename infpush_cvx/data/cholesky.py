@@ -95,9 +95,8 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     rest = piv[r:]
     residual = 0.0
     if rest.size:
-        S, bound = _schur_complement(K, L, rest, deadline)
-        residual = bound
-        if bound > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
+        S, residual = _schur_complement(K, L, rest, deadline)
+        if residual > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
             check_deadline(deadline)
             e = np.linalg.eigvalsh(S)
             refuse_below(e[0], scale)

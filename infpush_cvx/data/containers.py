@@ -73,11 +73,6 @@ def _is_owned(array) -> bool:
     return False
 
 
-def _sparse_parts(a) -> list:
-    return [p for p in (getattr(a, k, None) for k in ("data", "indices", "indptr", "row", "col",
-                                                       "offsets")) if isinstance(p, np.ndarray)]
-
-
 def _private(validated, original):
     """``validated`` (the checked form of ``original``) as an array no caller can change.
 
@@ -90,18 +85,18 @@ def _private(validated, original):
     if _is_owned(original):
         return _own(validated)
     if sp.issparse(validated):
-        originals = _sparse_parts(original) if sp.issparse(original) else []
+        parts = ("data", "indices", "indptr", "row", "col", "offsets")  # of any sparse format
+        originals = [getattr(original, k, None) for k in parts] if sp.issparse(original) else []
         for part in ("data", "indices", "indptr"):
             mine = getattr(validated, part)
-            if any(np.may_share_memory(mine, theirs) for theirs in originals):
+            if any(isinstance(theirs, np.ndarray) and np.may_share_memory(mine, theirs)
+                   for theirs in originals):
                 setattr(validated, part, mine.copy())
         return _own(validated)
-    if isinstance(original, (list, tuple)):
-        shared = False  # NumPy builds a new array from a Python sequence
-    elif isinstance(original, np.ndarray):
-        shared = np.may_share_memory(validated, original)
-    else:
-        shared = True  # an array-like (DataFrame, __array__) may hand out its own buffer
+    # NumPy builds a new array from a Python sequence; an array-like (DataFrame, __array__) may
+    # hand out its own buffer
+    shared = (np.may_share_memory(validated, original) if isinstance(original, np.ndarray)
+              else not isinstance(original, (list, tuple)))
     return _own(validated.copy() if shared else validated)
 
 
@@ -310,10 +305,9 @@ class PairData:
 
     def difference_operator(self) -> sp.csr_matrix:
         """Sparse E (n_pairs x N) with ``E @ X = X[j] - X[i]``, so pair differences stay sparse."""
-        k = np.arange(self.n_pairs)
-        rows = np.concatenate([k, k])
+        rows = np.tile(np.arange(self.n_pairs), 2)
         cols = np.concatenate([self.j, self.i])
-        vals = np.concatenate([np.ones(self.n_pairs), -np.ones(self.n_pairs)])
+        vals = np.repeat([1.0, -1.0], self.n_pairs)
         return sp.csr_matrix((vals, (rows, cols)), shape=(self.n_pairs, self.n_states))
 
     def fingerprint(self) -> str:

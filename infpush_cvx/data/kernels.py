@@ -286,8 +286,7 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
         e = np.linalg.eigvalsh(K)
     else:
         X = np.random.default_rng(seed).standard_normal((N, _PROBE_BLOCK))
-        Q = np.zeros((N, 0))
-        KQ = np.zeros((N, 0))
+        Q = KQ = np.zeros((N, 0))  # (never written in place: hstack makes new arrays)
         for _ in range(_PROBE_PASSES):
             check_deadline(deadline)
             X, _ = np.linalg.qr(X - Q @ (Q.T @ X))
