@@ -27,27 +27,24 @@ from .._validation import check_index_vector, check_matrix, check_vector
 from .labels import binary_labels
 
 
-def _hash_array(h, name: str, a) -> None:
-    if sp.issparse(a):
-        a = sp.csr_matrix(a, dtype=np.float64, copy=True)
-        a.sum_duplicates()
-        a.eliminate_zeros()
-        a.sort_indices()
-        h.update(f"{name}:csr:{a.shape}".encode())
-        for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
-            h.update(np.ascontiguousarray(part).tobytes())
-        return
-    a = np.asarray(a)
-    kind = "<i8" if np.issubdtype(a.dtype, np.integer) else "<f8"
-    h.update(f"{name}:dense:{kind}:{a.shape}".encode())
-    h.update(np.ascontiguousarray(a, dtype=kind).tobytes())
-
-
 def fingerprint(**arrays) -> str:
-    """sha256 (hex) of the canonical bytes of named arrays, in the order given."""
+    """sha256 (hex) of the canonical bytes of named arrays, in the order given (module
+    docstring: sparse matrices as canonical CSR, dense ones as int64 or float64)."""
     h = hashlib.sha256()
     for name, a in arrays.items():
-        _hash_array(h, name, a)
+        if sp.issparse(a):
+            a = sp.csr_matrix(a, dtype=np.float64, copy=True)
+            a.sum_duplicates()
+            a.eliminate_zeros()
+            a.sort_indices()
+            h.update(f"{name}:csr:{a.shape}".encode())
+            for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
+                h.update(np.ascontiguousarray(part).tobytes())
+            continue
+        a = np.asarray(a)
+        kind = "<i8" if np.issubdtype(a.dtype, np.integer) else "<f8"
+        h.update(f"{name}:dense:{kind}:{a.shape}".encode())
+        h.update(np.ascontiguousarray(a, dtype=kind).tobytes())
     return h.hexdigest()
 
 
@@ -234,10 +231,9 @@ class BipartiteData:
                              "the rows of sample_weight 0")
         rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
         # a row selection is a new array: held as it is, not copied again
-        Xp, Xn = _own(X[rows_p]), _own(X[rows_n])
-        if sample_weight is None:
-            return cls(Xp, Xn)
-        return cls(Xp, Xn, _own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
+        weights = () if sample_weight is None else \
+            (_own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
+        return cls(_own(X[rows_p]), _own(X[rows_n]), *weights)
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
