@@ -73,11 +73,6 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     scale = float(np.abs(diag).max(initial=0.0))
     if diag.size:
         refuse_below(diag.min(), scale, float(diag.max()))
-    if scale == 0.0:  # a PSD matrix with a zero diagonal is zero
-        big = float(np.abs(np.tril(A)).max(initial=0.0))
-        if big > 0:
-            raise not_psd_error(-big, 0.0)
-        return np.zeros((N, 0)), np.zeros((0, 0)), np.zeros(0, np.intp), 0.0
     if deadline is None:
         # (info < 0 would be an argument error: A is a fresh square float64 array, tol a float)
         A, piv, r, _ = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)

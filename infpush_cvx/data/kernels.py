@@ -136,8 +136,7 @@ def kernel_options(options: dict) -> dict:
 def training_rows(data) -> np.ndarray:
     """``Z = [Xp; Xn]`` of a :class:`~infpush_cvx.data.BipartiteData` as a dense array: the rows
     the coefficients beta of a kernel problem refer to."""
-    parts = [X.toarray() if sp.issparse(X) else np.asarray(X) for X in (data.Xp, data.Xn)]
-    return np.vstack(parts)
+    return np.vstack([X.toarray() if sp.issparse(X) else X for X in (data.Xp, data.Xn)])
 
 
 def resolve_gamma(gamma, X, sample_weight=None) -> float:
