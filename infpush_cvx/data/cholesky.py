@@ -180,8 +180,7 @@ def _pivoted_panels(A, stop: float, deadline):
     j = 0
     while j < N:
         check_deadline(deadline)
-        j0 = j
-        j1 = min(j0 + _PANEL, N)
+        j0, j1 = j, min(j + _PANEL, N)
         while j < j1:
             p = j + int(np.argmax(work[j:]))
             if not work[p] > stop:

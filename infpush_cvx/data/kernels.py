@@ -231,11 +231,12 @@ def _kernel_block(A, B, kernel, g, degree, coef0, sb, diagonal):
     return np.exp(D, out=D)
 
 
-def _eigen(K, tol: float):
+def _eigen(K, tol: float, deadline=None):
     """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` (square and
     finite, ValueError naming ``K`` otherwise) above ``tol * max(e)``, and the largest absolute
-    eigenvalue dropped."""
-    e, U = np.linalg.eigh(symmetric_copy(K))
+    eigenvalue dropped. ``deadline`` is checked while ``K`` is symmetrised, just before the
+    eigendecomposition (:class:`TimeLimitReached`)."""
+    e, U = np.linalg.eigh(symmetric_copy(K, deadline))
     top = float(e[-1]) if e.size else 0.0
     if e.size:
         refuse_below(e[0], max(top, 0.0), top)
@@ -396,16 +397,14 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
             L, C, piv, residual = pivoted_cholesky(K, tol, deadline=deadline)
             return KernelFactor(L, C, None, N, **spec, rows=piv, triangular=True, gram=K,
                                 residual=residual, method=method)
-        check_deadline(deadline)
-        U, e, dropped = _eigen(K, tol)
+        U, e, dropped = _eigen(K, tol, deadline)
         return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec, gram=K,
                             residual=dropped, method=method)
     c = check_int(nystroem, "nystroem", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
     landmarks = kernel_matrix(Z[idx], None, **spec, deadline=deadline)
-    check_deadline(deadline)
-    U, e, _ = _eigen(landmarks, tol)
+    U, e, _ = _eigen(landmarks, tol, deadline)
     basis = U / np.sqrt(e)
     L = kernel_matrix(Z, Z[idx], **spec, deadline=deadline) @ basis
     return KernelFactor(L, basis, idx, N, **spec, rows=idx, method="nystroem")
