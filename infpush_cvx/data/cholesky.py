@@ -87,15 +87,12 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
         L[piv[r0:r1]] = A[r0:r1, :r]
     del A
     C = L[piv[:r]]
-    rest = piv[r:]
-    residual = 0.0
-    if rest.size:
-        S, residual = _schur_complement(K, L, rest, deadline)
-        if residual > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
-            check_deadline(deadline)
-            e = np.linalg.eigvalsh(S)
-            refuse_below(e[0], scale)
-            residual = float(np.abs(e).max())
+    S, residual = _schur_complement(K, L, piv[r:], deadline)  # (0 x 0 and 0 at full rank)
+    if residual > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
+        check_deadline(deadline)
+        e = np.linalg.eigvalsh(S)
+        refuse_below(e[0], scale)
+        residual = float(np.abs(e).max())
     return L, C, piv[:r], residual
 
 
