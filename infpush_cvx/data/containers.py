@@ -140,9 +140,8 @@ class BipartiteData:
         Xp = _private(check_matrix(self.Xp, "Xp"), self.Xp)
         Xn = _private(check_matrix(self.Xn, "Xn"), self.Xn)
         if Xp.shape[1] != Xn.shape[1]:
-            raise ValueError(
-                f"Xp and Xn must have the same number of features (columns); "
-                f"got Xp with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
+            raise ValueError(f"Xp and Xn must have the same number of features (columns); got Xp "
+                             f"with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
         wp = None if self.wp is None else _check_sample_weights(self.wp, "wp", Xp.shape[0])
         wn = None if self.wn is None else _check_sample_weights(self.wn, "wn", Xn.shape[0])
         for name, value in (("Xp", Xp), ("Xn", Xn), ("wp", wp), ("wn", wn)):
