@@ -207,9 +207,5 @@ def _swap_lower(A, j: int, p: int) -> None:
     (with the factor's rows ``A[:, :j]``), as LAPACK's ``dpstf2``."""
     A[[j, p], :j] = A[[p, j], :j]
     A[j, j], A[p, p] = A[p, p], A[j, j]
-    mid = A[j + 1:p, j].copy()
-    A[j + 1:p, j] = A[p, j + 1:p]
-    A[p, j + 1:p] = mid
-    tail = A[p + 1:, j].copy()
-    A[p + 1:, j] = A[p + 1:, p]
-    A[p + 1:, p] = tail
+    A[j + 1:p, j], A[p, j + 1:p] = A[p, j + 1:p].copy(), A[j + 1:p, j].copy()
+    A[p + 1:, j], A[p + 1:, p] = A[p + 1:, p].copy(), A[p + 1:, j].copy()

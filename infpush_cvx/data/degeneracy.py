@@ -122,9 +122,7 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
         y = np.asarray(Xn[j].toarray()).ravel() if sp.issparse(Xn) else Xn[j]
         step = y - mean_pos - p
         denom = float(step @ step)
-        if denom == 0.0:
-            return None
-        t = min(1.0, max(0.0, -float(p @ step) / denom))
+        t = min(1.0, max(0.0, -float(p @ step) / denom)) if denom > 0 else 0.0
         if t == 0.0:
             return None  # p is the nearest point: the origin is in the hull, or touches it
         p = p + t * step

@@ -250,9 +250,7 @@ def psd_by_construction(kernel, degree: int, coef0: float) -> bool:
     (``gamma >= 0``) and ``poly`` with ``coef0 >= 0`` (a polynomial in ``<a, b>`` with
     nonnegative coefficients: sums and products of PSD kernels are PSD). A callable may be
     anything, and ``(gamma <a, b> + coef0) ** degree`` with ``coef0 < 0`` need not be PSD."""
-    if callable(kernel):
-        return False
-    return kernel != "poly" or coef0 >= 0 or degree == 0
+    return not callable(kernel) and (kernel != "poly" or coef0 >= 0 or degree == 0)
 
 
 #: Probe vectors and passes over K of :func:`refuse_indefinite` (a block Krylov space of
