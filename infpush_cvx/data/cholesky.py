@@ -71,8 +71,7 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     N = A.shape[0]
     diag = np.diag(A).copy()
     scale = float(np.abs(diag).max(initial=0.0))
-    if diag.size:
-        refuse_below(diag.min(), scale, float(diag.max()))
+    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
     if deadline is None:
         # (info < 0 would be an argument error: A is a fresh square float64 array, tol a float)
         A, piv, r, _ = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)

@@ -237,10 +237,9 @@ def _eigen(K, tol: float, deadline=None):
     eigenvalue dropped. ``deadline`` is checked while ``K`` is symmetrised, just before the
     eigendecomposition (:class:`TimeLimitReached`)."""
     e, U = np.linalg.eigh(symmetric_copy(K, deadline))
-    top = float(e[-1]) if e.size else 0.0
-    if e.size:
-        refuse_below(e[0], max(top, 0.0), top)
-    keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
+    top = float(e.max(initial=0.0))  # (0 when no eigenvalue is positive: none is kept)
+    refuse_below(e.min(initial=0.0), top)
+    keep = e > tol * top
     dropped = float(np.abs(e[~keep]).max(initial=0.0))
     return U[:, keep], e[keep], dropped
 
@@ -276,8 +275,7 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
     N = K.shape[0]
     diag = np.diag(K)
     scale = float(np.abs(diag).max(initial=0.0))
-    if N:
-        refuse_below(diag.min(), scale, float(diag.max()))
+    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
     if not probe or N == 0:
         return
     if N <= 200:
