@@ -188,8 +188,7 @@ def _pivoted_panels(A, stop: float, deadline):
             ajj = np.sqrt(work[j])
             A[j, j] = ajj
             col = A[j + 1:, j]
-            if j > j0:
-                col -= A[j + 1:, j0:j] @ A[j, j0:j]
+            col -= A[j + 1:, j0:j] @ A[j, j0:j]  # (zeros at a panel's first column)
             col /= ajj
             work[j + 1:] -= col * col
             j += 1

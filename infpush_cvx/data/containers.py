@@ -275,9 +275,8 @@ class PairData:
         same = np.flatnonzero(i == j)
         if same.size:
             raise ValueError(f"pair {same[0]} compares row {i[same[0]]} with itself (i == j)")
-        n_pairs = i.shape[0]
-        margin = _pair_vector(self.margin, "margin", n_pairs)
-        weight = _pair_vector(self.weight, "weight", n_pairs)
+        margin = _pair_vector(self.margin, "margin", i.size)
+        weight = _pair_vector(self.weight, "weight", i.size)
         for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin),
                             ("weight", weight)):
             object.__setattr__(self, name, value)

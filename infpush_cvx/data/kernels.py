@@ -119,8 +119,7 @@ def check_kernel(kernel, gamma="scale", degree=3, coef0=0.0):
                              f"callable kernel(A, B)")
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
-            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number "
-                             f">= 0")
+            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number >= 0")
     else:
         gamma = check_scalar(gamma, "gamma", nonnegative=True)
     degree = check_int(degree, "degree", minimum=0)

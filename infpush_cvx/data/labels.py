@@ -123,8 +123,7 @@ def _positive_class(classes: np.ndarray, name: str, pos_label):
     if only in (0, -1):
         return None
     raise ValueError(f"{name} holds the single label {only!r}, which is neither the 1 nor the 0 "
-                     f"or -1 of the usual encodings: pass pos_label to say whether it is "
-                     f"positive")
+                     f"or -1 of the usual encodings: pass pos_label to say whether it is positive")
 
 
 def _shown(values: np.ndarray, limit: int = 5) -> str:
