@@ -105,11 +105,10 @@ def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
         raise ValueError(f"{name} must be strictly positive; its smallest entry is "
                          f"{float(weights.min())!r} (drop the rows instead of giving them "
                          f"weight 0)")
-    with np.errstate(over="ignore"):
-        total = weights.sum()
-    if not np.isfinite(total):
-        raise ValueError(f"{name} sums to more than the largest float; divide the weights by a "
-                         f"common factor (only their ratios matter)")
+    with np.errstate(over="ignore"):  # (an overflowing sum is refused, not warned about)
+        if not np.isfinite(weights.sum()):
+            raise ValueError(f"{name} sums to more than the largest float; divide the weights "
+                             f"by a common factor (only their ratios matter)")
     return _private(weights, v)
 
 
