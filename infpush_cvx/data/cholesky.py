@@ -33,11 +33,27 @@ def check_deadline(deadline) -> None:
         raise TimeLimitReached(deadline.message())
 
 
+def row_blocks(n: int, step: int, deadline):
+    """The blocks ``(r0, r1)`` of ``step`` rows out of ``n``, with ``deadline`` checked before
+    each (:func:`check_deadline`): the loop of every pass over an N x N matrix."""
+    for r0 in range(0, n, step):
+        check_deadline(deadline)
+        yield r0, min(r0 + step, n)
+
+
 def not_psd_error(value: float, top: float) -> ValueError:
     """The refusal of a Gram matrix with an eigenvalue ``value`` below ``-PSD_TOL * top``."""
     return ValueError(f"kernel: the Gram matrix is not positive semidefinite (eigenvalue "
                       f"{value:.3g} against largest {top:.3g}); the RKHS problem would not be "
                       f"convex. Use a positive semidefinite kernel")
+
+
+def refuse_below(value: float, scale: float, top: float | None = None) -> None:
+    """Raise :func:`not_psd_error` (reporting ``top``, default ``scale``) when the eigenvalue
+    or diagonal entry ``value`` is below ``-PSD_TOL * scale`` (and below -1e-300, so that a
+    zero matrix's round-off is not refused)."""
+    if value < -PSD_TOL * scale and value < -1e-300:
+        raise not_psd_error(float(value), scale if top is None else top)
 
 
 def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
@@ -51,48 +67,31 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     pivots, 1.3 to 2 times slower) between which ``deadline`` is checked
     (:class:`TimeLimitReached`), as it is between the blocks of rows of every other pass over an
     N x N matrix."""
-    A = _symmetric_copy(K, deadline)
+    A = symmetric_copy(K, deadline)
     N = A.shape[0]
     diag = np.diag(A).copy()
     scale = float(np.abs(diag).max(initial=0.0))
-    if diag.size and diag.min() < -PSD_TOL * scale:
-        raise not_psd_error(float(diag.min()), float(diag.max()))
-    if scale == 0.0:  # a PSD matrix with a zero diagonal is zero
-        big = float(np.abs(np.tril(A)).max(initial=0.0))
-        if big > 0:
-            raise not_psd_error(-big, 0.0)
-        return np.zeros((N, 0)), np.zeros((0, 0)), np.zeros(0, np.intp), 0.0
+    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
     if deadline is None:
-        A, piv, r, info = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1,
-                                                     overwrite_a=1)
-        if info < 0:  # (an argument error: a bug, not a numerical failure)
-            raise RuntimeError(f"dpstrf failed with info={info}")
+        # (info < 0 would be an argument error: A is a fresh square float64 array, tol a float)
+        A, piv, r, _ = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
         piv = piv - 1
     else:
         piv, r = _pivoted_panels(A, tol * scale, deadline)
     # the factor's rows in pivot order are A[:, :r]'s lower triangle (the rest is stale)
     L = np.empty((N, r))
-    C = np.empty((r, r))
-    for r0 in range(0, N, _UPDATE_ROWS):
-        check_deadline(deadline)
-        r1 = min(r0 + _UPDATE_ROWS, N)
+    for r0, r1 in row_blocks(N, _UPDATE_ROWS, deadline):
         for k in range(r0, min(r1, r)):  # (in place: np.tril's copies take 3 times longer)
             A[k, k + 1:r] = 0.0
         L[piv[r0:r1]] = A[r0:r1, :r]
-        if r0 < r:
-            C[r0:min(r1, r)] = A[r0:min(r1, r), :r]
     del A
-    rest = piv[r:]
-    residual = 0.0
-    if rest.size:
-        S, bound = _schur_complement(K, L, rest, deadline)
-        residual = bound
-        if bound > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
-            check_deadline(deadline)
-            e = np.linalg.eigvalsh(S)
-            if e[0] < -PSD_TOL * scale:
-                raise not_psd_error(float(e[0]), scale)
-            residual = float(np.abs(e).max())
+    C = L[piv[:r]]
+    S, residual = _schur_complement(K, L, piv[r:], deadline)  # (0 x 0 and 0 at full rank)
+    if residual > PSD_TOL * scale:  # (cheap when S is small: the low-rank kernels)
+        check_deadline(deadline)
+        e = np.linalg.eigvalsh(S)
+        refuse_below(e[0], scale)
+        residual = float(np.abs(e).max())
     return L, C, piv[:r], residual
 
 
@@ -106,7 +105,7 @@ def _schur_complement(K, L, rest, deadline):
     Lr = L[rest]
     bound = 0.0
     for r0 in range(0, n, _UPDATE_ROWS):
-        check_deadline(deadline)
+        check_deadline(deadline)  # (in this frame, where the tests of this stage look)
         rows = rest[r0:r0 + _UPDATE_ROWS]
         block = S[r0:r0 + rows.size]
         block[...] = K[np.ix_(rows, rest)]
@@ -117,7 +116,7 @@ def _schur_complement(K, L, rest, deadline):
     return S, bound
 
 
-def _symmetric_copy(K, deadline) -> np.ndarray:
+def symmetric_copy(K, deadline=None) -> np.ndarray:
     """The symmetric part ``(K + K^T) / 2`` of the square, finite ``K`` (ValueError naming
     ``K`` otherwise) as a new array, made by blocks of rows and tiles (:func:`symmetrise`),
     with ``deadline`` checked between them."""
@@ -125,10 +124,9 @@ def _symmetric_copy(K, deadline) -> np.ndarray:
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
     A = np.empty_like(K)
-    for r0 in range(0, K.shape[0], _TILE):
-        check_deadline(deadline)
-        A[r0:r0 + _TILE] = K[r0:r0 + _TILE]
-        if not np.all(np.isfinite(A[r0:r0 + _TILE])):
+    for r0, r1 in row_blocks(K.shape[0], _TILE, deadline):
+        A[r0:r1] = K[r0:r1]
+        if not np.all(np.isfinite(A[r0:r1])):
             raise ValueError("K contains NaN or infinite entries")
     return symmetrise(A, deadline)
 
@@ -178,8 +176,7 @@ def _pivoted_panels(A, stop: float, deadline):
     j = 0
     while j < N:
         check_deadline(deadline)
-        j0 = j
-        j1 = min(j0 + _PANEL, N)
+        j0, j1 = j, min(j + _PANEL, N)
         while j < j1:
             p = j + int(np.argmax(work[j:]))
             if not work[p] > stop:
@@ -191,16 +188,13 @@ def _pivoted_panels(A, stop: float, deadline):
             ajj = np.sqrt(work[j])
             A[j, j] = ajj
             col = A[j + 1:, j]
-            if j > j0:
-                col -= A[j + 1:, j0:j] @ A[j, j0:j]
+            col -= A[j + 1:, j0:j] @ A[j, j0:j]  # (zeros at a panel's first column)
             col /= ajj
             work[j + 1:] -= col * col
             j += 1
         if j1 < N:
             panel = np.ascontiguousarray(A[j1:, j0:j1])
-            for r0 in range(0, N - j1, _UPDATE_ROWS):
-                check_deadline(deadline)
-                r1 = min(r0 + _UPDATE_ROWS, N - j1)
+            for r0, r1 in row_blocks(N - j1, _UPDATE_ROWS, deadline):
                 A[j1 + r0:j1 + r1, j1:j1 + r1] -= panel[r0:r1] @ panel[:r1].T
             work[j1:] = np.diag(A)[j1:]
     return piv, N
@@ -211,9 +205,5 @@ def _swap_lower(A, j: int, p: int) -> None:
     (with the factor's rows ``A[:, :j]``), as LAPACK's ``dpstf2``."""
     A[[j, p], :j] = A[[p, j], :j]
     A[j, j], A[p, p] = A[p, p], A[j, j]
-    mid = A[j + 1:p, j].copy()
-    A[j + 1:p, j] = A[p, j + 1:p]
-    A[p, j + 1:p] = mid
-    tail = A[p + 1:, j].copy()
-    A[p + 1:, j] = A[p + 1:, p]
-    A[p + 1:, p] = tail
+    A[j + 1:p, j], A[p, j + 1:p] = A[p, j + 1:p].copy(), A[j + 1:p, j].copy()
+    A[p + 1:, j], A[p + 1:, p] = A[p + 1:, p].copy(), A[p + 1:, j].copy()

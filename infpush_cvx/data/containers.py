@@ -27,27 +27,24 @@ from .._validation import check_index_vector, check_matrix, check_vector
 from .labels import binary_labels
 
 
-def _hash_array(h, name: str, a) -> None:
-    if sp.issparse(a):
-        a = sp.csr_matrix(a, dtype=np.float64, copy=True)
-        a.sum_duplicates()
-        a.eliminate_zeros()
-        a.sort_indices()
-        h.update(f"{name}:csr:{a.shape}".encode())
-        for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
-            h.update(np.ascontiguousarray(part).tobytes())
-        return
-    a = np.asarray(a)
-    kind = "<i8" if np.issubdtype(a.dtype, np.integer) else "<f8"
-    h.update(f"{name}:dense:{kind}:{a.shape}".encode())
-    h.update(np.ascontiguousarray(a, dtype=kind).tobytes())
-
-
 def fingerprint(**arrays) -> str:
-    """sha256 (hex) of the canonical bytes of named arrays, in the order given."""
+    """sha256 (hex) of the canonical bytes of named arrays, in the order given (module
+    docstring: sparse matrices as canonical CSR, dense ones as int64 or float64)."""
     h = hashlib.sha256()
     for name, a in arrays.items():
-        _hash_array(h, name, a)
+        if sp.issparse(a):
+            a = sp.csr_matrix(a, dtype=np.float64, copy=True)
+            a.sum_duplicates()
+            a.eliminate_zeros()
+            a.sort_indices()
+            h.update(f"{name}:csr:{a.shape}".encode())
+            for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
+                h.update(np.ascontiguousarray(part).tobytes())
+            continue
+        a = np.asarray(a)
+        kind = "<i8" if np.issubdtype(a.dtype, np.integer) else "<f8"
+        h.update(f"{name}:dense:{kind}:{a.shape}".encode())
+        h.update(np.ascontiguousarray(a, dtype=kind).tobytes())
     return h.hexdigest()
 
 
@@ -73,11 +70,6 @@ def _is_owned(array) -> bool:
     return False
 
 
-def _sparse_parts(a) -> list:
-    return [p for p in (getattr(a, k, None) for k in ("data", "indices", "indptr", "row", "col",
-                                                       "offsets")) if isinstance(p, np.ndarray)]
-
-
 def _private(validated, original):
     """``validated`` (the checked form of ``original``) as an array no caller can change.
 
@@ -90,18 +82,18 @@ def _private(validated, original):
     if _is_owned(original):
         return _own(validated)
     if sp.issparse(validated):
-        originals = _sparse_parts(original) if sp.issparse(original) else []
+        parts = ("data", "indices", "indptr", "row", "col", "offsets")  # of any sparse format
+        originals = [getattr(original, k, None) for k in parts] if sp.issparse(original) else []
         for part in ("data", "indices", "indptr"):
             mine = getattr(validated, part)
-            if any(np.may_share_memory(mine, theirs) for theirs in originals):
+            if any(isinstance(theirs, np.ndarray) and np.may_share_memory(mine, theirs)
+                   for theirs in originals):
                 setattr(validated, part, mine.copy())
         return _own(validated)
-    if isinstance(original, (list, tuple)):
-        shared = False  # NumPy builds a new array from a Python sequence
-    elif isinstance(original, np.ndarray):
-        shared = np.may_share_memory(validated, original)
-    else:
-        shared = True  # an array-like (DataFrame, __array__) may hand out its own buffer
+    # NumPy builds a new array from a Python sequence; an array-like (DataFrame, __array__) may
+    # hand out its own buffer
+    shared = (np.may_share_memory(validated, original) if isinstance(original, np.ndarray)
+              else not isinstance(original, (list, tuple)))
     return _own(validated.copy() if shared else validated)
 
 
@@ -113,11 +105,10 @@ def _check_sample_weights(v, name: str, length: int) -> np.ndarray:
         raise ValueError(f"{name} must be strictly positive; its smallest entry is "
                          f"{float(weights.min())!r} (drop the rows instead of giving them "
                          f"weight 0)")
-    with np.errstate(over="ignore"):
-        total = weights.sum()
-    if not np.isfinite(total):
-        raise ValueError(f"{name} sums to more than the largest float; divide the weights by a "
-                         f"common factor (only their ratios matter)")
+    with np.errstate(over="ignore"):  # (an overflowing sum is refused, not warned about)
+        if not np.isfinite(weights.sum()):
+            raise ValueError(f"{name} sums to more than the largest float; divide the weights "
+                             f"by a common factor (only their ratios matter)")
     return _private(weights, v)
 
 
@@ -148,9 +139,8 @@ class BipartiteData:
         Xp = _private(check_matrix(self.Xp, "Xp"), self.Xp)
         Xn = _private(check_matrix(self.Xn, "Xn"), self.Xn)
         if Xp.shape[1] != Xn.shape[1]:
-            raise ValueError(
-                f"Xp and Xn must have the same number of features (columns); "
-                f"got Xp with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
+            raise ValueError(f"Xp and Xn must have the same number of features (columns); got Xp "
+                             f"with {Xp.shape[1]} and Xn with {Xn.shape[1]}")
         wp = None if self.wp is None else _check_sample_weights(self.wp, "wp", Xp.shape[0])
         wn = None if self.wn is None else _check_sample_weights(self.wn, "wn", Xn.shape[0])
         for name, value in (("Xp", Xp), ("Xn", Xn), ("wp", wp), ("wn", wn)):
@@ -209,12 +199,8 @@ class BipartiteData:
         Leaving absent weights out keeps the fingerprint of unweighted data what it was before
         weights existed.
         """
-        arrays = {"Xp": self.Xp, "Xn": self.Xn}
-        if self.wp is not None:
-            arrays["wp"] = self.wp
-        if self.wn is not None:
-            arrays["wn"] = self.wn
-        return arrays
+        arrays = {"Xp": self.Xp, "Xn": self.Xn, "wp": self.wp, "wn": self.wn}
+        return {name: a for name, a in arrays.items() if a is not None}
 
     @classmethod
     def from_labels(cls, X, y, sample_weight=None, *, pos_label=None) -> "BipartiteData":
@@ -243,10 +229,9 @@ class BipartiteData:
                              "the rows of sample_weight 0")
         rows_p, rows_n = np.flatnonzero(pos & keep), np.flatnonzero(~pos & keep)
         # a row selection is a new array: held as it is, not copied again
-        Xp, Xn = _own(X[rows_p]), _own(X[rows_n])
-        if sample_weight is None:
-            return cls(Xp, Xn)
-        return cls(Xp, Xn, _own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
+        weights = () if sample_weight is None else \
+            (_own(sample_weight[rows_p]), _own(sample_weight[rows_n]))
+        return cls(_own(X[rows_p]), _own(X[rows_n]), *weights)
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
@@ -289,9 +274,8 @@ class PairData:
         same = np.flatnonzero(i == j)
         if same.size:
             raise ValueError(f"pair {same[0]} compares row {i[same[0]]} with itself (i == j)")
-        n_pairs = i.shape[0]
-        margin = _pair_vector(self.margin, "margin", n_pairs)
-        weight = _pair_vector(self.weight, "weight", n_pairs)
+        margin = _pair_vector(self.margin, "margin", i.size)
+        weight = _pair_vector(self.weight, "weight", i.size)
         for name, value in (("X", X), ("i", i), ("j", j), ("margin", margin),
                             ("weight", weight)):
             object.__setattr__(self, name, value)
@@ -314,10 +298,9 @@ class PairData:
 
     def difference_operator(self) -> sp.csr_matrix:
         """Sparse E (n_pairs x N) with ``E @ X = X[j] - X[i]``, so pair differences stay sparse."""
-        k = np.arange(self.n_pairs)
-        rows = np.concatenate([k, k])
+        rows = np.tile(np.arange(self.n_pairs), 2)
         cols = np.concatenate([self.j, self.i])
-        vals = np.concatenate([np.ones(self.n_pairs), -np.ones(self.n_pairs)])
+        vals = np.repeat([1.0, -1.0], self.n_pairs)
         return sp.csr_matrix((vals, (rows, cols)), shape=(self.n_pairs, self.n_states))
 
     def fingerprint(self) -> str:

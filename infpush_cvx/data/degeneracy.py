@@ -53,20 +53,20 @@ class DegeneracyReport:
                 "from the convex hull of the negatives")
 
 
-def _check_data(data) -> None:
-    if not isinstance(data, BipartiteData):
-        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
-
-
 def mean_positive(data: BipartiteData) -> np.ndarray:
     """The (weighted) mean positive ``sum_i wp_i x_i / sum_i wp_i``."""
     return np.asarray(data.Xp.T @ data.pos_weights).ravel() / data.wp_sum
 
 
-def _unit_scale(data: BipartiteData) -> float:
-    """The largest absolute entry of the data (1 for all-zero data): the unit of the tests."""
+def _in_unit_scale(data) -> tuple:
+    """``(unit, Xn / unit, mean positive / unit)`` of ``data`` (TypeError unless it is a
+    BipartiteData), ``unit`` the largest absolute entry of the data (1 for all-zero data): the
+    scale-invariant form both tests work on."""
+    if not isinstance(data, BipartiteData):
+        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
     largest = max(float(abs(X).max()) if X.shape[0] else 0.0 for X in (data.Xp, data.Xn))
-    return largest if largest > 0 else 1.0
+    unit = largest if largest > 0 else 1.0
+    return unit, data.Xn / unit, mean_positive(data) / unit
 
 
 def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
@@ -78,12 +78,10 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
     ``time_limit`` (seconds, None: none) is HiGHS's; :class:`DegeneracyCheckFailed` (a
     RuntimeError) when the LP stops without an optimum, on that limit or otherwise.
     """
-    _check_data(data)
+    unit, Xn, mean_pos = _in_unit_scale(data)
     rtol = check_scalar(rtol, "rtol", positive=True)
     time_limit = check_time_limit(time_limit)
-    unit = _unit_scale(data)
-    Xn = sp.csc_matrix(data.Xn, dtype=np.float64) / unit
-    mean_pos = mean_positive(data) / unit
+    Xn = sp.csc_matrix(Xn, dtype=np.float64)
     n, d = Xn.shape
     # Variables [mu (n), r_plus (d), r_minus (d)]: Xn^T mu + r+ - r- = mean, 1^T mu = 1.
     c = np.concatenate([np.zeros(n), np.ones(2 * d)])
@@ -112,11 +110,8 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
     ``conv{x_j^- - mean(Xp)}`` nearest the origin, from the centroid; its iterate ``p`` gives the
     candidate ``v = -p``. None decides nothing.
     """
-    _check_data(data)
+    _, Xn, mean_pos = _in_unit_scale(data)
     max_iter = check_int(max_iter, "max_iter", minimum=1)
-    unit = _unit_scale(data)
-    mean_pos = mean_positive(data) / unit
-    Xn = data.Xn / unit
     p = np.asarray(Xn.mean(axis=0)).ravel() - mean_pos
     for _ in range(max_iter):
         v = -p
@@ -127,9 +122,7 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
         y = np.asarray(Xn[j].toarray()).ravel() if sp.issparse(Xn) else Xn[j]
         step = y - mean_pos - p
         denom = float(step @ step)
-        if denom == 0.0:
-            return None
-        t = min(1.0, max(0.0, -float(p @ step) / denom))
+        t = min(1.0, max(0.0, -float(p @ step) / denom)) if denom > 0 else 0.0
         if t == 0.0:
             return None  # p is the nearest point: the origin is in the hull, or touches it
         p = p + t * step

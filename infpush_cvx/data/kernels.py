@@ -90,12 +90,12 @@ import scipy.sparse as sp
 
 from .._validation import check_int, check_matrix, check_scalar, check_vector
 from .cholesky import (PSD_TOL, RANK_TOL, TimeLimitReached, check_deadline, not_psd_error,
-                       pivoted_cholesky, symmetrise)
+                       pivoted_cholesky, refuse_below, row_blocks, symmetric_copy, symmetrise)
 
-__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "TimeLimitReached",
-           "factorise", "gram_factor", "kernel_matrix", "kernel_options", "not_psd_error",
-           "pivoted_cholesky", "psd_by_construction", "refuse_indefinite", "resolve_gamma",
-           "symmetrise"]
+__all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "PSD_TOL",
+           "TimeLimitReached", "factorise", "gram_factor", "kernel_matrix", "kernel_options",
+           "not_psd_error", "pivoted_cholesky", "psd_by_construction", "refuse_indefinite",
+           "resolve_gamma", "symmetrise"]
 
 #: The named kernels (a callable is accepted too).
 KERNELS = ("linear", "rbf", "poly")
@@ -119,8 +119,7 @@ def check_kernel(kernel, gamma="scale", degree=3, coef0=0.0):
                              f"callable kernel(A, B)")
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
-            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number "
-                             f">= 0")
+            raise ValueError(f"unknown gamma {gamma!r}; expected 'scale', 'auto' or a number >= 0")
     else:
         gamma = check_scalar(gamma, "gamma", nonnegative=True)
     degree = check_int(degree, "degree", minimum=0)
@@ -136,8 +135,7 @@ def kernel_options(options: dict) -> dict:
 def training_rows(data) -> np.ndarray:
     """``Z = [Xp; Xn]`` of a :class:`~infpush_cvx.data.BipartiteData` as a dense array: the rows
     the coefficients beta of a kernel problem refer to."""
-    parts = [X.toarray() if sp.issparse(X) else np.asarray(X) for X in (data.Xp, data.Xn)]
-    return np.vstack(parts)
+    return np.vstack([X.toarray() if sp.issparse(X) else X for X in (data.Xp, data.Xn)])
 
 
 def resolve_gamma(gamma, X, sample_weight=None) -> float:
@@ -160,8 +158,7 @@ def resolve_gamma(gamma, X, sample_weight=None) -> float:
                              nonnegative=True)
             if not w.sum() > 0:
                 raise ValueError("sample_weight: every weight is zero")
-            row_mean = X.mean(axis=1)
-            mu = float(np.average(row_mean, weights=w))
+            mu = float(np.average(X.mean(axis=1), weights=w))
             var = float(np.average(((X - mu) ** 2).mean(axis=1), weights=w))
         return 1.0 / (d * var) if var != 0 else 1.0
     if gamma == "auto":
@@ -199,9 +196,7 @@ def kernel_matrix(A, B=None, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *
     sb = np.einsum("ij,ij->i", B, B) if kernel == "rbf" else None
     K = np.empty((A.shape[0], B.shape[0]))
     step = max(1, _BLOCK_ENTRIES // max(B.shape[0], 1))
-    for r0 in range(0, A.shape[0], step):
-        check_deadline(deadline)
-        r1 = min(r0 + step, A.shape[0])
+    for r0, r1 in row_blocks(A.shape[0], step, deadline):
         K[r0:r1] = _kernel_block(A[r0:r1], B, kernel, g, degree, coef0, sb,
                                  diagonal=r0 if same else None)
     return K
@@ -235,25 +230,15 @@ def _kernel_block(A, B, kernel, g, degree, coef0, sb, diagonal):
     return np.exp(D, out=D)
 
 
-def _square_finite(K, what: str) -> np.ndarray:
-    """``K`` as a float64 array, checked square and finite (ValueError naming ``what``)."""
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1]:
-        raise ValueError(f"{what} must be a square matrix, got shape {K.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError(f"{what} contains NaN or infinite entries")
-    return K
-
-
-def _eigen(K, tol: float, what: str):
-    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` above
-    ``tol * max(e)``, and the largest absolute eigenvalue dropped."""
-    K = _square_finite(K, what)
-    e, U = np.linalg.eigh(0.5 * (K + K.T))
-    top = float(e[-1]) if e.size else 0.0
-    if e.size and e[0] < -PSD_TOL * max(top, 0.0) and e[0] < -1e-300:
-        raise not_psd_error(float(e[0]), top)
-    keep = e > tol * top if top > 0 else np.zeros(e.shape, dtype=bool)
+def _eigen(K, tol: float, deadline=None):
+    """``(U_r, e_r, dropped)``: the eigenpairs of the symmetric part of ``K`` (square and
+    finite, ValueError naming ``K`` otherwise) above ``tol * max(e)``, and the largest absolute
+    eigenvalue dropped. ``deadline`` is checked while ``K`` is symmetrised, just before the
+    eigendecomposition (:class:`TimeLimitReached`)."""
+    e, U = np.linalg.eigh(symmetric_copy(K, deadline))
+    top = float(e.max(initial=0.0))  # (0 when no eigenvalue is positive: none is kept)
+    refuse_below(e.min(initial=0.0), top)
+    keep = e > tol * top
     dropped = float(np.abs(e[~keep]).max(initial=0.0))
     return U[:, keep], e[keep], dropped
 
@@ -263,9 +248,7 @@ def psd_by_construction(kernel, degree: int, coef0: float) -> bool:
     (``gamma >= 0``) and ``poly`` with ``coef0 >= 0`` (a polynomial in ``<a, b>`` with
     nonnegative coefficients: sums and products of PSD kernels are PSD). A callable may be
     anything, and ``(gamma <a, b> + coef0) ** degree`` with ``coef0 < 0`` need not be PSD."""
-    if callable(kernel):
-        return False
-    return kernel != "poly" or coef0 >= 0 or degree == 0
+    return not callable(kernel) and (kernel != "poly" or coef0 >= 0 or degree == 0)
 
 
 #: Probe vectors and passes over K of :func:`refuse_indefinite` (a block Krylov space of
@@ -291,16 +274,14 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
     N = K.shape[0]
     diag = np.diag(K)
     scale = float(np.abs(diag).max(initial=0.0))
-    if N and diag.min() < -PSD_TOL * scale:
-        raise not_psd_error(float(diag.min()), float(diag.max()))
+    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
     if not probe or N == 0:
         return
     if N <= 200:
         e = np.linalg.eigvalsh(K)
     else:
         X = np.random.default_rng(seed).standard_normal((N, _PROBE_BLOCK))
-        Q = np.zeros((N, 0))
-        KQ = np.zeros((N, 0))
+        Q = KQ = np.zeros((N, 0))  # (never written in place: hstack makes new arrays)
         for _ in range(_PROBE_PASSES):
             check_deadline(deadline)
             X, _ = np.linalg.qr(X - Q @ (Q.T @ X))
@@ -312,9 +293,7 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
         T = U[:, g > 1e-10 * g[-1]] / np.sqrt(g[g > 1e-10 * g[-1]])
         H = T.T @ (Q.T @ KQ) @ T
         e = np.linalg.eigvalsh(0.5 * (H + H.T))
-    top = max(float(e[-1]), scale)
-    if e[0] < -PSD_TOL * top and e[0] < -1e-300:
-        raise not_psd_error(float(e[0]), top)
+    refuse_below(e[0], max(float(e[-1]), scale))
 
 
 def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
@@ -325,7 +304,7 @@ def gram_factor(K, tol: float = RANK_TOL) -> np.ndarray:
     A zero matrix gives ``r = 0``. ValueError naming ``kernel`` for a matrix that is not PSD.
     """
     tol = check_scalar(tol, "tol", nonnegative=True)
-    U, e, _ = _eigen(K, tol, "K")
+    U, e, _ = _eigen(K, tol)
     return U * np.sqrt(e)
 
 
@@ -378,10 +357,6 @@ class KernelFactor:
         beta[self.rows] = local
         return beta
 
-    def kernel_with(self, A, B) -> np.ndarray:
-        """``K(A, B)`` with this factor's kernel and resolved parameters."""
-        return kernel_matrix(A, B, self.kernel, self.gamma, self.degree, self.coef0)
-
 
 #: The exact routes of :func:`factorise`.
 FACTOR_METHODS = ("cholesky", "eigh")
@@ -417,16 +392,14 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
             L, C, piv, residual = pivoted_cholesky(K, tol, deadline=deadline)
             return KernelFactor(L, C, None, N, **spec, rows=piv, triangular=True, gram=K,
                                 residual=residual, method=method)
-        check_deadline(deadline)
-        U, e, dropped = _eigen(K, tol, "K")
+        U, e, dropped = _eigen(K, tol, deadline)
         return KernelFactor(U * np.sqrt(e), U / np.sqrt(e), None, N, **spec, gram=K,
                             residual=dropped, method=method)
     c = check_int(nystroem, "nystroem", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
     idx = np.sort(np.random.default_rng(seed).choice(N, size=min(c, N), replace=False))
     landmarks = kernel_matrix(Z[idx], None, **spec, deadline=deadline)
-    check_deadline(deadline)
-    U, e, _ = _eigen(landmarks, tol, "K")
+    U, e, _ = _eigen(landmarks, tol, deadline)
     basis = U / np.sqrt(e)
     L = kernel_matrix(Z, Z[idx], **spec, deadline=deadline) @ basis
     return KernelFactor(L, basis, idx, N, **spec, rows=idx, method="nystroem")

@@ -40,7 +40,9 @@ def binary_labels(y, name: str = "y", *, pos_label=None, classes=None,
 
     ``require_both``: both classes must occur in ``y`` (ValueError otherwise).
     """
-    _check_pos_label(pos_label)
+    if pos_label is not None and not isinstance(pos_label, (str, bool, numbers.Real, np.generic)):
+        raise TypeError(f"pos_label must be one label (a number, a boolean or a string), got "
+                        f"{type(pos_label).__name__} {pos_label!r}")
     y = _label_array(y, name)
     found = np.unique(y)
     if classes is None:
@@ -58,18 +60,9 @@ def binary_labels(y, name: str = "y", *, pos_label=None, classes=None,
         raise ValueError(f"{name} must contain two classes, positives and negatives; only the "
                          f"label {found.tolist()[0]!r} occurs (one class is empty)")
     positive_class = _positive_class(classes, name, pos_label)
-    if positive_class is None:
-        positive = np.zeros(y.shape[0], dtype=bool)
-    else:
-        positive = y == positive_class
-    return BinaryLabels(positive=np.asarray(positive, dtype=bool), classes=classes)
-
-
-def _check_pos_label(pos_label) -> None:
-    if pos_label is None or isinstance(pos_label, (str, bool, numbers.Real, np.generic)):
-        return
-    raise TypeError(f"pos_label must be one label (a number, a boolean or a string), got "
-                    f"{type(pos_label).__name__} {pos_label!r}")
+    positive = np.zeros(y.shape[0], dtype=bool) if positive_class is None else \
+        np.asarray(y == positive_class, dtype=bool)
+    return BinaryLabels(positive=positive, classes=classes)
 
 
 def _label_array(y, name: str) -> np.ndarray:
@@ -130,8 +123,7 @@ def _positive_class(classes: np.ndarray, name: str, pos_label):
     if only in (0, -1):
         return None
     raise ValueError(f"{name} holds the single label {only!r}, which is neither the 1 nor the 0 "
-                     f"or -1 of the usual encodings: pass pos_label to say whether it is "
-                     f"positive")
+                     f"or -1 of the usual encodings: pass pos_label to say whether it is positive")
 
 
 def _shown(values: np.ndarray, limit: int = 5) -> str:

@@ -142,6 +142,15 @@ def test_pivoted_cholesky_factor_and_its_residual():
                 np.ones((2, 2)) - np.eye(2)):
         with pytest.raises(ValueError, match="kernel.*not positive semidefinite"):
             pivoted_cholesky(bad)
+
+    class Never:  # a deadline that never passes: the panels' route instead of dpstrf
+        def expired(self):
+            return False
+
+    # a zero diagonal: zero, or refused (by the Schur complement of no pivots)
+    assert pivoted_cholesky(np.zeros((3, 3)), deadline=Never())[0].shape == (3, 0)
+    with pytest.raises(ValueError, match="kernel.*not positive semidefinite"):
+        pivoted_cholesky(np.ones((2, 2)) - np.eye(2), deadline=Never())
     with pytest.raises(ValueError, match="method"):
         factorise(A, "rbf", method="qr")
 
