@@ -13,8 +13,8 @@ Solver (the losses here are coupled across pairs, so one problem class per model
   :meth:`Problem.traits`) and has one entry point, :meth:`Solver.solve`.
 - **A model** (:class:`~.registry.Model`): a problem class with its methods (the default
   first) and the catalog formulations it answers, declared once in the model's package and
-  listed once in :mod:`infpush_cvx.solvers.registry`. The runner, ``reference verify``, the catalog and the
-  rankers ask the registry what a model and its methods can do.
+  listed once in :mod:`infpush_cvx.solvers.registry`. The runner, ``reference verify``, the
+  catalog and the rankers ask the registry what a model and its methods can do.
 
 One :class:`~.engines.deadline.Deadline` flows from :meth:`Solver.solve` down to every stage and
 external solver; ``solve`` takes it or a number of seconds.
