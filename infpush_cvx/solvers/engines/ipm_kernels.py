@@ -115,16 +115,6 @@ def _grid_sums(v, pi, cols, rows):
 
 
 @nb.njit(cache=True, nogil=True)
-def _grid_pair_part(z_group, z2, z3, ge):
-    """The e block of ``G^T z`` on the grid: ``ge_b = z_group_j - z2_b - z3_b``."""
-    g, nI = z_group.size, ge.size // max(z_group.size, 1)
-    for j in range(g):
-        for i in range(nI):
-            b = j * nI + i
-            ge[b] = z_group[j] - z2[b] - z3[b]
-
-
-@nb.njit(cache=True, nogil=True)
 def _grid_scaling(s2, z2, s3, z3, pi, inv_delta, D2, Om, Cm, cols_om, rows_om, sigma, rows_c):
     """The pair quantities of the reduced system: ``1/delta = 1/(D2 + D3)``, ``D2 = z2 / s2``,
     the g x nI matrices of ``omega pi^2`` and ``c pi`` (``omega = D2 D3 / delta``,

@@ -40,8 +40,8 @@ import scipy.sparse as sp
 
 from infpush_cvx.solvers.engines.ipm_kernels import (
     _complementarity_after, _corrector_rhs, _grid_back_substitute, _grid_einv_sums,
-    _grid_pair_part, _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _scaled_rhs,
-    _slack_steps, _step_in_place)
+    _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _scaled_rhs, _slack_steps,
+    _step_in_place)
 
 
 class RestrictedProblem:
@@ -130,25 +130,19 @@ class RestrictedProblem:
 
     def G(self, w, xi, e, p):
         """Rows ``G x`` (the constraints read ``G x <= h``)."""
-        if self._grid:
-            return self._grid_G(w, xi, e, p)
-        zw = self.zw(w)
-        out = []
-        if self.groups:
-            out.append(-(self.g @ w) - xi + self.group_sum(e))
-        out += [-zw - e, -e]
-        if self.l1:
-            out += [w - p, -w - p]
-        return np.concatenate(out)
-
-    def _grid_G(self, w, xi, e, p):
         k, nb, d, g = self.k, self.nb, self.d, self._grid
         out = np.empty(self.n_rows)
-        rows_e = np.zeros(max(k, g))
-        _grid_pair_rows(self.XI @ w, self.XJ[:g] @ w, self.pi, e, out[k:k + nb],
-                        out[k + nb:k + 2 * nb], rows_e[:g])
+        pairs, nonneg = out[k:k + nb], out[k + nb:k + 2 * nb]
+        if g:
+            sums = np.zeros(max(k, g))
+            _grid_pair_rows(self.XI @ w, self.XJ[:g] @ w, self.pi, e, pairs, nonneg, sums[:g])
+            sums = sums[:k]
+        else:
+            pairs[:] = -self.zw(w) - e
+            nonneg[:] = -e
+            sums = self.group_sum(e) if self.groups else None
         if self.groups:
-            out[:k] = -(self.g @ w) - xi + rows_e[:k]
+            out[:k] = -(self.g @ w) - xi + sums
         if self.l1:
             out[k + 2 * nb:k + 2 * nb + d] = w - p
             out[k + 2 * nb + d:] = -w - p
@@ -164,25 +158,17 @@ class RestrictedProblem:
         return np.split(z, np.cumsum([self.k, self.nb, self.nb, self.d]))
 
     def GT(self, z):
-        """``G^T z`` as (w, xi, e, p) parts."""
+        """``G^T z`` as (w, xi, e, p) parts (p empty without the l1 epigraph)."""
         z1, z2, z3, z4, z5 = self.split(z)
-        gxi = 0.0
-        gp = None
         gw = -self.zT(z2)
-        if self._grid:
-            ge = np.empty(self.nb)
-            _grid_pair_part(z1[:self._grid] if self.groups else np.zeros(self._grid), z2, z3, ge)
-        else:
-            ge = -z2 - z3
-            if self.groups:
-                ge += self.per_pair(z1)
+        gxi = 0.0
+        ge = (self.per_pair(z1) if self.groups else 0.0) - z2 - z3
         if self.groups:
             gw -= self.g.T @ z1
             gxi = -z1.sum()
         if self.l1:
             gw += z4 - z5
-            gp = -z4 - z5
-        return gw, gxi, ge, gp
+        return gw, gxi, ge, -z4 - z5
 
     @property
     def n_rows(self):
@@ -299,7 +285,7 @@ class RestrictedProblem:
         return fac["gamma"][:self._grid] if self.groups else np.zeros(self._grid)
 
     def solve(self, fac, rw, rxi, re, rp):
-        """Solve ``(P + G^T D G) dx = r`` for dx = (w, xi, e, p)."""
+        """Solve ``(P + G^T D G) dx = r`` for dx = (w, xi, e, p) (p empty without l1)."""
         d = self.d
         D2 = fac["D2"]
         if self.l1:
@@ -342,7 +328,7 @@ class RestrictedProblem:
             if self.groups:
                 hy -= self.per_pair(h_groups)
             de = self._Einv(fac, re - hy)
-        dp = None
+        dp = np.zeros(0)
         if self.l1:
             dp = (rp - (D5 - D4) * dw) / (D4 + D5)
         return dw, dxi, de, dp
@@ -381,7 +367,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     xi = 0.0
     if prob.groups and prob.k:
         xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e)))
-    p = np.abs(w) if prob.l1 else None
+    p = np.abs(w) if prob.l1 else np.zeros(0)  # (the epigraph, empty without l1)
     s = np.maximum(h - prob.G(w, xi, e, p), 0.0)
     z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
     half = 0.5 * (prob.per_pair(z1) if prob.groups else np.full(nb, prob.c_e))
@@ -407,26 +393,22 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         gw, gxi, ge, gp = prob.GT(z)
         z1, z2, _, z4, z5 = prob.split(z)
         # the terms of the w block (they cancel at an LP's optimum, so not gw itself)
-        scale_w = max(amax(prob.kappa * w), amax(prob.q_w), amax(prob.zT(z2)), tiny)
+        scale_w = max(amax(prob.kappa * w), amax(prob.q_w), amax(prob.zT(z2)), amax(z4),
+                      amax(z5), tiny)
         if prob.groups:
             scale_w = max(scale_w, amax(prob.g.T @ z1))
-        if prob.l1:
-            scale_w = max(scale_w, amax(z4), amax(z5))
         rdw = prob.kappa * w + prob.q_w + gw
         rdxi = (prob.coef + gxi) if prob.groups else 0.0
         rde = prob.c_e + ge
-        rdp = (1.0 + gp) if prob.l1 else None
+        rdp = 1.0 + gp
         res_d = amax(rdw) / scale_w
         if prob.groups:
             res_d = max(res_d, abs(rdxi) / prob.coef)
-        res_d = max(res_d, amax(rde) / max(prob.c_e, amax(z1), amax(z2), tiny))
-        if prob.l1:
-            res_d = max(res_d, amax(rdp))
+        res_d = max(res_d, amax(rde) / max(prob.c_e, amax(z1), amax(z2), tiny), amax(rdp))
         rp_ = prob.G(w, xi, e, p) + s - h
         res_p = amax(rp_) / (1.0 + amax(h))
         terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
-                 + (prob.coef * abs(xi) if prob.groups else 0.0)
-                 + (p.sum() if prob.l1 else 0.0))
+                 + (prob.coef * abs(xi) if prob.groups else 0.0) + p.sum())
         if not terms_start:
             terms_start.append(terms)
         # (floored at 1e-3 of their size at the start, for an optimum with objective 0)
@@ -470,22 +452,16 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
             # dx from (P + G^T D G) dx = -r_d - G^T (D r_p - rc / s), with iterative refinement
             # on the unreduced operator (the reduced solve loses accuracy as D spreads out)
             gw, gxi, ge, gp = prob.GT(_scaled_rhs(z, s, rp_, rc))
-            rhs = [-rdw - gw, -rdxi - gxi, -rde - ge, (-rdp - gp) if prob.l1 else None]
-            dx = list(prob.solve(fac, *rhs))
+            rhs = [-rdw - gw, -rdxi - gxi, -rde - ge, -rdp - gp]
+            dx = prob.solve(fac, *rhs)
             # refinement is needed near the end only (refining whenever progress stalled saved a
             # Clarabel fallback on one a8a subset but cost 30% on Spambase l1 at lambda 1e-4)
             for _ in range(refine if best[0] < 1e-5 else 0):
-                res = [r - hx if r is not None else None
-                       for r, hx in zip(rhs, prob.apply_H(z / s, *dx))]
-                size = max(amax(r) for r in res if r is not None)
-                if size <= 1e-14 * max(1.0, max(amax(r) for r in rhs if r is not None)):
+                res = [r - hx for r, hx in zip(rhs, prob.apply_H(z / s, *dx))]
+                if max(map(amax, res)) <= 1e-14 * max(1.0, *map(amax, rhs)):
                     break
-                corr = prob.solve(fac, *res)
-                dx = [a + b if a is not None else None for a, b in zip(dx, corr)]
-            dw, dxi, de, dp = dx
-            Gdx = prob.G(dw, dxi, de, dp if prob.l1 else None)
-            ds, dz = _slack_steps(z, s, Gdx, rp_, rc)
-            return dw, dxi, de, dp, ds, dz
+                dx = [a + b for a, b in zip(dx, prob.solve(fac, *res))]
+            return (*dx, *_slack_steps(z, s, prob.G(*dx), rp_, rc))
 
         aff = direction(s * z)
         a_aff = _max_step(s, aff[4], z, aff[5])
@@ -497,16 +473,14 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         w = w + alpha * dw
         xi = xi + alpha * dxi
         e += alpha * de
-        if prob.l1:
-            p = p + alpha * dp
+        p = p + alpha * dp
         _step_in_place(s, ds, z, dz, alpha)  # (best keeps copies of w and z)
         if not (np.all(np.isfinite(w)) and np.isfinite(mu)):
             status = "failed"
             break
-    if status != "optimal" and best is not None and best[0] <= tol_almost:
-        status = "almost_optimal"
     if status != "optimal":
         w, z = best[1], best[2]
+        status = "almost_optimal" if best[0] <= tol_almost else status
     z1, z2, _, _, _ = prob.split(z)
     return w, (z1 if prob.groups else None), z2, {"status": status, "iterations": it,
                                                   "error": best[0]}
