@@ -48,39 +48,29 @@ def _pair_matrix(rp: RestrictedProblem):
 
 def _conic_data(rp: RestrictedProblem):
     """The restricted problem as ``min 1/2 x'Px + c'x`` s.t. ``A_ub x <= b_ub`` over
-    ``x = (w, e, xi, p)`` (xi for the groups, p the l1 epigraph)."""
+    ``x = (w, e, xi, p)`` (xi for the groups, p the l1 epigraph), with the rows of
+    :meth:`RestrictedProblem.G`."""
     d, nb, k = rp.d, rp.nb, rp.k
     n_xi = 1 if rp.groups else 0
     n_p = d if rp.l1 else 0
     nx = d + nb + n_xi + n_p
-    o_e, o_x, o_p = d, d + nb, d + nb + n_xi
-    c = np.zeros(nx)
-    c[:d] = rp.q_w
-    c[o_e:o_e + nb] = rp.c_e
-    if rp.groups:
-        c[o_x] = rp.coef
-    if rp.l1:
-        c[o_p:] = 1.0
+    c = np.concatenate([rp.q_w, np.full(nb, rp.c_e), np.full(n_xi, rp.coef), np.ones(n_p)])
     P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(nx, nx))
-    r = np.arange(nb)
     rows = []
     if rp.groups:  # -g_j.w + sum_{b in B_j} e_b - xi <= -a_j
         rows.append(sp.hstack([sp.csr_matrix(-rp.g),
-                               sp.csr_matrix((np.ones(nb), (rp.bj, r)), shape=(k, nb)),
+                               sp.csr_matrix((np.ones(nb), (rp.bj, np.arange(nb))), shape=(k, nb)),
                                sp.csr_matrix(-np.ones((k, 1))), sp.csr_matrix((k, n_p))]))
     # -pi_b z_b.w - e_b <= -pi_b ;  -e_b <= 0
-    rows.append(sp.hstack([-_pair_matrix(rp), -sp.identity(nb),
-                           sp.csr_matrix((nb, n_xi + n_p))]))
-    rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb),
-                           sp.csr_matrix((nb, n_xi + n_p))]))
+    rest = sp.csr_matrix((nb, n_xi + n_p))
+    rows.append(sp.hstack([-_pair_matrix(rp), -sp.identity(nb), rest]))
+    rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb), rest]))
     if rp.l1:  # w - p <= 0, -w - p <= 0
         eye = sp.identity(d)
         rows.append(sp.hstack([eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
         rows.append(sp.hstack([-eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
-    A_ub = sp.vstack(rows, format="csr")
-    b_ub = np.concatenate(([-rp.a] if rp.groups else []) + [-rp.pi, np.zeros(nb)]
-                          + ([np.zeros(2 * d)] if rp.l1 else []))
-    return P, c, A_ub, b_ub
+    # the rows of rp.G in its order, so b_ub is rp.h() and the multipliers split as rp's
+    return P, c, sp.vstack(rows, format="csr"), rp.h()
 
 
 def _split_multipliers(rp, z_ub):
