@@ -19,9 +19,8 @@ from infpush_cvx.solvers.engines.pair_sums import SortedScores, prefix_row_sums,
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
 
 
-def _dense_rows(X, idx):
-    rows = X[idx]
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
 
 
 class LowerModel:
@@ -33,22 +32,21 @@ class LowerModel:
         p, q = prob.p, prob.q
         v = 1.0 + t_c
         ss = SortedScores(s_c, p)
-        below_b = s_c[bi] < v[bj]  # band pairs that the aggregates would count
+        self.ip = ip = prob.loss == "infinite_push"
+        self.pi = p[bi] if ip else p[bi] * q[bj]
+        # the band pairs' weights where the aggregates would count them (below the margin)
+        self._wb = wb = np.where(s_c[bi] < v[bj], self.pi, 0.0)
         self._g = None
-        if prob.loss == "infinite_push":
-            self.pi = p[bi]
+        if ip:
             self.group = np.searchsorted(cols, bj)  # band pair -> its working negative
             self._ss, self._k = ss, ss.below(v[cols])
-            self._wb = np.where(below_b, self.pi, 0.0)
-            A = ss.cum_p[self._k] - np.bincount(self.group, self._wb, cols.size)
+            A = ss.cum_p[self._k] - np.bincount(self.group, wb, cols.size)
             # one more group with no pairs, a = 0 and g = 0: the loss is >= 0, which bounds the
             # model below (without it a plain l1 step can be unbounded)
             self.a = np.append(A, 0.0)
         else:
-            self.pi = p[bi] * q[bj]
             P_j = ss.cum_p[ss.below(v)]
             Q_i = weight_above(t_c, q, s_c)
-            wb = np.where(below_b, self.pi, 0.0)
             self.a = np.array([float(q @ P_j) - float(wb.sum())])
             self._g = (np.asarray(prob.Xp.T @ (p * Q_i)).ravel()
                        - np.asarray(prob.Xn.T @ (q * P_j)).ravel()
@@ -64,7 +62,7 @@ class LowerModel:
             prob, cols, A = self.prob, self.cols, self.a[:-1]
             G = prefix_row_sums(self._ss, prob.Xp, self._k)
             G = G - _group_row_sums(prob.Xp, self.bi, self.group, self._wb, cols.size)
-            self._g = np.vstack([G - A[:, None] * _dense_rows(prob.Xn, cols),
+            self._g = np.vstack([G - A[:, None] * _dense(prob.Xn[cols]),
                                  np.zeros(prob.d)])
         return self._g
 
@@ -89,8 +87,7 @@ class LowerModel:
 
     def restricted(self, kappa: float, centre) -> RestrictedProblem:
         prob = self.prob
-        l1 = prob.penalty == "l1"
-        ip = prob.loss == "infinite_push"
+        l1, ip = prob.penalty == "l1", self.ip
         shared = dict(coef=prob.coef, groups=ip, q_w=-kappa * centre, l1=l1,
                       kappa=(0.0 if l1 else 1.0) + kappa, pair_weight=self.pi)
         if ip:  # one group per working negative
@@ -102,19 +99,19 @@ class LowerModel:
             return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
                                      **shared)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
-        XI = _dense_rows(prob.Xp, I)
+        XI = _dense(prob.Xp[I])
         if ip:
-            XJ = np.vstack([_dense_rows(prob.Xn, self.cols), np.zeros(prob.d)])
+            XJ = np.vstack([_dense(prob.Xn[self.cols]), np.zeros(prob.d)])
             return RestrictedProblem(XI, XJ, bi_loc, self.group, **shared)
         J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, _dense_rows(prob.Xn, J), bi_loc, bj_loc, **shared)
+        return RestrictedProblem(XI, _dense(prob.Xn[J]), bi_loc, bj_loc, **shared)
 
     def loss_value(self, w) -> float:
         """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""
         prob = self.prob
         sb, tb = prob.scores(w)
         hinge = self.pi * np.maximum(0.0, 1.0 - sb[self.bi] + tb[self.bj])
-        if prob.loss == "infinite_push":
+        if self.ip:
             groups = self.a - self.g @ w + np.bincount(self.group, hinge, self.a.size)
             return float(groups.max()) / prob.M
         return float(self.a[0] - self.g[0] @ w + hinge.sum()) / (prob.M * prob.N)
@@ -123,7 +120,7 @@ class LowerModel:
         """The feasible dual point of the multipliers (repaired for round-off), its aggregates."""
         prob = self.prob
         nu = np.maximum(np.asarray(nu, float), 0.0)
-        if prob.loss == "infinite_push":
+        if self.ip:
             mu = np.maximum(np.asarray(mu, float), 0.0)
             nu = np.minimum(nu, mu[self.group])
             factor = min(1.0, prob.coef / max(float(mu.sum()), np.finfo(float).tiny))
@@ -166,6 +163,4 @@ def _explicit_pairs(prob, bi, bj) -> bool:
 
 def _group_row_sums(X, rows, groups, weights, k):
     """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d)."""
-    S = sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0]))
-    out = S @ X
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
+    return _dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)

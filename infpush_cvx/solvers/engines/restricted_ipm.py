@@ -77,8 +77,7 @@ class RestrictedProblem:
         self.ny = self.d + (1 if groups else 0)
         # nI x nJ matrices of pair weights: dense when that is cheap (BLAS), else CSR
         self._dense = self.nI * self.nJ <= max(20 * self.nb, 250_000)
-        if self.Z is not None:
-            self._ZT = self.Z.T.tocsr()
+        self._ZT = None if self.Z is None else self.Z.T.tocsr()
         # every pair of the first g rows of XJ with every row of XI, group by group (the exact
         # model of a small problem): pair sums are then row and column sums of a g x nI array,
         # not scattered sums (np.bincount), 3x faster on the a8a subsets
@@ -90,9 +89,7 @@ class RestrictedProblem:
 
     def per_pair(self, x):
         """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
-        if self._grid:
-            return np.repeat(x[:self._grid], self.nI)
-        return x[self.bj]
+        return np.repeat(x[:self._grid], self.nI) if self._grid else x[self.bj]
 
     # ---- the linear maps of the constraint rows ----------------------------------------------
     def zw(self, w):
@@ -157,6 +154,10 @@ class RestrictedProblem:
         empty without the l1 epigraph)."""
         return np.split(z, np.cumsum([self.k, self.nb, self.nb, self.d]))
 
+    def multipliers(self, z):
+        """The multipliers of the group rows (None without groups) and of the pair rows."""
+        return (z[:self.k] if self.groups else None), z[self.k:self.k + self.nb]
+
     def GT(self, z):
         """``G^T z`` as (w, xi, e, p) parts (p empty without the l1 epigraph)."""
         z1, z2, z3, z4, z5 = self.split(z)
@@ -207,8 +208,7 @@ class RestrictedProblem:
         try:
             fac["chol"] = scipy.linalg.cho_factor(S, lower=True, check_finite=False)
         except np.linalg.LinAlgError:
-            fac["chol"] = None
-            fac["S"] = S
+            fac.update(chol=None, S=S)
         return fac
 
     def _scattered_pair_system(self, s23, z23):
@@ -267,8 +267,7 @@ class RestrictedProblem:
         """Rows ``sum_{b in B_j} c_b pi_b z_b`` for every group j (k x d)."""
         if self.Z is not None:
             Gm = sp.csr_matrix((c, (self.bj, np.arange(self.nb))), shape=(self.k, self.nb))
-            out = Gm @ self.Z
-            return out.toarray() if sp.issparse(out) else np.asarray(out)
+            return (Gm @ self.Z).toarray()
         c = c * self.pi
         return (self._pair_matrix(c).T @ self.XI
                 - np.bincount(self.bj, c, self.k)[:, None] * self.XJ)
@@ -328,9 +327,7 @@ class RestrictedProblem:
             if self.groups:
                 hy -= self.per_pair(h_groups)
             de = self._Einv(fac, re - hy)
-        dp = np.zeros(0)
-        if self.l1:
-            dp = (rp - (D5 - D4) * dw) / (D4 + D5)
+        dp = (rp - (D5 - D4) * dw) / (D4 + D5) if self.l1 else np.zeros(0)
         return dw, dxi, de, dp
 
 
@@ -364,9 +361,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     # Nocedal & Wright, section 14.2).
     w = np.zeros(d) if center is None else np.asarray(center, float).copy()
     e = np.maximum(0.0, prob.pi - prob.zw(w))
-    xi = 0.0
-    if prob.groups and prob.k:
-        xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e)))
+    xi = float(np.max(prob.a - prob.g @ w + prob.group_sum(e))) if prob.groups and prob.k else 0.0
     p = np.abs(w) if prob.l1 else np.zeros(0)  # (the epigraph, empty without l1)
     s = np.maximum(h - prob.G(w, xi, e, p), 0.0)
     z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
@@ -481,6 +476,4 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     if status != "optimal":
         w, z = best[1], best[2]
         status = "almost_optimal" if best[0] <= tol_almost else status
-    z1, z2, _, _, _ = prob.split(z)
-    return w, (z1 if prob.groups else None), z2, {"status": status, "iterations": it,
-                                                  "error": best[0]}
+    return (w, *prob.multipliers(z), {"status": status, "iterations": it, "error": best[0]})

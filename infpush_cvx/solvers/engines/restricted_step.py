@@ -73,11 +73,6 @@ def _conic_data(rp: RestrictedProblem):
     return P, c, sp.vstack(rows, format="csr"), rp.h()
 
 
-def _split_multipliers(rp, z_ub):
-    """The multipliers of the group rows (None without groups) and of the pair rows."""
-    return (z_ub[:rp.k] if rp.groups else None), z_ub[rp.k:rp.k + rp.nb]
-
-
 def _built(rp: RestrictedProblem, deadline, setup: float, name: str):
     """:func:`_conic_data` of ``rp`` and the time limit to hand the external solver ``name``
     (None without a limit; its clock starts after its set-up of ``setup`` s a nonzero), each
@@ -103,8 +98,7 @@ def _solve_clarabel(rp: RestrictedProblem, deadline):
     sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         raise RestrictedStepFailed(f"Clarabel: {sol.status}")
-    mu, nu = _split_multipliers(rp, np.asarray(sol.z))
-    return np.asarray(sol.x)[:rp.d].copy(), mu, nu
+    return (np.asarray(sol.x)[:rp.d].copy(), *rp.multipliers(np.asarray(sol.z)))
 
 
 def _solve_highs(rp: RestrictedProblem, deadline):
@@ -119,8 +113,7 @@ def _solve_highs(rp: RestrictedProblem, deadline):
                   method="highs", options=options)
     if res.status != 0:
         raise RestrictedStepFailed(f"HiGHS: {res.message}")
-    mu, nu = _split_multipliers(rp, -np.asarray(res.ineqlin.marginals))
-    return res.x[:rp.d].copy(), mu, nu
+    return (res.x[:rp.d].copy(), *rp.multipliers(-np.asarray(res.ineqlin.marginals)))
 
 
 #: Seconds per constraint nonzero that an external solver's set-up takes before its own time
