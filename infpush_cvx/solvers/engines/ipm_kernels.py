@@ -74,6 +74,16 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
     return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _pair_part(z_group, group, z2, z3):
+    """The e block of ``G^T z`` with groups: ``ge_b = z_group[group_b] - z2_b - z3_b`` (any
+    order of the pairs, the grid's too: one pass instead of a gather and two NumPy passes)."""
+    ge = np.empty_like(z2)
+    for b in range(z2.size):
+        ge[b] = z_group[group[b]] - z2[b] - z3[b]
+    return ge
+
+
 # ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
 # XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
 # row of the grid, instead of four to ten NumPy passes and temporaries (a8a subsets: 219,000

@@ -40,8 +40,8 @@ import scipy.sparse as sp
 
 from infpush_cvx.solvers.engines.ipm_kernels import (
     _complementarity_after, _corrector_rhs, _grid_back_substitute, _grid_einv_sums,
-    _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _scaled_rhs, _slack_steps,
-    _step_in_place)
+    _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _pair_part, _scaled_rhs,
+    _slack_steps, _step_in_place)
 
 
 class RestrictedProblem:
@@ -163,7 +163,7 @@ class RestrictedProblem:
         z1, z2, z3, z4, z5 = self.split(z)
         gw = -self.zT(z2)
         gxi = 0.0
-        ge = (self.per_pair(z1) if self.groups else 0.0) - z2 - z3
+        ge = _pair_part(z1, self.bj, z2, z3) if self.groups else -z2 - z3
         if self.groups:
             gw -= self.g.T @ z1
             gxi = -z1.sum()
@@ -223,12 +223,9 @@ class RestrictedProblem:
             S = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
         else:
             omega = omega * self.pi ** 2
-            W = self._pair_matrix(omega)
-            XIt, XJt = self.XI.T, self.XJ.T
-            cross = XIt @ (W @ self.XJ)
-            S = (XIt @ (np.bincount(self.bi, omega, self.nI)[:, None] * self.XI)
-                 + XJt @ (np.bincount(self.bj, omega, self.nJ)[:, None] * self.XJ)
-                 - cross - cross.T)
+            S = _laplacian_sum(self.XI, np.bincount(self.bi, omega, self.nI), self.XJ,
+                               np.bincount(self.bj, omega, self.nJ),
+                               self.XI.T @ (self._pair_matrix(omega) @ self.XJ))
         fac = {"inv_delta": inv_delta, "D2": 1.0 / w2}
         if not self.groups:
             return fac, S, None, None
@@ -245,9 +242,7 @@ class RestrictedProblem:
         sigma = np.zeros(max(self.k, g))
         _grid_scaling(s23[:nb], z23[:nb], s23[nb:], z23[nb:], self.pi, inv_delta, D2, Om, Cm,
                       cols_om, rows_om, sigma[:g], rows_c)
-        cross = (XJg.T @ Om) @ self.XI
-        S = (self.XI.T @ (cols_om[:, None] * self.XI) + XJg.T @ (rows_om[:, None] * XJg)
-             - cross - cross.T)
+        S = _laplacian_sum(self.XI, cols_om, XJg, rows_om, (XJg.T @ Om) @ self.XI)
         fac = {"inv_delta": inv_delta, "D2": D2}
         if not self.groups:
             return fac, S, None, None
@@ -329,6 +324,14 @@ class RestrictedProblem:
             de = self._Einv(fac, re - hy)
         dp = (rp - (D5 - D4) * dw) / (D4 + D5) if self.l1 else np.zeros(0)
         return dw, dxi, de, dp
+
+
+def _laplacian_sum(XI, cols, XJ, rows, cross):
+    """``sum_b omega_b z_b z_b^T = X^T Lap X`` for the band graph's weighted Laplacian:
+    ``XI^T diag(cols) XI + XJ^T diag(rows) XJ - C - C^T``, with ``cols`` and ``rows`` the sums of
+    the weights ``omega_b`` per row of XI and of XJ and ``C`` their cross term ``XI^T W XJ`` (or
+    its transpose: the sum is the same)."""
+    return XI.T @ (cols[:, None] * XI) + XJ.T @ (rows[:, None] * XJ) - cross - cross.T
 
 
 def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almost=1e-6,
@@ -462,8 +465,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         a_aff = _max_step(s, aff[4], z, aff[5])
         mu_aff = _complementarity_after(s, aff[4], z, aff[5], a_aff) / nr
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-        step = direction(_corrector_rhs(s, z, aff[4], aff[5], sigma * mu))
-        dw, dxi, de, dp, ds, dz = step
+        dw, dxi, de, dp, ds, dz = direction(_corrector_rhs(s, z, aff[4], aff[5], sigma * mu))
         alpha = 0.99 * _max_step(s, ds, z, dz)
         w = w + alpha * dw
         xi = xi + alpha * dxi

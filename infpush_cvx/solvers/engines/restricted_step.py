@@ -53,9 +53,8 @@ def _conic_data(rp: RestrictedProblem):
     d, nb, k = rp.d, rp.nb, rp.k
     n_xi = 1 if rp.groups else 0
     n_p = d if rp.l1 else 0
-    nx = d + nb + n_xi + n_p
     c = np.concatenate([rp.q_w, np.full(nb, rp.c_e), np.full(n_xi, rp.coef), np.ones(n_p)])
-    P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(nx, nx))
+    P = sp.csc_matrix((np.full(d, rp.kappa), (np.arange(d), np.arange(d))), shape=(c.size,) * 2)
     rows = []
     if rp.groups:  # -g_j.w + sum_{b in B_j} e_b - xi <= -a_j
         rows.append(sp.hstack([sp.csr_matrix(-rp.g),
@@ -67,8 +66,7 @@ def _conic_data(rp: RestrictedProblem):
     rows.append(sp.hstack([sp.csr_matrix((nb, d)), -sp.identity(nb), rest]))
     if rp.l1:  # w - p <= 0, -w - p <= 0
         eye = sp.identity(d)
-        rows.append(sp.hstack([eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
-        rows.append(sp.hstack([-eye, sp.csr_matrix((d, nb + n_xi)), -eye]))
+        rows += [sp.hstack([sign * eye, sp.csr_matrix((d, nb + n_xi)), -eye]) for sign in (1, -1)]
     # the rows of rp.G in its order, so b_ub is rp.h() and the multipliers split as rp's
     return P, c, sp.vstack(rows, format="csr"), rp.h()
 
@@ -182,9 +180,8 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
         # terms of size C made the interior-point method and Clarabel fail from C = 1e11 (the
         # l1 penalty's weight 1 is built into the solvers' data: not divided)
-        f = rp.coef
-        w, mu, nu, name = restricted_step(_divided(rp, f), centre, **again)
-        return w, None if mu is None else mu * f, nu * f, name
+        w, mu, nu, name = restricted_step(_divided(rp, rp.coef), centre, **again)
+        return w, None if mu is None else mu * rp.coef, nu * rp.coef, name
     span = span_step(rp)
     if span is not None:
         w, mu, nu, name = restricted_step(span.problem, span.to_span(centre), **again)

@@ -207,11 +207,10 @@ def _new_near_margin(ss, v, cols, band, n, *, width, cap, tie_cap):
     return i, j
 
 
-def _merge_band(old, new, s, t, max_band, n):
-    """Union of two pair lists, the pairs closest to the margin at (s, t) kept when too many."""
-    bi = np.concatenate([old[0], new[0]])
-    bj = np.concatenate([old[1], new[1]])
-    keys, first = np.unique(bi.astype(np.int64) * n + bj, return_index=True)
+def _merge_band(s, t, max_band, n, *bands):
+    """Union of pair lists, the pairs closest to the margin at (s, t) kept when too many."""
+    bi, bj = (np.concatenate(part) for part in zip(*bands))
+    _, first = np.unique(bi.astype(np.int64) * n + bj, return_index=True)
     bi, bj = bi[first], bj[first]
     if bi.size > max_band:
         dist = np.abs(s[bi] - t[bj] - 1.0)
@@ -233,8 +232,7 @@ def _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW):
     # pairs near the margin (a8a subsets: up to a third of them), planted data few
     cap = max(opt.band_cap, band[0].size // 2)
     near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=cap, tie_cap=opt.tie_cap)
-    new = (np.concatenate([near[0], extra[0]]), np.concatenate([near[1], extra[1]]))
-    band = _merge_band(band, new, s_c, t_c, opt.max_band, n)
+    band = _merge_band(s_c, t_c, opt.max_band, n, band, near, extra)
     if inW is not None:  # only pairs of working negatives (W only grows: nothing new is lost)
         keep = inW[band[1]]
         band = (band[0][keep], band[1][keep])
@@ -295,8 +293,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
 
     history = {"objective": [], "gap": [], "time": [], "working_negatives": [], "band_pairs": [],
                "step_solver": [], "prox": [], "step": []}
-    best_p = (P_c, w_c)
-    best_d = (-np.inf, None)
+    best_p, best_d = (P_c, w_c), (-np.inf, None)  # (value, point) candidates
     P_zero = prob.objective(np.zeros(prob.d))
     if P_zero <= P_c:
         # w = 0 is the best point so far (a large lambda, or degenerate data): a candidate
@@ -338,23 +335,21 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             status, message = "failed", f"restricted step failed: {exc}"
             break
         dual = model.dual(mu, nu)
-        D = dual.value(prob.lam, penalty)
-        if D > best_d[0]:
-            best_d = (D, dual)
+        best_d = max(best_d, (dual.value(prob.lam, penalty), dual), key=_first)
         s_r, t_r = prob.scores(w_r)
         H_r, P_r = prob.parts(w_r, s_r, t_r)
         best_p = min(best_p, (P_r, w_r), key=_first)
         if penalty == "l2" and dual.total > 0:  # w(alpha) is a primal candidate too
             best_p = min(best_p, (prob.objective(dual.w_alpha), dual.w_alpha), key=_first)
         gap = relative_gap(best_p[0], best_d[0])
-        model_r = prob.with_penalty(w_r, model.loss_value(w_r))
+        loss_r = model.loss_value(w_r)
+        model_r = prob.with_penalty(w_r, loss_r)
         predicted = P_c - model_r
         serious = P_r <= P_c - 0.1 * max(predicted, 0.0)
         # the negatives the model misses are found at the model's own step (at a shorter point
         # found below they can lie under the max: a line search that then halves the step
         # round after round without ever adding them stalled Spambase l1 at lambda 1e-4)
-        viol_r = (np.where(inW, -np.inf, H_r - model.loss_value(w_r) * prob.M) if ip
-                  else None)
+        viol_r = np.where(inW, -np.inf, H_r - loss_r * prob.M) if ip else None
         if not serious:
             # a model step too long for the model: the best point on the segment to it, by the
             # true objective (each evaluation O(nnz + (m + n) log m), far cheaper than a step)
@@ -447,7 +442,8 @@ def _dual_below_margin(prob: _Problem, cols, weights, total) -> ImplicitDual:
 
 
 def _first(pair):
-    """The value of a ``(value, point)`` candidate, the key by which the best is kept."""
+    """The value of a ``(value, point)`` candidate, the key by which the best is kept (the
+    first of equals: a later candidate must be strictly better)."""
     return pair[0]
 
 
