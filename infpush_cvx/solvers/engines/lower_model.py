@@ -81,9 +81,8 @@ class LowerModel:
         c = np.empty(ss.m)
         c[ss.order] = ss.p_sorted * beyond  # sum of mu_j over the prefixes holding rank l
         c -= np.bincount(self.bi, self._wb * mu_c[self.group], ss.m)
-        Xn_c = prob.Xn[cols]
         return (np.asarray(prob.Xp.T @ c).ravel()
-                - np.asarray(Xn_c.T @ (self.a[:-1] * mu_c)).ravel())
+                - np.asarray(prob.Xn[cols].T @ (self.a[:-1] * mu_c)).ravel())
 
     def restricted(self, kappa: float, centre) -> RestrictedProblem:
         prob = self.prob

@@ -192,12 +192,9 @@ class RestrictedProblem:
         if self.groups:
             w1 = s[:k] / z[:k]
             gamma = 1.0 / (w1 + sigma)
-            fac["D1"] = 1.0 / w1
-            V = np.empty((k, self.ny))
-            V[:, :d] = self.g + Yw
-            V[:, d] = 1.0
+            V = np.hstack([self.g + Yw, np.ones((k, 1))])
             S += (V * gamma[:, None]).T @ V
-            fac["gamma"] = gamma
+            fac.update(D1=1.0 / w1, gamma=gamma)
         if self.l1:
             w4, w5 = np.split(s[k + 2 * nb:] / z[k + 2 * nb:], 2)
             S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
@@ -352,9 +349,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     the pair rows (``z_groups`` is None without groups), and a dict with ``status``,
     ``iterations`` and ``error`` (the largest of the three relative measures).
     """
-    d, nb = prob.d, prob.nb
-    h = prob.h()
-    nr = prob.n_rows
+    d, nb, nr, h = prob.d, prob.nb, prob.n_rows, prob.h()
     if nr == 0:  # RankSVM without band pairs and l2: min kappa/2 ||w||^2 + q_w.w
         return -prob.q_w / prob.kappa, None, np.zeros(0), {"status": "optimal", "iterations": 0,
                                                            "error": 0.0}
@@ -390,11 +385,10 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
         scale-free, as the objective's scale moves with C = 1/lambda over many decades."""
         gw, gxi, ge, gp = prob.GT(z)
         z1, z2, _, z4, z5 = prob.split(z)
-        # the terms of the w block (they cancel at an LP's optimum, so not gw itself)
-        scale_w = max(amax(prob.kappa * w), amax(prob.q_w), amax(prob.zT(z2)), amax(z4),
-                      amax(z5), tiny)
-        if prob.groups:
-            scale_w = max(scale_w, amax(prob.g.T @ z1))
+        # the terms of the w block (they cancel at an LP's optimum, so not gw itself; g is
+        # 0 x d without groups)
+        scale_w = max(amax(prob.kappa * w), amax(prob.q_w), amax(prob.zT(z2)),
+                      amax(prob.g.T @ z1), amax(z4), amax(z5), tiny)
         rdw = prob.kappa * w + prob.q_w + gw
         rdxi = (prob.coef + gxi) if prob.groups else 0.0
         rde = prob.c_e + ge

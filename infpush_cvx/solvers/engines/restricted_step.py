@@ -85,15 +85,14 @@ def _solve_clarabel(rp: RestrictedProblem, deadline):
     import clarabel
 
     P, c, A_ub, b_ub, limit = _built(rp, deadline, _CLARABEL_SETUP, "Clarabel")
-    A = A_ub.tocsc()
-    cones = [clarabel.NonnegativeConeT(A_ub.shape[0])]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.direct_solve_method = "qdldl"  # "auto" picks faer, 2-3x slower on these systems
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-9
     if limit is not None:
         settings.time_limit = limit
-    sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A, b_ub, cones, settings).solve()
+    sol = clarabel.DefaultSolver(sp.triu(P, format="csc"), c, A_ub.tocsc(), b_ub,
+                                 [clarabel.NonnegativeConeT(A_ub.shape[0])], settings).solve()
     if str(sol.status) not in ("Solved", "AlmostSolved"):
         raise RestrictedStepFailed(f"Clarabel: {sol.status}")
     return (np.asarray(sol.x)[:rp.d].copy(), *rp.multipliers(np.asarray(sol.z)))

@@ -223,7 +223,7 @@ def _merge_band(s, t, max_band, n, *bands):
 def _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW):
     """The band of a new round: pairs far from the margin at the centre pruned, the pairs
     nearest to it and those near the margin at the last rejected step (``extra``) added, and
-    (Infinite Push, ``inW`` given) only pairs of working negatives kept."""
+    only pairs of working negatives (``inW``) kept."""
     n, v_c = prob.n, 1.0 + t_c
     if opt.prune and band[0].size:  # pairs now far from the margin are exact pieces again
         keep = np.abs(s_c[band[0]] - v_c[band[1]]) <= opt.prune * opt.band
@@ -233,10 +233,8 @@ def _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW):
     cap = max(opt.band_cap, band[0].size // 2)
     near = _new_near_margin(ss, v_c, cols, band, n, width=opt.band, cap=cap, tie_cap=opt.tie_cap)
     band = _merge_band(s_c, t_c, opt.max_band, n, band, near, extra)
-    if inW is not None:  # only pairs of working negatives (W only grows: nothing new is lost)
-        keep = inW[band[1]]
-        band = (band[0][keep], band[1][keep])
-    return band
+    keep = inW[band[1]]  # only pairs of working negatives (W only grows: nothing new is lost)
+    return band[0][keep], band[1][keep]
 
 
 def collapse(data: BipartiteData):
@@ -273,14 +271,13 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     s_c, t_c = prob.scores(w_c)
     H, P_c = prob.parts(w_c, s_c, t_c)
 
-    if ip:
-        inW = np.zeros(n, dtype=bool)
-        # only the top negatives at the start, even when (a small starting w: ties) nearly all of
-        # them are near the max: a LIBSVM-like set of 1,500 x 48,000 x 300 has 1,272 working
-        # negatives at its optimum, and starting with all 48,000 made each step factor a
-        # 48,000-group system (the 120 s limit at gap 0.09, against 11 s from the top 100)
-        inW[np.argsort(-H, kind="stable")[:min(n, opt.new_negatives)]] = True
-    all_cols = np.arange(n)
+    # the working negatives (RankSVM: every one). The Infinite Push's are only the top ones at
+    # the start, even when (a small starting w: ties) nearly all of them are near the max: a
+    # LIBSVM-like set of 1,500 x 48,000 x 300 has 1,272 working negatives at its optimum, and
+    # starting with all 48,000 made each step factor a 48,000-group system (the 120 s limit at
+    # gap 0.09, against 11 s from the top 100)
+    inW = np.zeros(n, dtype=bool) if ip else np.ones(n, dtype=bool)
+    inW[np.argsort(-H, kind="stable")[:min(n, opt.new_negatives)]] = True
     empty = np.zeros(0, np.intp)
     band = (empty, empty)
     kappa = 0.0 if w0 is not None else opt.prox  # from a warm start, try a plain step first
@@ -309,12 +306,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         if it == exact_from:
             # the exact model: every negative, every pair (by negative, then positive)
             inW[:] = True
-            band = (np.tile(np.arange(prob.m), n), np.repeat(all_cols, prob.m))
+            band = (np.tile(np.arange(prob.m), n), np.repeat(np.arange(n), prob.m))
             kappa = 0.0
-        cols = np.flatnonzero(inW) if ip else all_cols
+        cols = np.flatnonzero(inW)
         ss = SortedScores(s_c, prob.p)
         if it != exact_from:  # (the exact model has every pair already)
-            band = _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW if ip else None)
+            band = _updated_band(band, prob, opt, ss, s_c, t_c, cols, extra, inW)
         model = LowerModel(prob, s_c, t_c, cols, *band)
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
@@ -383,7 +380,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         else:
             # the model was too optimistic at w_r: widen the band there, shorten the step
             ss_r = SortedScores(s_r, prob.p)
-            cols_r = np.flatnonzero(inW) if ip else cols
+            cols_r = np.flatnonzero(inW)
 
             def near_step(width):
                 return _new_near_margin(ss_r, 1.0 + t_r, cols_r, band, n, width=width,
@@ -450,16 +447,14 @@ def _first(pair):
 def _segment_search(prob, w_c, s_c, t_c, w_r, s_r, t_r):
     """The best of ``w_c + a (w_r - w_c)``, a in {1/2, 1/4, ..., 1/1024}: scores are affine in a,
     so each point costs one objective evaluation."""
-    best = (np.inf, None)
+    best = (np.inf, (w_c, s_c, t_c))  # (no finite value on the segment: stay at the centre)
     for a in 0.5 ** np.arange(1, 11):
         w, s, t = w_c + a * (w_r - w_c), s_c + a * (s_r - s_c), t_c + a * (t_r - t_c)
         P = prob.objective(w, s, t)
         if P < best[0]:
             best = (P, (w, s, t))
-        elif best[1] is not None:
+        elif best[0] < np.inf:
             break  # P is convex along the segment: past its minimum
-    if best[1] is None:  # no finite value on the segment: stay at the centre
-        return w_c, s_c, t_c, np.inf
     return (*best[1], best[0])
 
 
