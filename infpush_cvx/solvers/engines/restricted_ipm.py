@@ -119,6 +119,7 @@ class RestrictedProblem:
         return self.XI.T @ cols - self.XJ[:self._grid].T @ rows
 
     def group_sum(self, v):
+        """``sum_{b in B_j} v_b`` for every group j."""
         if self._grid:
             out = np.zeros(self.k)
             out[:self._grid] = v.reshape(self._grid, self.nI).sum(axis=1)  # (row j: negative j)
@@ -277,8 +278,7 @@ class RestrictedProblem:
 
     def solve(self, fac, rw, rxi, re, rp):
         """Solve ``(P + G^T D G) dx = r`` for dx = (w, xi, e, p) (p empty without l1)."""
-        d = self.d
-        D2 = fac["D2"]
+        d, D2 = self.d, fac["D2"]
         if self.l1:
             D4, D5 = fac["D4"], fac["D5"]
             rw = rw - (D5 - D4) * rp / (D4 + D5)
