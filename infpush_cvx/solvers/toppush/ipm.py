@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
 from infpush_cvx.solvers.base import record
+from infpush_cvx.solvers.toppush.problem import certifier, positive_weights
 
 #: Working-set rounds (the interior-point iterations are bounded by ``max_iter`` in all).
 _MAX_ROUNDS = 50
@@ -67,12 +68,9 @@ def _mat(X, w) -> np.ndarray:
     return np.asarray(X @ w, dtype=np.float64).ravel()
 
 
-def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
-    """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...).
-
-    ``certify(w, s, t, alpha, beta)`` returns ``(P(w), relative gap, feasible (alpha, beta))``
-    for the full problem (the caller's formulas, written once there).
-    """
+def solve(data, lam, loss, *, tol, max_iter, deadline, w0=None):
+    """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...); every
+    iterate is certified on the full problem by :func:`.problem.certifier`."""
     Xp, Xn = data.Xp, data.Xn
     n = data.n
     size = min(n, 2 * (data.d + 1) + 8)
@@ -82,7 +80,7 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
     J = np.sort(np.argsort(-t0, kind="stable")[:size])
     best = None
     total = 0
-    hist = {"objective": [], "gap": [], "time": []}
+    hist, c, certify = {}, positive_weights(data), certifier(data, lam, loss)
     for _ in range(_MAX_ROUNDS):  # (every round sets status and message)
         out = _ipm(data, J, lam, loss, c, tol=tol, max_iter=max_iter - total, deadline=deadline,
                    certify=certify, hist=hist, first=total, grow=size)
@@ -108,7 +106,7 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
             "history": hist, "message": message, "info": {"working_set": int(J.size)}}
 
 
-def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first, grow=0):
+def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first, grow):
     """Mehrotra's method on the QP restricted to the negatives J; see the module docstring."""
     Xp, XJ, Xn = data.Xp, data.Xn[J], data.Xn
     m, k, d = data.m, J.size, data.d
@@ -138,7 +136,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         beta = np.zeros(data.n)
         beta[J] = zC
         t_full = _mat(Xn, w)
-        P, gap, dual_point = certify(w, s_p, t_full, zA, beta)
+        P, _, gap, dual_point = certify(w, s_p, t_full, zA, beta)
         if gap < best["gap"]:
             best = {"gap": gap, "w": w.copy(), "dual": dual_point}
         record(hist, objective=P, gap=gap, time=deadline.elapsed())
@@ -146,7 +144,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         if gap <= tol:
             status = "optimal"
             break
-        if grow and it > 1:
+        if it > 1:
             # negatives outside J above the current top join J now, with the mean slack of J
             # and the multiplier that puts them on the central path (s z = mu)
             new = _above(t_full, tau, J)

@@ -28,7 +28,7 @@ from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.toppush import ipm
 from infpush_cvx.solvers.toppush.polish import polish as polish_point
-from infpush_cvx.solvers.toppush.problem import (TopPushProblem, certifier, data_lipschitz,
+from infpush_cvx.solvers.toppush.problem import (TopPushProblem, data_lipschitz,
                                                  dual_objective, dual_value, feasible_dual,
                                                  positive_weights, primal_objective,
                                                  primal_value, scores, significant_positives,
@@ -128,9 +128,8 @@ class InteriorPoint(_NativeMethod):
     def _native(self, data, lam, loss, warm_start, dual0, deadline) -> dict:
         w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
         with blas_threads_for(data.d):
-            return ipm.solve(data, lam, loss, c=positive_weights(data), tol=self.tol,
-                             max_iter=self.iterations, deadline=deadline, w0=w0,
-                             certify=certifier(data, lam, loss))
+            return ipm.solve(data, lam, loss, tol=self.tol, max_iter=self.iterations,
+                             deadline=deadline, w0=w0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,11 +192,7 @@ class CVXPY(_TopPushMethod, CVXPYMethod):
                 1.0 + float(out.values["tau"]) - s, 0.0)
         dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
         return {"w": w, "dual": dual, "status": status, "iterations": out.iterations,
-                "history": _history(), "info": info, "message": message}
-
-
-def _history() -> dict:
-    return {"objective": [], "gap": [], "time": []}
+                "history": {}, "info": info, "message": message}
 
 
 class DualState:
@@ -222,7 +217,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     L_max = L_data + (0.5 / c.min() if tq else 0.0)
     if not np.isfinite(L_max):
         return {"w": np.zeros(data.d), "dual": (np.zeros(data.m), np.zeros(data.n)),
-                "status": "failed", "iterations": 0, "history": _history(),
+                "status": "failed", "iterations": 0, "history": {},
                 "message": f"the Lipschitz constant of the dual gradient is {L_max!r}: the data "
                            f"are too large for float64; rescale them"}
     L_max = L_max if L_max > 0 else 1.0  # hinge on all-zero data: any step, f is linear
@@ -235,7 +230,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     best_dual, best_value = (x.alpha, x.beta), -x.f
     ya, yb, yw, ys, yt = x.alpha, x.beta, x.w, x.s, x.t
     theta, L, gamma = 1.0, L_max, 0.0
-    hist = _history()
+    hist = {}
     status, message, it = "max_iter", "", 0
     every = log_every(max_iter, 1)
     for it in range(1, max_iter + 1):

@@ -164,22 +164,21 @@ def feasible_dual(data: BipartiteData, alpha, beta, loss: str = "truncated_quadr
 def duality_gap(data: BipartiteData, w, alpha, beta, lam: float,
                 loss: str = "truncated_quadratic"):
     """``(P(w), D(alpha, beta), relative gap)`` after making ``(alpha, beta)`` feasible."""
-    alpha, beta = feasible_dual(data, alpha, beta, loss)
-    primal = primal_objective(data, w, lam, loss)
-    dual = dual_objective(data, alpha, beta, lam, loss)
-    return primal, dual, relative_gap(primal, dual)
+    check_choice(loss, "loss", LOSSES)
+    w = np.asarray(w, dtype=np.float64).ravel()
+    return certifier(data, lam, loss)(w, *scores(data, w), alpha, beta)[:3]
 
 
 def certifier(data: BipartiteData, lam: float, loss: str):
-    """``certify(w, s, t, alpha, beta) -> (P(w), relative gap, feasible (alpha, beta))`` from the
-    scores ``s = Xp w``, ``t = Xn w`` the caller has (for the interior-point method)."""
+    """``certify(w, s, t, alpha, beta) -> (P(w), D(alpha, beta), relative gap, feasible
+    (alpha, beta))`` from the scores ``s = Xp w``, ``t = Xn w`` the caller has."""
     c = positive_weights(data)
 
     def certify(w, s, t, alpha, beta):
         alpha, beta = feasible_dual(data, alpha, beta, loss)
         primal = primal_value(w, s, t, c, lam, loss)
         dual = dual_value(w_of_dual(data, alpha, beta, lam), alpha, c, lam, loss)
-        return primal, relative_gap(primal, dual), (alpha, beta)
+        return primal, dual, relative_gap(primal, dual), (alpha, beta)
     return certify
 
 
