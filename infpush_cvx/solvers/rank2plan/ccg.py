@@ -116,10 +116,8 @@ class RestrictedDual:
         if new.size == 0:
             return
         f0 = self.features.size
-        block = sp.csc_matrix(self.op.rows(self.pairs, new)) if self.pairs.size else \
-            sp.csc_matrix((0, new.size))
-        # Row r of the new rows = column r of the (pairs x new) block.
-        cols = self.pair_col[block.indices] if block.nnz else np.zeros(0, dtype=np.int64)
+        block = sp.csc_matrix(self.op.rows(self.pairs, new))
+        cols = self.pair_col[block.indices]  # row r of the new rows = column r of the block
         self._check(self.h.addRows(new.size, -self.lam - a[new], self.lam - a[new], block.nnz,
                                    block.indptr[:-1].astype(np.int32), cols.astype(np.int32),
                                    block.data.astype(np.float64)), "adding feature rows")
@@ -312,17 +310,11 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
     if cert is None:  # no restricted LP was solved: certify the warm start itself
         cert = op.certificate(beta, np.zeros(op.n) if pi0 is None else pi0, lam)
         pi = cert["pi"]
-    info = {
-        "lower_bound": cert["dual"],
-        "dual_infeasibility": cert["dual_infeasibility"],
-        "raw_gap": cert["raw_gap"],
-        "n_features_working": int(lp.features.size),
-        "n_pairs_explicit": int(lp.pairs.size),
-        "n_pairs_linear": int(L.sum()),
-        "trust_radius": radius,
-        "trust_region_moves": n_recentre,
-        "lp_solver": "HiGHS (highspy), restricted dual, warm-started simplex",
-    }
+    info = dict(lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"],
+                raw_gap=cert["raw_gap"], n_features_working=int(lp.features.size),
+                n_pairs_explicit=int(lp.pairs.size), n_pairs_linear=int(L.sum()),
+                trust_radius=radius, trust_region_moves=n_recentre,
+                lp_solver="HiGHS (highspy), restricted dual, warm-started simplex")
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
                         iterations=it, time=deadline.elapsed(), method="ccg",
                         history=history, dual=pi, info=info, message=message)

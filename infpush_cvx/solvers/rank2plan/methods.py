@@ -50,9 +50,9 @@ def _check_tau(tau) -> np.ndarray | None:
 
 
 def _unit_tau(problem: Rank2PlanProblem, tau) -> np.ndarray | None:
-    """``tau`` checked, in the units of the unit-sized LP (None: the default schedule)."""
-    taus = _check_tau(tau)
-    return None if taus is None else problem.scaling.tau_in(taus)
+    """``tau`` (checked when the method was built) in the units of the unit-sized LP (None:
+    the default schedule)."""
+    return None if tau is None else problem.scaling.tau_in(tau)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,20 +236,18 @@ class CVXPY(_Rank2PlanMethod, CVXPYMethod):
                                 options=options, deadline=deadline,
                                 size=data_size(data.X) + data.n_pairs)
         w, status, message = self._answer(out, solver, data.n_features)
-        if not out.has_point:
-            return SolverResult(w=w, objective=np.nan, gap=None, status=status,
-                                iterations=out.iterations, time=deadline.elapsed(),
-                                method="cvxpy", info=info, message=message)
-        pi, gap, dual = out.duals[-1], None, None
+        pi, gap, dual = out.duals[-1] if out.has_point else None, None, None
         if pi is not None and np.all(np.isfinite(pi)) and np.all(np.isfinite(w)):
             cert = min((op.certificate(w, p, lam)  # two valid bounds: the sharper one
                         for p in (pi.ravel(), op.repaired_dual(w, pi.ravel(), lam))),
                        key=lambda c: c["gap"])
             gap, dual = cert["gap"], cert["pi"]
             info.update(lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"])
-        status = certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
+        if out.has_point:
+            status = certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
+            message = cvxpy_message(out.status, status, gap, message)
         objective = op.objective(w, lam) if np.all(np.isfinite(w)) else np.nan
+        history = {"objective": [objective], "gap": [gap]} if out.has_point else {}
         return SolverResult(w=w, objective=objective, gap=gap, status=status,
                             iterations=out.iterations, time=deadline.elapsed(), method="cvxpy",
-                            history={"objective": [objective], "gap": [gap]}, dual=dual,
-                            info=info, message=cvxpy_message(out.status, status, gap, message))
+                            history=history, dual=dual, info=info, message=message)
