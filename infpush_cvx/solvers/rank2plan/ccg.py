@@ -96,7 +96,7 @@ class RestrictedDual:
         from infpush_cvx.solvers.engines.cvxpy_backend import quiet_highs
 
         quiet_highs()  # the first Highs() of a process prints it before any option
-        self.op, self.lam, self.radius = op, lam, radius
+        self.op, self.lam, self.radius, self.highspy = op, lam, radius, highspy
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         for key, value in options.items():
@@ -157,51 +157,41 @@ class RestrictedDual:
         """Trust region ``|beta_f - center_f| <= radius`` on the working features."""
         self.radius = radius
         c = center[self.features]
-        cost = np.empty(2 * c.size)
-        cost[0::2] = c + radius
-        cost[1::2] = radius - c
+        cost = np.column_stack([c + radius, radius - c]).ravel()  # (e+_f, e-_f) per feature
         self._check(self.h.changeColsCost(cost.size, self.slack_col.astype(np.int32), cost),
                     "moving the trust region")
 
-    @staticmethod
-    def _check(status, what: str) -> None:
+    def _check(self, status, what: str) -> None:
         """HiGHS refuses a model edit (an entry it deems infinite, say) by a status, not an
         exception: raise it, so that the model never silently loses a row or column."""
-        import highspy
-
-        if status == highspy.HighsStatus.kError:
+        if status == self.highspy.HighsStatus.kError:
             raise RestrictedLPError(f"HiGHS refused {what}")
 
     def solve(self, algorithm: str, time_limit: float | None = None):
         """Run HiGHS within ``time_limit`` seconds (None: the options' limit, by default none);
         returns (beta_F, pi_W) or None if it did not reach an optimum (see :meth:`stop_reason`)."""
-        import highspy
-
         self.h.setOptionValue("solver", algorithm)
         if time_limit is not None:
             self.h.setOptionValue("time_limit", min(float(time_limit), self.options_time_limit))
         self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if self.h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
             return None
         sol = self.h.getSolution()
         return -np.asarray(sol.row_dual), np.asarray(sol.col_value)[self.pair_col]
 
     def stop_reason(self) -> tuple[str, str]:
         """``(status, message)`` of a run that reached no optimum within the deadline."""
-        import highspy
-
         model_status = self.h.getModelStatus()
-        if model_status == highspy.HighsModelStatus.kTimeLimit:
+        if model_status == self.highspy.HighsModelStatus.kTimeLimit:
             return "time_limit", "HiGHS reached highs_options['time_limit']"
         return "failed", f"HiGHS: {self.h.modelStatusToString(model_status)}"
 
 
-def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=None,
-              tol: float = 1e-6, max_iter: int = 100, n_pairs_init: int | None = None,
-              n_features_init: int | None = None, max_features_add: int | None = None,
-              max_pairs_add: int | None = None, lp_algorithm: str = "auto",
-              highs_options: dict | None = None) -> SolverResult:
-    """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``).
+def solve_ccg(op: PairOperator, lam: float, method, *, beta0, deadline: Deadline,
+              pi0=None) -> SolverResult:
+    """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``)
+    with the options of ``method`` (a :class:`.methods.CCG`: ``tol``, ``max_iter``, the
+    working-set sizes, ``lp_algorithm``, ``highs_options``; each size None: from the warm start).
 
     ``max_iter`` bounds the number of restricted LPs. Status "optimal" means the certified relative
     gap of the full LP is at most ``tol`` (for lam = 0, where no scaling makes pi feasible, the
@@ -211,17 +201,18 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
     ``deadline``; "time_limit" when it runs out, "failed" when HiGHS stops otherwise. A warm start
     that is not finite is replaced by zeros (HiGHS does not stop on NaN costs).
     """
-    options = dict(HIGHS_OPTIONS, **(highs_options or {}))
+    options = dict(HIGHS_OPTIONS, **(method.highs_options or {}))
     beta0 = np.asarray(beta0, dtype=np.float64)
     if not np.all(np.isfinite(beta0)):
         beta0, pi0 = np.zeros(op.p), None
     if pi0 is not None and not np.all(np.isfinite(pi0)):
         pi0 = None
     nnz0 = max(1, np.count_nonzero(beta0))  # the sizes default to the warm start's support
-    n_pairs_init = n_pairs_init or max(500, 5 * nnz0)
-    n_features_init = n_features_init or nnz0 + 10
-    max_features_add = max_features_add or max(10, op.p // 20)
-    max_pairs_add = max_pairs_add or max(500, 5 * nnz0)
+    n_pairs_init = method.n_pairs_init or max(500, 5 * nnz0)
+    n_features_init = method.n_features_init or nnz0 + 10
+    max_features_add = method.max_features_add or max(10, op.p // 20)
+    max_pairs_add = method.max_pairs_add or max(500, 5 * nnz0)
+    tol, max_iter, lp_algorithm = method.tol, method.iterations, method.lp_algorithm
     F, W, L = _initial_sets(op, beta0, pi0, lam, n_pairs_init, n_features_init)
     gmax = float(op.g.max()) if op.g.size else 1.0
     xmax = float(abs(op.X).max()) if op.X.size else 1.0

@@ -160,11 +160,7 @@ class CCG(_Rank2PlanMethod):
                 warm.info["warm_start"] = "smoothed (already certified)"
                 return warm
             start, pi0 = warm.w, warm.dual
-        res = solve_ccg(op, lam, beta0=start, pi0=pi0, tol=self.tol, max_iter=self.iterations,
-                        deadline=deadline, n_pairs_init=self.n_pairs_init,
-                        n_features_init=self.n_features_init,
-                        max_features_add=self.max_features_add, max_pairs_add=self.max_pairs_add,
-                        lp_algorithm=self.lp_algorithm, highs_options=self.highs_options)
+        res = solve_ccg(op, lam, self, beta0=start, pi0=pi0, deadline=deadline)
         if warm is not None:
             res.info.update(warm_start_time=warm.time, warm_start_iterations=warm.iterations,
                             warm_start_objective=warm.objective)
