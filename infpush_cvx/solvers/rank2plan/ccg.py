@@ -226,7 +226,6 @@ def solve_ccg(op: PairOperator, lam: float, method, *, beta0, deadline: Deadline
                "n_pairs_explicit": [], "n_pairs_linear": [], "lp_time": []}
     beta = beta0.copy()
     status, cert, it, n_recentre, message = "max_iter", None, 0, 0, ""
-    pi = np.zeros(op.n)
     lp = RestrictedDual(op, lam, radius, options)
     try:
         lp.add_features(F, a)

@@ -58,7 +58,8 @@ def _unit_tau(problem: Rank2PlanProblem, tau) -> np.ndarray | None:
 @dataclass(frozen=True, kw_only=True)
 class _Rank2PlanMethod(Solver):
     """What the three methods share: the traits, the warm start, the progress log, the
-    ``beta = 0`` answer above lambda_max and the result in the caller's units."""
+    ``beta = 0`` answer above lambda_max and the result in the caller's units; each method's
+    ``_run(problem, start, deadline)`` solves the unit-sized LP."""
 
     problem: ClassVar[type] = Rank2PlanProblem
     penalties: ClassVar[tuple] = ("l1",)
@@ -86,9 +87,6 @@ class _Rank2PlanMethod(Solver):
             warm_start = warm_start.w
         beta = check_vector(warm_start, "warm_start", length=problem.data.n_features)
         return problem.scaling.beta_in(beta)
-
-    def _run(self, problem: Rank2PlanProblem, start, deadline: Deadline) -> SolverResult:
-        raise NotImplementedError
 
 
 @dataclass(frozen=True, kw_only=True)

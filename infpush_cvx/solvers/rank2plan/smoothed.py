@@ -74,11 +74,9 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
     sigma = max(op.sigma_max(deadline=deadline) * _LIPSCHITZ_SAFETY, 1e-300)
     beta = np.zeros(op.p) if beta0 is None else np.array(beta0, dtype=np.float64)
-    message = ""
     history = {"iteration": [], "tau": [], "objective": [], "smoothed_objective": []}
     per_stage = max(1, max_iter // len(taus))
-    it_total = 0
-    status = "stalled"
+    status, message, it_total = "stalled", "", 0
     sg = op.s * op.g
     v = np.empty(op.N)
     every = log_every(max_iter)

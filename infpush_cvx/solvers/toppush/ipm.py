@@ -55,9 +55,11 @@ def _gram(X, weights) -> np.ndarray:
     return scipy.linalg.blas.dsyrk(1.0, Y, trans=1)
 
 
-def _above(t, tau, J) -> np.ndarray:
-    """The negatives outside the working set ``J`` that score above ``tau`` (sorted)."""
-    return np.setdiff1d(np.flatnonzero(t > tau), J)
+def _above(t, tau, J, most=None) -> np.ndarray:
+    """The negatives outside the working set ``J`` that score above ``tau``, highest first (at
+    most ``most`` of them)."""
+    above = np.setdiff1d(np.flatnonzero(t > tau), J)
+    return above[np.argsort(-t[above], kind="stable")[:most]]
 
 
 def _tmat(X, v) -> np.ndarray:
@@ -76,10 +78,8 @@ def solve(data, lam, loss, *, tol, max_iter, deadline, w0=None):
     size = min(n, 2 * (data.d + 1) + 8)
     if w0 is None:
         w0 = _tmat(Xp, np.full(data.m, 1.0 / data.m)) - _tmat(Xn, np.full(n, 1.0 / n))
-    t0 = _mat(Xn, w0)
-    J = np.sort(np.argsort(-t0, kind="stable")[:size])
-    best = None
-    total = 0
+    J = np.sort(np.argsort(-_mat(Xn, w0), kind="stable")[:size])  # the top scores of w0
+    best, total = None, 0
     hist, c, certify = {}, positive_weights(data), certifier(data, lam, loss)
     for _ in range(_MAX_ROUNDS):  # (every round sets status and message)
         out = _ipm(data, J, lam, loss, c, tol=tol, max_iter=max_iter - total, deadline=deadline,
@@ -92,13 +92,11 @@ def solve(data, lam, loss, *, tol, max_iter, deadline, w0=None):
         if status != "restricted":
             break
         # the restricted problem is solved but negatives outside J score above its top
-        t = out["t"]
-        candidates = _above(t, out["tau"], J)
-        if candidates.size == 0:  # nothing to add: the gap is the round-off floor
+        add = _above(out["t"], out["tau"], J, size)
+        if add.size == 0:  # nothing to add: the gap is the round-off floor
             status, message = "stalled", ("the restricted problem is solved and no negative "
                                           "outside the working set is violated")
             break
-        add = candidates[np.argsort(-t[candidates], kind="stable")[:size]]
         J = np.union1d(J, add)
     else:
         status, message = "max_iter", f"{_MAX_ROUNDS} working-set rounds"
@@ -147,9 +145,8 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         if it > 1:
             # negatives outside J above the current top join J now, with the mean slack of J
             # and the multiplier that puts them on the central path (s z = mu)
-            new = _above(t_full, tau, J)
+            new = _above(t_full, tau, J, grow)
             if new.size:
-                new = new[np.argsort(-t_full[new], kind="stable")[:grow]]
                 mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
                 s_new = np.full(new.size, sC.mean())
                 J = np.concatenate([J, new])

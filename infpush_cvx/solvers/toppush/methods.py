@@ -38,7 +38,8 @@ from infpush_cvx.solvers.toppush.problem import (TopPushProblem, data_lipschitz,
 @dataclass(frozen=True, kw_only=True)
 class _TopPushMethod(Solver):
     """What the methods share: the problem, the warm start (a TopPush result), the final
-    certificate and the result."""
+    certificate and the result; each method's ``_run(problem, warm_start, dual0, deadline)``
+    returns the dict of :func:`dual_agd`."""
 
     problem = TopPushProblem
     weights = True
@@ -66,9 +67,6 @@ class _TopPushMethod(Solver):
 
     def _message(self, out, status, gap) -> str:
         return out["message"]
-
-    def _run(self, problem, warm_start, dual0, deadline) -> dict:
-        raise NotImplementedError
 
 
 def _warm_dual(data: BipartiteData, warm_start):
