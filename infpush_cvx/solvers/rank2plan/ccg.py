@@ -59,15 +59,14 @@ def _initial_sets(op: PairOperator, beta0, pi0, lam, n_pairs_init, n_features_in
     extra = max(n_features_init - support.size, min(10, op.p - support.size), 0)
     cand = np.argsort(-rho)[:extra]
     cand = cand[rho[cand] > 0.5 * lam] if support.size else cand
+    # sorted; never empty: for an empty support, extra >= 1 and no candidate is dropped
     F = np.union1d(support, cand)
-    if F.size == 0:
-        F = np.argsort(-np.abs(op.rmatvec(op.s * (op.g > 0))))[:min(10, op.p)]
     z = op.g - op.matvec(beta0)
     k = min(op.n, n_pairs_init)
     W = np.zeros(op.n, dtype=bool)
     W[np.argpartition(np.abs(z), k - 1)[:k]] = True
     L = ~W & (z > 0)
-    return np.sort(F), W, L
+    return F, W, L
 
 
 class RestrictedLPError(RuntimeError):

@@ -116,8 +116,7 @@ def _sets_from_point(data, w, alpha, beta, c, loss: str, kappa: float = 1.0):
     if J.size == 0:
         J = np.array([int(np.argmax(t))])
     if loss == "hinge":
-        share = kappa * alpha / c
-        active = share > -r
+        active = kappa * alpha / c > -r
         upper = active & (kappa * (1.0 - alpha / c) < r)
         return np.flatnonzero(active & ~upper), np.flatnonzero(upper), J
     return np.flatnonzero(kappa * alpha / (2.0 * c) > -r), np.zeros(0, dtype=np.intp), J
