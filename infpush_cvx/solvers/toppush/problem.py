@@ -93,20 +93,6 @@ def positive_weights(data: BipartiteData) -> np.ndarray:
     return q / q.sum()
 
 
-#: A positive whose c_i is below this fraction of the largest c changes P by less than that
-#: fraction of ``c_max loss_i``, far below rounding; the native methods leave it out of their
-#: solve (with ``alpha_i = 0``, a feasible multiplier) because weights spread over that many
-#: orders of magnitude break their conditioning (the interior-point method stalled at a ratio of
-#: 1e-100, "dual_agd" at 1e-10). The certificate is computed on every positive.
-_NEGLIGIBLE_WEIGHT = 2.0 ** -100
-
-
-def significant_positives(data: BipartiteData):
-    """The indices of the positives the native methods solve on (None: all of them)."""
-    c = positive_weights(data)
-    keep = c >= _NEGLIGIBLE_WEIGHT * c.max()
-    return None if keep.all() else np.flatnonzero(keep)
-
 
 def scores(data: BipartiteData, w: np.ndarray):
     return (np.asarray(data.Xp @ w, dtype=np.float64).ravel(),
