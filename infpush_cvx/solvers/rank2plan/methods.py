@@ -49,12 +49,6 @@ def _check_tau(tau) -> np.ndarray | None:
     return taus
 
 
-def _unit_tau(problem: Rank2PlanProblem, tau) -> np.ndarray | None:
-    """``tau`` (checked when the method was built) in the units of the unit-sized LP (None:
-    the default schedule)."""
-    return None if tau is None else problem.scaling.tau_in(tau)
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Rank2PlanMethod(Solver):
     """What the three methods share: the traits, the warm start, the progress log, the
@@ -109,9 +103,9 @@ class Smoothed(_Rank2PlanMethod):
         check_int(self.record_every, "record_every", minimum=0)
 
     def _run(self, problem, start, deadline):
-        return solve_smoothed(problem.operator, problem.lam_unit, beta0=start,
-                              tau=_unit_tau(problem, self.tau), tol=self.tol,
-                              max_iter=self.iterations, deadline=deadline,
+        tau = None if self.tau is None else problem.scaling.tau_in(self.tau)  # (unit-sized LP)
+        return solve_smoothed(problem.operator, problem.lam_unit, beta0=start, tau=tau,
+                              tol=self.tol, max_iter=self.iterations, deadline=deadline,
                               stage_tol=self.stage_tol, record_every=self.record_every)
 
 
@@ -147,18 +141,19 @@ class CCG(_Rank2PlanMethod):
                             f"got {type(highs).__name__}")
 
     def _run(self, problem, start, deadline):
-        op, lam, pi0, warm = problem.operator, problem.lam_unit, None, None
+        pi0, warm = None, None
         if start is None:
             log_progress(f"rank2plan_lp ccg: warm start by the smoothed method (at most "
                          f"{_CCG_WARM_ITER} steps)")
-            warm = solve_smoothed(op, lam, tau=_unit_tau(problem, self.tau), tol=self.tol,
-                                  max_iter=_CCG_WARM_ITER, deadline=deadline, record_every=0)
+            warm = Smoothed(tau=self.tau, tol=self.tol, max_iter=_CCG_WARM_ITER,
+                            record_every=0)._run(problem, None, deadline)
             if warm.status == "optimal":
                 warm.method = "ccg"
                 warm.info["warm_start"] = "smoothed (already certified)"
                 return warm
             start, pi0 = warm.w, warm.dual
-        res = solve_ccg(op, lam, self, beta0=start, pi0=pi0, deadline=deadline)
+        res = solve_ccg(problem.operator, problem.lam_unit, self, beta0=start, pi0=pi0,
+                        deadline=deadline)
         if warm is not None:
             res.info.update(warm_start_time=warm.time, warm_start_iterations=warm.iterations,
                             warm_start_objective=warm.objective)
