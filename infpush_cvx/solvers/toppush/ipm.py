@@ -73,12 +73,11 @@ def _mat(X, w) -> np.ndarray:
 def solve(data, lam, loss, *, tol, max_iter, deadline, w0=None):
     """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...); every
     iterate is certified on the full problem by :func:`.problem.certifier`."""
-    Xp, Xn = data.Xp, data.Xn
-    n = data.n
-    size = min(n, 2 * (data.d + 1) + 8)
-    if w0 is None:
-        w0 = _tmat(Xp, np.full(data.m, 1.0 / data.m)) - _tmat(Xn, np.full(n, 1.0 / n))
-    J = np.sort(np.argsort(-_mat(Xn, w0), kind="stable")[:size])  # the top scores of w0
+    size = min(data.n, 2 * (data.d + 1) + 8)
+    if w0 is None:  # mean(Xp) - mean(Xn)
+        w0 = (_tmat(data.Xp, np.full(data.m, 1.0 / data.m))
+              - _tmat(data.Xn, np.full(data.n, 1.0 / data.n)))
+    J = np.sort(np.argsort(-_mat(data.Xn, w0), kind="stable")[:size])  # the top scores of w0
     best, total = None, 0
     hist, c, certify = {}, positive_weights(data), certifier(data, lam, loss)
     for _ in range(_MAX_ROUNDS):  # (every round sets status and message)

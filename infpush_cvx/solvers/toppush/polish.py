@@ -194,9 +194,8 @@ def _solve_active(data, lam, loss, c, F, U, J):
     A[ib:, d] = -1.0
     try:
         sol = np.linalg.solve(A, rhs)
-        solved = np.linalg.norm(A @ sol - rhs) <= 1e-10 * (np.linalg.norm(A, 1)
-                                                             * np.linalg.norm(sol)
-                                                             + np.linalg.norm(rhs))
+        scale = np.linalg.norm(A, 1) * np.linalg.norm(sol) + np.linalg.norm(rhs)
+        solved = np.linalg.norm(A @ sol - rhs) <= 1e-10 * scale
     except np.linalg.LinAlgError:
         solved = False
     if not solved:  # singular: tied negatives (duplicate rows), more than d + 1 of them, ...
