@@ -165,9 +165,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
         restricted_P = 0.5 * lam * (w @ w) + (c @ xi if hinge else (c * xi * xi).sum())
         scale = max(1.0, abs(restricted_P))
-        res = max(np.abs(rd_w).max(initial=0.0), abs(rd_tau), np.abs(rd_xi).max(),
-                  np.abs(rpA).max(), np.abs(rpC).max(initial=0.0),
-                  np.abs(rpB).max(initial=0.0))
+        res = max(np.abs(r).max(initial=0.0) for r in (rd_w, rd_tau, rd_xi, rpA, rpC, rpB))
         if mu * n_ineq <= 0.1 * tol * scale and res <= 1e-9 * scale:
             if _above(t_full, tau, J).size:  # solved on J, not on every negative
                 status = "restricted"
