@@ -145,12 +145,11 @@ class RestrictedDual:
         self.n_cols += new.size
 
     def set_linear(self, a: np.ndarray):
-        """New ``a = D_L^T s_L`` after pairs left L: only the row bounds move."""
-        if self.features.size:
-            F = self.features
-            self._check(self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
-                                                -self.lam - a[F], self.lam - a[F]),
-                        "moving row bounds")
+        """New ``a = D_L^T s_L`` after pairs left L: only the row bounds move (the rows exist:
+        the initial feature set is never empty)."""
+        F = self.features
+        self._check(self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
+                                            -self.lam - a[F], self.lam - a[F]), "moving row bounds")
 
     def set_trust_region(self, center: np.ndarray, radius: float):
         """Trust region ``|beta_f - center_f| <= radius`` on the working features."""
@@ -186,7 +185,7 @@ class RestrictedDual:
         return "failed", f"HiGHS: {self.h.modelStatusToString(model_status)}"
 
 
-def solve_ccg(op: PairOperator, lam: float, method, *, beta0, deadline: Deadline,
+def solve_ccg(op: PairOperator, lam: float, method, *, beta0: np.ndarray, deadline: Deadline,
               pi0=None) -> SolverResult:
     """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``)
     with the options of ``method`` (a :class:`.methods.CCG`: ``tol``, ``max_iter``, the
@@ -201,7 +200,6 @@ def solve_ccg(op: PairOperator, lam: float, method, *, beta0, deadline: Deadline
     that is not finite is replaced by zeros (HiGHS does not stop on NaN costs).
     """
     options = dict(HIGHS_OPTIONS, **(method.highs_options or {}))
-    beta0 = np.asarray(beta0, dtype=np.float64)
     if not np.all(np.isfinite(beta0)):
         beta0, pi0 = np.zeros(op.p), None
     if pi0 is not None and not np.all(np.isfinite(pi0)):
