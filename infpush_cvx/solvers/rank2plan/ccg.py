@@ -59,15 +59,14 @@ def _initial_sets(op: PairOperator, beta0, pi0, lam, n_pairs_init, n_features_in
     extra = max(n_features_init - support.size, min(10, op.p - support.size), 0)
     cand = np.argsort(-rho)[:extra]
     cand = cand[rho[cand] > 0.5 * lam] if support.size else cand
+    # sorted; never empty: for an empty support, extra >= 1 and no candidate is dropped
     F = np.union1d(support, cand)
-    if F.size == 0:
-        F = np.argsort(-np.abs(op.rmatvec(op.s * (op.g > 0))))[:min(10, op.p)]
     z = op.g - op.matvec(beta0)
     k = min(op.n, n_pairs_init)
     W = np.zeros(op.n, dtype=bool)
     W[np.argpartition(np.abs(z), k - 1)[:k]] = True
     L = ~W & (z > 0)
-    return np.sort(F), W, L
+    return F, W, L
 
 
 class RestrictedLPError(RuntimeError):
@@ -96,7 +95,7 @@ class RestrictedDual:
         from infpush_cvx.solvers.engines.cvxpy_backend import quiet_highs
 
         quiet_highs()  # the first Highs() of a process prints it before any option
-        self.op, self.lam, self.radius = op, lam, radius
+        self.op, self.lam, self.radius, self.highspy = op, lam, radius, highspy
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
         for key, value in options.items():
@@ -116,10 +115,8 @@ class RestrictedDual:
         if new.size == 0:
             return
         f0 = self.features.size
-        block = sp.csc_matrix(self.op.rows(self.pairs, new)) if self.pairs.size else \
-            sp.csc_matrix((0, new.size))
-        # Row r of the new rows = column r of the (pairs x new) block.
-        cols = self.pair_col[block.indices] if block.nnz else np.zeros(0, dtype=np.int64)
+        block = sp.csc_matrix(self.op.rows(self.pairs, new))
+        cols = self.pair_col[block.indices]  # row r of the new rows = column r of the block
         self._check(self.h.addRows(new.size, -self.lam - a[new], self.lam - a[new], block.nnz,
                                    block.indptr[:-1].astype(np.int32), cols.astype(np.int32),
                                    block.data.astype(np.float64)), "adding feature rows")
@@ -148,62 +145,51 @@ class RestrictedDual:
         self.n_cols += new.size
 
     def set_linear(self, a: np.ndarray):
-        """New ``a = D_L^T s_L`` after pairs left L: only the row bounds move."""
-        if self.features.size:
-            F = self.features
-            self._check(self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
-                                                -self.lam - a[F], self.lam - a[F]),
-                        "moving row bounds")
+        """New ``a = D_L^T s_L`` after pairs left L: only the row bounds move (the rows exist:
+        the initial feature set is never empty)."""
+        F = self.features
+        self._check(self.h.changeRowsBounds(F.size, np.arange(F.size, dtype=np.int32),
+                                            -self.lam - a[F], self.lam - a[F]), "moving row bounds")
 
     def set_trust_region(self, center: np.ndarray, radius: float):
         """Trust region ``|beta_f - center_f| <= radius`` on the working features."""
         self.radius = radius
         c = center[self.features]
-        cost = np.empty(2 * c.size)
-        cost[0::2] = c + radius
-        cost[1::2] = radius - c
+        cost = np.column_stack([c + radius, radius - c]).ravel()  # (e+_f, e-_f) per feature
         self._check(self.h.changeColsCost(cost.size, self.slack_col.astype(np.int32), cost),
                     "moving the trust region")
 
-    @staticmethod
-    def _check(status, what: str) -> None:
+    def _check(self, status, what: str) -> None:
         """HiGHS refuses a model edit (an entry it deems infinite, say) by a status, not an
         exception: raise it, so that the model never silently loses a row or column."""
-        import highspy
-
-        if status == highspy.HighsStatus.kError:
+        if status == self.highspy.HighsStatus.kError:
             raise RestrictedLPError(f"HiGHS refused {what}")
 
     def solve(self, algorithm: str, time_limit: float | None = None):
         """Run HiGHS within ``time_limit`` seconds (None: the options' limit, by default none);
         returns (beta_F, pi_W) or None if it did not reach an optimum (see :meth:`stop_reason`)."""
-        import highspy
-
         self.h.setOptionValue("solver", algorithm)
         if time_limit is not None:
             self.h.setOptionValue("time_limit", min(float(time_limit), self.options_time_limit))
         self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if self.h.getModelStatus() != self.highspy.HighsModelStatus.kOptimal:
             return None
         sol = self.h.getSolution()
         return -np.asarray(sol.row_dual), np.asarray(sol.col_value)[self.pair_col]
 
     def stop_reason(self) -> tuple[str, str]:
         """``(status, message)`` of a run that reached no optimum within the deadline."""
-        import highspy
-
         model_status = self.h.getModelStatus()
-        if model_status == highspy.HighsModelStatus.kTimeLimit:
+        if model_status == self.highspy.HighsModelStatus.kTimeLimit:
             return "time_limit", "HiGHS reached highs_options['time_limit']"
         return "failed", f"HiGHS: {self.h.modelStatusToString(model_status)}"
 
 
-def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=None,
-              tol: float = 1e-6, max_iter: int = 100, n_pairs_init: int | None = None,
-              n_features_init: int | None = None, max_features_add: int | None = None,
-              max_pairs_add: int | None = None, lp_algorithm: str = "auto",
-              highs_options: dict | None = None) -> SolverResult:
-    """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``).
+def solve_ccg(op: PairOperator, lam: float, method, *, beta0: np.ndarray, deadline: Deadline,
+              pi0=None) -> SolverResult:
+    """Column and constraint generation from a warm start ``beta0`` (and multipliers ``pi0``)
+    with the options of ``method`` (a :class:`.methods.CCG`: ``tol``, ``max_iter``, the
+    working-set sizes, ``lp_algorithm``, ``highs_options``; each size None: from the warm start).
 
     ``max_iter`` bounds the number of restricted LPs. Status "optimal" means the certified relative
     gap of the full LP is at most ``tol`` (for lam = 0, where no scaling makes pi feasible, the
@@ -213,17 +199,17 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
     ``deadline``; "time_limit" when it runs out, "failed" when HiGHS stops otherwise. A warm start
     that is not finite is replaced by zeros (HiGHS does not stop on NaN costs).
     """
-    options = dict(HIGHS_OPTIONS, **(highs_options or {}))
-    beta0 = np.asarray(beta0, dtype=np.float64)
+    options = dict(HIGHS_OPTIONS, **(method.highs_options or {}))
     if not np.all(np.isfinite(beta0)):
         beta0, pi0 = np.zeros(op.p), None
     if pi0 is not None and not np.all(np.isfinite(pi0)):
         pi0 = None
     nnz0 = max(1, np.count_nonzero(beta0))  # the sizes default to the warm start's support
-    n_pairs_init = n_pairs_init or max(500, 5 * nnz0)
-    n_features_init = n_features_init or nnz0 + 10
-    max_features_add = max_features_add or max(10, op.p // 20)
-    max_pairs_add = max_pairs_add or max(500, 5 * nnz0)
+    n_pairs_init = method.n_pairs_init or max(500, 5 * nnz0)
+    n_features_init = method.n_features_init or nnz0 + 10
+    max_features_add = method.max_features_add or max(10, op.p // 20)
+    max_pairs_add = method.max_pairs_add or max(500, 5 * nnz0)
+    tol, max_iter, lp_algorithm = method.tol, method.iterations, method.lp_algorithm
     F, W, L = _initial_sets(op, beta0, pi0, lam, n_pairs_init, n_features_init)
     gmax = float(op.g.max()) if op.g.size else 1.0
     xmax = float(abs(op.X).max()) if op.X.size else 1.0
@@ -237,7 +223,6 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
                "n_pairs_explicit": [], "n_pairs_linear": [], "lp_time": []}
     beta = beta0.copy()
     status, cert, it, n_recentre, message = "max_iter", None, 0, 0, ""
-    pi = np.zeros(op.n)
     lp = RestrictedDual(op, lam, radius, options)
     try:
         lp.add_features(F, a)
@@ -312,17 +297,11 @@ def solve_ccg(op: PairOperator, lam: float, *, beta0, deadline: Deadline, pi0=No
     if cert is None:  # no restricted LP was solved: certify the warm start itself
         cert = op.certificate(beta, np.zeros(op.n) if pi0 is None else pi0, lam)
         pi = cert["pi"]
-    info = {
-        "lower_bound": cert["dual"],
-        "dual_infeasibility": cert["dual_infeasibility"],
-        "raw_gap": cert["raw_gap"],
-        "n_features_working": int(lp.features.size),
-        "n_pairs_explicit": int(lp.pairs.size),
-        "n_pairs_linear": int(L.sum()),
-        "trust_radius": radius,
-        "trust_region_moves": n_recentre,
-        "lp_solver": "HiGHS (highspy), restricted dual, warm-started simplex",
-    }
+    info = dict(lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"],
+                raw_gap=cert["raw_gap"], n_features_working=int(lp.features.size),
+                n_pairs_explicit=int(lp.pairs.size), n_pairs_linear=int(L.sum()),
+                trust_radius=radius, trust_region_moves=n_recentre,
+                lp_solver="HiGHS (highspy), restricted dual, warm-started simplex")
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
                         iterations=it, time=deadline.elapsed(), method="ccg",
                         history=history, dual=pi, info=info, message=message)

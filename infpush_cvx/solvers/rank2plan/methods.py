@@ -49,16 +49,11 @@ def _check_tau(tau) -> np.ndarray | None:
     return taus
 
 
-def _unit_tau(problem: Rank2PlanProblem, tau) -> np.ndarray | None:
-    """``tau`` checked, in the units of the unit-sized LP (None: the default schedule)."""
-    taus = _check_tau(tau)
-    return None if taus is None else problem.scaling.tau_in(taus)
-
-
 @dataclass(frozen=True, kw_only=True)
 class _Rank2PlanMethod(Solver):
     """What the three methods share: the traits, the warm start, the progress log, the
-    ``beta = 0`` answer above lambda_max and the result in the caller's units."""
+    ``beta = 0`` answer above lambda_max and the result in the caller's units; each method's
+    ``_run(problem, start, deadline)`` solves the unit-sized LP."""
 
     problem: ClassVar[type] = Rank2PlanProblem
     penalties: ClassVar[tuple] = ("l1",)
@@ -87,9 +82,6 @@ class _Rank2PlanMethod(Solver):
         beta = check_vector(warm_start, "warm_start", length=problem.data.n_features)
         return problem.scaling.beta_in(beta)
 
-    def _run(self, problem: Rank2PlanProblem, start, deadline: Deadline) -> SolverResult:
-        raise NotImplementedError
-
 
 @dataclass(frozen=True, kw_only=True)
 class Smoothed(_Rank2PlanMethod):
@@ -111,9 +103,9 @@ class Smoothed(_Rank2PlanMethod):
         check_int(self.record_every, "record_every", minimum=0)
 
     def _run(self, problem, start, deadline):
-        return solve_smoothed(problem.operator, problem.lam_unit, beta0=start,
-                              tau=_unit_tau(problem, self.tau), tol=self.tol,
-                              max_iter=self.iterations, deadline=deadline,
+        tau = None if self.tau is None else problem.scaling.tau_in(self.tau)  # (unit-sized LP)
+        return solve_smoothed(problem.operator, problem.lam_unit, beta0=start, tau=tau,
+                              tol=self.tol, max_iter=self.iterations, deadline=deadline,
                               stage_tol=self.stage_tol, record_every=self.record_every)
 
 
@@ -149,22 +141,19 @@ class CCG(_Rank2PlanMethod):
                             f"got {type(highs).__name__}")
 
     def _run(self, problem, start, deadline):
-        op, lam, pi0, warm = problem.operator, problem.lam_unit, None, None
+        pi0, warm = None, None
         if start is None:
             log_progress(f"rank2plan_lp ccg: warm start by the smoothed method (at most "
                          f"{_CCG_WARM_ITER} steps)")
-            warm = solve_smoothed(op, lam, tau=_unit_tau(problem, self.tau), tol=self.tol,
-                                  max_iter=_CCG_WARM_ITER, deadline=deadline, record_every=0)
+            warm = Smoothed(tau=self.tau, tol=self.tol, max_iter=_CCG_WARM_ITER,
+                            record_every=0)._run(problem, None, deadline)
             if warm.status == "optimal":
                 warm.method = "ccg"
                 warm.info["warm_start"] = "smoothed (already certified)"
                 return warm
             start, pi0 = warm.w, warm.dual
-        res = solve_ccg(op, lam, beta0=start, pi0=pi0, tol=self.tol, max_iter=self.iterations,
-                        deadline=deadline, n_pairs_init=self.n_pairs_init,
-                        n_features_init=self.n_features_init,
-                        max_features_add=self.max_features_add, max_pairs_add=self.max_pairs_add,
-                        lp_algorithm=self.lp_algorithm, highs_options=self.highs_options)
+        res = solve_ccg(problem.operator, problem.lam_unit, self, beta0=start, pi0=pi0,
+                        deadline=deadline)
         if warm is not None:
             res.info.update(warm_start_time=warm.time, warm_start_iterations=warm.iterations,
                             warm_start_objective=warm.objective)
@@ -236,20 +225,18 @@ class CVXPY(_Rank2PlanMethod, CVXPYMethod):
                                 options=options, deadline=deadline,
                                 size=data_size(data.X) + data.n_pairs)
         w, status, message = self._answer(out, solver, data.n_features)
-        if not out.has_point:
-            return SolverResult(w=w, objective=np.nan, gap=None, status=status,
-                                iterations=out.iterations, time=deadline.elapsed(),
-                                method="cvxpy", info=info, message=message)
-        pi, gap, dual = out.duals[-1], None, None
+        pi, gap, dual = out.duals[-1] if out.has_point else None, None, None
         if pi is not None and np.all(np.isfinite(pi)) and np.all(np.isfinite(w)):
             cert = min((op.certificate(w, p, lam)  # two valid bounds: the sharper one
                         for p in (pi.ravel(), op.repaired_dual(w, pi.ravel(), lam))),
                        key=lambda c: c["gap"])
             gap, dual = cert["gap"], cert["pi"]
             info.update(lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"])
-        status = certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
+        if out.has_point:
+            status = certified_status(out.status, gap, self.tol or _CVXPY_CERTIFY_TOL)
+            message = cvxpy_message(out.status, status, gap, message)
         objective = op.objective(w, lam) if np.all(np.isfinite(w)) else np.nan
+        history = {"objective": [objective], "gap": [gap]} if out.has_point else {}
         return SolverResult(w=w, objective=objective, gap=gap, status=status,
                             iterations=out.iterations, time=deadline.elapsed(), method="cvxpy",
-                            history={"objective": [objective], "gap": [gap]}, dual=dual,
-                            info=info, message=cvxpy_message(out.status, status, gap, message))
+                            history=history, dual=dual, info=info, message=message)

@@ -11,7 +11,7 @@ scaled to unit size by powers of two (:mod:`.scaling`, exact), and reports in th
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -26,9 +26,9 @@ from infpush_cvx.solvers.rank2plan.ops import PairOperator
 from infpush_cvx.solvers.rank2plan.scaling import PairScaling
 from infpush_cvx.solvers.result import SolverResult, status_for_gap, warn_if_not_converged
 
-#: ``info`` entries in objective units (times ``b c``).
+#: ``info`` entries in objective units (times ``b c``; the smoothing parameter tau too).
 _OBJECTIVE_KEYS = ("objective", "lower_bound", "smoothed_objective", "smoothing_bound",
-                   "warm_start_objective", "cvxpy_value")
+                   "warm_start_objective", "cvxpy_value", "tau")
 #: ``history`` columns in the units of the unit-sized LP.
 _HISTORY_KEYS = ("objective", "lower_bound", "smoothed_objective", "tau")
 
@@ -116,8 +116,7 @@ class Rank2PlanProblem(Problem):
         to_caller = {**dict.fromkeys(_OBJECTIVE_KEYS, scaling.objective),
                      "dual_infeasibility": reduced, "lambda_max": reduced,
                      "sigma_max": lambda v: reduced(reduced(v)),  # of Xt^T Xt, Xt = s D: (a c)^2
-                     "tau": scaling.tau_out,
-                     "tau_schedule": lambda taus: [scaling.tau_out(t) for t in taus],
+                     "tau_schedule": lambda taus: [scaling.objective(t) for t in taus],
                      "trust_radius": lambda r: float(scaling.beta_out(r))}
         info = {key: value if value is None or key not in to_caller else to_caller[key](value)
                 for key, value in res.info.items()}
@@ -127,13 +126,10 @@ class Rank2PlanProblem(Problem):
                    for key, values in res.history.items()}
         w = scaling.beta_out(res.w)
         objective = self.objective(w) if np.all(np.isfinite(w)) else np.nan
-        result = SolverResult(w=w, objective=objective, gap=res.gap,
-                              status=res.status if tol is None else
-                              status_for_gap(res.status, res.gap, tol),
-                              iterations=res.iterations, time=deadline.elapsed(),
-                              method=res.method, history=history,
-                              dual=None if res.dual is None else scaling.dual(res.dual),
-                              info=info, message=res.message)
+        result = replace(
+            res, w=w, objective=objective, time=deadline.elapsed(), history=history, info=info,
+            status=res.status if tol is None else status_for_gap(res.status, res.gap, tol),
+            dual=None if res.dual is None else scaling.dual(res.dual))
         # + 1: the warning is raised one call down, in warn_if_not_converged
         warn_if_not_converged(result, stacklevel=caller_stacklevel() + 1)
         return result

@@ -94,7 +94,8 @@ class PairScaling:
         return np.ldexp(np.asarray(beta, dtype=np.float64), self.eg - self.ex)
 
     def objective(self, value):
-        """An objective value, lower bound or smoothing bound: times ``b c``."""
+        """An objective value, lower bound, smoothing bound or smoothing parameter tau (in the
+        units of ``s_k g_k``): times ``b c``."""
         return None if value is None else _ldexp(float(value), self.eg + self.es)
 
     def dual(self, pi: np.ndarray) -> np.ndarray:
@@ -108,6 +109,3 @@ class PairScaling:
     def tau_in(self, tau: np.ndarray) -> np.ndarray:
         """Smoothing parameters live in the units of ``s_k g_k``: divided by ``b c``."""
         return np.ldexp(np.asarray(tau, dtype=np.float64), -(self.eg + self.es))
-
-    def tau_out(self, tau):
-        return _ldexp(float(tau), self.eg + self.es)

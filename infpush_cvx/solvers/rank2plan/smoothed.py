@@ -33,12 +33,6 @@ from infpush_cvx.solvers.result import SolverResult
 _LIPSCHITZ_SAFETY = 1.05
 
 
-def smoothed_hinge(z: np.ndarray, tau: float):
-    """``(H^tau(z), w)`` with ``w = clip(z / (2 tau), -1, 1)`` the maximiser."""
-    w = np.clip(z / (2.0 * tau), -1.0, 1.0)
-    return float(np.sum(0.5 * (z + w * z) - 0.5 * tau * w * w)), w
-
-
 @nb.njit(cache=True, nogil=True)
 def _pair_gradient_weights(r, i, j, s, sg, tau, v):
     """Fill ``v = E^T u`` with ``u_k = -(1 + w_k) s_k / 2`` in one pass over the pairs.
@@ -66,7 +60,7 @@ def default_tau_schedule(op: PairOperator, n_tau: int = 6, factor: float = 0.3) 
 
 def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=None, tau=None,
                    tol: float = 1e-6, max_iter: int = 2000, stage_tol: float = 1e-6,
-                   record_every: int = 10, sigma=None) -> SolverResult:
+                   record_every: int = 10) -> SolverResult:
     """Smoothed FISTA over a decreasing tau schedule; see the module docstring.
 
     ``tau`` is a float (one stage) or a decreasing sequence; by default
@@ -78,22 +72,21 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
     as smoothing usually does).
     """
     taus = default_tau_schedule(op) if tau is None else np.atleast_1d(np.asarray(tau, float))
-    if sigma is None:
-        sigma = op.sigma_max(deadline=deadline)
-    sigma = max(sigma * _LIPSCHITZ_SAFETY, 1e-300)
+    sigma = max(op.sigma_max(deadline=deadline) * _LIPSCHITZ_SAFETY, 1e-300)
     beta = np.zeros(op.p) if beta0 is None else np.array(beta0, dtype=np.float64)
-    message = ""
     history = {"iteration": [], "tau": [], "objective": [], "smoothed_objective": []}
     per_stage = max(1, max_iter // len(taus))
-    it_total = 0
-    status = "stalled"
+    status, message, it_total = "stalled", "", 0
     sg = op.s * op.g
     v = np.empty(op.N)
     every = log_every(max_iter)
 
     def smoothed_objective(tau_k):
-        """``H^tau(z) + lam ||beta||_1`` at the current beta, and the maximiser w of H^tau."""
-        h, w = smoothed_hinge(sg - op.s * op.matvec(beta), tau_k)
+        """``H^tau(z) + lam ||beta||_1`` at the current beta, and the maximiser
+        ``w = clip(z / (2 tau), -1, 1)`` of H^tau."""
+        z = sg - op.s * op.matvec(beta)
+        w = np.clip(z / (2.0 * tau_k), -1.0, 1.0)
+        h = float(np.sum(0.5 * (z + w * z) - 0.5 * tau_k * w * w))
         return h + lam * float(np.abs(beta).sum()), w
 
     for tau_k in taus:
@@ -142,17 +135,12 @@ def solve_smoothed(op: PairOperator, lam: float, *, deadline: Deadline, beta0=No
                    f"{cert['gap']:.2e} at the last (info['tau']): a smaller last tau, or "
                    f"method='ccg', reaches tol")
     tau_final = float(tau_k)
-    info = {
-        "tau": tau_final,
-        "tau_schedule": [float(t) for t in taus],
-        "smoothed_objective": smoothed_obj,
-        # [Rank2PlanNote], Lemma 1 (docs/mathematics.md, section 4.3):
-        # smoothed <= objective <= smoothed + n tau / 2.
-        "smoothing_bound": op.n * tau_final / 2.0,
-        "lower_bound": cert["dual"],
-        "dual_infeasibility": cert["dual_infeasibility"],
-        "sigma_max": sigma / _LIPSCHITZ_SAFETY,
-    }
+    # smoothing_bound: smoothed <= objective <= smoothed + n tau / 2 ([Rank2PlanNote], Lemma 1;
+    # docs/mathematics.md, section 4.3)
+    info = dict(tau=tau_final, tau_schedule=[float(t) for t in taus],
+                smoothed_objective=smoothed_obj, smoothing_bound=op.n * tau_final / 2.0,
+                lower_bound=cert["dual"], dual_infeasibility=cert["dual_infeasibility"],
+                sigma_max=sigma / _LIPSCHITZ_SAFETY)
     return SolverResult(w=beta, objective=cert["primal"], gap=cert["gap"], status=status,
                         iterations=it_total, time=deadline.elapsed(), method="smoothed",
                         history=history, dual=cert["pi"], info=info, message=message)

@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
 from infpush_cvx.solvers.base import record
+from infpush_cvx.solvers.toppush.problem import certifier, positive_weights
 
 #: Working-set rounds (the interior-point iterations are bounded by ``max_iter`` in all).
 _MAX_ROUNDS = 50
@@ -54,9 +55,11 @@ def _gram(X, weights) -> np.ndarray:
     return scipy.linalg.blas.dsyrk(1.0, Y, trans=1)
 
 
-def _above(t, tau, J) -> np.ndarray:
-    """The negatives outside the working set ``J`` that score above ``tau`` (sorted)."""
-    return np.setdiff1d(np.flatnonzero(t > tau), J)
+def _above(t, tau, J, most=None) -> np.ndarray:
+    """The negatives outside the working set ``J`` that score above ``tau``, highest first (at
+    most ``most`` of them)."""
+    above = np.setdiff1d(np.flatnonzero(t > tau), J)
+    return above[np.argsort(-t[above], kind="stable")[:most]]
 
 
 def _tmat(X, v) -> np.ndarray:
@@ -67,22 +70,16 @@ def _mat(X, w) -> np.ndarray:
     return np.asarray(X @ w, dtype=np.float64).ravel()
 
 
-def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
-    """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...).
-
-    ``certify(w, s, t, alpha, beta)`` returns ``(P(w), relative gap, feasible (alpha, beta))``
-    for the full problem (the caller's formulas, written once there).
-    """
-    Xp, Xn = data.Xp, data.Xn
-    n = data.n
-    size = min(n, 2 * (data.d + 1) + 8)
-    if w0 is None:
-        w0 = _tmat(Xp, np.full(data.m, 1.0 / data.m)) - _tmat(Xn, np.full(n, 1.0 / n))
-    t0 = _mat(Xn, w0)
-    J = np.sort(np.argsort(-t0, kind="stable")[:size])
-    best = None
-    total = 0
-    hist = {"objective": [], "gap": [], "time": []}
+def solve(data, lam, loss, *, tol, max_iter, deadline, w0=None):
+    """Returns the dict of :func:`.methods.dual_agd` (w, dual, status, iterations, ...); every
+    iterate is certified on the full problem by :func:`.problem.certifier`."""
+    size = min(data.n, 2 * (data.d + 1) + 8)
+    if w0 is None:  # mean(Xp) - mean(Xn)
+        w0 = (_tmat(data.Xp, np.full(data.m, 1.0 / data.m))
+              - _tmat(data.Xn, np.full(data.n, 1.0 / data.n)))
+    J = np.sort(np.argsort(-_mat(data.Xn, w0), kind="stable")[:size])  # the top scores of w0
+    best, total = None, 0
+    hist, c, certify = {}, positive_weights(data), certifier(data, lam, loss)
     for _ in range(_MAX_ROUNDS):  # (every round sets status and message)
         out = _ipm(data, J, lam, loss, c, tol=tol, max_iter=max_iter - total, deadline=deadline,
                    certify=certify, hist=hist, first=total, grow=size)
@@ -94,13 +91,11 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
         if status != "restricted":
             break
         # the restricted problem is solved but negatives outside J score above its top
-        t = out["t"]
-        candidates = _above(t, out["tau"], J)
-        if candidates.size == 0:  # nothing to add: the gap is the round-off floor
+        add = _above(out["t"], out["tau"], J, size)
+        if add.size == 0:  # nothing to add: the gap is the round-off floor
             status, message = "stalled", ("the restricted problem is solved and no negative "
                                           "outside the working set is violated")
             break
-        add = candidates[np.argsort(-t[candidates], kind="stable")[:size]]
         J = np.union1d(J, add)
     else:
         status, message = "max_iter", f"{_MAX_ROUNDS} working-set rounds"
@@ -108,7 +103,7 @@ def solve(data, lam, loss, *, c, tol, max_iter, deadline, certify, w0=None):
             "history": hist, "message": message, "info": {"working_set": int(J.size)}}
 
 
-def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first, grow=0):
+def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first, grow):
     """Mehrotra's method on the QP restricted to the negatives J; see the module docstring."""
     Xp, XJ, Xn = data.Xp, data.Xn[J], data.Xn
     m, k, d = data.m, J.size, data.d
@@ -138,7 +133,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         beta = np.zeros(data.n)
         beta[J] = zC
         t_full = _mat(Xn, w)
-        P, gap, dual_point = certify(w, s_p, t_full, zA, beta)
+        P, _, gap, dual_point = certify(w, s_p, t_full, zA, beta)
         if gap < best["gap"]:
             best = {"gap": gap, "w": w.copy(), "dual": dual_point}
         record(hist, objective=P, gap=gap, time=deadline.elapsed())
@@ -146,12 +141,11 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         if gap <= tol:
             status = "optimal"
             break
-        if grow and it > 1:
+        if it > 1:
             # negatives outside J above the current top join J now, with the mean slack of J
             # and the multiplier that puts them on the central path (s z = mu)
-            new = _above(t_full, tau, J)
+            new = _above(t_full, tau, J, grow)
             if new.size:
-                new = new[np.argsort(-t_full[new], kind="stable")[:grow]]
                 mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
                 s_new = np.full(new.size, sC.mean())
                 J = np.concatenate([J, new])
@@ -171,9 +165,7 @@ def _ipm(data, J, lam, loss, c, *, tol, max_iter, deadline, certify, hist, first
         mu = (sA @ zA + sB @ zB + sC @ zC) / n_ineq
         restricted_P = 0.5 * lam * (w @ w) + (c @ xi if hinge else (c * xi * xi).sum())
         scale = max(1.0, abs(restricted_P))
-        res = max(np.abs(rd_w).max(initial=0.0), abs(rd_tau), np.abs(rd_xi).max(),
-                  np.abs(rpA).max(), np.abs(rpC).max(initial=0.0),
-                  np.abs(rpB).max(initial=0.0))
+        res = max(np.abs(r).max(initial=0.0) for r in (rd_w, rd_tau, rd_xi, rpA, rpC, rpB))
         if mu * n_ineq <= 0.1 * tol * scale and res <= 1e-9 * scale:
             if _above(t_full, tau, J).size:  # solved on J, not on every negative
                 status = "restricted"

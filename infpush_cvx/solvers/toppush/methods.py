@@ -4,7 +4,7 @@ gradient, and CVXPY.
 Every method ends the same way (:meth:`_TopPushMethod._solve`): its point and its dual
 ``(alpha, beta)``, made feasible, give the result's objective and certified gap on the problem's
 data. The native methods solve without the positives of negligible weight
-(:data:`~.problem._NEGLIGIBLE_WEIGHT`: their ``alpha_i = 0`` is feasible) and, with
+(:data:`NEGLIGIBLE_WEIGHT`: their ``alpha_i = 0`` is feasible) and, with
 ``polish=True``, refine a certified answer to the exact optimum on its active sets
 (:func:`~.polish.polish`, kept only when its certified gap is smaller).
 """
@@ -21,24 +21,23 @@ from infpush_cvx._logging import log_every, log_iteration
 from infpush_cvx._validation import check_bool
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.prox.equal_sums import _project_checked as project_checked
-from infpush_cvx.solvers.base import (CVXPYMethod, Solver, cvxpy_message, data_size,
-                                      record)
+from infpush_cvx.solvers.base import CVXPYMethod, Solver, cvxpy_message, data_size, record
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.cvxpy_backend import certified_status
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.toppush import ipm
 from infpush_cvx.solvers.toppush.polish import polish as polish_point
-from infpush_cvx.solvers.toppush.problem import (TopPushProblem, certifier, data_lipschitz,
-                                                 dual_objective, dual_value, feasible_dual,
-                                                 positive_weights, primal_objective,
-                                                 primal_value, scores, significant_positives,
+from infpush_cvx.solvers.toppush.problem import (TopPushProblem, data_lipschitz, dual_objective,
+                                                 dual_value, feasible_dual, positive_weights,
+                                                 primal_objective, primal_value, scores,
                                                  w_of_dual)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _TopPushMethod(Solver):
     """What the methods share: the problem, the warm start (a TopPush result), the final
-    certificate and the result."""
+    certificate and the result; each method's ``_run(problem, warm_start, dual0, deadline)``
+    returns the dict of :func:`dual_agd`."""
 
     problem = TopPushProblem
     weights = True
@@ -67,9 +66,6 @@ class _TopPushMethod(Solver):
     def _message(self, out, status, gap) -> str:
         return out["message"]
 
-    def _run(self, problem, warm_start, dual0, deadline) -> dict:
-        raise NotImplementedError
-
 
 def _warm_dual(data: BipartiteData, warm_start):
     """The dual ``(alpha, beta)`` of a TopPush result to start from (None: none)."""
@@ -89,6 +85,14 @@ def _warm_dual(data: BipartiteData, warm_start):
     return alpha.copy(), beta.copy()
 
 
+#: A positive whose c_i is below this fraction of the largest c changes P by less than that
+#: fraction of ``c_max loss_i``, far below rounding; the native methods leave it out of their
+#: solve (with ``alpha_i = 0``, a feasible multiplier) because weights spread over that many
+#: orders of magnitude break their conditioning (the interior-point method stalled at a ratio of
+#: 1e-100, "dual_agd" at 1e-10). The certificate is computed on every positive.
+NEGLIGIBLE_WEIGHT = 2.0 ** -100
+
+
 @dataclass(frozen=True, kw_only=True)
 class _NativeMethod(_TopPushMethod):
     """A native method: solved on the positives of non-negligible weight; ``polish``: refine a
@@ -101,18 +105,18 @@ class _NativeMethod(_TopPushMethod):
 
     def _run(self, problem, warm_start, dual0, deadline) -> dict:
         data, lam, loss = problem.solved, problem.lam_paper, problem.loss
-        keep = significant_positives(data)
-        solved = data
-        if keep is not None:
-            solved = BipartiteData(data.Xp[keep], data.Xn, data.pos_weights[keep], data.wn)
-            if dual0 is not None:
-                dual0 = (dual0[0][keep], dual0[1])
+        c = positive_weights(data)
+        keep = np.flatnonzero(c >= NEGLIGIBLE_WEIGHT * c.max())
+        if keep.size == data.m:
+            return self._native(data, lam, loss, warm_start, dual0, deadline)
+        solved = BipartiteData(data.Xp[keep], data.Xn, data.pos_weights[keep], data.wn)
+        if dual0 is not None:
+            dual0 = (dual0[0][keep], dual0[1])
         out = self._native(solved, lam, loss, warm_start, dual0, deadline)
-        if keep is not None:
-            alpha = np.zeros(data.m)
-            alpha[keep] = out["dual"][0]
-            out["dual"] = (alpha, out["dual"][1])
-            out.setdefault("info", {})["negligible_positives"] = int(data.m - keep.size)
+        alpha = np.zeros(data.m)
+        alpha[keep] = out["dual"][0]
+        out["dual"] = (alpha, out["dual"][1])
+        out.setdefault("info", {})["negligible_positives"] = int(data.m - keep.size)
         return out
 
 
@@ -128,9 +132,8 @@ class InteriorPoint(_NativeMethod):
     def _native(self, data, lam, loss, warm_start, dual0, deadline) -> dict:
         w0 = None if warm_start is None else np.asarray(warm_start.w, dtype=np.float64)
         with blas_threads_for(data.d):
-            return ipm.solve(data, lam, loss, c=positive_weights(data), tol=self.tol,
-                             max_iter=self.iterations, deadline=deadline, w0=w0,
-                             certify=certifier(data, lam, loss))
+            return ipm.solve(data, lam, loss, tol=self.tol, max_iter=self.iterations,
+                             deadline=deadline, w0=w0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,11 +196,7 @@ class CVXPY(_TopPushMethod, CVXPYMethod):
                 1.0 + float(out.values["tau"]) - s, 0.0)
         dual = None if alpha is None or beta is None else (alpha.ravel(), beta.ravel())
         return {"w": w, "dual": dual, "status": status, "iterations": out.iterations,
-                "history": _history(), "info": info, "message": message}
-
-
-def _history() -> dict:
-    return {"objective": [], "gap": [], "time": []}
+                "history": {}, "info": info, "message": message}
 
 
 class DualState:
@@ -222,7 +221,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     L_max = L_data + (0.5 / c.min() if tq else 0.0)
     if not np.isfinite(L_max):
         return {"w": np.zeros(data.d), "dual": (np.zeros(data.m), np.zeros(data.n)),
-                "status": "failed", "iterations": 0, "history": _history(),
+                "status": "failed", "iterations": 0, "history": {},
                 "message": f"the Lipschitz constant of the dual gradient is {L_max!r}: the data "
                            f"are too large for float64; rescale them"}
     L_max = L_max if L_max > 0 else 1.0  # hinge on all-zero data: any step, f is linear
@@ -235,7 +234,7 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     best_dual, best_value = (x.alpha, x.beta), -x.f
     ya, yb, yw, ys, yt = x.alpha, x.beta, x.w, x.s, x.t
     theta, L, gamma = 1.0, L_max, 0.0
-    hist = _history()
+    hist = {}
     status, message, it = "max_iter", "", 0
     every = log_every(max_iter, 1)
     for it in range(1, max_iter + 1):

@@ -116,8 +116,7 @@ def _sets_from_point(data, w, alpha, beta, c, loss: str, kappa: float = 1.0):
     if J.size == 0:
         J = np.array([int(np.argmax(t))])
     if loss == "hinge":
-        share = kappa * alpha / c
-        active = share > -r
+        active = kappa * alpha / c > -r
         upper = active & (kappa * (1.0 - alpha / c) < r)
         return np.flatnonzero(active & ~upper), np.flatnonzero(upper), J
     return np.flatnonzero(kappa * alpha / (2.0 * c) > -r), np.zeros(0, dtype=np.intp), J
@@ -195,9 +194,8 @@ def _solve_active(data, lam, loss, c, F, U, J):
     A[ib:, d] = -1.0
     try:
         sol = np.linalg.solve(A, rhs)
-        solved = np.linalg.norm(A @ sol - rhs) <= 1e-10 * (np.linalg.norm(A, 1)
-                                                             * np.linalg.norm(sol)
-                                                             + np.linalg.norm(rhs))
+        scale = np.linalg.norm(A, 1) * np.linalg.norm(sol) + np.linalg.norm(rhs)
+        solved = np.linalg.norm(A @ sol - rhs) <= 1e-10 * scale
     except np.linalg.LinAlgError:
         solved = False
     if not solved:  # singular: tied negatives (duplicate rows), more than d + 1 of them, ...

@@ -93,20 +93,6 @@ def positive_weights(data: BipartiteData) -> np.ndarray:
     return q / q.sum()
 
 
-#: A positive whose c_i is below this fraction of the largest c changes P by less than that
-#: fraction of ``c_max loss_i``, far below rounding; the native methods leave it out of their
-#: solve (with ``alpha_i = 0``, a feasible multiplier) because weights spread over that many
-#: orders of magnitude break their conditioning (the interior-point method stalled at a ratio of
-#: 1e-100, "dual_agd" at 1e-10). The certificate is computed on every positive.
-_NEGLIGIBLE_WEIGHT = 2.0 ** -100
-
-
-def significant_positives(data: BipartiteData):
-    """The indices of the positives the native methods solve on (None: all of them)."""
-    c = positive_weights(data)
-    keep = c >= _NEGLIGIBLE_WEIGHT * c.max()
-    return None if keep.all() else np.flatnonzero(keep)
-
 
 def scores(data: BipartiteData, w: np.ndarray):
     return (np.asarray(data.Xp @ w, dtype=np.float64).ravel(),
@@ -164,22 +150,21 @@ def feasible_dual(data: BipartiteData, alpha, beta, loss: str = "truncated_quadr
 def duality_gap(data: BipartiteData, w, alpha, beta, lam: float,
                 loss: str = "truncated_quadratic"):
     """``(P(w), D(alpha, beta), relative gap)`` after making ``(alpha, beta)`` feasible."""
-    alpha, beta = feasible_dual(data, alpha, beta, loss)
-    primal = primal_objective(data, w, lam, loss)
-    dual = dual_objective(data, alpha, beta, lam, loss)
-    return primal, dual, relative_gap(primal, dual)
+    check_choice(loss, "loss", LOSSES)
+    w = np.asarray(w, dtype=np.float64).ravel()
+    return certifier(data, lam, loss)(w, *scores(data, w), alpha, beta)[:3]
 
 
 def certifier(data: BipartiteData, lam: float, loss: str):
-    """``certify(w, s, t, alpha, beta) -> (P(w), relative gap, feasible (alpha, beta))`` from the
-    scores ``s = Xp w``, ``t = Xn w`` the caller has (for the interior-point method)."""
+    """``certify(w, s, t, alpha, beta) -> (P(w), D(alpha, beta), relative gap, feasible
+    (alpha, beta))`` from the scores ``s = Xp w``, ``t = Xn w`` the caller has."""
     c = positive_weights(data)
 
     def certify(w, s, t, alpha, beta):
         alpha, beta = feasible_dual(data, alpha, beta, loss)
         primal = primal_value(w, s, t, c, lam, loss)
         dual = dual_value(w_of_dual(data, alpha, beta, lam), alpha, c, lam, loss)
-        return primal, relative_gap(primal, dual), (alpha, beta)
+        return primal, dual, relative_gap(primal, dual), (alpha, beta)
     return certify
 
 
