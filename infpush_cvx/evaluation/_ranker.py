@@ -99,13 +99,6 @@ def _check_name(value, name: str, choices) -> str:
     return check_choice(value, name, choices)
 
 
-def _native_detail(result) -> str:
-    """The solver's own account of an early stop: its method, certified gap and message."""
-    gap = "none" if result.gap is None else f"{result.gap:.2e}"
-    detail = f"method {result.method!r}, certified relative gap {gap}"
-    return detail + (f": {result.message}" if result.message else "")
-
-
 def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
     """Validated sample weights: float64 copy of length n_rows, or None.
 
@@ -229,6 +222,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _warm_starts = True
     #: the model's name when w = 0 is optimal for every C exactly at equal class means
     _zero_at_equal_means = None
+    #: the hyper-parameters that are options of the model's problem (TopPush's ``loss``, ...)
+    _problem_params = ()
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -236,8 +231,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     # ---- the model --------------------------------------------------------------------------
     def _problem(self, data: BipartiteData, lam: float):
-        """The model's problem on ``data`` at ``lam`` (paper scaling, ``lam = 1/C``)."""
-        return registry.model(self._model).problem(data, lam, scaling="paper")
+        """The model's problem on ``data`` at ``lam`` (paper scaling, ``lam = 1/C``), with the
+        ranker's ``_problem_params`` and its kernel's arguments (none for the linear kernel)."""
+        options = {name: getattr(self, name) for name in self._problem_params}
+        return registry.model(self._model).problem(data, lam, scaling="paper", **options,
+                                                   **_kernel_ranker.solver_kwargs(self, data))
 
     def _native_methods(self) -> tuple:
         """The model's methods for this ranker's penalty, less its "cvxpy" method (that is the
@@ -366,47 +364,48 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
             _kernel_ranker.set_fitted(self, training, solve)
 
     def _solve_path(self, training: _TrainingSet, Cs) -> list:
-        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C."""
-        solve = self._solve_cvxpy if training.backend == "cvxpy" else self._solve_native
-        path = solve(training.data, Cs)
-        if self._penalty == "l1":
-            # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
-            # that would otherwise still order the items
-            path = [s._replace(coef=np.where(np.abs(s.coef) > self.sparsity_tol, s.coef, 0.0))
-                    for s in path]
+        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C by the
+        backend's generator, which takes the C values in that order."""
+        order = np.argsort(Cs, kind="stable")
+        solves = self._solve_cvxpy if training.backend == "cvxpy" else self._solve_native
+        path = [None] * len(Cs)
+        for i, solve in zip(order, solves(training.data, [Cs[i] for i in order])):
+            if self._penalty == "l1":
+                # interior-point solvers return ~1e-9 instead of exact zeros; their signs are
+                # noise that would otherwise still order the items
+                solve = solve._replace(coef=np.where(np.abs(solve.coef) > self.sparsity_tol,
+                                                     solve.coef, 0.0))
+            path[i] = solve
         return path
 
     def _solve_native(self, data, Cs):
-        """The native method's solves in increasing C, each warm-started from the previous
-        one's result."""
+        """The native method's solves along ``Cs``, each warm-started from the previous one's
+        result; the detail of each is the method's own account (certified gap, message)."""
         method = self._native_method()
-        out = [None] * len(Cs)
         prev = None
-        for i in np.argsort(Cs, kind="stable"):
+        for C in Cs:
             with warnings.catch_warnings(), verbose_logging(solver_log, self.verbose):
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
                 warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)  # (logs its summary)
-            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status,
-                              n_iter=None if res.iterations is None else int(res.iterations),
-                              dual_gap=np.nan if res.gap is None else float(res.gap),
-                              detail=_native_detail(res))
+                res = method.solve(self._problem(data, 1.0 / C), prev)  # (logs its summary)
+            gap = "none" if res.gap is None else f"{res.gap:.2e}"
+            yield _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(), status=res.status,
+                           n_iter=None if res.iterations is None else int(res.iterations),
+                           dual_gap=np.nan if res.gap is None else float(res.gap),
+                           detail=f"method {res.method!r}, certified relative gap {gap}"
+                                  + (f": {res.message}" if res.message else ""))
             prev = res if self._warm_starts else None
-        return out
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves through the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
-        solve_problem`: the project's statuses), in increasing C of one compiled problem
+        solve_problem`: the project's statuses) along ``Cs`` of one compiled problem
         (:meth:`_problem`'s ``cvxpy_problem()``, lambda its parameter "lam"), each with
         ``warm_start=True``; no certified gap (``dual_gap`` NaN). RuntimeError naming each
         solver's cause when none of them gives a point."""
         prob = self._problem(data, 1.0 / Cs[0]).cvxpy_problem()
         lam = prob.param_dict["lam"]
         first = check_solver(self.cvxpy_solver, "cvxpy_solver")
-        out = [None] * len(Cs)
-        for i in np.argsort(Cs, kind="stable"):
-            C = Cs[i]
+        for C in Cs:
             lam.value = 1.0 / C
             # an interior-point failure on one C should not end a cross-validation run (nor
             # Clarabel's exponential cones, where ECOS or SCS succeed): the other installed
@@ -420,10 +419,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 causes.append(failure_message(solve, solver))  # it names the solver
             else:
                 raise RuntimeError(f"every CVXPY solver failed for C={C}: {'; '.join(causes)}")
-            out[i] = _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
-                              n_iter=solve.iterations, dual_gap=np.nan,
-                              detail=solve.message or f"CVXPY solver {solver}")
-        return out
+            yield _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
+                           n_iter=solve.iterations, dual_gap=np.nan,
+                           detail=solve.message or f"CVXPY solver {solver}")
 
     # ---- honest reporting -------------------------------------------------------------------
     def _warn_if_unreliable(self, training, C, solve, stacklevel, *, zero_model=True):
@@ -520,8 +518,3 @@ class _KernelRanker(_BipartiteRanker):
     def _check_params(self):
         check_kernel(self.kernel, self.gamma, self.degree, self.coef0)  # errors name them
         return super()._check_params()
-
-    def _problem(self, data, lam):
-        return registry.model(self._model).problem(data, lam, penalty=self._penalty,
-                                                   scaling="paper",
-                                                   **_kernel_ranker.solver_kwargs(self, data))
