@@ -287,9 +287,10 @@ def _progress_bar(total: int, desc: str, progress: bool):
 
 # ---- the store of finished splits ---------------------------------------------------------------
 
-def _split_key(task_args) -> str:
-    """A fingerprint of everything that decides a split's result: data set, split indices,
-    methods, protocol, grids, folds, seeds, scaling, ranker options and the package version."""
+def _store_path(store, task_args) -> Path:
+    """Where a split's result is kept: a file named by its data set, protocol and split, and by
+    a fingerprint of everything that decides the result (data set, split indices, methods,
+    protocol, grids, folds, seeds, scaling, ranker options and the package version)."""
     from ... import __version__
     dataset, split, X, y, train, test, settings = task_args
     digest = hashlib.sha256()  # (JSON writes the settings' tuples as lists)
@@ -297,12 +298,8 @@ def _split_key(task_args) -> str:
                               "version": __version__}, sort_keys=True, default=repr).encode())
     for a in (X, y, train, test):
         digest.update(np.ascontiguousarray(a).tobytes())
-    return digest.hexdigest()[:16]
-
-
-def _store_path(store, task_args):
-    dataset, split, *_, kw = task_args
-    return Path(store) / f"{dataset}_{kw['protocol']}_split{split}_{_split_key(task_args)}.json"
+    name = f"{dataset}_{settings['protocol']}_split{split}_{digest.hexdigest()[:16]}.json"
+    return Path(store) / name
 
 
 def _load_stored(path):
