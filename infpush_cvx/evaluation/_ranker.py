@@ -26,8 +26,7 @@ from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.utils.validation import validate_data
 from .._logging import solver_log, verbose_logging
-from .._validation import (check_bool, check_choice, check_int, check_matrix, check_scalar,
-                           check_vector)
+from .._validation import check_bool, check_choice, check_matrix, check_scalar, check_vector
 from ..data.containers import BipartiteData
 from ..data.kernels import check_kernel
 from ..data.labels import binary_labels
@@ -274,14 +273,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         _check_name(self.solver, "solver", SOLVERS)
         if self.method is not None:
             _check_name(self.method, "method", self._native_methods())
-        check_scalar(self.tol, "tol", positive=True)
-        # max_iter and eta0: hyper-parameters of the rankers whose methods take them
-        max_iter, eta0 = getattr(self, "max_iter", None), getattr(self, "eta0", None)
-        if max_iter is not None:
-            check_int(max_iter, "max_iter", minimum=1)
-        if eta0 is not None:
-            check_scalar(eta0, "eta0", positive=True)
-        if (max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
+        check_scalar(self.tol, "tol", positive=True)  # (the CVXPY backend builds no method)
+        # max_iter and eta0 (where set): options of the native method, checked by building it
+        if self._backend() == "cvxpy" and self._method_options().keys() & {"max_iter", "eta0"}:
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
         check_solver(self.cvxpy_solver, "cvxpy_solver")
