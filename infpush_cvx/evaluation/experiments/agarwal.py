@@ -416,12 +416,11 @@ def compare_with_paper(results):
     paper = paper_results().add_prefix("paper_")
     table = ours.join(se).join(paper, how="left", on=["dataset", "method"])
     table["n_splits"] = n
-    cols = []
     for m in measures:
         # a zero standard error (every split the same) makes any difference infinitely many
         table[f"{m}_z"] = (table[m] - table[f"paper_{m}"]) / table[f"{m}_se"]
-        cols += [m, f"{m}_se", f"paper_{m}", f"{m}_z"]
-    return table[cols + ["n_features_used", "n_splits"]]
+    columns = [c for m in measures for c in (m, f"{m}_se", f"paper_{m}", f"{m}_z")]
+    return table[columns + ["n_features_used", "n_splits"]]
 
 
 def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAPER_CS,
