@@ -189,11 +189,10 @@ def binary_ranker_tags(tags):
 
 
 class _TrainingSet(NamedTuple):
-    """The validated data of one fit or path: the split data, the classes and the backend."""
+    """The validated data of one fit or path: the split data and the classes."""
 
     data: BipartiteData
     classes: np.ndarray
-    backend: str
     rows: np.ndarray | None = None      # the row of X behind each row of [Xp; Xn]
     n_samples: int | None = None        # rows of X
 
@@ -301,8 +300,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
         and checked (``classes``: the labels of the whole data set, when X is one fold)."""
         data, labels, sw = self._bipartite_data(X, y, sample_weight, classes=classes)
-        backend = self._backend()
-        if data.weighted and backend == "native" and not self._method_class().weights:
+        if data.weighted and self._backend() == "native" and not self._method_class().weights:
             model = registry.model(self._model)
             weighted = [name for name in self._native_methods() if model.method(name).weights]
             raise ValueError(f"sample_weight is supported by the native solver only with the "
@@ -311,7 +309,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
         rows = np.concatenate([np.flatnonzero(labels.positive & keep),
                                np.flatnonzero(~labels.positive & keep)])
-        return _TrainingSet(data, labels.classes, backend, rows, X.shape[0])
+        return _TrainingSet(data, labels.classes, rows, X.shape[0])
 
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -327,7 +325,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         X_array = _validated_X(self, X, reset=True)
         training = self._training_set(X_array, y, sample_weight)
         (solve,) = self._solve_path(training, [C])
-        self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        self._warn_if_unreliable(training.data, C, solve, stacklevel=3)
         self._set_fitted(training, C, solve)
         return self
 
@@ -341,7 +339,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         training = self._training_set(_feature_matrix(X), y, sample_weight)
         path = self._solve_path(training, Cs)
         for C, solve in zip(Cs, path):
-            self._warn_if_unreliable(training, C, solve, stacklevel=3)
+            self._warn_if_unreliable(training.data, C, solve, stacklevel=3)
         return [(solve.coef, solve.status) for solve in path]
 
     def _set_fitted(self, training: _TrainingSet, C: float, solve: _PathFit) -> None:
@@ -351,7 +349,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         self.n_iter_ = solve.n_iter
         self.dual_gap_ = solve.dual_gap
         self.C_ = C
-        self.backend_ = training.backend
+        self.backend_ = self._backend()
         self.n_features_used_ = int(np.count_nonzero(np.abs(solve.coef) > self.sparsity_tol))
         self.classes_ = training.classes
         if hasattr(self, "kernel"):
@@ -361,7 +359,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C by the
         backend's generator, which takes the C values in that order."""
         order = np.argsort(Cs, kind="stable")
-        solves = self._solve_cvxpy if training.backend == "cvxpy" else self._solve_native
+        solves = self._solve_cvxpy if self._backend() == "cvxpy" else self._solve_native
         path = [None] * len(Cs)
         for i, solve in zip(order, solves(training.data, [Cs[i] for i in order])):
             if self._penalty == "l1":
@@ -418,23 +416,23 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                            detail=solve.message or f"CVXPY solver {solver}")
 
     # ---- honest reporting -------------------------------------------------------------------
-    def _warn_if_unreliable(self, training, C, solve, stacklevel, *, zero_model=True):
+    def _warn_if_unreliable(self, data, C, solve, stacklevel, *, zero_model=True):
         """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0
-        (unless ``zero_model`` is False).
+        (unless ``zero_model`` is False), saying why from the training ``data``.
 
         ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
         """
         name = f"{type(self).__name__}(C={C!r})"
         if solve.status not in CERTIFIED:
             detail = solve.detail
-            warnings.warn(f"{name}: the {training.backend} solve ended without its optimality "
+            warnings.warn(f"{name}: the {self._backend()} solve ended without its optimality "
                           f"certificate (status {solve.status!r}{'; ' + detail if detail else ''}"
                           f"), so coef_ may be far from the optimum. Scale the features (e.g. to "
                           f"[0, 1]), or try method=None (the certified default) or "
                           f"solver='cvxpy'.", ConvergenceWarning, stacklevel=stacklevel)
         if zero_model and not np.any(np.abs(solve.coef) > self.sparsity_tol):
             if _kernel_ranker.is_linear(self):
-                why = self._why_zero(training.data, C)
+                why = self._why_zero(data, C)
             else:  # the degeneracy tests read the features, not the kernel's feature space
                 why = (f"beta = 0 is optimal for kernel={self.kernel!r} here: C={C!r} may be "
                        f"very small, or the kernel's gamma makes every item alike")
