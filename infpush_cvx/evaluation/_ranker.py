@@ -71,23 +71,20 @@ def _read_labels(y, n_rows: int, owner: str, *, pos_label, classes=None):
     try:
         return binary_labels(y, "y", pos_label=pos_label, classes=classes)
     except ValueError as exc:
-        kind = _refused_target_kind(y)
-        if kind == "continuous":
-            raise ValueError(f"Unknown label type: continuous. {exc}") from None
-        if kind == "multiclass":
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is multiclass. {exc}") from None
-        raise
+        raise ValueError(f"{_sklearn_refusal(y)}{exc}") from None
 
 
-def _refused_target_kind(y: np.ndarray) -> str | None:
-    """"continuous" (non-integer floats), "multiclass" (over two labels) or None (other)."""
+def _sklearn_refusal(y: np.ndarray) -> str:
+    """scikit-learn's words for a continuous target (non-integer floats) or a multiclass one
+    (over two labels), which its estimator checks look for; "" for any other refusal."""
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.any(y != np.round(y)):
-        return "continuous"
+        return "Unknown label type: continuous. "
     try:
-        return "multiclass" if np.unique(y).size > 2 else None
+        multiclass = np.unique(y).size > 2
     except TypeError:  # objects that do not compare (mixed types): refused for another reason
-        return None
+        return ""
+    return ("Only binary classification is supported. The type of the target is multiclass. "
+            if multiclass else "")
 
 
 def _check_name(value, name: str, choices) -> str:
@@ -136,13 +133,12 @@ def _feature_matrix(X):
         X = np.asarray(X)
     if np.iscomplexobj(X):
         raise ValueError("Complex data not supported: X must be real")
-    shape = X.shape
-    if len(shape) == 1:
-        raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
+    if X.ndim == 1:
+        raise ValueError(f"X must be 2-D, got an array with shape {X.shape}. Reshape your data "
                          f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
-    if len(shape) == 2 and shape[1] == 0:
+    if X.ndim == 2 and X.shape[1] == 0:
         # scikit-learn's wording, so sklearn's estimator checks recognise the error
-        raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+        raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                          f"required.")
     return check_matrix(X, "X")
 
