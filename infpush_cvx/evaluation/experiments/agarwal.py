@@ -263,9 +263,7 @@ def _split_tasks(dataset, k, X, y, n_splits, seed, settings):
 def _run_split_task(args, on_fit=None):
     """One split (here or in a joblib worker): the rows, and the test labels and scores as
     lists (what the store keeps)."""
-    dataset, split, X, y, train, test, kw = args
-    rows, y_test, scores = run_split(dataset, split, X, y, train, test, return_scores=True,
-                                     on_fit=on_fit, **kw)
+    rows, y_test, scores = run_split(*args[:-1], return_scores=True, on_fit=on_fit, **args[-1])
     return {"rows": rows, "y_test": np.asarray(y_test).tolist(),
             "scores": {k: np.asarray(v).tolist() for k, v in scores.items()}}
 
