@@ -65,31 +65,24 @@ def solver_kwargs(ranker, data: BipartiteData) -> dict:
 
 def set_fitted(ranker, training, solve) -> None:
     """Store ``dual_coef_``, ``support_``, ``support_vectors_``, ``gamma_`` of one solve."""
-    Z = _training_rows(training.data)
-    rows, n = training.rows, training.n_samples
+    data, rows = training.data, training.rows
+    # Z = [Xp; Xn], the rows that enter the loss: CSR for sparse data, as SVC keeps them
+    Z = (sp.vstack([sp.csr_matrix(data.Xp), sp.csr_matrix(data.Xn)], format="csr")
+         if data.is_sparse else training_rows(data))
     if is_linear(ranker):
         beta_z = _min_norm_coefficients(Z, ranker.coef_)
         ranker.gamma_ = None
     else:
         beta_z = np.asarray(solve.coef, dtype=np.float64)
-        ranker.gamma_ = resolved_gamma(ranker, training.data)
+        ranker.gamma_ = resolved_gamma(ranker, data)
         ranker.coef_ = None
         ranker.n_features_used_ = None
-    beta = np.zeros(n)
-    beta[rows] = beta_z
-    position = np.full(n, -1)
-    position[rows] = np.arange(rows.size)
-    ranker.dual_coef_ = beta
-    ranker.support_ = np.flatnonzero(beta)
-    ranker.support_vectors_ = Z[position[ranker.support_]]
-
-
-def _training_rows(data: BipartiteData):
-    """``Z = [Xp; Xn]``, dense (:func:`~infpush_cvx.solvers.engines.kernel.training_rows`) or, for
-    sparse data, CSR."""
-    if data.is_sparse:
-        return sp.vstack([sp.csr_matrix(data.Xp), sp.csr_matrix(data.Xn)], format="csr")
-    return training_rows(data)
+    ranker.dual_coef_ = np.zeros(training.n_samples)
+    ranker.dual_coef_[rows] = beta_z
+    by_row = np.argsort(rows)  # the rows of Z in the order of X
+    used = by_row[beta_z[by_row] != 0]
+    ranker.support_ = rows[used]
+    ranker.support_vectors_ = Z[used]
 
 
 def _min_norm_coefficients(Z, coef: np.ndarray) -> np.ndarray:

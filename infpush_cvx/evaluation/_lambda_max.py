@@ -55,12 +55,9 @@ def infinite_push_l1_lambda_max(data: BipartiteData) -> float:
     # variables [mu (n), t]; rows: Xn^T mu - t <= xbar and -Xn^T mu - t <= -xbar
     ones = sp.csr_matrix(np.ones((d, 1)))
     A_ub = sp.vstack([sp.hstack([Xn.T, -ones]), sp.hstack([-Xn.T, -ones])], format="csc")
-    b_ub = np.concatenate([xbar, -xbar])
-    A_eq = sp.csr_matrix(np.concatenate([np.ones(n), [0.0]])[None, :])
-    cost = np.zeros(n + 1)
-    cost[-1] = 1.0
-    res = scipy.optimize.linprog(cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
-                                 bounds=(0, None), method="highs",
+    A_eq = sp.csr_matrix(np.r_[np.ones(n), 0.0][None, :])  # sum mu = 1
+    res = scipy.optimize.linprog(np.r_[np.zeros(n), 1.0], A_ub=A_ub, b_ub=np.r_[xbar, -xbar],
+                                 A_eq=A_eq, b_eq=[1.0], bounds=(0, None), method="highs",
                                  options={"primal_feasibility_tolerance": 1e-10,
                                           "dual_feasibility_tolerance": 1e-10})
     if res.status != 0:

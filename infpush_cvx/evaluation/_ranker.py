@@ -26,8 +26,7 @@ from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.utils.validation import validate_data
 from .._logging import solver_log, verbose_logging
-from .._validation import (check_bool, check_choice, check_int, check_matrix, check_scalar,
-                           check_vector)
+from .._validation import check_bool, check_choice, check_matrix, check_scalar, check_vector
 from ..data.containers import BipartiteData
 from ..data.kernels import check_kernel
 from ..data.labels import binary_labels
@@ -72,23 +71,20 @@ def _read_labels(y, n_rows: int, owner: str, *, pos_label, classes=None):
     try:
         return binary_labels(y, "y", pos_label=pos_label, classes=classes)
     except ValueError as exc:
-        kind = _refused_target_kind(y)
-        if kind == "continuous":
-            raise ValueError(f"Unknown label type: continuous. {exc}") from None
-        if kind == "multiclass":
-            raise ValueError(f"Only binary classification is supported. The type of the target "
-                             f"is multiclass. {exc}") from None
-        raise
+        raise ValueError(f"{_sklearn_refusal(y)}{exc}") from None
 
 
-def _refused_target_kind(y: np.ndarray) -> str | None:
-    """"continuous" (non-integer floats), "multiclass" (over two labels) or None (other)."""
+def _sklearn_refusal(y: np.ndarray) -> str:
+    """scikit-learn's words for a continuous target (non-integer floats) or a multiclass one
+    (over two labels), which its estimator checks look for; "" for any other refusal."""
     if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.any(y != np.round(y)):
-        return "continuous"
+        return "Unknown label type: continuous. "
     try:
-        return "multiclass" if np.unique(y).size > 2 else None
+        multiclass = np.unique(y).size > 2
     except TypeError:  # objects that do not compare (mixed types): refused for another reason
-        return None
+        return ""
+    return ("Only binary classification is supported. The type of the target is multiclass. "
+            if multiclass else "")
 
 
 def _check_name(value, name: str, choices) -> str:
@@ -97,13 +93,6 @@ def _check_name(value, name: str, choices) -> str:
         raise TypeError(f"{name} must be a string, one of {list(choices)}; got "
                         f"{type(value).__name__} {value!r}")
     return check_choice(value, name, choices)
-
-
-def _native_detail(result) -> str:
-    """The solver's own account of an early stop: its method, certified gap and message."""
-    gap = "none" if result.gap is None else f"{result.gap:.2e}"
-    detail = f"method {result.method!r}, certified relative gap {gap}"
-    return detail + (f": {result.message}" if result.message else "")
 
 
 def _sample_weights(sample_weight, n_rows: int, pos: np.ndarray):
@@ -144,13 +133,12 @@ def _feature_matrix(X):
         X = np.asarray(X)
     if np.iscomplexobj(X):
         raise ValueError("Complex data not supported: X must be real")
-    shape = X.shape
-    if len(shape) == 1:
-        raise ValueError(f"X must be 2-D, got an array with shape {shape}. Reshape your data "
+    if X.ndim == 1:
+        raise ValueError(f"X must be 2-D, got an array with shape {X.shape}. Reshape your data "
                          f"with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row).")
-    if len(shape) == 2 and shape[1] == 0:
+    if X.ndim == 2 and X.shape[1] == 0:
         # scikit-learn's wording, so sklearn's estimator checks recognise the error
-        raise ValueError(f"X has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+        raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                          f"required.")
     return check_matrix(X, "X")
 
@@ -197,11 +185,10 @@ def binary_ranker_tags(tags):
 
 
 class _TrainingSet(NamedTuple):
-    """The validated data of one fit or path: the split data, the classes and the backend."""
+    """The validated data of one fit or path: the split data and the classes."""
 
     data: BipartiteData
     classes: np.ndarray
-    backend: str
     rows: np.ndarray | None = None      # the row of X behind each row of [Xp; Xn]
     n_samples: int | None = None        # rows of X
 
@@ -229,6 +216,8 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
     _warm_starts = True
     #: the model's name when w = 0 is optimal for every C exactly at equal class means
     _zero_at_equal_means = None
+    #: the hyper-parameters that are options of the model's problem (TopPush's ``loss``, ...)
+    _problem_params = ()
 
     def __init__(self, C=1.0, *, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -236,8 +225,11 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
 
     # ---- the model --------------------------------------------------------------------------
     def _problem(self, data: BipartiteData, lam: float):
-        """The model's problem on ``data`` at ``lam`` (paper scaling, ``lam = 1/C``)."""
-        return registry.model(self._model).problem(data, lam, scaling="paper")
+        """The model's problem on ``data`` at ``lam`` (paper scaling, ``lam = 1/C``), with the
+        ranker's ``_problem_params`` and its kernel's arguments (none for the linear kernel)."""
+        options = {name: getattr(self, name) for name in self._problem_params}
+        return registry.model(self._model).problem(data, lam, scaling="paper", **options,
+                                                   **_kernel_ranker.solver_kwargs(self, data))
 
     def _native_methods(self) -> tuple:
         """The model's methods for this ranker's penalty, less its "cvxpy" method (that is the
@@ -276,14 +268,9 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         _check_name(self.solver, "solver", SOLVERS)
         if self.method is not None:
             _check_name(self.method, "method", self._native_methods())
-        check_scalar(self.tol, "tol", positive=True)
-        # max_iter and eta0: hyper-parameters of the rankers whose methods take them
-        max_iter, eta0 = getattr(self, "max_iter", None), getattr(self, "eta0", None)
-        if max_iter is not None:
-            check_int(max_iter, "max_iter", minimum=1)
-        if eta0 is not None:
-            check_scalar(eta0, "eta0", positive=True)
-        if (max_iter, eta0) != (None, None) and self._backend() == "cvxpy":
+        check_scalar(self.tol, "tol", positive=True)  # (the CVXPY backend builds no method)
+        # max_iter and eta0 (where set): options of the native method, checked by building it
+        if self._backend() == "cvxpy" and self._method_options().keys() & {"max_iter", "eta0"}:
             raise ValueError("max_iter and eta0 are options of the native solver; "
                              "got them with the CVXPY backend")
         check_solver(self.cvxpy_solver, "cvxpy_solver")
@@ -309,8 +296,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         """The data of a fit: X an array from :func:`_feature_matrix`, y and the weights read
         and checked (``classes``: the labels of the whole data set, when X is one fold)."""
         data, labels, sw = self._bipartite_data(X, y, sample_weight, classes=classes)
-        backend = self._backend()
-        if data.weighted and backend == "native" and not self._method_class().weights:
+        if data.weighted and self._backend() == "native" and not self._method_class().weights:
             model = registry.model(self._model)
             weighted = [name for name in self._native_methods() if model.method(name).weights]
             raise ValueError(f"sample_weight is supported by the native solver only with the "
@@ -319,7 +305,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         keep = np.ones(X.shape[0], dtype=bool) if sw is None else sw > 0
         rows = np.concatenate([np.flatnonzero(labels.positive & keep),
                                np.flatnonzero(~labels.positive & keep)])
-        return _TrainingSet(data, labels.classes, backend, rows, X.shape[0])
+        return _TrainingSet(data, labels.classes, rows, X.shape[0])
 
     # ---- fitting ----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -335,7 +321,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         X_array = _validated_X(self, X, reset=True)
         training = self._training_set(X_array, y, sample_weight)
         (solve,) = self._solve_path(training, [C])
-        self._warn_if_unreliable(training, C, solve, stacklevel=3)
+        self._warn_if_unreliable(training.data, C, solve, stacklevel=3)
         self._set_fitted(training, C, solve)
         return self
 
@@ -349,7 +335,7 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         training = self._training_set(_feature_matrix(X), y, sample_weight)
         path = self._solve_path(training, Cs)
         for C, solve in zip(Cs, path):
-            self._warn_if_unreliable(training, C, solve, stacklevel=3)
+            self._warn_if_unreliable(training.data, C, solve, stacklevel=3)
         return [(solve.coef, solve.status) for solve in path]
 
     def _set_fitted(self, training: _TrainingSet, C: float, solve: _PathFit) -> None:
@@ -359,54 +345,55 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
         self.n_iter_ = solve.n_iter
         self.dual_gap_ = solve.dual_gap
         self.C_ = C
-        self.backend_ = training.backend
+        self.backend_ = self._backend()
         self.n_features_used_ = int(np.count_nonzero(np.abs(solve.coef) > self.sparsity_tol))
         self.classes_ = training.classes
         if hasattr(self, "kernel"):
             _kernel_ranker.set_fitted(self, training, solve)
 
     def _solve_path(self, training: _TrainingSet, Cs) -> list:
-        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C."""
-        solve = self._solve_cvxpy if training.backend == "cvxpy" else self._solve_native
-        path = solve(training.data, Cs)
-        if self._penalty == "l1":
-            # interior-point solvers return ~1e-9 instead of exact zeros; their signs are noise
-            # that would otherwise still order the items
-            path = [s._replace(coef=np.where(np.abs(s.coef) > self.sparsity_tol, s.coef, 0.0))
-                    for s in path]
+        """One :class:`_PathFit` per C, in the order of ``Cs``; solved in increasing C by the
+        backend's generator, which takes the C values in that order."""
+        order = np.argsort(Cs, kind="stable")
+        solves = self._solve_cvxpy if self._backend() == "cvxpy" else self._solve_native
+        path = [None] * len(Cs)
+        for i, solve in zip(order, solves(training.data, [Cs[i] for i in order])):
+            if self._penalty == "l1":
+                # interior-point solvers return ~1e-9 instead of exact zeros; their signs are
+                # noise that would otherwise still order the items
+                solve = solve._replace(coef=np.where(np.abs(solve.coef) > self.sparsity_tol,
+                                                     solve.coef, 0.0))
+            path[i] = solve
         return path
 
     def _solve_native(self, data, Cs):
-        """The native method's solves in increasing C, each warm-started from the previous
-        one's result."""
+        """The native method's solves along ``Cs``, each warm-started from the previous one's
+        result; the detail of each is the method's own account (certified gap, message)."""
         method = self._native_method()
-        out = [None] * len(Cs)
         prev = None
-        for i in np.argsort(Cs, kind="stable"):
+        for C in Cs:
             with warnings.catch_warnings(), verbose_logging(solver_log, self.verbose):
                 # the ranker reports an unconverged solve itself, once, naming C and the caller
                 warnings.simplefilter("ignore", SolverConvergenceWarning)
-                res = method.solve(self._problem(data, 1.0 / Cs[i]), prev)  # (logs its summary)
-            out[i] = _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(),
-                              status=res.status,
-                              n_iter=None if res.iterations is None else int(res.iterations),
-                              dual_gap=np.nan if res.gap is None else float(res.gap),
-                              detail=_native_detail(res))
+                res = method.solve(self._problem(data, 1.0 / C), prev)  # (logs its summary)
+            gap = "none" if res.gap is None else f"{res.gap:.2e}"
+            yield _PathFit(coef=np.asarray(res.w, dtype=np.float64).ravel(), status=res.status,
+                           n_iter=None if res.iterations is None else int(res.iterations),
+                           dual_gap=np.nan if res.gap is None else float(res.gap),
+                           detail=f"method {res.method!r}, certified relative gap {gap}"
+                                  + (f": {res.message}" if res.message else ""))
             prev = res if self._warm_starts else None
-        return out
 
     def _solve_cvxpy(self, data, Cs):
         """CVXPY solves through the backend (:func:`~infpush_cvx.solvers.engines.cvxpy_backend.
-        solve_problem`: the project's statuses), in increasing C of one compiled problem
+        solve_problem`: the project's statuses) along ``Cs`` of one compiled problem
         (:meth:`_problem`'s ``cvxpy_problem()``, lambda its parameter "lam"), each with
         ``warm_start=True``; no certified gap (``dual_gap`` NaN). RuntimeError naming each
         solver's cause when none of them gives a point."""
         prob = self._problem(data, 1.0 / Cs[0]).cvxpy_problem()
         lam = prob.param_dict["lam"]
         first = check_solver(self.cvxpy_solver, "cvxpy_solver")
-        out = [None] * len(Cs)
-        for i in np.argsort(Cs, kind="stable"):
-            C = Cs[i]
+        for C in Cs:
             lam.value = 1.0 / C
             # an interior-point failure on one C should not end a cross-validation run (nor
             # Clarabel's exponential cones, where ECOS or SCS succeed): the other installed
@@ -420,29 +407,28 @@ class _BipartiteRanker(ClassifierMixin, BaseEstimator):
                 causes.append(failure_message(solve, solver))  # it names the solver
             else:
                 raise RuntimeError(f"every CVXPY solver failed for C={C}: {'; '.join(causes)}")
-            out[i] = _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
-                              n_iter=solve.iterations, dual_gap=np.nan,
-                              detail=solve.message or f"CVXPY solver {solver}")
-        return out
+            yield _PathFit(coef=solve.values["w"].ravel().copy(), status=solve.status,
+                           n_iter=solve.iterations, dual_gap=np.nan,
+                           detail=solve.message or f"CVXPY solver {solver}")
 
     # ---- honest reporting -------------------------------------------------------------------
-    def _warn_if_unreliable(self, training, C, solve, stacklevel, *, zero_model=True):
+    def _warn_if_unreliable(self, data, C, solve, stacklevel, *, zero_model=True):
         """ConvergenceWarning for a fit without its certificate; ZeroModelWarning for w = 0
-        (unless ``zero_model`` is False).
+        (unless ``zero_model`` is False), saying why from the training ``data``.
 
         ``stacklevel`` counts from this method's frame, so the warnings point at the caller.
         """
         name = f"{type(self).__name__}(C={C!r})"
         if solve.status not in CERTIFIED:
             detail = solve.detail
-            warnings.warn(f"{name}: the {training.backend} solve ended without its optimality "
+            warnings.warn(f"{name}: the {self._backend()} solve ended without its optimality "
                           f"certificate (status {solve.status!r}{'; ' + detail if detail else ''}"
                           f"), so coef_ may be far from the optimum. Scale the features (e.g. to "
                           f"[0, 1]), or try method=None (the certified default) or "
                           f"solver='cvxpy'.", ConvergenceWarning, stacklevel=stacklevel)
         if zero_model and not np.any(np.abs(solve.coef) > self.sparsity_tol):
             if _kernel_ranker.is_linear(self):
-                why = self._why_zero(training.data, C)
+                why = self._why_zero(data, C)
             else:  # the degeneracy tests read the features, not the kernel's feature space
                 why = (f"beta = 0 is optimal for kernel={self.kernel!r} here: C={C!r} may be "
                        f"very small, or the kernel's gamma makes every item alike")
@@ -520,8 +506,3 @@ class _KernelRanker(_BipartiteRanker):
     def _check_params(self):
         check_kernel(self.kernel, self.gamma, self.degree, self.coef0)  # errors name them
         return super()._check_params()
-
-    def _problem(self, data, lam):
-        return registry.model(self._model).problem(data, lam, penalty=self._penalty,
-                                                   scaling="paper",
-                                                   **_kernel_ranker.solver_kwargs(self, data))

@@ -35,8 +35,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._logging import log_progress, verbose_logging
 from .._validation import check_bool, check_int, check_vector
 from ..data.labels import binary_labels
-from ._ranker import (_BipartiteRanker, _read_labels, _sample_weights, _TrainingSet,
-                      _validated_X, binary_ranker_tags, check_fitted, store_params)
+from ._ranker import (_BipartiteRanker, _read_labels, _sample_weights, _validated_X,
+                      binary_ranker_tags, check_fitted, store_params)
 from .rankers import InfinitePushRanker
 
 __all__ = ["RankerCV", "DEFAULT_C_RANGE"]
@@ -172,14 +172,13 @@ class RankerCV(ClassifierMixin, BaseEstimator):
                 for train, test in folds)
         results = Parallel(n_jobs=self.n_jobs)(jobs)
 
-        self.scores_ = np.array([scores for scores, _, _ in results])
+        self.scores_ = np.array([scores for scores, _ in results])
         self.n_iter_path_ = np.array([[np.nan if s.n_iter is None else s.n_iter for s in path]
-                                      for _, path, _ in results], dtype=float)
+                                      for _, path in results], dtype=float)
         with verbose_logging(_log, verbose):
-            for k, (scores, path, backend) in enumerate(results):
-                training = _TrainingSet(None, labels.classes, backend)  # what the warning reads
+            for k, (scores, path) in enumerate(results):
                 for C, score, solve in zip(Cs, scores, path):
-                    base._warn_if_unreliable(training, float(C), solve, stacklevel=3,
+                    base._warn_if_unreliable(None, float(C), solve, stacklevel=3,
                                              zero_model=False)
                     log_progress(f"RankerCV fold {k + 1}/{len(folds)}, C={C:.4g}: held-out "
                                  f"score {score:.6g}, status {solve.status}, iterations "
@@ -231,8 +230,8 @@ def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_we
     scored on the held-out part. Runs in a joblib worker (or here, with ``n_jobs=1``).
 
     Returns the held-out scores and the solves (:class:`~infpush_cvx.evaluation._ranker._PathFit`:
-    weights, status, iterations), one per C, and the fold's backend. The caller reports the
-    uncertified solves: a worker process's warnings would be lost.
+    weights, status, iterations), one per C. The caller reports the uncertified solves: a worker
+    process's warnings would be lost.
     """
     ranker = clone(base)
     training = ranker._training_set(X_train, y_train, w_train, classes=classes)
@@ -243,7 +242,7 @@ def _fold_path(base, X_train, y_train, w_train, classes, X_test, y_test, test_we
         fitted._set_fitted(training, float(C), solve)
         fitted.n_features_in_ = X_train.shape[1]
         scores.append(float(scorer(fitted, X_test, y_test, **test_weights)))
-    return scores, path, training.backend
+    return scores, path
 
 
 def _takes_sample_weight(scoring) -> bool:

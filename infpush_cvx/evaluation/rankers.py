@@ -318,14 +318,12 @@ class TopPushRanker(_BipartiteRanker):
     """
 
     _model = "toppush"
+    _problem_params = ("loss",)
 
     def __init__(self, C=1.0, *, loss="truncated_quadratic", solver="auto", method=None,
                  tol=1e-6, cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None,
                  verbose=False):
         store_params(self, locals())
-
-    def _problem(self, data, lam):
-        return registry.model(self._model).problem(data, lam, loss=self.loss, scaling="paper")
 
     def _method_options(self) -> dict:
         return {**super()._method_options(), "polish": True}
@@ -353,6 +351,7 @@ class PNormPushRanker(_BipartiteRanker):
     """
 
     _model = "pnorm_push"
+    _problem_params = ("p",)
 
     def __init__(self, C=1.0, *, p=1.0, solver="auto", method=None, tol=1e-6, max_iter=None,
                  cvxpy_solver="CLARABEL", sparsity_tol=1e-6, pos_label=None, verbose=False):
@@ -361,9 +360,6 @@ class PNormPushRanker(_BipartiteRanker):
     @property
     def _warm_starts(self) -> bool:
         return self.method in (None, "newton")  # Rudin's rounds start from w = 0, as published
-
-    def _problem(self, data, lam):
-        return registry.model(self._model).problem(data, lam, p=self.p, scaling="paper")
 
     # the gradient at w = 0 is the weighted mean negative minus the weighted mean positive
     _zero_at_equal_means = "P-Norm Push"

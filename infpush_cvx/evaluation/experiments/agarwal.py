@@ -263,9 +263,7 @@ def _split_tasks(dataset, k, X, y, n_splits, seed, settings):
 def _run_split_task(args, on_fit=None):
     """One split (here or in a joblib worker): the rows, and the test labels and scores as
     lists (what the store keeps)."""
-    dataset, split, X, y, train, test, kw = args
-    rows, y_test, scores = run_split(dataset, split, X, y, train, test, return_scores=True,
-                                     on_fit=on_fit, **kw)
+    rows, y_test, scores = run_split(*args[:-1], return_scores=True, on_fit=on_fit, **args[-1])
     return {"rows": rows, "y_test": np.asarray(y_test).tolist(),
             "scores": {k: np.asarray(v).tolist() for k, v in scores.items()}}
 
@@ -287,9 +285,10 @@ def _progress_bar(total: int, desc: str, progress: bool):
 
 # ---- the store of finished splits ---------------------------------------------------------------
 
-def _split_key(task_args) -> str:
-    """A fingerprint of everything that decides a split's result: data set, split indices,
-    methods, protocol, grids, folds, seeds, scaling, ranker options and the package version."""
+def _store_path(store, task_args) -> Path:
+    """Where a split's result is kept: a file named by its data set, protocol and split, and by
+    a fingerprint of everything that decides the result (data set, split indices, methods,
+    protocol, grids, folds, seeds, scaling, ranker options and the package version)."""
     from ... import __version__
     dataset, split, X, y, train, test, settings = task_args
     digest = hashlib.sha256()  # (JSON writes the settings' tuples as lists)
@@ -297,12 +296,8 @@ def _split_key(task_args) -> str:
                               "version": __version__}, sort_keys=True, default=repr).encode())
     for a in (X, y, train, test):
         digest.update(np.ascontiguousarray(a).tobytes())
-    return digest.hexdigest()[:16]
-
-
-def _store_path(store, task_args):
-    dataset, split, *_, kw = task_args
-    return Path(store) / f"{dataset}_{kw['protocol']}_split{split}_{_split_key(task_args)}.json"
+    name = f"{dataset}_{settings['protocol']}_split{split}_{digest.hexdigest()[:16]}.json"
+    return Path(store) / name
 
 
 def _load_stored(path):
@@ -419,12 +414,11 @@ def compare_with_paper(results):
     paper = paper_results().add_prefix("paper_")
     table = ours.join(se).join(paper, how="left", on=["dataset", "method"])
     table["n_splits"] = n
-    cols = []
     for m in measures:
         # a zero standard error (every split the same) makes any difference infinitely many
         table[f"{m}_z"] = (table[m] - table[f"paper_{m}"]) / table[f"{m}_se"]
-        cols += [m, f"{m}_se", f"paper_{m}", f"{m}_z"]
-    return table[cols + ["n_features_used", "n_splits"]]
+    columns = [c for m in measures for c in (m, f"{m}_se", f"paper_{m}", f"{m}_z")]
+    return table[columns + ["n_features_used", "n_splits"]]
 
 
 def sample_run_scores(dataset: str, *, split: int = 0, n_splits: int = 1, Cs=PAPER_CS,

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..._validation import check_choice, check_int, check_matrix, check_scalar
+from ...data.kernels import resolve_gamma
 from ...data.labels import binary_labels
 from .features import RandomFourierFeatures
 from .sampling import RANDOM_SCHEMES, SCHEMES, query_probabilities
@@ -123,10 +124,8 @@ def perceptron_at_k(X, y, k: int, *, scheme: str = "sequential", seed: int,
 
     fmap = None
     if kernel == "rbf":
-        if isinstance(gamma, str):
-            check_choice(gamma, "gamma", ("scale",))
-            var = X.var()
-            gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        if isinstance(gamma, str):  # scikit-learn's SVC rule, 1 when X.var() is 0
+            gamma = resolve_gamma(check_choice(gamma, "gamma", ("scale",)), X)
         fmap = RandomFourierFeatures(n_components, gamma, seed=seed).fit(X)
     Z = X if fmap is None else fmap.transform(X)
     rng = np.random.default_rng([seed, 1])  # query draws: a stream separate from the split
