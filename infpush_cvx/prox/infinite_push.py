@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_choice, check_float_array, check_scalar
-from .l1inf import METHODS, project_l1inf
+from ._checks import check_float_array, check_scalar
+from .l1inf import project_l1inf
 
 
 def infinite_push_loss(A) -> float:
@@ -29,7 +29,6 @@ def infinite_push_loss(A) -> float:
 def prox_infinite_push_loss(V, tau, method="ssn"):
     """``argmin_A tau l(A) + ||A - V||^2 / 2 = V - P_{tau K}(V)`` with l the Infinite Push loss;
     ``method`` is that of :func:`.project_l1inf`."""
-    method = check_choice(method, "method", METHODS)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     if V.size == 0:
