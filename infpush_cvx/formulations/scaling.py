@@ -43,17 +43,12 @@ def loss_normaliser(loss: str, m: float, n: float) -> float:
     return m if loss == "infinite_push" else m * n
 
 
-def paper_penalty_coefficient(penalty: str) -> float:
-    """c with ``pen(w) = c * pen_s(w)``: 1/2 for l2, 1 for l1."""
-    check_choice(penalty, "penalty", PENALTIES)
-    return 0.5 if penalty == "l2" else 1.0
-
-
 def penalty_coefficient(penalty: str, scaling: str) -> float:
-    """c with ``pen(w) = c * pen_s(w)`` in ``scaling``: :func:`paper_penalty_coefficient` in
-    paper scaling, 1 in seed scaling."""
+    """c with ``pen(w) = c * pen_s(w)`` in ``scaling``: in paper scaling 1/2 for l2 and 1 for
+    l1, in seed scaling 1."""
     check_choice(scaling, "scaling", SCALINGS)
-    return paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    check_choice(penalty, "penalty", PENALTIES)
+    return 0.5 if penalty == "l2" and scaling == "paper" else 1.0
 
 
 def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
@@ -73,7 +68,7 @@ def _convert_lambda(lam, scaling, loss, penalty, m, n, *, to_paper: bool):
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
         return lam
-    factor = loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
+    factor = loss_normaliser(loss, m, n) * penalty_coefficient(penalty, "paper")
     with np.errstate(over="ignore", under="ignore"):
         converted = lam / factor if to_paper else lam * factor
     if np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0)):
