@@ -38,8 +38,8 @@ import cvxpy as cp
 
 from . import scaling as _scaling
 from .._validation import check_choice
-from ..data.containers import BipartiteData
-from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expression, scores
+from ..data.containers import BipartiteData, check_bipartite
+from ._common import lam_parameter, pair_hinges, penalty_expression, scores
 
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
@@ -58,7 +58,7 @@ def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
 def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
                        form: str, kernel=None, gamma="scale", degree=3,
                        coef0=0.0) -> cp.Problem:
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
     K = None
     if kernel is not None:
@@ -67,6 +67,8 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     lam_p = lam_parameter(lam)
     s, t, constraints = scores(data, w, form)
     hinges = pair_hinges(s, t, data.m, data.n)
+    if loss == "squared_hinge_ranksvm":  # RankSVM's sums over pairs, of the squared hinges
+        hinges = cp.square(hinges)
     if loss == "infinite_push":
         # (weighted) sum over positives i, max over negatives j; the negatives' weights drop out
         per_negative = cp.sum(hinges, axis=0) if data.wp is None else data.wp @ hinges
