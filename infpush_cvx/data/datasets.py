@@ -158,14 +158,6 @@ def data_dir(path=None, *, collection: str = "uci") -> Path | None:
     return next((c for c in candidates if c is not None and c.is_dir()), None)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _download(url: str, target: Path, timeout: float, how: str) -> None:
     try:  # the project's one atomic writer: a failed download leaves nothing behind
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -195,7 +187,8 @@ def _locate(name: str, data_dir_arg, download: bool, timeout: float) -> Path:
         if not download:
             raise FileNotFoundError(f"{name} data not found: looked for {path}. {how}")
         _download(url, path, timeout, how)
-    got = _sha256(path)
+    with open(path, "rb") as fh:
+        got = hashlib.file_digest(fh, "sha256").hexdigest()
     if got != digest:
         raise ValueError(f"{path} has SHA-256 {got}, expected {digest} (the original "
                          f"{_SOURCES[collection]} file); the file is corrupt or not the original "

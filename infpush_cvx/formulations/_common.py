@@ -12,12 +12,6 @@ from ..data.containers import BipartiteData
 FORMS = ("compact", "direct")
 
 
-def as_bipartite(data) -> BipartiteData:
-    if not isinstance(data, BipartiteData):
-        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
-    return data
-
-
 def lam_parameter(lam, name: str = "lam") -> cp.Parameter:
     """lambda as a nonnegative cp.Parameter, so changing it re-solves without recompiling."""
     return cp.Parameter(nonneg=True, name=name, value=check_scalar(lam, name, nonnegative=True))

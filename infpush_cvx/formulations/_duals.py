@@ -35,13 +35,13 @@ import numpy as np
 
 from . import scaling as _scaling
 from .._validation import check_choice, check_scalar
-from ._common import as_bipartite
+from ..data.containers import check_bipartite
 
 
 def _dual_problem(data, lam, scaling: str, loss: str, feasible_set) -> cp.Problem:
     """Minimise Q(alpha) over ``alpha >= 0`` and ``feasible_set(data, alpha, C)``, with C the
     parameter ``1 / lam`` (lam in paper scaling)."""
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     lam = check_scalar(lam, "lam", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2",
                                          m=data.wp_sum, n=data.wn_sum)

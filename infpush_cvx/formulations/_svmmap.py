@@ -21,7 +21,8 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
-from ._common import as_bipartite, lam_parameter
+from ..data.containers import check_bipartite
+from ._common import lam_parameter
 from ._ranking import average_precision
 
 #: Largest m and n enumerated ((m + n)! orders: 40320 for m = n = 4).
@@ -54,11 +55,10 @@ def ranking_patterns(m: int, n: int):
 def svmmap_problem(data, lam) -> cp.Problem:
     """The SVMMAP primal over every ranking (m, n <= 4); variables ``w`` and ``xi``, parameter
     ``lam``."""
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     if data.weighted:
         raise ValueError("svmmap does not take sample weights")
-    Xp = np.asarray(data.Xp.todense()) if hasattr(data.Xp, "todense") else data.Xp
-    Xn = np.asarray(data.Xn.todense()) if hasattr(data.Xn, "todense") else data.Xn
+    Xp, Xn = (X.toarray() if hasattr(X, "toarray") else X for X in (data.Xp, data.Xn))
     m, n = data.m, data.n
     Y, delta = ranking_patterns(m, n)
     # Psi(y*) - Psi(y) = (1/(mn)) sum_ij (1 - y_ij) (x_i - x_j)

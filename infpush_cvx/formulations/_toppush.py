@@ -34,8 +34,9 @@ def toppush_problem(data, lam, *, loss: str = "truncated_quadratic") -> cp.Probl
     """The TopPush primal in paper scaling (see the module docstring)."""
     import cvxpy as cp  # here, not above: the solvers import LOSSES without CVXPY
 
-    from ._common import as_bipartite, lam_parameter
-    data = as_bipartite(data)
+    from ..data.containers import check_bipartite
+    from ._common import lam_parameter
+    data = check_bipartite(data)
     check_choice(loss, "loss", LOSSES)
     w = cp.Variable(data.d, name="w")
     tau = cp.Variable(name="tau")
