@@ -12,9 +12,11 @@ from ..data.containers import BipartiteData
 FORMS = ("compact", "direct")
 
 
-def lam_parameter(lam, name: str = "lam") -> cp.Parameter:
-    """lambda as a nonnegative cp.Parameter, so changing it re-solves without recompiling."""
-    return cp.Parameter(nonneg=True, name=name, value=check_scalar(lam, name, nonnegative=True))
+def weights_and_lam(d: int, lam) -> tuple[cp.Variable, cp.Parameter]:
+    """What every primal factory starts with: the weight variable ``w`` (length d) and lambda
+    as the nonnegative parameter ``lam``, so that changing it re-solves without recompiling."""
+    lam = check_scalar(lam, "lam", nonnegative=True)
+    return cp.Variable(d, name="w"), cp.Parameter(nonneg=True, name="lam", value=lam)
 
 
 def scores(data: BipartiteData, w: cp.Variable, form: str):

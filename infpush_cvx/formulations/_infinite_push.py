@@ -39,7 +39,7 @@ import cvxpy as cp
 from . import scaling as _scaling
 from .._validation import check_choice
 from ..data.containers import BipartiteData, check_bipartite
-from ._common import lam_parameter, pair_hinges, penalty_expression, scores
+from ._common import pair_hinges, penalty_expression, scores, weights_and_lam
 
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
@@ -63,8 +63,7 @@ def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
     K = None
     if kernel is not None:
         data, K = _kernel_scores(data, kernel, gamma, degree, coef0, penalty)
-    w = cp.Variable(data.d, name="w")
-    lam_p = lam_parameter(lam)
+    w, lam_p = weights_and_lam(data.d, lam)
     s, t, constraints = scores(data, w, form)
     hinges = pair_hinges(s, t, data.m, data.n)
     if loss == "squared_hinge_ranksvm":  # RankSVM's sums over pairs, of the squared hinges

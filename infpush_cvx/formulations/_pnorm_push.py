@@ -53,11 +53,10 @@ def pnorm_push_problem(data, lam, *, p=1.0) -> cp.Problem:
     import cvxpy as cp  # here, not above: the solvers import check_p without CVXPY
 
     from ..data.containers import check_bipartite
-    from ._common import lam_parameter
+    from ._common import weights_and_lam
     data = check_bipartite(data)
     p = check_p(p)
-    w = cp.Variable(data.d, name="w")
-    lam_p = lam_parameter(lam)
+    w, lam_p = weights_and_lam(data.d, lam)
     log_a, log_b = log_mean_weights(data)
     s, t = data.Xp @ w, data.Xn @ w
     loss = cp.log_sum_exp(p * t + log_b) / p + cp.log_sum_exp(-s + log_a)

@@ -22,7 +22,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..data.containers import check_bipartite
-from ._common import lam_parameter
+from ._common import weights_and_lam
 from ._ranking import average_precision
 
 #: Largest m and n enumerated ((m + n)! orders: 40320 for m = n = 4).
@@ -64,8 +64,7 @@ def svmmap_problem(data, lam) -> cp.Problem:
     # Psi(y*) - Psi(y) = (1/(mn)) sum_ij (1 - y_ij) (x_i - x_j)
     swapped = 1.0 - Y
     G = (np.einsum("kij,id->kd", swapped, Xp) - np.einsum("kij,jd->kd", swapped, Xn)) / (m * n)
-    w = cp.Variable(data.d, name="w")
+    w, lam_p = weights_and_lam(data.d, lam)
     xi = cp.Variable(name="xi")
-    lam_p = lam_parameter(lam)
     objective = lam_p / 2 * cp.sum_squares(w) + xi
     return cp.Problem(cp.Minimize(objective), [xi >= delta - G @ w])
