@@ -48,7 +48,7 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_fitted_matrix, check_int, check_matrix
+from .._validation import check_choice, check_fitted_matrix, check_int, check_matrix
 from ..files import atomic_open
 from .labels import binary_labels
 
@@ -142,8 +142,7 @@ def data_dir(path=None, *, collection: str = "uci") -> Path | None:
 
     Returns None when none of these is given or exists.
     """
-    if collection not in ("uci", "libsvm"):
-        raise ValueError(f"collection must be 'uci' or 'libsvm', got {collection!r}")
+    check_choice(collection, "collection", ("uci", "libsvm"))
     if path is not None:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"data_dir must be a str or path, got {type(path).__name__}")
@@ -377,9 +376,7 @@ def load_a8a(data_dir=None, *, download: bool = False, timeout: float = 30.0):
 def load(name: str, data_dir=None, **kwargs):
     """``load("ionosphere")``, ``load("spambase")`` or ``load("a8a")``: the matching loader."""
     loaders = {"ionosphere": load_ionosphere, "spambase": load_spambase, "a8a": load_a8a}
-    if name not in loaders:
-        raise ValueError(f"unknown name {name!r}; expected one of {sorted(loaders)}")
-    return loaders[name](data_dir, **kwargs)
+    return loaders[check_choice(name, "name", loaders)](data_dir, **kwargs)
 
 
 class MinMaxScaler01:
