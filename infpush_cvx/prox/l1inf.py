@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_bool
 from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
 from . import _l1inf_ssn as _ssn
 from ._l1inf_sort import caps_sort
@@ -122,9 +123,7 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="ssn", return_info=Fal
     V = check_float_array(V, "V", ndim=2, check_finite=(method != "ssn"))
     radius = check_radius(radius)
     axis = check_axis(axis)
-    if not isinstance(nonneg, (bool, np.bool_)):
-        raise TypeError(f"nonneg must be a bool, got {type(nonneg).__name__}")
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     passes, fallback = 0, False
     if V.size == 0:
         P, mu, theta = V.copy(), np.zeros(V.shape[1 - axis]), 0.0
