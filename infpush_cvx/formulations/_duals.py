@@ -86,8 +86,7 @@ def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m
     """
     dual_value = check_scalar(dual_value, "dual_value")
     lam = check_scalar(lam, "lam", positive=True)
-    check_choice(loss, "loss", _scaling.LOSSES)
-    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    check_choice(loss, "loss", _scaling.LOSSES)  # (scaling: by to_paper_lambda)
     m = check_scalar(m, "m", positive=True)
     n = check_scalar(n, "n", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=m, n=n)

@@ -44,13 +44,12 @@ from ._common import pair_hinges, penalty_expression, scores, weights_and_lam
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
     """The data whose rows score ``K beta`` (rows of K), and the RKHS penalty matrix K."""
-    from ..data.kernels import gram_factor, kernel_matrix, training_rows
+    from ..data.kernels import gram_factor, kernel_matrix, symmetrise, training_rows
 
     if penalty != "l2":
         raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
                          f"penalty={penalty!r}")
-    K = kernel_matrix(training_rows(data), None, kernel, gamma, degree, coef0)
-    K = 0.5 * (K + K.T)
+    K = symmetrise(kernel_matrix(training_rows(data), None, kernel, gamma, degree, coef0))
     gram_factor(K)  # refuses a Gram matrix that is not positive semidefinite, naming kernel
     return BipartiteData(K[:data.m], K[data.m:], data.wp, data.wn), K
 
