@@ -85,9 +85,7 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
     # Variables [mu (n), r_plus (d), r_minus (d)]: Xn^T mu + r+ - r- = mean, 1^T mu = 1.
     c = np.concatenate([np.zeros(n), np.ones(2 * d)])
     eye = sp.identity(d, format="csc")
-    A_eq = sp.vstack([sp.hstack([Xn.T, eye, -eye]),
-                      sp.hstack([sp.csr_matrix(np.ones((1, n))), sp.csr_matrix((1, 2 * d))])],
-                     format="csc")
+    A_eq = sp.bmat([[Xn.T, eye, -eye], [np.ones((1, n)), None, None]], format="csc")
     b_eq = np.concatenate([mean_pos, [1.0]])
     options = {} if time_limit is None else {"time_limit": time_limit}
     res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",

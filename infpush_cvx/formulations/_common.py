@@ -23,8 +23,8 @@ def scores(data: BipartiteData, w: cp.Variable, form: str):
     """Score expressions ``s = Xp w``, ``t = Xn w`` and the constraints that define them.
 
     ``direct``: s and t are the affine expressions themselves, so every pair row below holds d
-    coefficients of w (about m*n*(d+1) nonzeros, the original script's way). ``compact``: s and t are
-    variables tied to w by m + n equality rows, so a pair row holds two coefficients (about
+    coefficients of w (about m*n*(d+1) nonzeros, the original script's way). ``compact``: s and t
+    are variables tied to w by m + n equality rows, so a pair row holds two coefficients (about
     (m+n)*d + 3*m*n nonzeros).
     """
     check_choice(form, "form", FORMS)

@@ -5,8 +5,9 @@ Both minimise, over alpha in R^{m x n}::
     Q(alpha) = 1/2 ||w(alpha)||^2 - sum_ij alpha_ij,
     w(alpha) = sum_ij alpha_ij (x_i^+ - x_j^-) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)
 
-Infinite Push:  alpha >= 0,  sum_j max_i alpha_ij <= C/m   (a nonnegative l1,inf ball, groups = columns)
-RankSVM:        0 <= alpha_ij <= C/(m n)                     (a box)
+Infinite Push:  alpha >= 0,  sum_j max_i alpha_ij <= C/m  (a nonnegative l1,inf ball, groups =
+                                                           columns)
+RankSVM:        0 <= alpha_ij <= C/(m n)                    (a box)
 
 with ``C = 1/lam`` for the paper-scaling lambda. Strong duality gives ``P(w*) = -lam Q(alpha*)``
 (paper scaling) and ``w* = w(alpha*)``; in seed scaling multiply by N (m, or m n): see

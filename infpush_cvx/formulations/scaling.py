@@ -10,10 +10,10 @@ Seed scaling (the CVXPY benchmark script ``infinite_push_0``)::
     P_seed(w) = lam_s * pen_s(w) + loss_sum(w)
     pen_s(w) = ||w||^2     (l2)      or   ||w||_1   (l1)
 
-``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum over
-positives) and ``N = m * n`` for RankSVM and the squared-hinge RankSVM (sums over all pairs). The two share a minimiser when
-``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1 (so ``lam = 2 lam_s / m`` for the
-l2 Infinite Push), and then ``P_seed = N * P``.
+``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum
+over positives) and ``N = m * n`` for RankSVM and the squared-hinge RankSVM (sums over all pairs).
+The two share a minimiser when ``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1
+(so ``lam = 2 lam_s / m`` for the l2 Infinite Push), and then ``P_seed = N * P``.
 
 With sample weights, m and n stand for the weight sums of the positives and negatives
 (``data.wp_sum``, ``data.wn_sum``), the weighted generalisation of the counts: integer weights

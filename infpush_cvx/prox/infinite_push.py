@@ -1,7 +1,8 @@
 """Prox of the Infinite Push loss (Rakotomamonjy, ICML 2012; docs/mathematics.md,
 section 2.2).
 
-    l(A) = max_j (1/m) sum_i max(a_ij, 0),   A in R^{m x n} (rows i: positives, columns j: negatives)
+    l(A) = max_j (1/m) sum_i max(a_ij, 0),   A in R^{m x n}
+    (rows i: positives, columns j: negatives)
 
 ``l`` is the support function of ``K = {U >= 0 : sum_j max_i u_ij <= 1/m}``, so by Moreau
 
