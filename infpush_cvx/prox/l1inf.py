@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_bool
-from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
+from ._checks import (check_axis, check_choice, check_float_array, check_radius, check_scalar,
+                      floor_in_dtype)
 from . import _l1inf_ssn as _ssn
 from ._l1inf_sort import caps_sort
 from .l1ball import project_l1ball
@@ -78,21 +79,13 @@ def _magnitudes(V: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     return np.maximum(G, 0) if nonneg else np.abs(G)
 
 
-def _caps_in_dtype(mu: np.ndarray, dtype) -> np.ndarray:
-    """Caps rounded toward zero in ``dtype``, so that float32 results stay inside the ball."""
-    mu_t = mu.astype(dtype)
-    too_big = mu_t > mu
-    if np.any(too_big):
-        mu_t[too_big] = np.nextafter(mu_t[too_big], dtype.type(0))
-    return mu_t
-
-
 def _apply_caps(V: np.ndarray, mu: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     """``sign(v) min(|v|, mu_g)`` (or ``min(max(v, 0), mu_g)``) in V's dtype and memory order.
 
-    The caps are rounded toward zero in V's dtype so that float32 results stay inside the ball.
+    The caps (nonnegative) are rounded down in V's dtype so that float32 results stay inside
+    the ball.
     """
-    mu_t = _caps_in_dtype(mu, V.dtype)
+    mu_t = floor_in_dtype(mu, V.dtype)
     cap = mu_t[None, :] if axis == 0 else mu_t[:, None]
     lower = np.zeros_like(cap) if nonneg else -cap
     return np.clip(V, lower, cap)
@@ -213,7 +206,7 @@ def _project_ssn(V, radius, axis, nonneg):
     if status == _ssn.SOLVED:
         mu = np.ldexp(mu, e)
         out = np.empty_like(V)
-        _ssn.apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
+        _ssn.apply_caps(X, floor_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
                         out.T if transposed else out)
         return out, mu, math.ldexp(info[1], e), int(info[0]), False
     if status == _ssn.INSIDE:
