@@ -56,6 +56,15 @@ def refuse_below(value: float, scale: float, top: float | None = None) -> None:
         raise not_psd_error(float(value), scale if top is None else top)
 
 
+def diagonal_scale(K) -> float:
+    """``max|diag K|``, after refusing (:func:`refuse_below`) a diagonal entry below
+    ``-PSD_TOL`` times it: the first test of a Gram matrix, before any factorisation."""
+    diag = np.diag(K)
+    scale = float(np.abs(diag).max(initial=0.0))
+    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
+    return scale
+
+
 def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     """``(L, C, pivots, residual)`` of the pivoted Cholesky factorisation of the symmetric part
     of ``K`` (module docstring): ``L`` (N x r) with ``K = L L^T`` up to the Schur complement S
@@ -69,9 +78,7 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     N x N matrix."""
     A = symmetric_copy(K, deadline)
     N = A.shape[0]
-    diag = np.diag(A).copy()
-    scale = float(np.abs(diag).max(initial=0.0))
-    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
+    scale = diagonal_scale(A)
     if deadline is None:
         # (info < 0 would be an argument error: A is a fresh square float64 array, tol a float)
         A, piv, r, _ = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)

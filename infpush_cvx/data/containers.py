@@ -27,16 +27,23 @@ from .._validation import check_index_vector, check_matrix, check_vector
 from .labels import binary_labels
 
 
+def canonical_csr(a) -> sp.csr_matrix:
+    """The sparse ``a`` as a new float64 CSR matrix in canonical form (duplicates summed,
+    explicit zeros dropped, indices sorted): equal matrices give equal bytes."""
+    a = sp.csr_matrix(a, dtype=np.float64, copy=True)
+    a.sum_duplicates()
+    a.eliminate_zeros()
+    a.sort_indices()
+    return a
+
+
 def fingerprint(**arrays) -> str:
     """sha256 (hex) of the canonical bytes of named arrays, in the order given (module
     docstring: sparse matrices as canonical CSR, dense ones as int64 or float64)."""
     h = hashlib.sha256()
     for name, a in arrays.items():
         if sp.issparse(a):
-            a = sp.csr_matrix(a, dtype=np.float64, copy=True)
-            a.sum_duplicates()
-            a.eliminate_zeros()
-            a.sort_indices()
+            a = canonical_csr(a)
             h.update(f"{name}:csr:{a.shape}".encode())
             for part in (a.indptr.astype("<i8"), a.indices.astype("<i8"), a.data.astype("<f8")):
                 h.update(np.ascontiguousarray(part).tobytes())
@@ -237,6 +244,13 @@ class BipartiteData:
         kind = "sparse" if self.is_sparse else "dense"
         weights = ", weighted" if self.weighted else ""
         return f"BipartiteData(m={self.m}, n={self.n}, d={self.d}, {kind}{weights})"
+
+
+def check_bipartite(data) -> BipartiteData:
+    """``data`` itself when it is a :class:`BipartiteData`; else a TypeError naming ``data``."""
+    if not isinstance(data, BipartiteData):
+        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
+    return data
 
 
 def _pair_vector(value, name: str, n_pairs: int) -> np.ndarray:

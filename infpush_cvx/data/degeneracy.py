@@ -24,7 +24,7 @@ import scipy.optimize
 import scipy.sparse as sp
 
 from .._validation import check_int, check_scalar, check_time_limit
-from .containers import BipartiteData
+from .containers import BipartiteData, check_bipartite
 
 
 class DegeneracyCheckFailed(RuntimeError):
@@ -62,8 +62,7 @@ def _in_unit_scale(data) -> tuple:
     """``(unit, Xn / unit, mean positive / unit)`` of ``data`` (TypeError unless it is a
     BipartiteData), ``unit`` the largest absolute entry of the data (1 for all-zero data): the
     scale-invariant form both tests work on."""
-    if not isinstance(data, BipartiteData):
-        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
+    check_bipartite(data)
     largest = max(float(abs(X).max()) if X.shape[0] else 0.0 for X in (data.Xp, data.Xn))
     unit = largest if largest > 0 else 1.0
     return unit, data.Xn / unit, mean_positive(data) / unit
@@ -86,9 +85,7 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
     # Variables [mu (n), r_plus (d), r_minus (d)]: Xn^T mu + r+ - r- = mean, 1^T mu = 1.
     c = np.concatenate([np.zeros(n), np.ones(2 * d)])
     eye = sp.identity(d, format="csc")
-    A_eq = sp.vstack([sp.hstack([Xn.T, eye, -eye]),
-                      sp.hstack([sp.csr_matrix(np.ones((1, n))), sp.csr_matrix((1, 2 * d))])],
-                     format="csc")
+    A_eq = sp.bmat([[Xn.T, eye, -eye], [np.ones((1, n)), None, None]], format="csc")
     b_eq = np.concatenate([mean_pos, [1.0]])
     options = {} if time_limit is None else {"time_limit": time_limit}
     res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",

@@ -64,9 +64,7 @@ def _check_dataset(value, name: str = "dataset") -> str:
     return value
 
 
-def _positive(value, name: str) -> float:
-    return check_scalar(value, name, positive=True)
-
+_positive = functools.partial(check_scalar, positive=True)
 
 #: The check of every generator parameter, by name (the same name means the same thing in
 #: every generator); :func:`check_parameters` applies them without generating anything.
@@ -307,8 +305,7 @@ def rank2plan_pairs(n_groups: int, states_per_group: int, n_features: int,
     rank_in_group = np.arange(group.size) - np.searchsorted(group, group)
     keep = rank_in_group < pairs_per_group
     a, b, group = a[keep], b[keep], group[keep]
-    i = np.where(h[a] < h[b], a, b)
-    j = np.where(h[a] < h[b], b, a)
+    i, j = np.where(h[a] < h[b], [a, b], [b, a])  # the state closer to the goal first
     diff = h[j] - h[i]
     gap = np.minimum(diff, 3) / 3.0
     per_group = np.bincount(group, minlength=n_groups)

@@ -88,9 +88,10 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._validation import check_int, check_matrix, check_scalar, check_vector
-from .cholesky import (PSD_TOL, RANK_TOL, TimeLimitReached, check_deadline, not_psd_error,
-                       pivoted_cholesky, refuse_below, row_blocks, symmetric_copy, symmetrise)
+from .._validation import check_choice, check_int, check_matrix, check_scalar, check_vector
+from .cholesky import (PSD_TOL, RANK_TOL, TimeLimitReached, check_deadline, diagonal_scale,
+                       not_psd_error, pivoted_cholesky, refuse_below, row_blocks, symmetric_copy,
+                       symmetrise)
 
 __all__ = ["FACTOR_METHODS", "KERNELS", "KERNEL_OPTIONS", "KernelFactor", "PSD_TOL",
            "TimeLimitReached", "factorise", "gram_factor", "kernel_matrix", "kernel_options",
@@ -272,9 +273,7 @@ def refuse_indefinite(K, *, probe: bool, seed: int = 0, deadline=None) -> None:
     eigenvalues. ``deadline`` is checked between passes (:class:`TimeLimitReached`).
     """
     N = K.shape[0]
-    diag = np.diag(K)
-    scale = float(np.abs(diag).max(initial=0.0))
-    refuse_below(diag.min(initial=0.0), scale, float(diag.max(initial=0.0)))
+    scale = diagonal_scale(K)
     if not probe or N == 0:
         return
     if N <= 200:
@@ -385,8 +384,7 @@ def factorise(Z, kernel="rbf", gamma="scale", degree=3, coef0=0.0, *,
     spec = dict(kernel=kernel, gamma=g, degree=degree, coef0=coef0)
     N = Z.shape[0]
     if nystroem is None:
-        if method not in FACTOR_METHODS:
-            raise ValueError(f"unknown method {method!r}; expected one of {list(FACTOR_METHODS)}")
+        check_choice(method, "method", FACTOR_METHODS)
         K = kernel_matrix(Z, None, **spec, deadline=deadline)
         if method == "cholesky":
             L, C, piv, residual = pivoted_cholesky(K, tol, deadline=deadline)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .containers import BipartiteData
+from .containers import BipartiteData, canonical_csr, check_bipartite
 
 _SPLITMIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 _SPLITMIX_2 = np.uint64(0x94D049BB133111EB)
@@ -128,20 +128,6 @@ def _group_rows_exact(X) -> tuple[np.ndarray, np.ndarray]:
     return _group_keys(np.array(keys, dtype=object))
 
 
-def _canonical(X):
-    """Canonical CSR (duplicates summed, zeros dropped, indices sorted): equal rows, equal bytes.
-
-    Dense input is returned as a C-ordered float64 array (its -0.0 is handled by the hash).
-    """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        X.sum_duplicates()
-        X.eliminate_zeros()
-        X.sort_indices()
-        return X
-    return np.ascontiguousarray(X, dtype=np.float64)
-
-
 def _group_rows(X) -> tuple[np.ndarray, np.ndarray]:
     """(first, index) of the groups of identical rows of canonical X, by first occurrence."""
     first, index = _group_keys(_row_hashes(X))
@@ -155,7 +141,8 @@ def _group_rows(X) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _collapse_side(X, weights):
-    Xc = _canonical(X)
+    # canonical CSR (equal rows, equal bytes) or C-ordered float64 (-0.0 is left to the hash)
+    Xc = canonical_csr(X) if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
     first, index = _group_rows(Xc)
     counts = np.bincount(index, minlength=first.shape[0])
     if first.shape[0] == X.shape[0]:
@@ -180,8 +167,7 @@ def collapse_duplicates(data: BipartiteData) -> tuple[BipartiteData, CollapseInf
     Cost: O(nnz + r log r) for r rows; no pair arrays. A class without weights and without
     repeated rows keeps ``None`` as its weights.
     """
-    if not isinstance(data, BipartiteData):
-        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
+    check_bipartite(data)
     Xp, wp, pos_first, pos_index, pos_counts = _collapse_side(data.Xp, data.wp)
     Xn, wn, neg_first, neg_index, neg_counts = _collapse_side(data.Xn, data.wn)
     info = CollapseInfo(pos_index=pos_index, neg_index=neg_index, pos_first=pos_first,

@@ -12,23 +12,19 @@ from ..data.containers import BipartiteData
 FORMS = ("compact", "direct")
 
 
-def as_bipartite(data) -> BipartiteData:
-    if not isinstance(data, BipartiteData):
-        raise TypeError(f"data must be a BipartiteData, got {type(data).__name__}")
-    return data
-
-
-def lam_parameter(lam, name: str = "lam") -> cp.Parameter:
-    """lambda as a nonnegative cp.Parameter, so changing it re-solves without recompiling."""
-    return cp.Parameter(nonneg=True, name=name, value=check_scalar(lam, name, nonnegative=True))
+def weights_and_lam(d: int, lam) -> tuple[cp.Variable, cp.Parameter]:
+    """What every primal factory starts with: the weight variable ``w`` (length d) and lambda
+    as the nonnegative parameter ``lam``, so that changing it re-solves without recompiling."""
+    lam = check_scalar(lam, "lam", nonnegative=True)
+    return cp.Variable(d, name="w"), cp.Parameter(nonneg=True, name="lam", value=lam)
 
 
 def scores(data: BipartiteData, w: cp.Variable, form: str):
     """Score expressions ``s = Xp w``, ``t = Xn w`` and the constraints that define them.
 
     ``direct``: s and t are the affine expressions themselves, so every pair row below holds d
-    coefficients of w (about m*n*(d+1) nonzeros, the original script's way). ``compact``: s and t are
-    variables tied to w by m + n equality rows, so a pair row holds two coefficients (about
+    coefficients of w (about m*n*(d+1) nonzeros, the original script's way). ``compact``: s and t
+    are variables tied to w by m + n equality rows, so a pair row holds two coefficients (about
     (m+n)*d + 3*m*n nonzeros).
     """
     check_choice(form, "form", FORMS)

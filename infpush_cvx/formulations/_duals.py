@@ -5,8 +5,9 @@ Both minimise, over alpha in R^{m x n}::
     Q(alpha) = 1/2 ||w(alpha)||^2 - sum_ij alpha_ij,
     w(alpha) = sum_ij alpha_ij (x_i^+ - x_j^-) = Xp^T (alpha 1_n) - Xn^T (alpha^T 1_m)
 
-Infinite Push:  alpha >= 0,  sum_j max_i alpha_ij <= C/m   (a nonnegative l1,inf ball, groups = columns)
-RankSVM:        0 <= alpha_ij <= C/(m n)                     (a box)
+Infinite Push:  alpha >= 0,  sum_j max_i alpha_ij <= C/m  (a nonnegative l1,inf ball, groups =
+                                                           columns)
+RankSVM:        0 <= alpha_ij <= C/(m n)                    (a box)
 
 with ``C = 1/lam`` for the paper-scaling lambda. Strong duality gives ``P(w*) = -lam Q(alpha*)``
 (paper scaling) and ``w* = w(alpha*)``; in seed scaling multiply by N (m, or m n): see
@@ -35,13 +36,13 @@ import numpy as np
 
 from . import scaling as _scaling
 from .._validation import check_choice, check_scalar
-from ._common import as_bipartite
+from ..data.containers import check_bipartite
 
 
 def _dual_problem(data, lam, scaling: str, loss: str, feasible_set) -> cp.Problem:
     """Minimise Q(alpha) over ``alpha >= 0`` and ``feasible_set(data, alpha, C)``, with C the
     parameter ``1 / lam`` (lam in paper scaling)."""
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     lam = check_scalar(lam, "lam", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2",
                                          m=data.wp_sum, n=data.wn_sum)
@@ -86,8 +87,7 @@ def primal_value_from_dual(dual_value: float, lam, *, loss: str, scaling: str, m
     """
     dual_value = check_scalar(dual_value, "dual_value")
     lam = check_scalar(lam, "lam", positive=True)
-    check_choice(loss, "loss", _scaling.LOSSES)
-    check_choice(scaling, "scaling", _scaling.SCALINGS)
+    check_choice(loss, "loss", _scaling.LOSSES)  # (scaling: by to_paper_lambda)
     m = check_scalar(m, "m", positive=True)
     n = check_scalar(n, "n", positive=True)
     lam_paper = _scaling.to_paper_lambda(lam, scaling, loss=loss, penalty="l2", m=m, n=n)

@@ -38,19 +38,18 @@ import cvxpy as cp
 
 from . import scaling as _scaling
 from .._validation import check_choice
-from ..data.containers import BipartiteData
-from ._common import as_bipartite, lam_parameter, pair_hinges, penalty_expression, scores
+from ..data.containers import BipartiteData, check_bipartite
+from ._common import pair_hinges, penalty_expression, scores, weights_and_lam
 
 
 def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
     """The data whose rows score ``K beta`` (rows of K), and the RKHS penalty matrix K."""
-    from ..data.kernels import gram_factor, kernel_matrix, training_rows
+    from ..data.kernels import gram_factor, kernel_matrix, symmetrise, training_rows
 
     if penalty != "l2":
         raise ValueError(f"kernel={kernel!r} needs penalty='l2' (the RKHS norm), got "
                          f"penalty={penalty!r}")
-    K = kernel_matrix(training_rows(data), None, kernel, gamma, degree, coef0)
-    K = 0.5 * (K + K.T)
+    K = symmetrise(kernel_matrix(training_rows(data), None, kernel, gamma, degree, coef0))
     gram_factor(K)  # refuses a Gram matrix that is not positive semidefinite, naming kernel
     return BipartiteData(K[:data.m], K[data.m:], data.wp, data.wn), K
 
@@ -58,15 +57,16 @@ def _kernel_scores(data, kernel, gamma, degree, coef0, penalty):
 def _bipartite_problem(data, lam, *, loss: str, penalty: str, scaling: str,
                        form: str, kernel=None, gamma="scale", degree=3,
                        coef0=0.0) -> cp.Problem:
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     check_choice(scaling, "scaling", _scaling.SCALINGS)
     K = None
     if kernel is not None:
         data, K = _kernel_scores(data, kernel, gamma, degree, coef0, penalty)
-    w = cp.Variable(data.d, name="w")
-    lam_p = lam_parameter(lam)
+    w, lam_p = weights_and_lam(data.d, lam)
     s, t, constraints = scores(data, w, form)
     hinges = pair_hinges(s, t, data.m, data.n)
+    if loss == "squared_hinge_ranksvm":  # RankSVM's sums over pairs, of the squared hinges
+        hinges = cp.square(hinges)
     if loss == "infinite_push":
         # (weighted) sum over positives i, max over negatives j; the negatives' weights drop out
         per_negative = cp.sum(hinges, axis=0) if data.wp is None else data.wp @ hinges

@@ -52,11 +52,11 @@ def pnorm_push_problem(data, lam, *, p=1.0) -> cp.Problem:
     """The l2-regularised P-Norm Push of exponent ``p`` (module docstring), paper scaling."""
     import cvxpy as cp  # here, not above: the solvers import check_p without CVXPY
 
-    from ._common import as_bipartite, lam_parameter
-    data = as_bipartite(data)
+    from ..data.containers import check_bipartite
+    from ._common import weights_and_lam
+    data = check_bipartite(data)
     p = check_p(p)
-    w = cp.Variable(data.d, name="w")
-    lam_p = lam_parameter(lam)
+    w, lam_p = weights_and_lam(data.d, lam)
     log_a, log_b = log_mean_weights(data)
     s, t = data.Xp @ w, data.Xn @ w
     loss = cp.log_sum_exp(p * t + log_b) / p + cp.log_sum_exp(-s + log_a)

@@ -20,7 +20,7 @@ import cvxpy as cp
 
 from .._validation import check_choice
 from ..data.containers import PairData
-from ._common import FORMS, lam_parameter
+from ._common import FORMS, weights_and_lam
 
 
 def rank2plan_lp_problem(data, lam, *, form: str = "compact") -> cp.Problem:
@@ -28,8 +28,7 @@ def rank2plan_lp_problem(data, lam, *, form: str = "compact") -> cp.Problem:
     if not isinstance(data, PairData):
         raise TypeError(f"data must be a PairData, got {type(data).__name__}")
     check_choice(form, "form", FORMS)
-    w = cp.Variable(data.n_features, name="w")
-    lam_p = lam_parameter(lam)
+    w, lam_p = weights_and_lam(data.n_features, lam)
     E = data.difference_operator()
     if form == "direct":
         margins, constraints = (E @ data.X) @ w, []

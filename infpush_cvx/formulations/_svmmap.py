@@ -21,7 +21,8 @@ from functools import lru_cache
 import cvxpy as cp
 import numpy as np
 
-from ._common import as_bipartite, lam_parameter
+from ..data.containers import check_bipartite
+from ._common import weights_and_lam
 from ._ranking import average_precision
 
 #: Largest m and n enumerated ((m + n)! orders: 40320 for m = n = 4).
@@ -54,18 +55,16 @@ def ranking_patterns(m: int, n: int):
 def svmmap_problem(data, lam) -> cp.Problem:
     """The SVMMAP primal over every ranking (m, n <= 4); variables ``w`` and ``xi``, parameter
     ``lam``."""
-    data = as_bipartite(data)
+    data = check_bipartite(data)
     if data.weighted:
         raise ValueError("svmmap does not take sample weights")
-    Xp = np.asarray(data.Xp.todense()) if hasattr(data.Xp, "todense") else data.Xp
-    Xn = np.asarray(data.Xn.todense()) if hasattr(data.Xn, "todense") else data.Xn
+    Xp, Xn = (X.toarray() if hasattr(X, "toarray") else X for X in (data.Xp, data.Xn))
     m, n = data.m, data.n
     Y, delta = ranking_patterns(m, n)
     # Psi(y*) - Psi(y) = (1/(mn)) sum_ij (1 - y_ij) (x_i - x_j)
     swapped = 1.0 - Y
     G = (np.einsum("kij,id->kd", swapped, Xp) - np.einsum("kij,jd->kd", swapped, Xn)) / (m * n)
-    w = cp.Variable(data.d, name="w")
+    w, lam_p = weights_and_lam(data.d, lam)
     xi = cp.Variable(name="xi")
-    lam_p = lam_parameter(lam)
     objective = lam_p / 2 * cp.sum_squares(w) + xi
     return cp.Problem(cp.Minimize(objective), [xi >= delta - G @ w])

@@ -34,12 +34,12 @@ def toppush_problem(data, lam, *, loss: str = "truncated_quadratic") -> cp.Probl
     """The TopPush primal in paper scaling (see the module docstring)."""
     import cvxpy as cp  # here, not above: the solvers import LOSSES without CVXPY
 
-    from ._common import as_bipartite, lam_parameter
-    data = as_bipartite(data)
+    from ..data.containers import check_bipartite
+    from ._common import weights_and_lam
+    data = check_bipartite(data)
     check_choice(loss, "loss", LOSSES)
-    w = cp.Variable(data.d, name="w")
+    w, lam_p = weights_and_lam(data.d, lam)
     tau = cp.Variable(name="tau")
-    lam_p = lam_parameter(lam)
     c = data.pos_weights / data.wp_sum
     margin = 1 + tau - data.Xp @ w
     constraints = [data.Xn @ w <= tau]

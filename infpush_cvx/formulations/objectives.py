@@ -61,7 +61,7 @@ def mean_loss(H: np.ndarray, loss: str, M: float, q: np.ndarray, N: float) -> fl
 def penalty_value(w: np.ndarray, penalty: str, scaling: str) -> float:
     """pen(w) in the given scaling: ||w||^2/2 or ||w||^2 (l2), ||w||_1 (l1), i.e. the seed
     scaling's ``||w||^2`` or ``||w||_1`` times
-    :func:`~infpush_cvx.formulations.scaling.paper_penalty_coefficient` in paper scaling."""
+    :func:`~infpush_cvx.formulations.scaling.penalty_coefficient`."""
     c = _scaling.penalty_coefficient(penalty, scaling)
     return c * float(np.abs(w).sum() if penalty == "l1" else w @ w)
 

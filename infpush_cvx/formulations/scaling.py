@@ -10,10 +10,10 @@ Seed scaling (the CVXPY benchmark script ``infinite_push_0``)::
     P_seed(w) = lam_s * pen_s(w) + loss_sum(w)
     pen_s(w) = ||w||^2     (l2)      or   ||w||_1   (l1)
 
-``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum over
-positives) and ``N = m * n`` for RankSVM and the squared-hinge RankSVM (sums over all pairs). The two share a minimiser when
-``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1 (so ``lam = 2 lam_s / m`` for the
-l2 Infinite Push), and then ``P_seed = N * P``.
+``loss_sum = N * loss_mean`` with ``N = m`` for the Infinite Push (max over negatives of the sum
+over positives) and ``N = m * n`` for RankSVM and the squared-hinge RankSVM (sums over all pairs).
+The two share a minimiser when ``lam = lam_s / (N * c)`` with ``c = 1/2`` for l2 and ``1`` for l1
+(so ``lam = 2 lam_s / m`` for the l2 Infinite Push), and then ``P_seed = N * P``.
 
 With sample weights, m and n stand for the weight sums of the positives and negatives
 (``data.wp_sum``, ``data.wn_sum``), the weighted generalisation of the counts: integer weights
@@ -43,17 +43,12 @@ def loss_normaliser(loss: str, m: float, n: float) -> float:
     return m if loss == "infinite_push" else m * n
 
 
-def paper_penalty_coefficient(penalty: str) -> float:
-    """c with ``pen(w) = c * pen_s(w)``: 1/2 for l2, 1 for l1."""
-    check_choice(penalty, "penalty", PENALTIES)
-    return 0.5 if penalty == "l2" else 1.0
-
-
 def penalty_coefficient(penalty: str, scaling: str) -> float:
-    """c with ``pen(w) = c * pen_s(w)`` in ``scaling``: :func:`paper_penalty_coefficient` in
-    paper scaling, 1 in seed scaling."""
+    """c with ``pen(w) = c * pen_s(w)`` in ``scaling``: in paper scaling 1/2 for l2 and 1 for
+    l1, in seed scaling 1."""
     check_choice(scaling, "scaling", SCALINGS)
-    return paper_penalty_coefficient(penalty) if scaling == "paper" else 1.0
+    check_choice(penalty, "penalty", PENALTIES)
+    return 0.5 if penalty == "l2" and scaling == "paper" else 1.0
 
 
 def to_paper_lambda(lam, scaling: str, *, loss: str, penalty: str, m: float, n: float) -> float:
@@ -73,7 +68,7 @@ def _convert_lambda(lam, scaling, loss, penalty, m, n, *, to_paper: bool):
     check_choice(scaling, "scaling", SCALINGS)
     if scaling == "paper":
         return lam
-    factor = loss_normaliser(loss, m, n) * paper_penalty_coefficient(penalty)
+    factor = loss_normaliser(loss, m, n) * penalty_coefficient(penalty, "paper")
     with np.errstate(over="ignore", under="ignore"):
         converted = lam / factor if to_paper else lam * factor
     if np.any(~np.isfinite(converted)) or np.any((converted == 0) & (np.asarray(lam) != 0)):

@@ -21,24 +21,28 @@ def check_float_array(V, name: str, *, ndim: int | None = None,
     number of dimensions. ``check_finite=False`` leaves the NaN/inf check to a caller that
     detects them in a pass it makes anyway.
     """
-    if isinstance(V, np.ndarray) and V.dtype in FLOAT_DTYPES:
-        arr = V
-    else:
-        try:
-            arr = np.asarray(V)
-            if arr.dtype not in FLOAT_DTYPES:
-                if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-                    raise TypeError(f"dtype {arr.dtype}")
-                if np.iscomplexobj(arr):
-                    raise TypeError("complex values")
-                arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be a real numeric array: {exc}") from None
+    try:
+        arr = np.asarray(V)  # (V itself when it is an ndarray)
+        if arr.dtype not in FLOAT_DTYPES:
+            if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+                raise TypeError(f"dtype {arr.dtype}")
+            if np.iscomplexobj(arr):
+                raise TypeError("complex values")
+            arr = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real numeric array: {exc}") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got an array with shape {arr.shape}")
     if check_finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite entries")
     return arr
+
+
+def floor_in_dtype(x, dtype) -> np.ndarray:
+    """The largest values of ``dtype`` at most ``x`` (entrywise): ``x`` rounded down, so that a
+    bound or a cap converted to float32 never lets a result out of its set."""
+    x_t = np.asarray(x).astype(dtype)
+    return np.where(x_t > x, np.nextafter(x_t, dtype.type(-np.inf)), x_t)
 
 
 def check_axis(axis, name: str = "axis") -> int:
@@ -58,4 +62,5 @@ def check_radius(radius, name: str = "radius") -> float:
     return check_scalar(radius, name, nonnegative=True)
 
 
-__all__ = ["check_float_array", "check_axis", "check_radius", "check_choice", "check_scalar"]
+__all__ = ["check_float_array", "check_axis", "check_radius", "check_choice", "check_scalar",
+           "floor_in_dtype"]

@@ -1,4 +1,5 @@
-"""Group caps of the l1,inf projection by sorting (Quattoni, Carreras, Collins & Darrell, ICML 2009).
+"""Group caps of the l1,inf projection by sorting (Quattoni, Carreras, Collins & Darrell,
+ICML 2009).
 
 The reference method: clear, O(N log N), written with NumPy. Input: a float64 array ``A >= 0``
 whose columns are the groups, with ``sum_g max_i A_ig > radius > 0``. Output: the caps ``mu``

@@ -343,9 +343,7 @@ def project_ssn(X, Xi, sign_mask, groups_are_rows, nonneg, radius, mu, info):
             M[g] = Mv[g]
     else:
         max_sum_cols(X, nonneg, M, S)
-    info[0] = 0.0
-    info[1] = 0.0
-    info[2] = 0.0
+    info[:] = 0.0
     Mmax = 0.0
     Msum = 0.0
     finite = True

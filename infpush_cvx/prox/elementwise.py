@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_float_array, check_scalar
+from ._checks import check_float_array, check_scalar, floor_in_dtype
 
 
 def soft_threshold(v, tau):
@@ -36,12 +36,7 @@ def project_box(v, lower, upper):
     if lo > hi:
         raise ValueError(f"lower must not exceed upper, got lower={lo!r} > upper={hi!r}")
     # Round the bounds inward in the output dtype so the result lies inside the real box.
-    dt = v.dtype.type
-    lo_t, hi_t = dt(lo), dt(hi)
-    if lo_t < lo:
-        lo_t = np.nextafter(lo_t, dt(np.inf))
-    if hi_t > hi:
-        hi_t = np.nextafter(hi_t, dt(-np.inf))
+    lo_t, hi_t = -floor_in_dtype(-lo, v.dtype), floor_in_dtype(hi, v.dtype)
     if lo_t > hi_t:  # a box thinner than one ulp of the dtype: no representable point inside
-        lo_t = hi_t = dt(lo)
+        lo_t = hi_t = v.dtype.type(lo)
     return np.clip(v, lo_t, hi_t)

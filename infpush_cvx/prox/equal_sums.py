@@ -141,16 +141,14 @@ def project_equal_sums(a, b, upper=None, *, gamma0: float = 0.0, out=None):
     ``(alpha, beta, gamma)`` with ``alpha = clip(a - gamma, 0, upper)``,
     ``beta = max(b + gamma, 0)``. ``out``: optional preallocated ``(alpha, beta)`` arrays.
     """
-    a = check_vector(a, "a")
+    a = check_vector(a, "a")  # (finite: check_vector refuses NaN and inf)
     b = check_vector(b, "b")
     if a.size == 0 or b.size == 0:
         raise ValueError(f"a and b must be nonempty, got lengths {a.size} and {b.size}")
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ValueError("a and b must be finite")
     boxed = upper is not None
     if boxed:
         u = check_vector(upper, "upper", length=a.size)
-        if not np.all(u > 0) or not np.all(np.isfinite(u)):
+        if not np.all(u > 0):
             raise ValueError("upper must hold finite positive bounds")
     else:
         u = np.empty(0)

@@ -1,7 +1,8 @@
 """Prox of the Infinite Push loss (Rakotomamonjy, ICML 2012; docs/mathematics.md,
 section 2.2).
 
-    l(A) = max_j (1/m) sum_i max(a_ij, 0),   A in R^{m x n} (rows i: positives, columns j: negatives)
+    l(A) = max_j (1/m) sum_i max(a_ij, 0),   A in R^{m x n}
+    (rows i: positives, columns j: negatives)
 
 ``l`` is the support function of ``K = {U >= 0 : sum_j max_i u_ij <= 1/m}``, so by Moreau
 
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_choice, check_float_array, check_scalar
-from .l1inf import METHODS, project_l1inf
+from ._checks import check_float_array, check_scalar
+from .l1inf import project_l1inf
 
 
 def infinite_push_loss(A) -> float:
@@ -29,7 +30,6 @@ def infinite_push_loss(A) -> float:
 def prox_infinite_push_loss(V, tau, method="ssn"):
     """``argmin_A tau l(A) + ||A - V||^2 / 2 = V - P_{tau K}(V)`` with l the Infinite Push loss;
     ``method`` is that of :func:`.project_l1inf`."""
-    method = check_choice(method, "method", METHODS)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     if V.size == 0:

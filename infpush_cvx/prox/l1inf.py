@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import check_axis, check_choice, check_float_array, check_radius, check_scalar
+from .._validation import check_bool
+from ._checks import (check_axis, check_choice, check_float_array, check_radius, check_scalar,
+                      floor_in_dtype)
 from . import _l1inf_ssn as _ssn
 from ._l1inf_sort import caps_sort
-from ._pow2 import scaled_radius
 from .l1ball import project_l1ball
 
 METHODS = ("ssn", "sort")
@@ -78,21 +79,13 @@ def _magnitudes(V: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     return np.maximum(G, 0) if nonneg else np.abs(G)
 
 
-def _caps_in_dtype(mu: np.ndarray, dtype) -> np.ndarray:
-    """Caps rounded toward zero in ``dtype``, so that float32 results stay inside the ball."""
-    mu_t = mu.astype(dtype)
-    too_big = mu_t > mu
-    if np.any(too_big):
-        mu_t[too_big] = np.nextafter(mu_t[too_big], dtype.type(0))
-    return mu_t
-
-
 def _apply_caps(V: np.ndarray, mu: np.ndarray, axis: int, nonneg: bool) -> np.ndarray:
     """``sign(v) min(|v|, mu_g)`` (or ``min(max(v, 0), mu_g)``) in V's dtype and memory order.
 
-    The caps are rounded toward zero in V's dtype so that float32 results stay inside the ball.
+    The caps (nonnegative) are rounded down in V's dtype so that float32 results stay inside
+    the ball.
     """
-    mu_t = _caps_in_dtype(mu, V.dtype)
+    mu_t = floor_in_dtype(mu, V.dtype)
     cap = mu_t[None, :] if axis == 0 else mu_t[:, None]
     lower = np.zeros_like(cap) if nonneg else -cap
     return np.clip(V, lower, cap)
@@ -123,9 +116,7 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="ssn", return_info=Fal
     V = check_float_array(V, "V", ndim=2, check_finite=(method != "ssn"))
     radius = check_radius(radius)
     axis = check_axis(axis)
-    if not isinstance(nonneg, (bool, np.bool_)):
-        raise TypeError(f"nonneg must be a bool, got {type(nonneg).__name__}")
-    nonneg = bool(nonneg)
+    nonneg = check_bool(nonneg, "nonneg")
     passes, fallback = 0, False
     if V.size == 0:
         P, mu, theta = V.copy(), np.zeros(V.shape[1 - axis]), 0.0
@@ -148,6 +139,21 @@ def project_l1inf(V, radius, axis=0, nonneg=False, method="ssn", return_info=Fal
     return P, L1InfInfo(caps=mu, theta=theta, method=method, passes=passes, fallback=fallback)
 
 
+def _scaled_radius(radius: float, e: int) -> float:
+    """``radius * 2**-e``, or ``inf`` when that overflows: a radius so much larger than every
+    rescaled entry (all below 1) that the ball contains the input (its norms are at most the
+    number of entries).
+
+    Multiplying by ``2**-e`` changes no significand, so an input scaled to a largest magnitude
+    in [0.5, 1) is solved exactly as given and the result scaled back: the projection is
+    positively homogeneous, ``P_{c B}(c V) = c P_B(V)`` for ``c > 0``.
+    """
+    try:
+        return math.ldexp(radius, -e)
+    except OverflowError:
+        return math.inf
+
+
 def _project_sort(V, radius, axis, nonneg):
     """The sort method: (projection, caps or None when V lies in the ball, theta), for
     nonempty finite V and ``radius > 0``.
@@ -161,7 +167,7 @@ def _project_sort(V, radius, axis, nonneg):
         return np.zeros_like(V), None, 0.0
     e = int(np.frexp(vmax)[1])
     A = np.ldexp(Gp.astype(np.float64), -e)
-    r = scaled_radius(radius, e)
+    r = _scaled_radius(radius, e)
     if A.max(axis=0).sum() <= r:
         return (np.maximum(V, 0) if nonneg else V.copy()), None, 0.0
     mu, theta = caps_sort(A, r)
@@ -196,11 +202,11 @@ def _project_ssn(V, radius, axis, nonneg):
         # largest positive entry, and a negative entry scaled by 2**-e could overflow.
         e = int(info[2])
         Y = np.ldexp((np.maximum(X, 0) if nonneg else X).astype(np.float64), -e)
-        status = _ssn.project(Y, groups_are_rows, nonneg, scaled_radius(radius, e), mu, info)
+        status = _ssn.project(Y, groups_are_rows, nonneg, _scaled_radius(radius, e), mu, info)
     if status == _ssn.SOLVED:
         mu = np.ldexp(mu, e)
         out = np.empty_like(V)
-        _ssn.apply_caps(X, _caps_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
+        _ssn.apply_caps(X, floor_in_dtype(mu, V.dtype), groups_are_rows, nonneg,
                         out.T if transposed else out)
         return out, mu, math.ldexp(info[1], e), int(info[0]), False
     if status == _ssn.INSIDE:
@@ -231,7 +237,6 @@ def prox_linf1(V, tau, axis=0, method="ssn"):
     ``prox_{tau ||.||_{inf,1}}(V) = V - P_{||.||_{1,inf} <= tau}(V)``; ``method`` is that of
     :func:`project_l1inf`.
     """
-    method = check_choice(method, "method", METHODS)
     V = check_float_array(V, "V", ndim=2)
     tau = check_scalar(tau, "tau", nonnegative=True)
     return V - project_l1inf(V, tau, axis=axis, method=method)
