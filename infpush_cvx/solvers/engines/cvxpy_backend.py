@@ -80,17 +80,10 @@ from infpush_cvx.solvers.result import status_for_gap
 
 #: CVXPY's statuses into the project's (see the module docstring); "optimal" is a claim that
 #: :func:`certified_status` checks. Statuses not listed (None included) are "failed".
-STATUS_MAP = {
-    "optimal": "optimal",
-    "optimal_inaccurate": "stalled",
-    "user_limit": "max_iter",
-    "infeasible": "failed",
-    "infeasible_inaccurate": "failed",
-    "unbounded": "failed",
-    "unbounded_inaccurate": "failed",
-    "infeasible_or_unbounded": "failed",
-    "solver_error": "failed",
-}
+STATUS_MAP = {"optimal": "optimal", "optimal_inaccurate": "stalled", "user_limit": "max_iter",
+              **dict.fromkeys(("infeasible", "infeasible_inaccurate", "unbounded",
+                               "unbounded_inaccurate", "infeasible_or_unbounded",
+                               "solver_error"), "failed")}
 #: ``Problem.solve`` keywords that belong to CVXPY's compilation, not to the solver.
 _COMPILE_OPTIONS = ("gp", "enforce_dpp", "ignore_dpp", "canon_backend")
 #: Statuses that mean "the solver stopped on a limit" when it used up the time it was given.
@@ -249,13 +242,11 @@ def map_status(cvxpy_status, *, limit_given: float | None, solve_time: float | N
 
     A limit-like status (optimal_inaccurate, user_limit) is "time_limit" when the deadline has
     passed or the solver used up the ``limit_given`` seconds (``solve_time``)."""
-    status = STATUS_MAP.get(cvxpy_status, "failed")
-    if cvxpy_status in _LIMIT_STATUSES:
-        used_up = limit_given is not None and solve_time is not None \
-            and solve_time >= _USED_UP * limit_given
-        if used_up or deadline.expired():
-            return "time_limit"
-    return status
+    used_up = (limit_given is not None and solve_time is not None
+               and solve_time >= _USED_UP * limit_given)
+    if cvxpy_status in _LIMIT_STATUSES and (used_up or deadline.expired()):
+        return "time_limit"
+    return STATUS_MAP.get(cvxpy_status, "failed")
 
 
 def certified_status(status: str, gap, tol: float) -> str:
@@ -309,10 +300,8 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
         isolate = deadline.limit is not None and (
             size >= ISOLATE_SIZE or time_limit_option(solver) is None)
     isolate = isolate and os.name == "posix"  # (the child's pipes are file descriptors)
-    build = (build, args, kwargs or {})
-    if not isolate:
-        return _staged(build, solver, options, deadline, verbose)
-    return _isolated(build, solver, options, deadline, verbose)
+    run = _isolated if isolate else _staged
+    return run((build, args, kwargs or {}), solver, options, deadline, verbose)
 
 
 def solve_problem(problem, *, solver: str | None, options: dict | None = None,
@@ -325,13 +314,8 @@ def solve_problem(problem, *, solver: str | None, options: dict | None = None,
     deadline = Deadline(None) if deadline is None else deadline
     if deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
-    return _staged((_given, (problem,), {}), solver, dict(options or {}), deadline, verbose,
+    return _staged((lambda: problem, (), {}), solver, dict(options or {}), deadline, verbose,
                    warm_start=warm_start)
-
-
-def _given(problem):
-    """The builder of a problem already built."""
-    return problem
 
 
 def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
