@@ -47,9 +47,11 @@ import dataclasses
 import numpy as np
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.data.kernels import TimeLimitReached, factorise, training_rows
+from infpush_cvx.data.kernels import (PSD_TOL, TimeLimitReached, factorise, kernel_matrix,
+                                      not_psd_error, psd_by_construction, refuse_indefinite,
+                                      resolve_gamma, symmetrise, training_rows)
 from infpush_cvx.solvers.engines.deadline import Deadline
-from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap,
+from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap, roundoff_bound,
                                         warn_if_not_converged)
 
 
@@ -72,11 +74,11 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     its factor is computed (both check it block by block) ends the solve with status
     "time_limit" at ``beta = 0`` (:func:`_stopped_before_solving`)."""
     data = problem.data
-    if method.nystroem == "adaptive" and warm_start is not None:
-        raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
-                        "rebuilt from the data)")
     try:
         if method.nystroem == "adaptive":
+            if warm_start is not None:
+                raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
+                                "rebuilt from the data)")
             return adaptive_solve(method, problem, deadline)
         factor = factorise(training_rows(data), problem.kernel, problem.gamma, problem.degree,
                            problem.coef0, nystroem=method.nystroem, seed=method.nystroem_seed,
@@ -86,7 +88,13 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     except TimeLimitReached:
         return _stopped_before_solving(problem, method, deadline)
     factor_time = deadline.elapsed()
-    needed = _first_solve_estimate(factor_time, factor.rank, data.m + data.n)
+    # a lower estimate of the seconds the linear solver needs before it can stop on the factor
+    # rows L (N x r): its set-up and first iteration form r x r or N x r x r products (the
+    # working set's degeneracy LP on L, FISTA's Lipschitz constant from the r x r pair Gram
+    # matrix, a smoothing-Newton Hessian) and none of them sees the deadline; each costs about
+    # N r^2 against the factor's N^2 r / 3, so factor_time * r / N (measured at N = r = 2,000
+    # under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)
+    needed = factor_time * factor.rank / max(data.m + data.n, 1)
     if deadline.remaining() < needed:
         left = max(deadline.remaining(), 0.0)
         return _stopped_before_solving(
@@ -116,8 +124,6 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
 def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
     """``(K, gamma)``: the Gram matrix ``K(Z, Z)`` of the kernel ``problem``'s training rows and
     its ``gamma`` resolved on the weighted rows; ``deadline`` checked between blocks."""
-    from infpush_cvx.data.kernels import kernel_matrix, resolve_gamma, symmetrise
-
     Z = training_rows(problem.data)
     gamma = problem.gamma if callable(problem.kernel) or problem.kernel == "linear" else \
         resolve_gamma(problem.gamma, Z, sample_weight=row_weights(problem.data))
@@ -165,10 +171,10 @@ def _exact_parts(K, beta, dual, problem, scaling: str | None = None):
     f = K @ beta
     value = _loss_of_scores(f, problem)
     primal = 0.5 * lam_p * float(beta @ f) + value
-    rows, cols = _pair_sums(dual, data.m, data.n)
-    b = np.concatenate([rows, -cols])
-    lower = lam_p * (float(cols.sum()) - 0.5 * float(b @ (K @ b)))
-    roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, float(cols.sum()))
+    b = _dual_function(dual, data.m, data.n)
+    total = -float(b[data.m:].sum())  # sum(alpha)
+    lower = lam_p * (total - 0.5 * float(b @ (K @ b)))
+    roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, total)
     return mult * primal, mult * lower, relative_gap(primal, lower), roundoff
 
 
@@ -195,13 +201,11 @@ def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
     gap (absolute when ``P = 0``). A gap below minus this bound is no rounding: the
     certificate failed (a Gram matrix that is not positive semidefinite).
     """
-    N = K.shape[0]
-    u = 4.0 * max(N, 1) * np.finfo(float).eps
     big = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))  # (no |K| copy: 0.4 s)
     nb, nt = float(np.abs(beta).sum()), float(np.abs(b).sum())
-    error = u * (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
+    magnitude = (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
                  + lam_p * abs(total))
-    return error / (abs(primal) if primal != 0 else 1.0)
+    return roundoff_bound(4 * max(K.shape[0], 1), magnitude, abs(primal))
 
 
 def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResult:
@@ -213,20 +217,18 @@ def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResul
     objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, problem)
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
-    judged = _negative_gap_judged(out, tol, roundoff)
-    if judged is not None:
-        return judged
-    if res.converged and not gap <= tol:
-        return _demoted(out, "stalled",
-                        f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} "
-                        f"on the exact problem (factor residual {info['factor_residual']:.2e}); "
-                        f"a smaller factor tolerance is needed")
-    return out
+    if res.converged and not gap <= tol:  # (above tol: no negative gap to judge)
+        return _warned(out, status="stalled",
+                       message=f"certified to {res.gap:.2e} on the factor rows but only to "
+                               f"{gap:.2e} on the exact problem (factor residual "
+                               f"{info['factor_residual']:.2e}); a smaller factor tolerance is "
+                               f"needed")
+    return _negative_gap_judged(out, tol, roundoff) or out
 
 
-def _demoted(res: SolverResult, status: str, message: str) -> SolverResult:
-    """``res`` with ``status`` and ``message``, warned (:class:`~.result.ConvergenceWarning`)."""
-    out = dataclasses.replace(res, status=status, message=message)
+def _warned(res: SolverResult, **changes) -> SolverResult:
+    """``res`` with ``changes``; a :class:`~.result.ConvergenceWarning` unless it converged."""
+    out = dataclasses.replace(res, **changes)
     warn_if_not_converged(out)
     return out
 
@@ -244,27 +246,17 @@ def _negative_gap_judged(res: SolverResult, tol: float, roundoff: float) -> Solv
     and a :class:`~.result.ConvergenceWarning`.
     """
     if res.gap < -roundoff:
-        return _demoted(res, "numerical_error",
-                        f"the certified gap on the exact problem is {res.gap:.3g}, below minus "
-                        f"its round-off bound {roundoff:.2e}: the certificate failed (is the "
-                        f"Gram matrix positive semidefinite? check kernel)")
+        return _warned(res, status="numerical_error",
+                       message=f"the certified gap on the exact problem is {res.gap:.3g}, below "
+                               f"minus its round-off bound {roundoff:.2e}: the certificate "
+                               f"failed (is the Gram matrix positive semidefinite? check kernel)")
     if res.converged and res.gap < -tol:
-        return _demoted(res, "stalled",
-                        f"the certified gap on the exact problem is {res.gap:.3g}: its rounding "
-                        f"error exceeds tol = {tol:g}, so it does not prove tol (the Gram "
-                        f"matrix's entries are too large against the objective: centre or "
-                        f"rescale the data)")
+        return _warned(res, status="stalled",
+                       message=f"the certified gap on the exact problem is {res.gap:.3g}: its "
+                               f"rounding error exceeds tol = {tol:g}, so it does not prove tol "
+                               f"(the Gram matrix's entries are too large against the "
+                               f"objective: centre or rescale the data)")
     return None
-
-
-def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
-    """A lower estimate of the seconds the linear solver needs before it can stop on the factor
-    rows ``L`` (N x r): its set-up and first iteration form r x r or N x r x r products (the
-    working set's degeneracy LP on L, FISTA's Lipschitz constant from the r x r pair Gram
-    matrix, a smoothing-Newton Hessian) and none of them sees the deadline; each costs about
-    ``N r^2`` against the factor's ``N^2 r / 3``, so ``factor_time * r / N`` (measured at
-    N = r = 2,000 under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)."""
-    return factor_time * rank / max(n_rows, 1)
 
 
 def _stopped_before_solving(problem, method, deadline: Deadline,
@@ -287,17 +279,18 @@ def _stopped_before_solving(problem, method, deadline: Deadline,
     return res
 
 
-def _pair_sums(dual, m: int, n: int):
-    """``(alpha 1_n, alpha^T 1_m)`` of a dual point (an implicit one column by column)."""
+def _dual_function(dual, m: int, n: int) -> np.ndarray:
+    """The coefficients ``b = [alpha 1_n; -alpha^T 1_m]`` of a dual point's function ``K b``
+    (an implicit dual point column by column)."""
     if not hasattr(dual, "column"):
         alpha = np.asarray(dual)
-        return alpha.sum(axis=1), alpha.sum(axis=0)
-    rows, cols = np.zeros(m), np.zeros(n)
+        return np.concatenate([alpha.sum(axis=1), -alpha.sum(axis=0)])
+    b = np.zeros(m + n)
     for j in range(n):
         col = dual.column(j)
-        rows += col
-        cols[j] = col.sum()
-    return rows, cols
+        b[:m] += col
+        b[m + j] = -col.sum()
+    return b
 
 
 #: Atoms added per round by the adaptive route: rows in the dual's support, at most this many.
@@ -328,9 +321,6 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
     left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from infpush_cvx.data.kernels import (PSD_TOL, not_psd_error, psd_by_construction,
-                                          refuse_indefinite)
-
     data, tol = problem.data, method.tol
     kernel, degree, coef0 = problem.kernel, problem.degree, problem.coef0
     m, n = data.m, data.n
@@ -379,8 +369,7 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
         if deadline.expired():
             break
         round_time = deadline.elapsed() - round_start
-        rows, cols = _pair_sums(res.dual, m, n)
-        b = np.concatenate([rows, -cols])
+        b = _dual_function(res.dual, m, n)
         # new atoms: the dual's function, the negatives of its support, and the positives
         # whose coefficient departs most from the common one (the mean positive's atom)
         have = set(singles)
@@ -406,11 +395,7 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
                 atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
                                  info=info, time=deadline.elapsed())
-    judged = _negative_gap_judged(result, tol, roundoff)
-    if judged is not None:
-        return judged
-    warn_if_not_converged(result)
-    return result
+    return _negative_gap_judged(result, tol, roundoff) or _warned(result)
 
 
 #: Entries of K read at a time by :func:`_blocked_product` (32 MB of K).
