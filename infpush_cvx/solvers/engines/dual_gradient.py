@@ -12,7 +12,7 @@ Omega) and the data; the gradient ``s_i - t_j - 1`` costs O((m + n) d + m n) (du
 
 When the Lipschitz constant ``L = lambda_max(Z^T Z)`` is 0 (every pair difference is zero, or
 too small for float64 to square), ``Q(alpha) = -sum(alpha)`` is linear and both methods return
-its exact minimiser (:func:`linear_dual_answer`); when L overflows they return at once with
+its exact minimiser (:func:`_without_steps`); when L overflows they return at once with
 status "failed". Both stop with status "time_limit" once their :class:`~._deadline.Deadline`
 has passed (checked every step), and with "failed" if an iterate stops being finite.
 """
@@ -33,24 +33,19 @@ def _gap(data, alpha, lam, loss):
     return w, p, duality.relative_gap(p, d)
 
 
-def linear_dual_answer(data, lam, project, *, loss):
-    """The exact answer when ``w(alpha) = 0`` for every alpha (L = 0), as a method's dict.
-
-    Then ``Q(alpha) = -sum(alpha)``, minimised over Omega by ``project(C 1)``: every column
-    (Infinite Push) or every entry (RankSVM) at its bound, ``sum(alpha) = C``, so the dual value
-    ``lam C = 1`` equals the primal value at ``w = 0``, where every hinge is 1.
-    """
-    alpha = project(np.full((data.m, data.n), 1.0 / lam))
-    w, p, _ = _gap(data, alpha, lam, loss)
-    return _answer(w, alpha, "optimal", "", 0, {"objective": [p]})
-
-
 def _without_steps(data, lam, project, L, *, loss, alpha0):
     """The dict of a method whose Lipschitz constant ``L`` leaves no step to take, or None:
-    the exact answer when L = 0 (:func:`linear_dual_answer`), "failed" when L overflows
-    float64 (the data are too large)."""
+    the exact answer when L = 0, "failed" when L overflows float64 (the data are too large).
+
+    L = 0 means ``w(alpha) = 0`` for every alpha: then ``Q(alpha) = -sum(alpha)``, minimised
+    over Omega by ``project(C 1)``: every column (Infinite Push) or every entry (RankSVM) at its
+    bound, ``sum(alpha) = C``, so the dual value ``lam C = 1`` equals the primal value at
+    ``w = 0``, where every hinge is 1.
+    """
     if L == 0:
-        return linear_dual_answer(data, lam, project, loss=loss)
+        alpha = project(np.full((data.m, data.n), 1.0 / lam))
+        w, p, _ = _gap(data, alpha, lam, loss)
+        return _answer(w, alpha, "optimal", "", 0, {"objective": [p]})
     if np.isfinite(L):
         return None
     alpha = np.zeros((data.m, data.n)) if alpha0 is None else project(alpha0)
