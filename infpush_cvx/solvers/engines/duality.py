@@ -58,10 +58,8 @@ def pair_gram(Xp, Xn) -> np.ndarray:
     m, n = Xp.shape[0], Xn.shape[0]
     a = np.asarray(Xp.sum(axis=0)).ravel()
     b = np.asarray(Xn.sum(axis=0)).ravel()
-    XpX, XnX = Xp.T @ Xp, Xn.T @ Xn
-    G = (n * (XpX.toarray() if hasattr(XpX, "toarray") else np.asarray(XpX))
-         + m * (XnX.toarray() if hasattr(XnX, "toarray") else np.asarray(XnX))
-         - np.outer(a, b) - np.outer(b, a))
+    XpX, XnX = (A.toarray() if sp.issparse(A) else np.asarray(A) for A in (Xp.T @ Xp, Xn.T @ Xn))
+    G = n * XpX + m * XnX - np.outer(a, b) - np.outer(b, a)
     return 0.5 * (G + G.T)
 
 
