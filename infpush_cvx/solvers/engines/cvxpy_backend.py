@@ -348,7 +348,6 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
     if str(solver).upper() == "HIGHS":
         quiet_highs()
     option = time_limit_option(solver)
-    limit_given = None
     options = dict(options)
     compile_options = {key: options.pop(key) for key in _COMPILE_OPTIONS if key in options}
     try:
@@ -359,8 +358,8 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
                                                          **compile_options)
         if (out := stage("solve")) is not None:
             return out
-        if deadline.limit is not None and option is not None:
-            limit_given = deadline.for_solver()
+        limit_given = None if option is None else deadline.for_solver()  # (None: no limit)
+        if limit_given is not None:
             options = _with_time_limit(options, option, limit_given)
         t_solve = time.perf_counter()
         solution = chain.solve_via_data(prob, data, warm_start, verbose, dict(options))
