@@ -364,9 +364,8 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
         if res.dual is None:
             break
         _, _, gap, roundoff = _exact_parts(K, beta, res.dual, problem)
-        if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED:
-            break
-        if deadline.expired():
+        if (gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED
+                or deadline.expired()):
             break
         round_time = deadline.elapsed() - round_start
         b = _dual_function(res.dual, m, n)
