@@ -22,15 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration
-from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.engines import duality
 
 
 def _gap(data, alpha, lam, loss):
     w = duality.w_of_alpha(data.Xp, data.Xn, alpha)
-    p = bipartite_objective(data, w, lam, loss=loss, penalty="l2")
-    d = duality.dual_value(data, alpha, lam, penalty="l2")
-    return w, p, duality.relative_gap(p, d)
+    p, _, gap = duality.duality_gap(data, w, alpha, lam, loss=loss)
+    return w, p, gap
 
 
 def _without_steps(data, lam, project, L, *, loss, alpha0):
