@@ -265,18 +265,16 @@ def _stopped_before_solving(problem, method, deadline: Deadline,
     computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
     0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
     gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
-    data = problem.data
-    mult = _multiplier(problem, problem.scaling)
-    primal = _loss_of_scores(np.zeros(data.m + data.n), problem)
+    N = problem.data.m + problem.data.n
+    primal = _loss_of_scores(np.zeros(N), problem)
     elapsed = deadline.elapsed()
-    res = SolverResult(w=np.zeros(data.m + data.n), objective=mult * primal,
-                       gap=relative_gap(primal, 0.0), status="time_limit", iterations=0,
-                       time=elapsed, method=method.name,
-                       message=message or f"{deadline.message()} while the Gram matrix and "
-                                          f"its factor were computed; beta = 0 is returned",
-                       info={"factor_time": elapsed, "rank": 0})
-    warn_if_not_converged(res)
-    return res
+    return _warned(SolverResult(
+        w=np.zeros(N), objective=_multiplier(problem, problem.scaling) * primal,
+        gap=relative_gap(primal, 0.0), status="time_limit", iterations=0, time=elapsed,
+        method=method.name, message=message or f"{deadline.message()} while the Gram matrix "
+                                               f"and its factor were computed; beta = 0 is "
+                                               f"returned",
+        info={"factor_time": elapsed, "rank": 0}))
 
 
 def _dual_function(dual, m: int, n: int) -> np.ndarray:
