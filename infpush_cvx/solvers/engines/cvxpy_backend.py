@@ -126,22 +126,6 @@ EXCLUDED = {
 }
 
 
-def _conic_classes(interface) -> set:
-    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
-    supported = set(interface.SUPPORTED_CONSTRAINTS)
-    classes = set()
-    if {Zero, NonNeg} <= supported:
-        classes.add("LP")
-        quad_obj = getattr(interface, "supports_quad_obj", lambda: False)()
-        if SOC in supported:
-            classes |= {"QP", "SOCP"}
-        elif quad_obj:
-            classes.add("QP")
-        if ExpCone in supported and "QP" in classes:
-            classes.add("EXP")
-    return classes
-
-
 def capabilities(name: str) -> tuple:
     """The problem classes CVXPY's interfaces for solver ``name`` accept, in
     :data:`PROBLEM_CLASSES` order, before the :data:`EXCLUDED` exceptions; ``()`` for a solver
@@ -150,20 +134,26 @@ def capabilities(name: str) -> tuple:
     A QP interface (``SOLVER_MAP_QP``) takes LPs and QPs; a conic interface takes LPs with the
     zero and non-negative cones, SOCPs (and QPs) with second-order cones, QPs with a quadratic
     objective, and "EXP" with exponential cones as well."""
+    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
     from cvxpy.reductions.solvers import defines
-    classes = set()
-    if name in defines.SOLVER_MAP_QP:
-        classes |= {"LP", "QP"}
-    if name in defines.SOLVER_MAP_CONIC:
-        classes |= _conic_classes(defines.SOLVER_MAP_CONIC[name])
+    classes = {"LP", "QP"} if name in defines.SOLVER_MAP_QP else set()
+    conic = defines.SOLVER_MAP_CONIC.get(name)
+    supported = set(getattr(conic, "SUPPORTED_CONSTRAINTS", ()))  # (none: not a conic solver)
+    if {Zero, NonNeg} <= supported:
+        classes.add("LP")
+        if SOC in supported:
+            classes |= {"QP", "SOCP"}
+        elif getattr(conic, "supports_quad_obj", lambda: False)():
+            classes.add("QP")
+        if ExpCone in supported and "QP" in classes:
+            classes.add("EXP")
     return tuple(c for c in PROBLEM_CLASSES if c in classes)
 
 
 def run_classes(name: str) -> tuple:
     """The problem classes solver ``name`` is run on: :func:`capabilities` minus
     :data:`EXCLUDED`."""
-    excluded = EXCLUDED.get(name, {})
-    return tuple(c for c in capabilities(name) if c not in excluded)
+    return tuple(c for c in capabilities(name) if c not in EXCLUDED.get(name, {}))
 
 
 def check_solver(name, argument: str = "solver", problem_class: str | None = None) -> str:
