@@ -101,16 +101,11 @@ KILL_GRACE = 0.25
 #: Each solver's own wall-clock limit, in seconds: an option name, or ``(dict option, key)`` for
 #: solvers whose parameters CVXPY passes in one dictionary. Solvers not listed have none known
 #: (ECOS, CVXOPT, PIQP, PROXQP, GLPK, ...): bound them from outside (:func:`solve` isolates).
-TIME_LIMIT_OPTIONS = {
-    "CLARABEL": "time_limit",
-    "SCS": "time_limit_secs",
-    "HIGHS": "time_limit",
-    "OSQP": "time_limit",
-    "GUROBI": "TimeLimit",
-    "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
-    "SCIP": ("scip_params", "limits/time"),
-    "SCIPY": ("scipy_options", "time_limit"),   # scipy.optimize.linprog(method="highs")
-}
+TIME_LIMIT_OPTIONS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "HIGHS": "time_limit",
+                      "OSQP": "time_limit", "GUROBI": "TimeLimit",
+                      "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
+                      "SCIP": ("scip_params", "limits/time"),
+                      "SCIPY": ("scipy_options", "time_limit")}  # linprog(method="highs")
 #: The option by which a CVXPY solver takes a relative duality-gap tolerance.
 REL_GAP_OPTIONS = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 
@@ -118,12 +113,10 @@ REL_GAP_OPTIONS = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"
 #: penalty, the P-Norm Push).
 PROBLEM_CLASSES = ("LP", "QP", "SOCP", "EXP")
 #: Explicit exceptions to CVXPY's capability table: solver -> {problem class: reason}.
-EXCLUDED = {
-    # HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on
-    # the (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
-    # ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
-    "HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"},
-}
+#: HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on the
+#: (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
+#: ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
+EXCLUDED = {"HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"}}
 
 
 def capabilities(name: str) -> tuple:
