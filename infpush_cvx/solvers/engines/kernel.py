@@ -329,9 +329,9 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     factor_time = deadline.elapsed()
     inner = dataclasses.replace(method, tol=tol / 10, nystroem=None)
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
-    near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
+    # the first atoms: the mean positive's function and the negatives nearest it
     dense_atoms = [mean_pos]
-    singles = list(near)
+    singles = list(m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4])
     rounds, last, gap, roundoff = 0, None, np.inf, 0.0
     round_time, out_of_time = 0.0, False
     while True:
