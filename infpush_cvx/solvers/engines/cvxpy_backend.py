@@ -301,8 +301,8 @@ def solve_problem(problem, *, solver: str | None, options: dict | None = None,
                    warm_start=warm_start)
 
 
-def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
-            warm_start=False):
+def _staged(build, solver, options, deadline: Deadline, verbose, *,
+            report=lambda stage: None, warm_start=False):
     """Build (``build``: the builder, its args and kwargs), compile and solve within
     ``deadline``, checking it between the stages; ``report(stage)`` (the child's pipe) is told
     each stage as it starts."""
@@ -310,8 +310,7 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
 
     def stage(name):
         times[name] = deadline.elapsed()
-        if report is not None:
-            report(name)
+        report(name)
         if deadline.expired():
             return Outcome("time_limit", message=f"{deadline.message()} before the CVXPY "
                                                  f"{name} stage", info={"stage_times": times})
