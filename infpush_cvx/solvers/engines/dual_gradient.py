@@ -42,20 +42,21 @@ def _without_steps(data, lam, project, L, *, loss, alpha0):
     """
     if L == 0:
         alpha = project(np.full((data.m, data.n), 1.0 / lam))
-        w, p, _ = _gap(data, alpha, lam, loss)
-        return _answer(w, alpha, "optimal", "", 0, {"objective": [p]})
+        objective = _gap(data, alpha, lam, loss)[1]
+        return _answer(data, alpha, "optimal", "", 0, {"objective": [objective]})
     if np.isfinite(L):
         return None
     alpha = np.zeros((data.m, data.n)) if alpha0 is None else project(alpha0)
-    return _answer(duality.w_of_alpha(data.Xp, data.Xn, alpha), alpha, "failed",
-                   f"the Lipschitz constant of the dual gradient is {L!r}: the data are too "
-                   f"large for float64; rescale them or use method='working_set'", 0, {})
+    return _answer(data, alpha, "failed", f"the Lipschitz constant of the dual gradient is "
+                   f"{L!r}: the data are too large for float64; rescale them or use "
+                   f"method='working_set'", 0, {})
 
 
-def _answer(w, alpha, status, message, iterations, history, **extra) -> dict:
-    """A method's answer as the dict the solvers read (``extra``: its own entries)."""
-    return {"w": w, "alpha": alpha, "status": status, "iterations": iterations,
-            "history": history, "message": message, **extra}
+def _answer(data, alpha, status, message, iterations, history, **extra) -> dict:
+    """A method's answer at ``alpha`` (its ``w(alpha)`` too) as the dict the solvers read
+    (``extra``: its own entries)."""
+    return {"w": duality.w_of_alpha(data.Xp, data.Xn, alpha), "alpha": alpha, "status": status,
+            "iterations": iterations, "history": history, "message": message, **extra}
 
 
 def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_every,
@@ -136,7 +137,7 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
                                         record=("Q",), first_step=first_step)
     if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
-    return _answer(_gap(data, best, lam, loss)[0], best, status, message, t, hist, eta0=eta0)
+    return _answer(data, best, status, message, t, hist, eta0=eta0)
 
 
 def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, check_every=10):
@@ -175,4 +176,4 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
                                          tol=tol, deadline=deadline, check_every=check_every,
                                          first_step=first_step)
-    return _answer(_gap(data, x, lam, loss)[0], x, status, message, it, hist, lipschitz=L)
+    return _answer(data, x, status, message, it, hist, lipschitz=L)
