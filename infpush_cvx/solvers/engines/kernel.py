@@ -135,11 +135,16 @@ def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
 def kernel_objective(problem, beta) -> float:
     """The objective of the coefficients ``beta`` on the kernel ``problem``, in its scaling:
     ``lam/2 beta^T K beta + loss(K beta)`` in paper scaling, with the full Gram matrix."""
-    K = gram_matrix(problem)[0]
-    beta = np.asarray(beta, float)
-    f = K @ beta
-    primal = 0.5 * problem.lam_paper * float(beta @ f) + _loss_of_scores(f, problem)
+    primal, _ = _primal(gram_matrix(problem)[0], np.asarray(beta, float), problem)
     return _multiplier(problem, problem.scaling) * primal
+
+
+def _primal(K, beta, problem) -> tuple[float, float]:
+    """``(lam/2 beta^T K beta + loss(K beta), loss(K beta))``: the paper-scaling objective of
+    the coefficients ``beta`` with the Gram matrix ``K``, and its loss."""
+    f = K @ beta
+    loss = _loss_of_scores(f, problem)
+    return 0.5 * problem.lam_paper * float(beta @ f) + loss, loss
 
 
 def _multiplier(problem, scaling: str) -> float:
@@ -168,9 +173,7 @@ def _exact_parts(K, beta, dual, problem, scaling: str | None = None):
     (:func:`_gap_roundoff`)."""
     data, lam_p = problem.data, problem.lam_paper
     mult = _multiplier(problem, problem.scaling if scaling is None else scaling)
-    f = K @ beta
-    value = _loss_of_scores(f, problem)
-    primal = 0.5 * lam_p * float(beta @ f) + value
+    primal, value = _primal(K, beta, problem)
     b = _dual_function(dual, data.m, data.n)
     total = -float(b[data.m:].sum())  # sum(alpha)
     lower = lam_p * (total - 0.5 * float(b @ (K @ b)))
