@@ -82,8 +82,7 @@ def prefix_row_sums(ss: SortedScores, X, k: np.ndarray) -> np.ndarray:
     S = sp.csr_matrix((ss.p_sorted, (seg, ss.order)), shape=(uk.size + 1, ss.m))
     seg_sums = S @ X
     seg_sums = seg_sums.toarray() if sp.issparse(seg_sums) else np.asarray(seg_sums)
-    prefix = np.cumsum(seg_sums[:uk.size], axis=0)
-    return prefix[inv]
+    return np.cumsum(seg_sums[:uk.size], axis=0)[inv]
 
 
 def weight_above(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
