@@ -381,16 +381,15 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *,
 #: The child's program (``python -c``): take sys.path from the caller, die with it (Linux),
 #: then run :func:`_child_main` on the pipes whose descriptors are its arguments.
 _CHILD_PROGRAM = """
+import contextlib
 import sys
 from multiprocessing.connection import Connection
 requests = Connection(int(sys.argv[1]), writable=False)
 results = Connection(int(sys.argv[2]), readable=False)
 sys.path[:] = requests.recv()
-try:
+with contextlib.suppress(Exception):  # (no prctl: not Linux)
     import ctypes
     ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = SIGKILL: no orphaned solve
-except Exception:
-    pass
 from infpush_cvx.solvers.engines.cvxpy_backend import _child_main
 _child_main(requests, results)
 """
