@@ -255,11 +255,10 @@ def time_limit_option(solver: str | None):
 def _with_time_limit(options: dict, option, seconds: float) -> dict:
     """``options`` with ``seconds`` under ``option`` (never more than a limit already there)."""
     options = dict(options)
+    target, key = options, option
     if isinstance(option, tuple):  # a solver whose parameters CVXPY passes in one dict
         outer, key = option
         target = options[outer] = dict(options.get(outer, {}))
-    else:
-        target, key = options, option
     target[key] = min(float(target.get(key, np.inf)), float(seconds))
     return options
 
