@@ -87,13 +87,11 @@ def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_ever
         x, extra = out
         if t % check_every == 0 or t == max_iter:
             _, p, gap = _gap(data, x, lam, loss)
-            hist["objective"].append(p)
-            hist["gap"].append(gap)
-            hist["time"].append(deadline.elapsed())
-            for key in record:
-                hist[key].append(extra[key])
+            row = {**extra, "objective": p, "gap": gap, "time": deadline.elapsed()}
+            for key in hist:  # (the extra values named in record among them)
+                hist[key].append(row[key])
             if t % every == 0 or t == max_iter or gap <= tol:
-                log_iteration(name, t, p, gap, hist["time"][-1], **extra)
+                log_iteration(name, t, p, gap, row["time"], **extra)
             if gap <= tol:
                 return "optimal", "", t, hist
         last = deadline.elapsed() - begun
