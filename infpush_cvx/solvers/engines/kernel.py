@@ -95,13 +95,12 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     # N r^2 against the factor's N^2 r / 3, so factor_time * r / N (measured at N = r = 2,000
     # under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)
     needed = factor_time * factor.rank / max(data.m + data.n, 1)
-    if deadline.remaining() < needed:
-        left = max(deadline.remaining(), 0.0)
+    if (left := deadline.remaining()) < needed:
         return _stopped_before_solving(
             problem, method, deadline,
-            message=f"the {left:.2g} s left of the time limit of {deadline.limit:g} s cannot "
-                    f"cover the linear solve's start on the rank-{factor.rank} factor (about "
-                    f"{needed:.2g} s); beta = 0 is returned")
+            message=f"the {max(left, 0.0):.2g} s left of the time limit of {deadline.limit:g} s "
+                    f"cannot cover the linear solve's start on the rank-{factor.rank} factor "
+                    f"(about {needed:.2g} s); beta = 0 is returned")
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
