@@ -109,12 +109,11 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
         warm_start = dataclasses.replace(warm_start, w=warm_start.info["v"])
     res = method._solve_linear(problem.on_rows(L[:m], L[m:]), warm_start, deadline)
     v = res.w if factor.rank else np.zeros(0)
-    beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
                 degree=factor.degree, coef0=factor.coef0, landmarks=factor.landmarks,
                 factor_time=factor_time, factor=factor.method,
                 factor_residual=factor.residual if factor.gram is not None else None)
-    res = dataclasses.replace(res, w=beta, info=info)
+    res = dataclasses.replace(res, w=factor.coefficients(v), info=info)  # (w: beta)
     if factor.gram is not None and res.dual is not None:
         res = _certified_on_gram(res, factor.gram, problem, method.tol)
     return dataclasses.replace(res, time=deadline.elapsed())
@@ -126,9 +125,8 @@ def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
     Z = training_rows(problem.data)
     gamma = problem.gamma if callable(problem.kernel) or problem.kernel == "linear" else \
         resolve_gamma(problem.gamma, Z, sample_weight=row_weights(problem.data))
-    K = kernel_matrix(Z, None, problem.kernel, gamma, problem.degree, problem.coef0,
-                      deadline=deadline)
-    return symmetrise(K, deadline), gamma
+    return symmetrise(kernel_matrix(Z, None, problem.kernel, gamma, problem.degree,
+                                    problem.coef0, deadline=deadline), deadline), gamma
 
 
 def kernel_objective(problem, beta) -> float:
