@@ -80,17 +80,10 @@ from infpush_cvx.solvers.result import status_for_gap
 
 #: CVXPY's statuses into the project's (see the module docstring); "optimal" is a claim that
 #: :func:`certified_status` checks. Statuses not listed (None included) are "failed".
-STATUS_MAP = {
-    "optimal": "optimal",
-    "optimal_inaccurate": "stalled",
-    "user_limit": "max_iter",
-    "infeasible": "failed",
-    "infeasible_inaccurate": "failed",
-    "unbounded": "failed",
-    "unbounded_inaccurate": "failed",
-    "infeasible_or_unbounded": "failed",
-    "solver_error": "failed",
-}
+STATUS_MAP = {"optimal": "optimal", "optimal_inaccurate": "stalled", "user_limit": "max_iter",
+              **dict.fromkeys(("infeasible", "infeasible_inaccurate", "unbounded",
+                               "unbounded_inaccurate", "infeasible_or_unbounded",
+                               "solver_error"), "failed")}
 #: ``Problem.solve`` keywords that belong to CVXPY's compilation, not to the solver.
 _COMPILE_OPTIONS = ("gp", "enforce_dpp", "ignore_dpp", "canon_backend")
 #: Statuses that mean "the solver stopped on a limit" when it used up the time it was given.
@@ -108,16 +101,11 @@ KILL_GRACE = 0.25
 #: Each solver's own wall-clock limit, in seconds: an option name, or ``(dict option, key)`` for
 #: solvers whose parameters CVXPY passes in one dictionary. Solvers not listed have none known
 #: (ECOS, CVXOPT, PIQP, PROXQP, GLPK, ...): bound them from outside (:func:`solve` isolates).
-TIME_LIMIT_OPTIONS = {
-    "CLARABEL": "time_limit",
-    "SCS": "time_limit_secs",
-    "HIGHS": "time_limit",
-    "OSQP": "time_limit",
-    "GUROBI": "TimeLimit",
-    "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
-    "SCIP": ("scip_params", "limits/time"),
-    "SCIPY": ("scipy_options", "time_limit"),   # scipy.optimize.linprog(method="highs")
-}
+TIME_LIMIT_OPTIONS = {"CLARABEL": "time_limit", "SCS": "time_limit_secs", "HIGHS": "time_limit",
+                      "OSQP": "time_limit", "GUROBI": "TimeLimit",
+                      "MOSEK": ("mosek_params", "MSK_DPAR_OPTIMIZER_MAX_TIME"),
+                      "SCIP": ("scip_params", "limits/time"),
+                      "SCIPY": ("scipy_options", "time_limit")}  # linprog(method="highs")
 #: The option by which a CVXPY solver takes a relative duality-gap tolerance.
 REL_GAP_OPTIONS = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"}
 
@@ -125,28 +113,10 @@ REL_GAP_OPTIONS = {"CLARABEL": "tol_gap_rel", "ECOS": "reltol", "SCS": "eps_rel"
 #: penalty, the P-Norm Push).
 PROBLEM_CLASSES = ("LP", "QP", "SOCP", "EXP")
 #: Explicit exceptions to CVXPY's capability table: solver -> {problem class: reason}.
-EXCLUDED = {
-    # HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on
-    # the (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
-    # ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
-    "HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"},
-}
-
-
-def _conic_classes(interface) -> set:
-    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
-    supported = set(interface.SUPPORTED_CONSTRAINTS)
-    classes = set()
-    if {Zero, NonNeg} <= supported:
-        classes.add("LP")
-        quad_obj = getattr(interface, "supports_quad_obj", lambda: False)()
-        if SOC in supported:
-            classes |= {"QP", "SOCP"}
-        elif quad_obj:
-            classes.add("QP")
-        if ExpCone in supported and "QP" in classes:
-            classes.add("EXP")
-    return classes
+#: HiGHS has a QP interface, but through CVXPY 1.9.3 (HiGHS 1.16) it reports "unbounded" on the
+#: (bounded) l2 Infinite Push primal, or does not return at all (the 20 x 30 x 5
+#: ip_l2_planted_s_paper_compact ran for more than 300 s). It is run on LPs only.
+EXCLUDED = {"HIGHS": {"QP": "its QP path reports 'unbounded' on, or hangs in, the l2 problems"}}
 
 
 def capabilities(name: str) -> tuple:
@@ -157,20 +127,26 @@ def capabilities(name: str) -> tuple:
     A QP interface (``SOLVER_MAP_QP``) takes LPs and QPs; a conic interface takes LPs with the
     zero and non-negative cones, SOCPs (and QPs) with second-order cones, QPs with a quadratic
     objective, and "EXP" with exponential cones as well."""
+    from cvxpy.constraints import SOC, ExpCone, NonNeg, Zero
     from cvxpy.reductions.solvers import defines
-    classes = set()
-    if name in defines.SOLVER_MAP_QP:
-        classes |= {"LP", "QP"}
-    if name in defines.SOLVER_MAP_CONIC:
-        classes |= _conic_classes(defines.SOLVER_MAP_CONIC[name])
+    classes = {"LP", "QP"} if name in defines.SOLVER_MAP_QP else set()
+    conic = defines.SOLVER_MAP_CONIC.get(name)
+    supported = set(getattr(conic, "SUPPORTED_CONSTRAINTS", ()))  # (none: not a conic solver)
+    if {Zero, NonNeg} <= supported:
+        classes.add("LP")
+        if SOC in supported:
+            classes |= {"QP", "SOCP"}
+        elif getattr(conic, "supports_quad_obj", lambda: False)():
+            classes.add("QP")
+        if ExpCone in supported and "QP" in classes:
+            classes.add("EXP")
     return tuple(c for c in PROBLEM_CLASSES if c in classes)
 
 
 def run_classes(name: str) -> tuple:
     """The problem classes solver ``name`` is run on: :func:`capabilities` minus
     :data:`EXCLUDED`."""
-    excluded = EXCLUDED.get(name, {})
-    return tuple(c for c in capabilities(name) if c not in excluded)
+    return tuple(c for c in capabilities(name) if c not in EXCLUDED.get(name, {}))
 
 
 def check_solver(name, argument: str = "solver", problem_class: str | None = None) -> str:
@@ -249,13 +225,11 @@ def map_status(cvxpy_status, *, limit_given: float | None, solve_time: float | N
 
     A limit-like status (optimal_inaccurate, user_limit) is "time_limit" when the deadline has
     passed or the solver used up the ``limit_given`` seconds (``solve_time``)."""
-    status = STATUS_MAP.get(cvxpy_status, "failed")
-    if cvxpy_status in _LIMIT_STATUSES:
-        used_up = limit_given is not None and solve_time is not None \
-            and solve_time >= _USED_UP * limit_given
-        if used_up or deadline.expired():
-            return "time_limit"
-    return status
+    used_up = (limit_given is not None and solve_time is not None
+               and solve_time >= _USED_UP * limit_given)
+    if cvxpy_status in _LIMIT_STATUSES and (used_up or deadline.expired()):
+        return "time_limit"
+    return STATUS_MAP.get(cvxpy_status, "failed")
 
 
 def certified_status(status: str, gap, tol: float) -> str:
@@ -281,11 +255,10 @@ def time_limit_option(solver: str | None):
 def _with_time_limit(options: dict, option, seconds: float) -> dict:
     """``options`` with ``seconds`` under ``option`` (never more than a limit already there)."""
     options = dict(options)
+    target, key = options, option
     if isinstance(option, tuple):  # a solver whose parameters CVXPY passes in one dict
         outer, key = option
         target = options[outer] = dict(options.get(outer, {}))
-    else:
-        target, key = options, option
     target[key] = min(float(target.get(key, np.inf)), float(seconds))
     return options
 
@@ -309,10 +282,8 @@ def solve(build, args: tuple, kwargs: dict | None = None, *, solver: str | None,
         isolate = deadline.limit is not None and (
             size >= ISOLATE_SIZE or time_limit_option(solver) is None)
     isolate = isolate and os.name == "posix"  # (the child's pipes are file descriptors)
-    build = (build, args, kwargs or {})
-    if not isolate:
-        return _staged(build, solver, options, deadline, verbose)
-    return _isolated(build, solver, options, deadline, verbose)
+    run = _isolated if isolate else _staged
+    return run((build, args, kwargs or {}), solver, options, deadline, verbose)
 
 
 def solve_problem(problem, *, solver: str | None, options: dict | None = None,
@@ -325,17 +296,12 @@ def solve_problem(problem, *, solver: str | None, options: dict | None = None,
     deadline = Deadline(None) if deadline is None else deadline
     if deadline.expired():
         return Outcome("time_limit", message=f"{deadline.message()} before CVXPY started")
-    return _staged((_given, (problem,), {}), solver, dict(options or {}), deadline, verbose,
+    return _staged((lambda: problem, (), {}), solver, dict(options or {}), deadline, verbose,
                    warm_start=warm_start)
 
 
-def _given(problem):
-    """The builder of a problem already built."""
-    return problem
-
-
-def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
-            warm_start=False):
+def _staged(build, solver, options, deadline: Deadline, verbose, *,
+            report=lambda stage: None, warm_start=False):
     """Build (``build``: the builder, its args and kwargs), compile and solve within
     ``deadline``, checking it between the stages; ``report(stage)`` (the child's pipe) is told
     each stage as it starts."""
@@ -343,8 +309,7 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
 
     def stage(name):
         times[name] = deadline.elapsed()
-        if report is not None:
-            report(name)
+        report(name)
         if deadline.expired():
             return Outcome("time_limit", message=f"{deadline.message()} before the CVXPY "
                                                  f"{name} stage", info={"stage_times": times})
@@ -364,7 +329,6 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
     if str(solver).upper() == "HIGHS":
         quiet_highs()
     option = time_limit_option(solver)
-    limit_given = None
     options = dict(options)
     compile_options = {key: options.pop(key) for key in _COMPILE_OPTIONS if key in options}
     try:
@@ -375,8 +339,8 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
                                                          **compile_options)
         if (out := stage("solve")) is not None:
             return out
-        if deadline.limit is not None and option is not None:
-            limit_given = deadline.for_solver()
+        limit_given = None if option is None else deadline.for_solver()  # (None: no limit)
+        if limit_given is not None:
             options = _with_time_limit(options, option, limit_given)
         t_solve = time.perf_counter()
         solution = chain.solve_via_data(prob, data, warm_start, verbose, dict(options))
@@ -416,16 +380,15 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *, report=None,
 #: The child's program (``python -c``): take sys.path from the caller, die with it (Linux),
 #: then run :func:`_child_main` on the pipes whose descriptors are its arguments.
 _CHILD_PROGRAM = """
+import contextlib
 import sys
 from multiprocessing.connection import Connection
 requests = Connection(int(sys.argv[1]), writable=False)
 results = Connection(int(sys.argv[2]), readable=False)
 sys.path[:] = requests.recv()
-try:
+with contextlib.suppress(Exception):  # (no prctl: not Linux)
     import ctypes
     ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = SIGKILL: no orphaned solve
-except Exception:
-    pass
 from infpush_cvx.solvers.engines.cvxpy_backend import _child_main
 _child_main(requests, results)
 """

@@ -12,7 +12,7 @@ Omega) and the data; the gradient ``s_i - t_j - 1`` costs O((m + n) d + m n) (du
 
 When the Lipschitz constant ``L = lambda_max(Z^T Z)`` is 0 (every pair difference is zero, or
 too small for float64 to square), ``Q(alpha) = -sum(alpha)`` is linear and both methods return
-its exact minimiser (:func:`linear_dual_answer`); when L overflows they return at once with
+its exact minimiser (:func:`_without_steps`); when L overflows they return at once with
 status "failed". Both stop with status "time_limit" once their :class:`~._deadline.Deadline`
 has passed (checked every step), and with "failed" if an iterate stops being finite.
 """
@@ -22,47 +22,41 @@ from __future__ import annotations
 import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration
-from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.solvers.engines import duality
 
 
 def _gap(data, alpha, lam, loss):
     w = duality.w_of_alpha(data.Xp, data.Xn, alpha)
-    p = bipartite_objective(data, w, lam, loss=loss, penalty="l2")
-    d = duality.dual_value(data, alpha, lam, penalty="l2")
-    return w, p, duality.relative_gap(p, d)
-
-
-def linear_dual_answer(data, lam, project, *, loss):
-    """The exact answer when ``w(alpha) = 0`` for every alpha (L = 0), as a method's dict.
-
-    Then ``Q(alpha) = -sum(alpha)``, minimised over Omega by ``project(C 1)``: every column
-    (Infinite Push) or every entry (RankSVM) at its bound, ``sum(alpha) = C``, so the dual value
-    ``lam C = 1`` equals the primal value at ``w = 0``, where every hinge is 1.
-    """
-    alpha = project(np.full((data.m, data.n), 1.0 / lam))
-    w, p, _ = _gap(data, alpha, lam, loss)
-    return _answer(w, alpha, "optimal", "", 0, {"objective": [p]})
+    p, _, gap = duality.duality_gap(data, w, alpha, lam, loss=loss)
+    return w, p, gap
 
 
 def _without_steps(data, lam, project, L, *, loss, alpha0):
     """The dict of a method whose Lipschitz constant ``L`` leaves no step to take, or None:
-    the exact answer when L = 0 (:func:`linear_dual_answer`), "failed" when L overflows
-    float64 (the data are too large)."""
+    the exact answer when L = 0, "failed" when L overflows float64 (the data are too large).
+
+    L = 0 means ``w(alpha) = 0`` for every alpha: then ``Q(alpha) = -sum(alpha)``, minimised
+    over Omega by ``project(C 1)``: every column (Infinite Push) or every entry (RankSVM) at its
+    bound, ``sum(alpha) = C``, so the dual value ``lam C = 1`` equals the primal value at
+    ``w = 0``, where every hinge is 1.
+    """
     if L == 0:
-        return linear_dual_answer(data, lam, project, loss=loss)
+        alpha = project(np.full((data.m, data.n), 1.0 / lam))
+        objective = _gap(data, alpha, lam, loss)[1]
+        return _answer(data, alpha, "optimal", "", 0, {"objective": [objective]})
     if np.isfinite(L):
         return None
     alpha = np.zeros((data.m, data.n)) if alpha0 is None else project(alpha0)
-    return _answer(duality.w_of_alpha(data.Xp, data.Xn, alpha), alpha, "failed",
-                   f"the Lipschitz constant of the dual gradient is {L!r}: the data are too "
-                   f"large for float64; rescale them or use method='working_set'", 0, {})
+    return _answer(data, alpha, "failed", f"the Lipschitz constant of the dual gradient is "
+                   f"{L!r}: the data are too large for float64; rescale them or use "
+                   f"method='working_set'", 0, {})
 
 
-def _answer(w, alpha, status, message, iterations, history, **extra) -> dict:
-    """A method's answer as the dict the solvers read (``extra``: its own entries)."""
-    return {"w": w, "alpha": alpha, "status": status, "iterations": iterations,
-            "history": history, "message": message, **extra}
+def _answer(data, alpha, status, message, iterations, history, **extra) -> dict:
+    """A method's answer at ``alpha`` (its ``w(alpha)`` too) as the dict the solvers read
+    (``extra``: its own entries)."""
+    return {"w": duality.w_of_alpha(data.Xp, data.Xn, alpha), "alpha": alpha, "status": status,
+            "iterations": iterations, "history": history, "message": message, **extra}
 
 
 def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_every,
@@ -93,13 +87,11 @@ def _iterate(name, step, data, lam, loss, *, max_iter, tol, deadline, check_ever
         x, extra = out
         if t % check_every == 0 or t == max_iter:
             _, p, gap = _gap(data, x, lam, loss)
-            hist["objective"].append(p)
-            hist["gap"].append(gap)
-            hist["time"].append(deadline.elapsed())
-            for key in record:
-                hist[key].append(extra[key])
+            row = {**extra, "objective": p, "gap": gap, "time": deadline.elapsed()}
+            for key in hist:  # (the extra values named in record among them)
+                hist[key].append(row[key])
             if t % every == 0 or t == max_iter or gap <= tol:
-                log_iteration(name, t, p, gap, hist["time"][-1], **extra)
+                log_iteration(name, t, p, gap, row["time"], **extra)
             if gap <= tol:
                 return "optimal", "", t, hist
         last = deadline.elapsed() - begun
@@ -143,7 +135,7 @@ def paper_gradient_projection(data, lam, project, *, loss, max_iter, tol, deadli
                                         record=("Q",), first_step=first_step)
     if status != "failed" and duality.dual_value(data, alpha, lam) > best_d:
         best = alpha
-    return _answer(_gap(data, best, lam, loss)[0], best, status, message, t, hist, eta0=eta0)
+    return _answer(data, best, status, message, t, hist, eta0=eta0)
 
 
 def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, check_every=10):
@@ -182,4 +174,4 @@ def fista(data, lam, project, *, loss, max_iter, tol, deadline, alpha0=None, che
     status, message, it, hist = _iterate("fista", step, data, lam, loss, max_iter=max_iter,
                                          tol=tol, deadline=deadline, check_every=check_every,
                                          first_step=first_step)
-    return _answer(_gap(data, x, lam, loss)[0], x, status, message, it, hist, lipschitz=L)
+    return _answer(data, x, status, message, it, hist, lipschitz=L)

@@ -58,10 +58,8 @@ def pair_gram(Xp, Xn) -> np.ndarray:
     m, n = Xp.shape[0], Xn.shape[0]
     a = np.asarray(Xp.sum(axis=0)).ravel()
     b = np.asarray(Xn.sum(axis=0)).ravel()
-    XpX, XnX = Xp.T @ Xp, Xn.T @ Xn
-    G = (n * (XpX.toarray() if hasattr(XpX, "toarray") else np.asarray(XpX))
-         + m * (XnX.toarray() if hasattr(XnX, "toarray") else np.asarray(XnX))
-         - np.outer(a, b) - np.outer(b, a))
+    XpX, XnX = (A.toarray() if sp.issparse(A) else np.asarray(A) for A in (Xp.T @ Xp, Xn.T @ Xn))
+    G = n * XpX + m * XnX - np.outer(a, b) - np.outer(b, a)
     return 0.5 * (G + G.T)
 
 
@@ -87,16 +85,16 @@ def largest_row_norm(data: BipartiteData) -> float:
     The squared norms are summed directly (no copy of a dense X); only when they leave the
     float range are they recomputed on the data divided by its largest absolute entry.
     """
-    largest = 0.0
-    for X in (data.Xp, data.Xn):
-        with np.errstate(over="ignore", under="ignore"):
-            sq = float(_row_squares(X).max()) if X.shape[0] else 0.0
-        if np.isfinite(sq) and (sq == 0.0 or sq > 1e-280):
-            largest = max(largest, float(np.sqrt(sq)))
-            continue
-        top = float(abs(X).max())
-        largest = max(largest, top * float(np.sqrt(_row_squares(X / top).max())))
-    return largest
+    return max(_largest_norm(data.Xp), _largest_norm(data.Xn))
+
+
+def _largest_norm(X) -> float:
+    with np.errstate(over="ignore", under="ignore"):
+        sq = float(_row_squares(X).max()) if X.shape[0] else 0.0
+    if np.isfinite(sq) and (sq == 0.0 or sq > 1e-280):
+        return float(np.sqrt(sq))
+    top = float(abs(X).max())
+    return top * float(np.sqrt(_row_squares(X / top).max()))
 
 
 def _row_squares(X) -> np.ndarray:

@@ -131,22 +131,18 @@ class ImplicitDual:
         return dense_from_columns(self)
 
 
-def expand_column(dual, j, reduced_column, p, q, *, split_negatives="weights"):
+def expand_column(dual, j, reduced_column, p, q):
     """Column j of the caller's alpha from the solver's (collapsed) columns.
 
-    A collapsed row's alpha splits over its copies in proportion to their weights; a collapsed
-    negative's over its copies in proportion to their weights (RankSVM, whose box bound scales
-    with them) or equally (``split_negatives="equal"``: the Infinite Push, whose
+    A collapsed row's alpha splits over its copies in proportion to their weights, and so does
+    a collapsed negative's (RankSVM's box bound scales with them; the Infinite Push's
     ``sum_j max_i alpha_ij / p_i`` is unchanged by any split). The pair sums are unchanged.
     """
     if dual.collapsed is None:
         return reduced_column(j)
     info, wp, wn = dual.collapsed
     J = int(info.neg_index[j])
-    col = reduced_column(J)[info.pos_index] * (wp / p[info.pos_index])
-    if split_negatives == "equal":
-        return col / float(np.count_nonzero(info.neg_index == J))
-    return col * (wn[j] / q[J])
+    return reduced_column(J)[info.pos_index] * (wp / p[info.pos_index]) * (wn[j] / q[J])
 
 
 def dense_from_columns(dual) -> np.ndarray:

@@ -47,9 +47,11 @@ import dataclasses
 import numpy as np
 
 from infpush_cvx.data.containers import BipartiteData
-from infpush_cvx.data.kernels import TimeLimitReached, factorise, training_rows
+from infpush_cvx.data.kernels import (PSD_TOL, TimeLimitReached, factorise, kernel_matrix,
+                                      not_psd_error, psd_by_construction, refuse_indefinite,
+                                      resolve_gamma, symmetrise, training_rows)
 from infpush_cvx.solvers.engines.deadline import Deadline
-from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap,
+from infpush_cvx.solvers.result import (CERTIFIED, SolverResult, relative_gap, roundoff_bound,
                                         warn_if_not_converged)
 
 
@@ -72,11 +74,11 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     its factor is computed (both check it block by block) ends the solve with status
     "time_limit" at ``beta = 0`` (:func:`_stopped_before_solving`)."""
     data = problem.data
-    if method.nystroem == "adaptive" and warm_start is not None:
-        raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
-                        "rebuilt from the data)")
     try:
         if method.nystroem == "adaptive":
+            if warm_start is not None:
+                raise TypeError("warm_start is not used with nystroem='adaptive' (its span is "
+                                "rebuilt from the data)")
             return adaptive_solve(method, problem, deadline)
         factor = factorise(training_rows(data), problem.kernel, problem.gamma, problem.degree,
                            problem.coef0, nystroem=method.nystroem, seed=method.nystroem_seed,
@@ -86,14 +88,19 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     except TimeLimitReached:
         return _stopped_before_solving(problem, method, deadline)
     factor_time = deadline.elapsed()
-    needed = _first_solve_estimate(factor_time, factor.rank, data.m + data.n)
-    if deadline.remaining() < needed:
-        left = max(deadline.remaining(), 0.0)
+    # a lower estimate of the seconds the linear solver needs before it can stop on the factor
+    # rows L (N x r): its set-up and first iteration form r x r or N x r x r products (the
+    # working set's degeneracy LP on L, FISTA's Lipschitz constant from the r x r pair Gram
+    # matrix, a smoothing-Newton Hessian) and none of them sees the deadline; each costs about
+    # N r^2 against the factor's N^2 r / 3, so factor_time * r / N (measured at N = r = 2,000
+    # under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)
+    needed = factor_time * factor.rank / max(data.m + data.n, 1)
+    if (left := deadline.remaining()) < needed:
         return _stopped_before_solving(
             problem, method, deadline,
-            message=f"the {left:.2g} s left of the time limit of {deadline.limit:g} s cannot "
-                    f"cover the linear solve's start on the rank-{factor.rank} factor (about "
-                    f"{needed:.2g} s); beta = 0 is returned")
+            message=f"the {max(left, 0.0):.2g} s left of the time limit of {deadline.limit:g} s "
+                    f"cannot cover the linear solve's start on the rank-{factor.rank} factor "
+                    f"(about {needed:.2g} s); beta = 0 is returned")
     L, m = factor.L, data.m
     if L.shape[1] == 0:  # K = 0: every f is 0; one zero column keeps the linear solver's shapes
         L = np.zeros((L.shape[0], 1))
@@ -102,12 +109,11 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
         warm_start = dataclasses.replace(warm_start, w=warm_start.info["v"])
     res = method._solve_linear(problem.on_rows(L[:m], L[m:]), warm_start, deadline)
     v = res.w if factor.rank else np.zeros(0)
-    beta = factor.coefficients(v)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
                 degree=factor.degree, coef0=factor.coef0, landmarks=factor.landmarks,
                 factor_time=factor_time, factor=factor.method,
                 factor_residual=factor.residual if factor.gram is not None else None)
-    res = dataclasses.replace(res, w=beta, info=info)
+    res = dataclasses.replace(res, w=factor.coefficients(v), info=info)  # (w: beta)
     if factor.gram is not None and res.dual is not None:
         res = _certified_on_gram(res, factor.gram, problem, method.tol)
     return dataclasses.replace(res, time=deadline.elapsed())
@@ -116,24 +122,26 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
 def gram_matrix(problem, deadline=None) -> tuple[np.ndarray, object]:
     """``(K, gamma)``: the Gram matrix ``K(Z, Z)`` of the kernel ``problem``'s training rows and
     its ``gamma`` resolved on the weighted rows; ``deadline`` checked between blocks."""
-    from infpush_cvx.data.kernels import kernel_matrix, resolve_gamma, symmetrise
-
     Z = training_rows(problem.data)
     gamma = problem.gamma if callable(problem.kernel) or problem.kernel == "linear" else \
         resolve_gamma(problem.gamma, Z, sample_weight=row_weights(problem.data))
-    K = kernel_matrix(Z, None, problem.kernel, gamma, problem.degree, problem.coef0,
-                      deadline=deadline)
-    return symmetrise(K, deadline), gamma
+    return symmetrise(kernel_matrix(Z, None, problem.kernel, gamma, problem.degree,
+                                    problem.coef0, deadline=deadline), deadline), gamma
 
 
 def kernel_objective(problem, beta) -> float:
     """The objective of the coefficients ``beta`` on the kernel ``problem``, in its scaling:
     ``lam/2 beta^T K beta + loss(K beta)`` in paper scaling, with the full Gram matrix."""
-    K = gram_matrix(problem)[0]
-    beta = np.asarray(beta, float)
-    f = K @ beta
-    primal = 0.5 * problem.lam_paper * float(beta @ f) + _loss_of_scores(f, problem)
+    primal, _ = _primal(gram_matrix(problem)[0], np.asarray(beta, float), problem)
     return _multiplier(problem, problem.scaling) * primal
+
+
+def _primal(K, beta, problem) -> tuple[float, float]:
+    """``(lam/2 beta^T K beta + loss(K beta), loss(K beta))``: the paper-scaling objective of
+    the coefficients ``beta`` with the Gram matrix ``K``, and its loss."""
+    f = K @ beta
+    loss = _loss_of_scores(f, problem)
+    return 0.5 * problem.lam_paper * float(beta @ f) + loss, loss
 
 
 def _multiplier(problem, scaling: str) -> float:
@@ -162,13 +170,11 @@ def _exact_parts(K, beta, dual, problem, scaling: str | None = None):
     (:func:`_gap_roundoff`)."""
     data, lam_p = problem.data, problem.lam_paper
     mult = _multiplier(problem, problem.scaling if scaling is None else scaling)
-    f = K @ beta
-    value = _loss_of_scores(f, problem)
-    primal = 0.5 * lam_p * float(beta @ f) + value
-    rows, cols = _pair_sums(dual, data.m, data.n)
-    b = np.concatenate([rows, -cols])
-    lower = lam_p * (float(cols.sum()) - 0.5 * float(b @ (K @ b)))
-    roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, float(cols.sum()))
+    primal, value = _primal(K, beta, problem)
+    b = _dual_function(dual, data.m, data.n)
+    total = -float(b[data.m:].sum())  # sum(alpha)
+    lower = lam_p * (total - 0.5 * float(b @ (K @ b)))
+    roundoff = _gap_roundoff(K, beta, b, lam_p, primal, value, total)
     return mult * primal, mult * lower, relative_gap(primal, lower), roundoff
 
 
@@ -195,13 +201,11 @@ def _gap_roundoff(K, beta, b, lam_p, primal, value, total) -> float:
     gap (absolute when ``P = 0``). A gap below minus this bound is no rounding: the
     certificate failed (a Gram matrix that is not positive semidefinite).
     """
-    N = K.shape[0]
-    u = 4.0 * max(N, 1) * np.finfo(float).eps
     big = max(float(K.max(initial=0.0)), -float(K.min(initial=0.0)))  # (no |K| copy: 0.4 s)
     nb, nt = float(np.abs(beta).sum()), float(np.abs(b).sum())
-    error = u * (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
+    magnitude = (lam_p * big * (nb * nb + nt * nt) + 2.0 * big * nb + abs(value)
                  + lam_p * abs(total))
-    return error / (abs(primal) if primal != 0 else 1.0)
+    return roundoff_bound(4 * max(K.shape[0], 1), magnitude, abs(primal))
 
 
 def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResult:
@@ -213,20 +217,18 @@ def _certified_on_gram(res: SolverResult, K, problem, tol: float) -> SolverResul
     objective, _, gap, roundoff = _exact_parts(K, res.w, res.dual, problem)
     info = dict(res.info, factor_gap=res.gap)
     out = dataclasses.replace(res, objective=objective, gap=gap, info=info)
-    judged = _negative_gap_judged(out, tol, roundoff)
-    if judged is not None:
-        return judged
-    if res.converged and not gap <= tol:
-        return _demoted(out, "stalled",
-                        f"certified to {res.gap:.2e} on the factor rows but only to {gap:.2e} "
-                        f"on the exact problem (factor residual {info['factor_residual']:.2e}); "
-                        f"a smaller factor tolerance is needed")
-    return out
+    if res.converged and not gap <= tol:  # (above tol: no negative gap to judge)
+        return _warned(out, status="stalled",
+                       message=f"certified to {res.gap:.2e} on the factor rows but only to "
+                               f"{gap:.2e} on the exact problem (factor residual "
+                               f"{info['factor_residual']:.2e}); a smaller factor tolerance is "
+                               f"needed")
+    return _negative_gap_judged(out, tol, roundoff) or out
 
 
-def _demoted(res: SolverResult, status: str, message: str) -> SolverResult:
-    """``res`` with ``status`` and ``message``, warned (:class:`~.result.ConvergenceWarning`)."""
-    out = dataclasses.replace(res, status=status, message=message)
+def _warned(res: SolverResult, **changes) -> SolverResult:
+    """``res`` with ``changes``; a :class:`~.result.ConvergenceWarning` unless it converged."""
+    out = dataclasses.replace(res, **changes)
     warn_if_not_converged(out)
     return out
 
@@ -244,27 +246,17 @@ def _negative_gap_judged(res: SolverResult, tol: float, roundoff: float) -> Solv
     and a :class:`~.result.ConvergenceWarning`.
     """
     if res.gap < -roundoff:
-        return _demoted(res, "numerical_error",
-                        f"the certified gap on the exact problem is {res.gap:.3g}, below minus "
-                        f"its round-off bound {roundoff:.2e}: the certificate failed (is the "
-                        f"Gram matrix positive semidefinite? check kernel)")
+        return _warned(res, status="numerical_error",
+                       message=f"the certified gap on the exact problem is {res.gap:.3g}, below "
+                               f"minus its round-off bound {roundoff:.2e}: the certificate "
+                               f"failed (is the Gram matrix positive semidefinite? check kernel)")
     if res.converged and res.gap < -tol:
-        return _demoted(res, "stalled",
-                        f"the certified gap on the exact problem is {res.gap:.3g}: its rounding "
-                        f"error exceeds tol = {tol:g}, so it does not prove tol (the Gram "
-                        f"matrix's entries are too large against the objective: centre or "
-                        f"rescale the data)")
+        return _warned(res, status="stalled",
+                       message=f"the certified gap on the exact problem is {res.gap:.3g}: its "
+                               f"rounding error exceeds tol = {tol:g}, so it does not prove tol "
+                               f"(the Gram matrix's entries are too large against the "
+                               f"objective: centre or rescale the data)")
     return None
-
-
-def _first_solve_estimate(factor_time: float, rank: int, n_rows: int) -> float:
-    """A lower estimate of the seconds the linear solver needs before it can stop on the factor
-    rows ``L`` (N x r): its set-up and first iteration form r x r or N x r x r products (the
-    working set's degeneracy LP on L, FISTA's Lipschitz constant from the r x r pair Gram
-    matrix, a smoothing-Newton Hessian) and none of them sees the deadline; each costs about
-    ``N r^2`` against the factor's ``N^2 r / 3``, so ``factor_time * r / N`` (measured at
-    N = r = 2,000 under load: factor 1.0 s, then 0.9 s to 3.3 s before the solvers stopped)."""
-    return factor_time * rank / max(n_rows, 1)
 
 
 def _stopped_before_solving(problem, method, deadline: Deadline,
@@ -273,31 +265,30 @@ def _stopped_before_solving(problem, method, deadline: Deadline,
     computed (or would pass before its first step, as ``message`` says): ``beta = 0`` (``f =
     0``, objective ``P(0)``, 1 in paper scaling), status "time_limit" with a warning, and the
     gap of the dual point ``alpha = 0`` (feasible, value 0): relative gap 1."""
-    data = problem.data
-    mult = _multiplier(problem, problem.scaling)
-    primal = _loss_of_scores(np.zeros(data.m + data.n), problem)
+    N = problem.data.m + problem.data.n
+    primal = _loss_of_scores(np.zeros(N), problem)
     elapsed = deadline.elapsed()
-    res = SolverResult(w=np.zeros(data.m + data.n), objective=mult * primal,
-                       gap=relative_gap(primal, 0.0), status="time_limit", iterations=0,
-                       time=elapsed, method=method.name,
-                       message=message or f"{deadline.message()} while the Gram matrix and "
-                                          f"its factor were computed; beta = 0 is returned",
-                       info={"factor_time": elapsed, "rank": 0})
-    warn_if_not_converged(res)
-    return res
+    return _warned(SolverResult(
+        w=np.zeros(N), objective=_multiplier(problem, problem.scaling) * primal,
+        gap=relative_gap(primal, 0.0), status="time_limit", iterations=0, time=elapsed,
+        method=method.name, message=message or f"{deadline.message()} while the Gram matrix "
+                                               f"and its factor were computed; beta = 0 is "
+                                               f"returned",
+        info={"factor_time": elapsed, "rank": 0}))
 
 
-def _pair_sums(dual, m: int, n: int):
-    """``(alpha 1_n, alpha^T 1_m)`` of a dual point (an implicit one column by column)."""
+def _dual_function(dual, m: int, n: int) -> np.ndarray:
+    """The coefficients ``b = [alpha 1_n; -alpha^T 1_m]`` of a dual point's function ``K b``
+    (an implicit dual point column by column)."""
     if not hasattr(dual, "column"):
         alpha = np.asarray(dual)
-        return alpha.sum(axis=1), alpha.sum(axis=0)
-    rows, cols = np.zeros(m), np.zeros(n)
+        return np.concatenate([alpha.sum(axis=1), -alpha.sum(axis=0)])
+    b = np.zeros(m + n)
     for j in range(n):
         col = dual.column(j)
-        rows += col
-        cols[j] = col.sum()
-    return rows, cols
+        b[:m] += col
+        b[m + j] = -col.sum()
+    return b
 
 
 #: Atoms added per round by the adaptive route: rows in the dual's support, at most this many.
@@ -328,9 +319,6 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     ``beta = 0``), a later one ends the solve with the last round's answer, as does a time
     left shorter than the last round took (the next, with more atoms, takes longer).
     """
-    from infpush_cvx.data.kernels import (PSD_TOL, not_psd_error, psd_by_construction,
-                                          refuse_indefinite)
-
     data, tol = problem.data, method.tol
     kernel, degree, coef0 = problem.kernel, problem.degree, problem.coef0
     m, n = data.m, data.n
@@ -341,9 +329,9 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
     factor_time = deadline.elapsed()
     inner = dataclasses.replace(method, tol=tol / 10, nystroem=None)
     mean_pos = np.concatenate([np.full(m, 1.0 / m), np.zeros(n)])
-    near = m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4]
+    # the first atoms: the mean positive's function and the negatives nearest it
     dense_atoms = [mean_pos]
-    singles = list(near)
+    singles = list(m + np.argsort(-(K[m:] @ mean_pos), kind="stable")[:2 * _ATOMS_PER_ROUND // 4])
     rounds, last, gap, roundoff = 0, None, np.inf, 0.0
     round_time, out_of_time = 0.0, False
     while True:
@@ -374,13 +362,11 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
         if res.dual is None:
             break
         _, _, gap, roundoff = _exact_parts(K, beta, res.dual, problem)
-        if gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED:
-            break
-        if deadline.expired():
+        if (gap <= tol or gap < -roundoff or len(singles) == N or res.status not in CERTIFIED
+                or deadline.expired()):
             break
         round_time = deadline.elapsed() - round_start
-        rows, cols = _pair_sums(res.dual, m, n)
-        b = np.concatenate([rows, -cols])
+        b = _dual_function(res.dual, m, n)
         # new atoms: the dual's function, the negatives of its support, and the positives
         # whose coefficient departs most from the common one (the mean positive's atom)
         have = set(singles)
@@ -406,11 +392,7 @@ def adaptive_solve(method, problem, deadline: Deadline) -> SolverResult:
                 atoms=len(dense_atoms) + len(singles), restricted_gap=res.gap)
     result = dataclasses.replace(res, w=beta, gap=float(gap), status=status, message=message,
                                  info=info, time=deadline.elapsed())
-    judged = _negative_gap_judged(result, tol, roundoff)
-    if judged is not None:
-        return judged
-    warn_if_not_converged(result)
-    return result
+    return _negative_gap_judged(result, tol, roundoff) or _warned(result)
 
 
 #: Entries of K read at a time by :func:`_blocked_product` (32 MB of K).

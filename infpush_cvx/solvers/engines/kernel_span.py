@@ -135,8 +135,7 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
     rest = np.asfortranarray(B[d1:] / scale)
     (qr2, tau2), R2, perm = scipy.linalg.qr(rest, mode="raw", pivoting=True, overwrite_a=True,
                                             check_finite=False)
-    diag = np.abs(np.diag(R2))
-    r2 = int(np.count_nonzero(diag > rank_tol))
+    r2 = int(np.count_nonzero(np.abs(np.diag(R2)) > rank_tol))
     D = d1 + r2
     if D == 0 or D > fraction * d:  # (no data at all: nothing to gain)
         return None

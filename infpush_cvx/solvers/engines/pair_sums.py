@@ -56,10 +56,7 @@ def near_margin_pairs(ss: SortedScores, v: np.ndarray, cols: np.ndarray, *, widt
         for _ in range(50):
             mid = 0.5 * (a + b)
             lo_m, hi_m = ranges(mid)
-            if int((hi_m - lo_m).sum()) > cap:
-                b = mid
-            else:
-                a = mid
+            a, b = (a, mid) if int((hi_m - lo_m).sum()) > cap else (mid, b)
             if b - a <= 1e-3 * b:
                 break
         lo, hi = ranges(a)
@@ -68,12 +65,9 @@ def near_margin_pairs(ss: SortedScores, v: np.ndarray, cols: np.ndarray, *, widt
     if total == 0:
         return np.zeros(0, np.intp), np.zeros(0, np.intp)
     j = np.repeat(cols, cnt)
-    start = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
-    pos = np.arange(total) + start
-    i = ss.order[pos]
-    if total > tie_cap:  # ties at the margin beyond the cap: keep the first tie_cap
-        i, j = i[:tie_cap], j[:tie_cap]
-    return i, j
+    pos = np.arange(total) + np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
+    # (ties at the margin beyond the cap: the first tie_cap are kept)
+    return ss.order[pos[:tie_cap]], j[:tie_cap]
 
 
 def prefix_row_sums(ss: SortedScores, X, k: np.ndarray) -> np.ndarray:
@@ -88,8 +82,7 @@ def prefix_row_sums(ss: SortedScores, X, k: np.ndarray) -> np.ndarray:
     S = sp.csr_matrix((ss.p_sorted, (seg, ss.order)), shape=(uk.size + 1, ss.m))
     seg_sums = S @ X
     seg_sums = seg_sums.toarray() if sp.issparse(seg_sums) else np.asarray(seg_sums)
-    prefix = np.cumsum(seg_sums[:uk.size], axis=0)
-    return prefix[inv]
+    return np.cumsum(seg_sums[:uk.size], axis=0)[inv]
 
 
 def weight_above(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -99,6 +92,5 @@ def weight_above(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
     """
     v = 1.0 + t
     order = np.argsort(v, kind="stable")
-    v_sorted = v[order]
     suffix = np.concatenate([np.cumsum(q[order][::-1])[::-1], [0.0]])
-    return suffix[np.searchsorted(v_sorted, s, side="right")]
+    return suffix[np.searchsorted(v[order], s, side="right")]

@@ -33,9 +33,7 @@ class RampSums:
         # per negative j, sums over positives (u sorted)
         ou = np.argsort(u, kind="stable")
         us, pu = u[ou], p[ou]
-        P0 = np.concatenate([[0.0], np.cumsum(pu)])
-        P1 = np.concatenate([[0.0], np.cumsum(pu * us)])
-        P2 = np.concatenate([[0.0], np.cumsum(pu * us * us)])
+        P0, P1, P2 = (np.concatenate([[0.0], np.cumsum(x)]) for x in (pu, pu * us, pu * us * us))
         a = np.searchsorted(us, v - c, side="right")  # full: u_i <= v_j - c
         b = np.searchsorted(us, v + c, side="left")   # zone: v_j - c < u_i < v_j + c
         vc = v + c
@@ -48,8 +46,7 @@ class RampSums:
         # per positive i, sums over negatives (v sorted)
         ov = np.argsort(v, kind="stable")
         vs, qv = v[ov], q[ov]
-        Q0 = np.concatenate([[0.0], np.cumsum(qv)])
-        Q1 = np.concatenate([[0.0], np.cumsum(qv * vs)])
+        Q0, Q1 = (np.concatenate([[0.0], np.cumsum(x)]) for x in (qv, qv * vs))
         full = np.searchsorted(vs, u + c, side="left")  # full: v_j >= u_i + c
         lo = np.searchsorted(vs, u - c, side="right")   # zone: u_i - c < v_j < u_i + c
         y0, y1 = Q0[full] - Q0[lo], Q1[full] - Q1[lo]
