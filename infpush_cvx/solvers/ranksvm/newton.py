@@ -52,8 +52,6 @@ from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 class RampDual:
     """``alpha_ij = coef p_i q_j a(x_ij)`` at reference scores and mu: RankSVM's implicit dual."""
 
-    loss = "ranksvm"
-
     def __init__(self, s_ref, t_ref, p, q, mu, coef, w_alpha, total, factor, alpha_scale,
                  collapsed=None, roundoff_amplification=1.0):
         self.s_ref, self.t_ref, self.p, self.q, self.mu = s_ref, t_ref, p, q, mu
@@ -62,9 +60,6 @@ class RampDual:
         self.roundoff_amplification = roundoff_amplification
         self.coef, self.w_alpha, self.total = coef, w_alpha, total
         self.factor, self.alpha_scale, self.collapsed = factor, alpha_scale, collapsed
-
-    def value(self, lam: float, penalty: str = "l2") -> float:
-        return dual_value(self.w_alpha, self.total, lam, penalty)
 
     def _reduced_column(self, J: int) -> np.ndarray:
         x = 1.0 - self.s_ref + self.t_ref[J]
@@ -132,10 +127,6 @@ def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline)
     return H
 
 
-_ROUND_OFF_MESSAGE = ("the smoothing mu={mu:.1e} reached the round-off of the scores: no smaller "
-                      "gap can be certified")
-
-
 def below_round_off(mu: float, s, t) -> bool:
     """Whether a smoothing ``mu`` is lost in the round-off of the margins ``1 - s_i + t_j``
     (1000 ulps of the largest): the ramp's sums divide by mu, so their round-off would then
@@ -156,12 +147,11 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
     if sp.issparse(Xp):  # the Hessian's blocks of columns
         Xp, Xn = Xp.tocsc(), Xn.tocsc()
     lam, W = prob.lam, prob.M * prob.N
-    d = prob.d
-    w = np.zeros(d) if w0 is None else np.asarray(w0, float).copy()
+    w = np.zeros(prob.d) if w0 is None else np.asarray(w0, float).copy()
     mu = mu0
     history = {"objective": [], "gap": [], "time": [], "mu": [], "step_size": []}
     best_p, best_d = (np.inf, w), (-np.inf, None)
-    status, message, gap, it = "max_iter", "", np.inf, 0
+    status, message, gap, it = "max_iter", f"max_iter={max_iter} Newton steps reached", np.inf, 0
 
     def smoothed(w):
         s, t = prob.scores(w)
@@ -210,40 +200,33 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
             step = -grad / lam
         decrement = -float(grad @ step)
         if decrement <= 1e-14 * max(abs(F), 1e-300):
-            # converged for this mu: smooth less
-            mu /= 10.0
-            history["step_size"][-1] = 0.0
-            if below_round_off(mu, s, t):
-                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
-                break
-            s, t, ramp, F = smoothed(w)
-            continue
-        size = 1.0
-        while not deadline.expired():  # backtracking (Armijo) on F_mu
-            w_new = w + size * step
-            s_n, t_n, ramp_n, F_n = smoothed(w_new)
-            if F_n <= F - 1e-4 * size * decrement or size < 1e-10:
-                break
-            size *= 0.5
+            history["step_size"][-1] = 0.0  # converged for this mu: smooth less (below)
         else:
-            status, message = "time_limit", deadline.message()
-            break
-        history["step_size"][-1] = size
-        if size < 1e-6:
+            size = 1.0
+            while not deadline.expired():  # backtracking (Armijo) on F_mu
+                w_new = w + size * step
+                s_n, t_n, ramp_n, F_n = smoothed(w_new)
+                if F_n <= F - 1e-4 * size * decrement or size < 1e-10:
+                    break
+                size *= 0.5
+            else:
+                status, message = "time_limit", deadline.message()
+                break
+            history["step_size"][-1] = size
+            if size >= 1e-6:
+                w, s, t, ramp, F = w_new, s_n, t_n, ramp_n, F_n
+                continue
             # (almost) no descent: the Newton direction is spoilt by round-off in a Hessian
             # whose curvature 1/mu is concentrated on few pairs (nearly separable data, d >= m,
             # stalled here for 400 steps at steps of 1e-9): smooth less
             if F_n < F:
                 w, s, t = w_new, s_n, t_n
-            mu /= 10.0
-            if below_round_off(mu, s, t):
-                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
-                break
-            s, t, ramp, F = smoothed(w)
-            continue
-        w, s, t, ramp, F = w_new, s_n, t_n, ramp_n, F_n
-    if status == "max_iter":
-        message = f"max_iter={max_iter} Newton steps reached"
+        mu /= 10.0
+        if below_round_off(mu, s, t):
+            status, message = "stalled", (f"the smoothing mu={mu:.1e} reached the round-off of "
+                                          f"the scores: no smaller gap can be certified")
+            break
+        s, t, ramp, F = smoothed(w)
     return {"w": best_p[1] * prob.scale, "dual": best_d[1], "gap": gap, "status": status,
             "message": message, "iterations": it, "history": history,
             "objective_paper": best_p[0]}
@@ -285,8 +268,5 @@ def _stopped_before_start(w, deadline: Deadline) -> dict:
 def no_repeated_rows(data, columns: int = 3) -> bool:
     """True when one of the first ``columns`` columns has distinct values within Xp and within
     Xn: rows that differ there differ, so no row of a class repeats. False proves nothing."""
-    for k in range(min(columns, data.d)):
-        if all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
-               for X in (data.Xp, data.Xn)):
-            return True
-    return False
+    return any(all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
+                   for X in (data.Xp, data.Xn)) for k in range(min(columns, data.d)))
