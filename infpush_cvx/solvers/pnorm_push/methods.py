@@ -7,7 +7,6 @@ CVXPY answer is certified by the same gap as Newton's.
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -102,10 +101,6 @@ def _record(history, k, objective, gap, deadline, method, **figures):
     log_iteration(method, k, objective, gap, seconds, **figures)
 
 
-def _history():
-    return {"iteration": [], "objective": [], "gap": [], "time": []}
-
-
 @dataclass(frozen=True, kw_only=True)
 class Newton(_PNormPushMethod):
     """Newton's method with a backtracking (Armijo) line search on the d x d Hessian
@@ -120,7 +115,7 @@ class Newton(_PNormPushMethod):
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         tol, max_iter = self.tol, self.iterations
         state = State(data, w, lam, p, logs)
-        history = _history()
+        history = {}  # (the result completes its standard columns)
         _record(history, 0, state.objective, state.gap, deadline, "newton")
         status, message, k = "max_iter", f"{max_iter} Newton steps", 0
         stacked = None if data.is_sparse else np.vstack([data.Xn, data.Xp])
@@ -133,13 +128,11 @@ class Newton(_PNormPushMethod):
                 if state.gap <= tol:
                     status, message = "optimal", ""
                     break
-            if deadline.expired() or deadline.remaining() < last_step:
-                status, message = "time_limit", (deadline.message() if deadline.expired() else
-                                                 f"time limit of {deadline.limit:g} s: the next "
-                                                 f"Newton step (about {last_step:.2g} s) would "
-                                                 f"end past it")
+            if not deadline.allows(last_step):
+                status, message = "time_limit", (deadline.message() if deadline.expired()
+                                                 else deadline.message_before(last_step))
                 break
-            started = time.perf_counter()
+            started = deadline.elapsed()
             H = _hessian(data, state, lam, p, stacked, deadline)
             if H is None or deadline.expired():  # the step's largest cost: do not solve with it
                 status, message = "time_limit", deadline.message()
@@ -175,14 +168,14 @@ class Newton(_PNormPushMethod):
                 break
             state = State(data, state.w + step * direction, lam, p, logs,
                           scores=(state.s + step * ds, state.t + step * dt))
-            last_step = time.perf_counter() - started
+            last_step = deadline.elapsed() - started
             _record(history, k, state.objective, state.gap, deadline, "newton", step=step,
                     decrement=-slope, trials=trials)
         return {"w": state.w, "status": status, "message": message, "iterations": k,
                 "history": history}
 
 
-def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
+def _hessian(data, state, lam: float, p: float, stacked, deadline):
     """``lam I + p Xn^T (diag sigma - sigma sigma^T) Xn + Xp^T (diag rho - rho rho^T) Xp``, or
     None when ``deadline`` passed while it was being computed.
 
@@ -197,14 +190,13 @@ def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
         # Rows whose weight is below 1e-17 of the largest change H by less than rounding (2,000
         # of them by under 2e-14 relative); at large p most negatives' weights are that small.
         keep = v > 1e-17 * v.max()
-        if keep.sum() < 0.75 * v.size:
-            Y = stacked[keep] * np.sqrt(v[keep])[:, None]
-        else:
-            Y = stacked * np.sqrt(v)[:, None]
+        if keep.sum() >= 0.75 * v.size:  # (then scaling every row costs less than the gather)
+            keep = slice(None)
+        Y = stacked[keep] * np.sqrt(v[keep])[:, None]
         rows = max(32, int(_HESSIAN_BLOCK_FLOPS / max(data.d, 1) ** 2))
         H = Y[:rows].T @ Y[:rows]
         for start in range(rows, Y.shape[0], rows):
-            if deadline is not None and deadline.expired():
+            if deadline.expired():
                 return None
             H += Y[start:start + rows].T @ Y[start:start + rows]
     else:
@@ -281,7 +273,7 @@ class Boosting(_PNormPushMethod):
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
         max_iter = self.iterations
         log_a, log_b = logs
-        history = _history()
+        history = {}  # (the result completes its standard columns)
         loss, sigma, rho, s, t = loss_parts(data, w, p, logs)
         _record(history, 0, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
                 loss=loss)
@@ -326,8 +318,7 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
     ``phi'(alpha) = sigma . xn - rho . xp``, ``phi'' = p Var_sigma(xn) + Var_rho(xp)``.
     """
     direction = -1.0 if g0 > 0 else 1.0  # phi decreases along this sign of alpha
-    spread = max(float(np.ptp(xp)) if xp.size else 0.0, float(np.ptp(xn)) if xn.size else 0.0,
-                 float(max(xp.max(), xn.max()) - min(xp.min(), xn.min())))
+    spread = float(max(xp.max(), xn.max()) - min(xp.min(), xn.min()))  # both non-empty
     cap = _MAX_SCORE_STEP / spread if spread > 0 else 0.0
 
     def derivatives(a):
@@ -391,4 +382,4 @@ class CVXPY(_PNormPushMethod, CVXPYMethod):
                                 options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
         w, status, message = self._answer(out, name, data.d)
         return {"w": w, "status": status, "iterations": out.iterations, "message": message,
-                "history": _history(), "info": info}
+                "history": {}, "info": info}
