@@ -61,7 +61,7 @@ class CuttingPlane(Solver):
                 w, _ = qp.dual_value(alpha, lam)
             best_P, best_D, best_w = np.inf, 0.0, w
             history = {"objective": [], "dual": [], "gap": [], "cuts": [], "time": []}
-            status, message, it = "max_iter", "", 0
+            status, message, it = "max_iter", f"{max_iter} cutting-plane rounds", 0
             for it in range(1, max_iter + 1):
                 ranking = most_violated_ranking(data.Xp @ w, data.Xn @ w)
                 P = 0.5 * lam * float(w @ w) + max(ranking.violation, 0.0)
@@ -79,12 +79,10 @@ class CuttingPlane(Solver):
                     status, message = end
                     break
                 if it == max_iter:
-                    message = f"{max_iter} cutting-plane rounds"
                     break
                 qp.add(cut(data, ranking), ranking.loss)
                 alpha = qp.solve(lam, deadline)
                 w, _ = qp.dual_value(alpha, lam)
-        gap = relative_gap(best_P, best_D)
         roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
         status, message = self._judged(status, gap, message, roundoff)
         return self._result(deadline, w=np.asarray(best_w, dtype=np.float64).copy(),
