@@ -20,10 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from infpush_cvx._logging import log_iteration
-from infpush_cvx._validation import check_vector
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines import duality
-from infpush_cvx.solvers.engines.common import blas_threads_for
+from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
 from infpush_cvx.solvers.engines.deadline import round_end
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.svmmap.problem import SVMMAPProblem, cut, most_violated_ranking
@@ -43,8 +42,7 @@ class CuttingPlane(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, tol, max_iter = problem.solved, problem.lam_paper, self.tol, self.iterations
         qp = _CuttingPlaneQP(data.d)
-        w = np.zeros(data.d)
-        alpha = np.zeros(0)
+        w, alpha, D = np.zeros(data.d), np.zeros(0), 0.0
         if isinstance(warm_start, SolverResult) and "cuts" in warm_start.info:
             cuts, deltas = warm_start.info["cuts"], warm_start.info["deltas"]
             if cuts.shape[1] != data.d:
@@ -52,20 +50,18 @@ class CuttingPlane(Solver):
                                  f"{data.d}")
             qp.G, qp.delta = np.array(cuts, dtype=np.float64), np.array(deltas, dtype=np.float64)
         elif warm_start is not None:
-            w0 = warm_start.w if isinstance(warm_start, SolverResult) else warm_start
-            w = check_vector(w0, "warm_start", length=data.d).copy()
+            w = warm_weights(data, warm_start)
         self._log_start(problem, data)
         with blas_threads_for(data.d):
-            if qp.delta.size:
-                alpha = qp.solve(lam, deadline)
-                w, _ = qp.dual_value(alpha, lam)
             best_P, best_D, best_w = np.inf, 0.0, w
             history = {"objective": [], "dual": [], "gap": [], "cuts": [], "time": []}
             status, message, it = "max_iter", f"{max_iter} cutting-plane rounds", 0
             for it in range(1, max_iter + 1):
+                if qp.delta.size:  # the cutting-plane QP over the cuts so far (a warm start's)
+                    alpha = qp.solve(lam, deadline)
+                    w, D = qp.dual_value(alpha, lam)
                 ranking = most_violated_ranking(data.Xp @ w, data.Xn @ w)
                 P = 0.5 * lam * float(w @ w) + max(ranking.violation, 0.0)
-                D = qp.dual_value(alpha, lam)[1] if alpha.size else 0.0
                 if P < best_P:
                     best_P, best_w = P, w
                 best_D = max(best_D, D)
@@ -81,8 +77,6 @@ class CuttingPlane(Solver):
                 if it == max_iter:
                     break
                 qp.add(cut(data, ranking), ranking.loss)
-                alpha = qp.solve(lam, deadline)
-                w, _ = qp.dual_value(alpha, lam)
         roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
         status, message = self._judged(status, gap, message, roundoff)
         return self._result(deadline, w=np.asarray(best_w, dtype=np.float64).copy(),
@@ -113,10 +107,7 @@ class _CuttingPlaneQP:
     def solve(self, lam: float, deadline):
         """Multipliers alpha of the cuts (feasible: >= 0, sum <= 1), maximising D; Clarabel
         is given the time ``deadline`` leaves."""
-        alpha = self._clarabel(lam, deadline.for_solver())
-        if alpha is None:
-            alpha = np.zeros(self.delta.size)
-        alpha = _feasible(alpha)
+        alpha = _feasible(self._clarabel(lam, deadline.for_solver()))
         polished = self._polish(alpha, lam)
         if polished is not None and \
                 self.dual_value(polished, lam)[1] >= self.dual_value(alpha, lam)[1]:
@@ -140,7 +131,7 @@ class _CuttingPlaneQP:
         sol = clarabel.DefaultSolver(P, q, A, b, [clarabel.NonnegativeConeT(K + 1)],
                                      settings).solve()
         if str(sol.status) not in ("Solved", "AlmostSolved"):
-            return None
+            return np.zeros(K)  # (no multipliers: the dual's value 0 at alpha = 0 still holds)
         return np.asarray(sol.z)[:K].copy()
 
     def _polish(self, alpha: np.ndarray, lam: float):
