@@ -111,25 +111,20 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
     """``a_j`` (positives above the j-th negative, j in decreasing score order) maximising
     ``sum_j F_j(a_j)`` (module docstring), the largest maximiser of each ``F_j``, by divide and
     conquer over j with an explicit stack."""
-    m = s_desc.shape[0]
-    n = t_desc.shape[0]
+    m, n = s_desc.shape[0], t_desc.shape[0]
     prefix = np.concatenate((np.zeros(1), np.cumsum(s_desc)))  # prefix[q]: the q highest
     scale = 2.0 / (m * n)
     a = np.zeros(n, dtype=np.int64)
     # (first j, last j, lowest a, highest a) of each pending block, 0-based j
-    stack = np.empty((2 * n + 2, 4), dtype=np.int64)
-    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n - 1, 0, m
-    top = 1
-    while top > 0:
-        top -= 1
-        jlo, jhi, alo, ahi = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
+    stack = [(0, n - 1, 0, m)]
+    while stack:
+        jlo, jhi, alo, ahi = stack.pop()
         if jlo > jhi:
             continue
         jm = (jlo + jhi) // 2
         j = jm + 1  # 1-based rank of the negative among the negatives
         tj = t_desc[jm]
-        best = -np.inf
-        arg = alo
+        best, arg = -np.inf, alo
         for q in range(alo, ahi + 1):
             val = ((harmonic[m + j] - harmonic[q + j])
                    - (j - 1.0) * (m - q) / ((m + j) * (q + j))) / m + scale * (prefix[q] - q * tj)
@@ -137,10 +132,8 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
                 best = val
                 arg = q
         a[jm] = arg
-        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = jlo, jm - 1, alo, arg
-        top += 1
-        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = jm + 1, jhi, arg, ahi
-        top += 1
+        stack.append((jlo, jm - 1, alo, arg))
+        stack.append((jm + 1, jhi, arg, ahi))
     return a
 
 
