@@ -58,13 +58,10 @@ class _PNormPushMethod(Solver):
             out = self._run(problem, w0, deadline)
             w = out["w"]
             final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
-        info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {})}
-        if final is None:  # a CVXPY solve without a point: nothing to certify
-            objective, gap = np.nan, None
-        else:
-            objective, gap = float(final.objective), float(final.gap)
-            info.update(sigma=final.sigma, rho=final.rho,
-                        dual_value=final.objective - final.gap_abs, gap_abs=final.gap_abs)
+        # (no final state: a CVXPY solve without a point, nothing to certify)
+        cert = {"objective": np.nan, "gap": None} if final is None else final.certificate()
+        objective, gap = cert.pop("objective"), cert.pop("gap")
+        info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {}), **cert}
         status = certified_status(out["status"], gap, self.tol)
         return self._result(deadline, w=w, objective=objective, gap=gap, status=status,
                             iterations=out["iterations"], history=out["history"], dual=None,
@@ -293,8 +290,8 @@ class Boosting(_PNormPushMethod):
             alpha, hit_cap = _line_search(s, t, xp_j, xn_j, p, log_a, log_b, g[j])
             capped += hit_cap
             w[j] += alpha
-            s, t = s + alpha * xp_j, t + alpha * xn_j
-            loss, sigma, rho, s, t = loss_parts(data, w, p, logs, scores=(s, t))
+            loss, sigma, rho, s, t = loss_parts(data, w, p, logs,
+                                                scores=(s + alpha * xp_j, t + alpha * xn_j))
             k += 1
             _record(history, k, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
                     loss=loss, feature=j, alpha=alpha)
@@ -331,26 +328,19 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
         return d1, d2
 
     d1, d2 = derivatives(0.0)
-    lo, hi = 0.0, None
-    a = min(-d1 / d2, cap) if d2 > 0 else cap
+    lo, a = 0.0, (min(-d1 / d2, cap) if d2 > 0 else cap)
     # bracket the root of phi' in a: [lo, hi] with phi'(lo) < 0 <= phi'(hi)
-    while True:
-        d1a, _ = derivatives(a)
-        if d1a >= 0:
-            hi = a
-            break
+    while derivatives(a)[0] < 0:
         lo = a
         if a >= cap:
             return direction * cap, True
         a = min(2.0 * a, cap)
+    hi = a
     # safeguarded Newton inside the bracket
     a = 0.5 * (lo + hi)
     for _ in range(100):
         d1a, d2a = derivatives(a)
-        if d1a < 0:
-            lo = a
-        else:
-            hi = a
+        lo, hi = (a, hi) if d1a < 0 else (lo, a)
         if d1a == 0 or hi - lo <= 1e-15 * max(1.0, abs(hi)):
             break
         step = a - d1a / d2a if d2a > 0 else None
