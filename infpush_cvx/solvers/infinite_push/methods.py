@@ -20,7 +20,6 @@ are the same problem whatever ``tol``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -147,7 +146,7 @@ class WorkingSet(BipartiteMethod):
             return None  # not certified to tol (an inaccurate LP): solve it like any other
         out = {"w": cert["w"], "status": "degenerate_optimal", "iterations": 0,
                "history": {"objective": [cert["objective_paper"]], "gap": [cert["gap"]],
-                           "time": [time.perf_counter() - deadline.start]}}
+                           "time": [deadline.elapsed()]}}
         return self._finished(problem, data, out, deadline, alpha=cert["dual"],
                               gap=cert["gap"], info={"degenerate": True})
 
