@@ -142,15 +142,11 @@ class _CuttingPlaneQP:
             return None
         S = np.flatnonzero(alpha > 1e-9 * alpha.max())
         GS = self.G[S]
-        M = GS @ GS.T / lam
-        xi_free = alpha.sum() > 1 - 1e-9
-        if xi_free:
-            k = S.size
-            KKT = np.block([[M, np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]])
-            rhs = np.r_[self.delta[S], 1.0]
-            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0][:k]
-        else:
-            sol = np.linalg.lstsq(M, self.delta[S], rcond=None)[0]
+        # free (1 or 0): whether xi is free (sum alpha = 1), adding ``sum alpha_S = 1`` to it
+        k, free = S.size, int(alpha.sum() > 1 - 1e-9)
+        KKT = np.block([[GS @ GS.T / lam, np.ones((k, free))],
+                        [np.ones((free, k)), np.zeros((free, free))]])
+        sol = np.linalg.lstsq(KKT, np.r_[self.delta[S], np.ones(free)], rcond=None)[0][:k]
         if not np.all(np.isfinite(sol)) or sol.min() < 0 or sol.sum() > 1 + 1e-12:
             return None
         out = np.zeros_like(alpha)
