@@ -102,10 +102,9 @@ def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline)
     exceeds what the previous one took, so a time limit is overrun by at most one block.
     """
     d = Xp.shape[1]
-    order = ramp.v_order
     wp, wn = p * ramp.row_zone, q * ramp.col_zone
     begun = deadline.elapsed()
-    weighted = _scaled_rows(Xn[order], q[order])  # q_j x_j in the order of 1 + t_j
+    weighted = _scaled_rows(Xn[ramp.v_order], q[ramp.v_order])  # q_j x_j in the order of 1 + t_j
     quad, cross = np.empty((d, d)), np.empty((d, d))
     cum = np.zeros((Xn.shape[0] + 1, min(d, _HESSIAN_BLOCK)))
     last = deadline.elapsed() - begun  # (the gather: a first estimate of a block's time)
@@ -163,10 +162,7 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         return _stopped_before_start(w * prob.scale, deadline)
     s, t, ramp, F = smoothed(w)
     for it in range(1, max_iter + 1):
-        # certificate at the current point: primal P(w) and the ramp dual
-        Pw = prob.objective(w, s, t)
-        if Pw < best_p[0]:
-            best_p = (Pw, w.copy())
+        # certificate at the current point: primal P(w) (and P(w(alpha))) and the ramp dual
         g_pairs = (np.asarray(Xp.T @ (p * ramp.row)).ravel()
                    - np.asarray(Xn.T @ (q * ramp.col)).ravel())  # sum p q a z
         coef = dual_bound(lam, prob.M, prob.N, "ranksvm")  # C/(M N)
@@ -176,10 +172,10 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         if D > best_d[0]:
             best_d = (D, RampDual(s, t, p, q, mu, coef, factor * w_alpha, factor * total, factor,
                                   prob.alpha_scale, roundoff_amplification=ramp.amplification))
-        if np.any(w_alpha):  # w(alpha) as a primal candidate
-            P_a = prob.objective(factor * w_alpha)
-            if P_a < best_p[0]:
-                best_p = (P_a, factor * w_alpha)
+        # w(alpha) as a primal candidate too (the earliest of equal values is kept)
+        P_a = prob.objective(factor * w_alpha) if np.any(w_alpha) else np.inf
+        best_p = min(best_p, (prob.objective(w, s, t), w.copy()), (P_a, factor * w_alpha),
+                     key=lambda point: point[0])
         gap = relative_gap(best_p[0], best_d[0])
         # step_size: the step from here, once taken
         record(history, objective=best_p[0], gap=gap, time=deadline.elapsed(), mu=mu,
