@@ -40,12 +40,7 @@ def _lasso_cd(G, b, t, w, max_sweeps, tol):
             if gkk <= 0.0:
                 continue
             r = b[k] - g[k] + gkk * w[k]
-            if r > t:
-                new = (r - t) / gkk
-            elif r < -t:
-                new = (r + t) / gkk
-            else:
-                new = 0.0
+            new = np.sign(r) * max(abs(r) - t, 0.0) / gkk  # soft thresholding
             delta = new - w[k]
             if delta != 0.0:
                 w[k] = new
