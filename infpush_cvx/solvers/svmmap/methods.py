@@ -44,11 +44,11 @@ class CuttingPlane(Solver):
         qp = _CuttingPlaneQP(data.d)
         w, alpha, D = np.zeros(data.d), np.zeros(0), 0.0
         if isinstance(warm_start, SolverResult) and "cuts" in warm_start.info:
-            cuts, deltas = warm_start.info["cuts"], warm_start.info["deltas"]
-            if cuts.shape[1] != data.d:
-                raise ValueError(f"warm_start: its cuts have {cuts.shape[1]} features, the data "
+            qp.G, qp.delta = (np.array(warm_start.info[key], dtype=np.float64)
+                              for key in ("cuts", "deltas"))
+            if qp.G.shape[1] != data.d:
+                raise ValueError(f"warm_start: its cuts have {qp.G.shape[1]} features, the data "
                                  f"{data.d}")
-            qp.G, qp.delta = np.array(cuts, dtype=np.float64), np.array(deltas, dtype=np.float64)
         elif warm_start is not None:
             w = warm_weights(data, warm_start)
         self._log_start(problem, data)
@@ -156,5 +156,4 @@ class _CuttingPlaneQP:
 
 def _feasible(alpha: np.ndarray) -> np.ndarray:
     alpha = np.maximum(alpha, 0.0)
-    total = alpha.sum()
-    return alpha / total if total > 1 else alpha
+    return alpha / max(alpha.sum(), 1.0)
