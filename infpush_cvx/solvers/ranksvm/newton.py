@@ -50,21 +50,20 @@ from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 
 
 class RampDual:
-    """``alpha_ij = coef p_i q_j a(x_ij)`` at reference scores and mu: RankSVM's implicit dual."""
+    """``alpha_ij = scale p_i q_j a(x_ij)`` at reference scores and mu: RankSVM's implicit dual
+    (``scale``: ``C/(M N)`` times the factor that makes it feasible, times the rescaled problem's
+    ``alpha_scale``). ``collapsed``: set by :func:`run` when repeated rows were collapsed."""
 
-    def __init__(self, s_ref, t_ref, p, q, mu, coef, w_alpha, total, factor, alpha_scale,
-                 collapsed=None, roundoff_amplification=1.0):
-        self.s_ref, self.t_ref, self.p, self.q, self.mu = s_ref, t_ref, p, q, mu
+    def __init__(self, s_ref, t_ref, p, q, mu, scale, roundoff_amplification=1.0):
+        self.s_ref, self.t_ref, self.p, self.q, self.mu, self.scale = s_ref, t_ref, p, q, mu, scale
         #: how much the ramp sums magnified the round-off of w(alpha) and sum(alpha)
         #: (:attr:`._ramp_sums.RampSums.amplification`, :func:`~.duality.gap_roundoff`)
-        self.roundoff_amplification = roundoff_amplification
-        self.coef, self.w_alpha, self.total = coef, w_alpha, total
-        self.factor, self.alpha_scale, self.collapsed = factor, alpha_scale, collapsed
+        self.roundoff_amplification, self.collapsed = roundoff_amplification, None
 
     def _reduced_column(self, J: int) -> np.ndarray:
         x = 1.0 - self.s_ref + self.t_ref[J]
         ramp = np.clip((x + 0.5 * self.mu) / self.mu, 0.0, 1.0)
-        return (self.coef * self.factor * self.alpha_scale * self.q[J]) * ramp * self.p
+        return (self.scale * self.q[J]) * ramp * self.p
 
     def column(self, j: int) -> np.ndarray:
         """Column j of ``alpha`` (length m) for the caller's data, in O(m) memory."""
@@ -170,8 +169,8 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         factor = best_multiple(w_alpha, total)
         D = dual_value(factor * w_alpha, factor * total, lam, "l2")
         if D > best_d[0]:
-            best_d = (D, RampDual(s, t, p, q, mu, coef, factor * w_alpha, factor * total, factor,
-                                  prob.alpha_scale, roundoff_amplification=ramp.amplification))
+            best_d = (D, RampDual(s, t, p, q, mu, coef * factor * prob.alpha_scale,
+                                  ramp.amplification))
         # w(alpha) as a primal candidate too (the earliest of equal values is kept)
         P_a = prob.objective(factor * w_alpha) if np.any(w_alpha) else np.inf
         best_p = min(best_p, (prob.objective(w, s, t), w.copy()), (P_a, factor * w_alpha),
