@@ -73,17 +73,15 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     rows = max(1, min(m, (1 << 24) // max(n, 1)))
     begun = deadline.elapsed()
     np.subtract(a[:rows], U[:rows])
-    first_iteration = 20.0 * (m / rows) * (deadline.elapsed() - begun)
+    last = 20.0 * (m / rows) * (deadline.elapsed() - begun)  # then the last iteration's seconds
     hist = {"objective": [], "gap": [], "time": [], "rho": []}
     status, message = "max_iter", ""
     best_p, best_w, best_d, best_alpha = np.inf, w.copy(), -np.inf, None
     every = log_every(max_iter, check_every)
-    chol = None
-    it = 0
+    chol, it = None, 0
     if not np.all(np.isfinite(G)):
         status, message = "failed", "the Gram matrix Z^T Z overflows float64 (data too large)"
         max_iter = 0
-    last = first_iteration  # the seconds of the last iteration
     for it in range(1, max_iter + 1):
         # not begun when the iteration and the certificate after it (about as long: the feasible
         # dual and its value) would end past the limit
