@@ -76,7 +76,8 @@ class CuttingPlane(Solver):
                     break
                 if it == max_iter:
                     break
-                qp.add(cut(data, ranking), ranking.loss)
+                qp.G = np.vstack((qp.G, cut(data, ranking)))
+                qp.delta = np.append(qp.delta, ranking.loss)
         roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
         status, message = self._judged(status, gap, message, roundoff)
         return self._result(deadline, w=np.asarray(best_w, dtype=np.float64).copy(),
@@ -94,10 +95,6 @@ class _CuttingPlaneQP:
     def __init__(self, d: int):
         self.G = np.zeros((0, d))
         self.delta = np.zeros(0)
-
-    def add(self, g: np.ndarray, delta: float) -> None:
-        self.G = np.vstack((self.G, g))
-        self.delta = np.append(self.delta, delta)
 
     def dual_value(self, alpha: np.ndarray, lam: float):
         """``(w(alpha), D(alpha))`` for alpha >= 0, sum alpha <= 1."""
