@@ -34,7 +34,7 @@ class SmoothingNewton(BipartiteMethod):
             if out["status"] in ("max_iter", "stalled") and not deadline.expired():
                 out = _finish_by_working_set(out, solve_data, problem.lam_paper, self.tol,
                                              deadline)
-        return self._finished(problem, data, out, deadline, alpha=out["dual"], gap=out["gap"])
+        return self._finished(problem, data, out, deadline)
 
 
 def _finish_by_working_set(newton_out: dict, data, lam_p: float, tol: float, deadline) -> dict:
