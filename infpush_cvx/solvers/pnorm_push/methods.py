@@ -268,15 +268,12 @@ class Boosting(_PNormPushMethod):
 
     def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
-        max_iter = self.iterations
-        log_a, log_b = logs
         history = {}  # (the result completes its standard columns)
         loss, sigma, rho, s, t = loss_parts(data, w, p, logs)
         _record(history, 0, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
                 loss=loss)
-        status, message, capped = "max_iter", f"{max_iter} boosting rounds", 0
-        k = 0
-        while k < max_iter:
+        status, message, capped, k = "max_iter", f"{self.iterations} boosting rounds", 0, 0
+        while k < self.iterations:
             if deadline.expired():
                 status, message = "time_limit", deadline.message()
                 break
@@ -286,8 +283,9 @@ class Boosting(_PNormPushMethod):
                 status, message = "stalled", ("every partial derivative of the unregularised "
                                               "loss is 0")
                 break
-            xp_j, xn_j = _column(data.Xp, j), _column(data.Xn, j)
-            alpha, hit_cap = _line_search(s, t, xp_j, xn_j, p, log_a, log_b, g[j])
+            xp_j, xn_j = (X[:, [j]].toarray().ravel() if sp.issparse(X)
+                          else np.ascontiguousarray(X[:, j]) for X in (data.Xp, data.Xn))
+            alpha, hit_cap = _line_search(s, t, xp_j, xn_j, p, logs, g[j])
             capped += hit_cap
             w[j] += alpha
             loss, sigma, rho, s, t = loss_parts(data, w, p, logs,
@@ -302,15 +300,10 @@ class Boosting(_PNormPushMethod):
                 "history": history, "info": {"capped_rounds": capped}}
 
 
-def _column(X, j: int) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(X[:, [j]].toarray()).ravel()
-    return np.ascontiguousarray(X[:, j])
-
-
-def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
+def _line_search(s, t, xp, xn, p, logs, g0) -> tuple[float, bool]:
     """The minimiser alpha of ``phi(alpha) = (1/p) LSE(p (t + alpha xn) + log b)
-    + LSE(-(s + alpha xp) + log a)`` (convex), and whether the step cap was taken.
+    + LSE(-(s + alpha xp) + log a)`` (convex; ``logs``: ``(log a, log b)``), and whether the
+    step cap was taken.
 
     ``phi'(alpha) = sigma . xn - rho . xp``, ``phi'' = p Var_sigma(xn) + Var_rho(xp)``.
     """
@@ -320,8 +313,8 @@ def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
 
     def derivatives(a):
         alpha = direction * a
-        _, sigma = log_sum_exp(p * (t + alpha * xn), log_b)
-        _, rho = log_sum_exp(-(s + alpha * xp), log_a)
+        _, sigma = log_sum_exp(p * (t + alpha * xn), logs[1])
+        _, rho = log_sum_exp(-(s + alpha * xp), logs[0])
         mn, mp = sigma @ xn, rho @ xp
         d1 = direction * (mn - mp)  # derivative in a (>= 0 direction)
         d2 = p * (sigma @ (xn - mn) ** 2) + rho @ (xp - mp) ** 2
