@@ -63,8 +63,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     Xp, Xn, m, n, d = data.Xp, data.Xn, data.m, data.n, data.d
     rho = 1.0 if rho is None else float(rho)  # (checked by the ADMM method)
     G = duality.pair_gram(Xp, Xn)
-    w = np.zeros(d)
-    a = np.ones((m, n))
+    w, a = np.zeros(d), np.ones((m, n))
     U = np.zeros((m, n)) if alpha0 is None else -lam * alpha0 / rho
     # The first iteration's seconds, estimated from one pass over the m x n arrays (timed on
     # up to 16 million entries, more than a cache holds, and scaled): an iteration makes many

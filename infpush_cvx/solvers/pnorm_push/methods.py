@@ -110,19 +110,18 @@ class Newton(_PNormPushMethod):
 
     def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
-        tol, max_iter = self.tol, self.iterations
         state = State(data, w, lam, p, logs)
         history = {}  # (the result completes its standard columns)
         _record(history, 0, state.objective, state.gap, deadline, "newton")
-        status, message, k = "max_iter", f"{max_iter} Newton steps", 0
+        status, message, k = "max_iter", f"{self.iterations} Newton steps", 0
         stacked = None if data.is_sparse else np.vstack([data.Xn, data.Xp])
         last_step = 0.0  # seconds of the last step: a step is not started that cannot end in time
-        while k < max_iter:
-            if state.gap <= tol:
+        while k < self.iterations:
+            if state.gap <= self.tol:
                 # the scores were updated step by step (s + step ds): the certificate is that
                 # of the scores recomputed from w, and the steps go on if it does not hold
                 state = State(data, state.w, lam, p, logs)
-                if state.gap <= tol:
+                if state.gap <= self.tol:
                     status, message = "optimal", ""
                     break
             if not deadline.allows(last_step):
