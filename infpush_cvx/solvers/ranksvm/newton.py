@@ -144,9 +144,8 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
     Xp, Xn, p, q = prob.Xp, prob.Xn, prob.p, prob.q
     if sp.issparse(Xp):  # the Hessian's blocks of columns
         Xp, Xn = Xp.tocsc(), Xn.tocsc()
-    lam, W = prob.lam, prob.M * prob.N
+    lam, W, mu = prob.lam, prob.M * prob.N, mu0
     w = np.zeros(prob.d) if w0 is None else np.asarray(w0, float).copy()
-    mu = mu0
     history = {"objective": [], "gap": [], "time": [], "mu": [], "step_size": []}
     best_p, best_d = (np.inf, w), (-np.inf, None)
     status, message, gap, it = "max_iter", f"max_iter={max_iter} Newton steps reached", np.inf, 0

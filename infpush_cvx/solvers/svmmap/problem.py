@@ -154,8 +154,7 @@ def most_violated_ranking(s: ArrayLike, t: ArrayLike) -> ViolatedRanking:
     if s.size == 0 or t.size == 0:
         raise ValueError(f"s and t must be non-empty, got lengths {s.size} and {t.size}")
     m, n = s.size, t.size
-    p_order = np.argsort(-s, kind="stable")
-    n_order = np.argsort(-t, kind="stable")
+    p_order, n_order = np.argsort(-s, kind="stable"), np.argsort(-t, kind="stable")
     s_desc, t_desc = s[p_order], t[n_order]
     harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, m + n + 1))))  # H_0..H_m+n
     a = _monotone_argmax(s_desc, t_desc, harmonic)
