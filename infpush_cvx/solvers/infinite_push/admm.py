@@ -134,7 +134,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             elif s_norm > 10 * r_norm:
                 rho, U, chol = rho / 2, U * 2, None
         last = deadline.elapsed() - begun
-    if best_alpha is None:  # no certificate was computed: the last iterate's
+    if best_alpha is None:  # no check ran (failed or stopped early): the last iterate's dual
         best_alpha = duality.make_feasible(data, -rho * U / lam, lam, loss="infinite_push",
                                            penalty=penalty)
         best_w = w if np.all(np.isfinite(w)) else best_w

@@ -139,7 +139,7 @@ class _CuttingPlaneQP:
             return None
         S = np.flatnonzero(alpha > 1e-9 * alpha.max())
         GS = self.G[S]
-        # free (1 or 0): whether xi is free (sum alpha = 1), adding ``sum alpha_S = 1`` to it
+        # free = 1 when xi is free (sum alpha = 1): the system then has the row sum alpha_S = 1
         k, free = S.size, int(alpha.sum() > 1 - 1e-9)
         KKT = np.block([[GS @ GS.T / lam, np.ones((k, free))],
                         [np.ones((free, k)), np.zeros((free, free))]])
