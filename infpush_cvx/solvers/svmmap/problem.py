@@ -116,9 +116,12 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
     scale = 2.0 / (m * n)
     a = np.zeros(n, dtype=np.int64)
     # (first j, last j, lowest a, highest a) of each pending block, 0-based j
-    stack = [(0, n - 1, 0, m)]
-    while stack:
-        jlo, jhi, alo, ahi = stack.pop()
+    stack = np.empty((2 * n + 2, 4), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n - 1, 0, m
+    top = 1
+    while top > 0:
+        top -= 1
+        jlo, jhi, alo, ahi = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
         if jlo > jhi:
             continue
         jm = (jlo + jhi) // 2
@@ -132,8 +135,10 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
                 best = val
                 arg = q
         a[jm] = arg
-        stack.append((jlo, jm - 1, alo, arg))
-        stack.append((jm + 1, jhi, arg, ahi))
+        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = jlo, jm - 1, alo, arg
+        top += 1
+        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = jm + 1, jhi, arg, ahi
+        top += 1
     return a
 
 
