@@ -56,9 +56,8 @@ class _PNormPushMethod(Solver):
         self._log_start(problem, data, f" (p {p:g})")
         with blas_threads_for(data.d):
             out = self._run(problem, w0, deadline)
-            w = out["w"]
+            w = out["w"]  # NaN where a CVXPY solve gave no point: nothing to certify
             final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
-        # (no final state: a CVXPY solve without a point, nothing to certify)
         cert = {"objective": np.nan, "gap": None} if final is None else final.certificate()
         objective, gap = cert.pop("objective"), cert.pop("gap")
         info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {}), **cert}

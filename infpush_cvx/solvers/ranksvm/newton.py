@@ -85,9 +85,7 @@ def _dense(A) -> np.ndarray:
 
 def _scaled_rows(X, weights):
     """``diag(weights) X``, sparse when X is."""
-    if sp.issparse(X):
-        return X.multiply(weights[:, None]).tocsr()
-    return X * weights[:, None]
+    return X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
 
 
 def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline):

@@ -93,8 +93,7 @@ class _CuttingPlaneQP:
     """``min (lam/2)||w||^2 + xi`` s.t. ``xi >= Delta_k - g_k.w`` (the cuts) and ``xi >= 0``."""
 
     def __init__(self, d: int):
-        self.G = np.zeros((0, d))
-        self.delta = np.zeros(0)
+        self.G, self.delta = np.zeros((0, d)), np.zeros(0)  # no cut yet
 
     def dual_value(self, alpha: np.ndarray, lam: float):
         """``(w(alpha), D(alpha))`` for alpha >= 0, sum alpha <= 1."""
