@@ -22,7 +22,6 @@ import numba
 import numpy as np
 
 from infpush_cvx._logging import log_every, log_iteration
-from infpush_cvx._validation import check_scalar
 from infpush_cvx.formulations.objectives import bipartite_objective
 from infpush_cvx.prox import prox_infinite_push_loss
 from infpush_cvx.solvers.base import record
@@ -41,12 +40,7 @@ def _lasso_cd(G, b, t, w, max_sweeps, tol):
             if gkk <= 0.0:
                 continue
             r = b[k] - g[k] + gkk * w[k]
-            if r > t:
-                new = (r - t) / gkk
-            elif r < -t:
-                new = (r + t) / gkk
-            else:
-                new = 0.0
+            new = np.sign(r) * max(abs(r) - t, 0.0) / gkk  # soft thresholding
             delta = new - w[k]
             if delta != 0.0:
                 w[k] = new
@@ -67,10 +61,9 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     float64), returning the best certified point so far.
     """
     Xp, Xn, m, n, d = data.Xp, data.Xn, data.m, data.n, data.d
-    rho = 1.0 if rho is None else check_scalar(rho, "rho", positive=True)
+    rho = 1.0 if rho is None else float(rho)  # (checked by the ADMM method)
     G = duality.pair_gram(Xp, Xn)
-    w = np.zeros(d)
-    a = np.ones((m, n))
+    w, a = np.zeros(d), np.ones((m, n))
     U = np.zeros((m, n)) if alpha0 is None else -lam * alpha0 / rho
     # The first iteration's seconds, estimated from one pass over the m x n arrays (timed on
     # up to 16 million entries, more than a cache holds, and scaled): an iteration makes many
@@ -79,17 +72,15 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     rows = max(1, min(m, (1 << 24) // max(n, 1)))
     begun = deadline.elapsed()
     np.subtract(a[:rows], U[:rows])
-    first_iteration = 20.0 * (m / rows) * (deadline.elapsed() - begun)
+    last = 20.0 * (m / rows) * (deadline.elapsed() - begun)  # then the last iteration's seconds
     hist = {"objective": [], "gap": [], "time": [], "rho": []}
     status, message = "max_iter", ""
-    best = (np.inf, w.copy(), None)
+    best_p, best_w, best_d, best_alpha = np.inf, w.copy(), -np.inf, None
     every = log_every(max_iter, check_every)
-    chol = None
-    it = 0
+    chol, it = None, 0
     if not np.all(np.isfinite(G)):
         status, message = "failed", "the Gram matrix Z^T Z overflows float64 (data too large)"
         max_iter = 0
-    last = first_iteration  # the seconds of the last iteration
     for it in range(1, max_iter + 1):
         # not begun when the iteration and the certificate after it (about as long: the feasible
         # dual and its value) would end past the limit
@@ -122,14 +113,14 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
                                           penalty=penalty)
             p = bipartite_objective(data, w, lam, loss="infinite_push", penalty=penalty)
             dval = duality.dual_value(data, alpha, lam, penalty=penalty)
-            if p < best[0]:
-                best = (p, w.copy(), best[2])
-            if best[2] is None or dval > best[2][0]:
-                best = (best[0], best[1], (dval, alpha))
-            gap = duality.relative_gap(best[0], best[2][0])
+            if p < best_p:
+                best_p, best_w = p, w.copy()
+            if best_alpha is None or dval > best_d:
+                best_d, best_alpha = dval, alpha
+            gap = duality.relative_gap(best_p, best_d)
             record(hist, objective=p, gap=gap, time=deadline.elapsed(), rho=rho)
             if it % every == 0 or it == max_iter or gap <= tol:
-                log_iteration("admm", it, best[0], gap, hist["time"][-1], rho=rho)
+                log_iteration("admm", it, best_p, gap, hist["time"][-1], rho=rho)
             if gap <= tol:
                 status = "optimal"
                 break
@@ -143,10 +134,9 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             elif s_norm > 10 * r_norm:
                 rho, U, chol = rho / 2, U * 2, None
         last = deadline.elapsed() - begun
-    if best[2] is None:
-        alpha = duality.make_feasible(data, -rho * U / lam, lam, loss="infinite_push",
-                                      penalty=penalty)
-        w_out = w if np.all(np.isfinite(w)) else best[1]
-        best = (best[0], w_out, (None, alpha))
-    return {"w": best[1], "alpha": best[2][1], "status": status, "iterations": it,
+    if best_alpha is None:  # no check ran (failed or stopped early): the last iterate's dual
+        best_alpha = duality.make_feasible(data, -rho * U / lam, lam, loss="infinite_push",
+                                           penalty=penalty)
+        best_w = w if np.all(np.isfinite(w)) else best_w
+    return {"w": best_w, "alpha": best_alpha, "status": status, "iterations": it,
             "history": hist, "rho": rho, "message": message}

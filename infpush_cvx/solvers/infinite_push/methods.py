@@ -20,7 +20,6 @@ are the same problem whatever ``tol``.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -79,12 +78,14 @@ class BipartiteMethod(Solver):
         """The solve of the linear ``problem`` on its (centred) ``data``."""
         raise NotImplementedError
 
-    def _finished(self, problem, data, out: dict, deadline: Deadline, *, alpha, gap=None,
-                  info=None) -> SolverResult:
-        """The :class:`SolverResult` of an engine's answer ``out`` (:func:`.common.finish`)."""
-        return finish(data, problem.lam_paper, problem.lam, w=out["w"], alpha=alpha, gap=gap,
-                      status=out["status"], iterations=out["iterations"], t0=deadline.start,
-                      method=self.name, history=out["history"], info=info,
+    def _finished(self, problem, data, out: dict, deadline: Deadline, info=None) -> SolverResult:
+        """The :class:`SolverResult` of an engine's answer ``out`` (:func:`.common.finish`): its
+        dual point is ``out["dual"]`` with its certified ``out["gap"]`` (the certified engines),
+        else ``out["alpha"]``, whose gap ``finish`` certifies."""
+        alpha = out["dual"] if "dual" in out else out["alpha"]
+        return finish(data, problem.lam_paper, problem.lam, w=out["w"], alpha=alpha,
+                      gap=out.get("gap"), status=out["status"], iterations=out["iterations"],
+                      t0=deadline.start, method=self.name, history=out["history"], info=info,
                       message=out.get("message", ""), loss=problem.loss,
                       penalty=problem.penalty, scaling=problem.scaling, tol=self.tol)
 
@@ -122,8 +123,7 @@ class WorkingSet(BipartiteMethod):
                                     penalty=problem.penalty, tol=self.tol,
                                     max_iter=self.iterations, w0=w0, deadline=deadline,
                                     options=self.options)
-        return self._finished(problem, data, out, deadline, alpha=out["dual"], gap=out["gap"],
-                              info={"degenerate": False} if ip else None)
+        return self._finished(problem, data, out, deadline, {"degenerate": False} if ip else None)
 
     def _degenerate(self, problem, data, solve_data, deadline) -> SolverResult | None:
         """The answer ``w = 0`` with its certificate when the Infinite Push is degenerate, else
@@ -145,11 +145,11 @@ class WorkingSet(BipartiteMethod):
                                                   theta=report.weights, collapsed=collapsed)
         if not cert["gap"] <= self.tol:
             return None  # not certified to tol (an inaccurate LP): solve it like any other
-        out = {"w": cert["w"], "status": "degenerate_optimal", "iterations": 0,
+        out = {"w": cert["w"], "dual": cert["dual"], "gap": cert["gap"], "iterations": 0,
+               "status": "degenerate_optimal",
                "history": {"objective": [cert["objective_paper"]], "gap": [cert["gap"]],
-                           "time": [time.perf_counter() - deadline.start]}}
-        return self._finished(problem, data, out, deadline, alpha=cert["dual"],
-                              gap=cert["gap"], info={"degenerate": True})
+                           "time": [deadline.elapsed()]}}
+        return self._finished(problem, data, out, deadline, {"degenerate": True})
 
 
 def dual_projector(problem, data):
@@ -173,8 +173,7 @@ class DualFISTA(BipartiteMethod):
         out = dual_gradient.fista(data, problem.lam_paper, dual_projector(problem, data),
                                   loss=problem.loss, max_iter=self.iterations, tol=self.tol,
                                   alpha0=warm_alpha(data, warm_start), deadline=deadline)
-        return self._finished(problem, data, out, deadline, alpha=out["alpha"],
-                              info={"lipschitz": out["lipschitz"]})
+        return self._finished(problem, data, out, deadline, {"lipschitz": out["lipschitz"]})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,8 +195,7 @@ class PaperGradient(BipartiteMethod):
             data, problem.lam_paper, dual_projector(problem, data), loss=problem.loss,
             eta0=self.eta0, max_iter=self.iterations, tol=self.tol,
             alpha0=warm_alpha(data, warm_start), deadline=deadline)
-        return self._finished(problem, data, out, deadline, alpha=out["alpha"],
-                              info={"eta0": out["eta0"]})
+        return self._finished(problem, data, out, deadline, {"eta0": out["eta0"]})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,5 +219,4 @@ class ADMM(BipartiteMethod):
         out = admm(data, problem.lam_paper, penalty=problem.penalty, tol=self.tol,
                    max_iter=self.iterations, rho=self.rho, alpha0=warm_alpha(data, warm_start),
                    deadline=deadline)
-        return self._finished(problem, data, out, deadline, alpha=out["alpha"],
-                              info={"rho": out["rho"]})
+        return self._finished(problem, data, out, deadline, {"rho": out["rho"]})

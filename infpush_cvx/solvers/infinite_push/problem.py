@@ -49,9 +49,8 @@ class BipartiteProblem(Problem):
             raise ValueError(f"kernel={self.kernel!r} needs penalty='l2' (the RKHS norm), got "
                              f"penalty={self.penalty!r}")
         from infpush_cvx.data.kernels import check_kernel
-        kernel, gamma, degree, coef0 = check_kernel(self.kernel, self.gamma, self.degree,
-                                                    self.coef0)
-        for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        checked = check_kernel(self.kernel, self.gamma, self.degree, self.coef0)
+        for name, value in zip(("gamma", "degree", "coef0"), checked[1:]):
             object.__setattr__(self, name, value)
 
     @classmethod
@@ -63,9 +62,8 @@ class BipartiteProblem(Problem):
     def on_rows(self, Xp, Xn) -> BipartiteProblem:
         """The linear problem of the same model, weights, lambda and scaling on the rows
         ``(Xp, Xn)``: the kernel route's problem on the rows of a factor ``K = L L^T``."""
-        data = BipartiteData(Xp, Xn, self.data.wp, self.data.wn)
-        return dataclasses.replace(self, data=data, kernel=None, gamma="scale", degree=3,
-                                   coef0=0.0)
+        return dataclasses.replace(self, data=BipartiteData(Xp, Xn, self.data.wp, self.data.wn),
+                                   kernel=None, gamma="scale", degree=3, coef0=0.0)
 
     def objective(self, w) -> float:
         """The primal objective at ``w`` (beta on a kernel problem) in the caller's scaling."""

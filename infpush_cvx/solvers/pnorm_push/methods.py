@@ -7,7 +7,6 @@ CVXPY answer is certified by the same gap as Newton's.
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -57,15 +56,11 @@ class _PNormPushMethod(Solver):
         self._log_start(problem, data, f" (p {p:g})")
         with blas_threads_for(data.d):
             out = self._run(problem, w0, deadline)
-            w = out["w"]
+            w = out["w"]  # NaN where a CVXPY solve gave no point: nothing to certify
             final = State(data, w, lam, p, logs) if np.all(np.isfinite(w)) else None
-        info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {})}
-        if final is None:  # a CVXPY solve without a point: nothing to certify
-            objective, gap = np.nan, None
-        else:
-            objective, gap = float(final.objective), float(final.gap)
-            info.update(sigma=final.sigma, rho=final.rho,
-                        dual_value=final.objective - final.gap_abs, gap_abs=final.gap_abs)
+        cert = {"objective": np.nan, "gap": None} if final is None else final.certificate()
+        objective, gap = cert.pop("objective"), cert.pop("gap")
+        info = {"p": p, "lam_paper": lam, "scaling": "paper", **out.get("info", {}), **cert}
         status = certified_status(out["status"], gap, self.tol)
         return self._result(deadline, w=w, objective=objective, gap=gap, status=status,
                             iterations=out["iterations"], history=out["history"], dual=None,
@@ -102,10 +97,6 @@ def _record(history, k, objective, gap, deadline, method, **figures):
     log_iteration(method, k, objective, gap, seconds, **figures)
 
 
-def _history():
-    return {"iteration": [], "objective": [], "gap": [], "time": []}
-
-
 @dataclass(frozen=True, kw_only=True)
 class Newton(_PNormPushMethod):
     """Newton's method with a backtracking (Armijo) line search on the d x d Hessian
@@ -118,28 +109,25 @@ class Newton(_PNormPushMethod):
 
     def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
-        tol, max_iter = self.tol, self.iterations
         state = State(data, w, lam, p, logs)
-        history = _history()
+        history = {}  # (the result completes its standard columns)
         _record(history, 0, state.objective, state.gap, deadline, "newton")
-        status, message, k = "max_iter", f"{max_iter} Newton steps", 0
+        status, message, k = "max_iter", f"{self.iterations} Newton steps", 0
         stacked = None if data.is_sparse else np.vstack([data.Xn, data.Xp])
         last_step = 0.0  # seconds of the last step: a step is not started that cannot end in time
-        while k < max_iter:
-            if state.gap <= tol:
+        while k < self.iterations:
+            if state.gap <= self.tol:
                 # the scores were updated step by step (s + step ds): the certificate is that
                 # of the scores recomputed from w, and the steps go on if it does not hold
                 state = State(data, state.w, lam, p, logs)
-                if state.gap <= tol:
+                if state.gap <= self.tol:
                     status, message = "optimal", ""
                     break
-            if deadline.expired() or deadline.remaining() < last_step:
-                status, message = "time_limit", (deadline.message() if deadline.expired() else
-                                                 f"time limit of {deadline.limit:g} s: the next "
-                                                 f"Newton step (about {last_step:.2g} s) would "
-                                                 f"end past it")
+            if not deadline.allows(last_step):
+                status, message = "time_limit", (deadline.message() if deadline.expired()
+                                                 else deadline.message_before(last_step))
                 break
-            started = time.perf_counter()
+            started = deadline.elapsed()
             H = _hessian(data, state, lam, p, stacked, deadline)
             if H is None or deadline.expired():  # the step's largest cost: do not solve with it
                 status, message = "time_limit", deadline.message()
@@ -175,14 +163,14 @@ class Newton(_PNormPushMethod):
                 break
             state = State(data, state.w + step * direction, lam, p, logs,
                           scores=(state.s + step * ds, state.t + step * dt))
-            last_step = time.perf_counter() - started
+            last_step = deadline.elapsed() - started
             _record(history, k, state.objective, state.gap, deadline, "newton", step=step,
                     decrement=-slope, trials=trials)
         return {"w": state.w, "status": status, "message": message, "iterations": k,
                 "history": history}
 
 
-def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
+def _hessian(data, state, lam: float, p: float, stacked, deadline):
     """``lam I + p Xn^T (diag sigma - sigma sigma^T) Xn + Xp^T (diag rho - rho rho^T) Xp``, or
     None when ``deadline`` passed while it was being computed.
 
@@ -197,14 +185,13 @@ def _hessian(data, state, lam: float, p: float, stacked, deadline=None):
         # Rows whose weight is below 1e-17 of the largest change H by less than rounding (2,000
         # of them by under 2e-14 relative); at large p most negatives' weights are that small.
         keep = v > 1e-17 * v.max()
-        if keep.sum() < 0.75 * v.size:
-            Y = stacked[keep] * np.sqrt(v[keep])[:, None]
-        else:
-            Y = stacked * np.sqrt(v)[:, None]
+        if keep.sum() >= 0.75 * v.size:  # (then scaling every row costs less than the gather)
+            keep = slice(None)
+        Y = stacked[keep] * np.sqrt(v[keep])[:, None]
         rows = max(32, int(_HESSIAN_BLOCK_FLOPS / max(data.d, 1) ** 2))
         H = Y[:rows].T @ Y[:rows]
         for start in range(rows, Y.shape[0], rows):
-            if deadline is not None and deadline.expired():
+            if deadline.expired():
                 return None
             H += Y[start:start + rows].T @ Y[start:start + rows]
     else:
@@ -279,15 +266,12 @@ class Boosting(_PNormPushMethod):
 
     def _run(self, problem, w, deadline) -> dict:
         data, lam, p, logs = problem.solved, problem.lam_paper, problem.p, problem.logs
-        max_iter = self.iterations
-        log_a, log_b = logs
-        history = _history()
+        history = {}  # (the result completes its standard columns)
         loss, sigma, rho, s, t = loss_parts(data, w, p, logs)
         _record(history, 0, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
                 loss=loss)
-        status, message, capped = "max_iter", f"{max_iter} boosting rounds", 0
-        k = 0
-        while k < max_iter:
+        status, message, capped, k = "max_iter", f"{self.iterations} boosting rounds", 0, 0
+        while k < self.iterations:
             if deadline.expired():
                 status, message = "time_limit", deadline.message()
                 break
@@ -297,12 +281,13 @@ class Boosting(_PNormPushMethod):
                 status, message = "stalled", ("every partial derivative of the unregularised "
                                               "loss is 0")
                 break
-            xp_j, xn_j = _column(data.Xp, j), _column(data.Xn, j)
-            alpha, hit_cap = _line_search(s, t, xp_j, xn_j, p, log_a, log_b, g[j])
+            xp_j, xn_j = (X[:, [j]].toarray().ravel() if sp.issparse(X)
+                          else np.ascontiguousarray(X[:, j]) for X in (data.Xp, data.Xn))
+            alpha, hit_cap = _line_search(s, t, xp_j, xn_j, p, logs, g[j])
             capped += hit_cap
             w[j] += alpha
-            s, t = s + alpha * xp_j, t + alpha * xn_j
-            loss, sigma, rho, s, t = loss_parts(data, w, p, logs, scores=(s, t))
+            loss, sigma, rho, s, t = loss_parts(data, w, p, logs,
+                                                scores=(s + alpha * xp_j, t + alpha * xn_j))
             k += 1
             _record(history, k, 0.5 * lam * float(w @ w) + loss, None, deadline, "boosting",
                     loss=loss, feature=j, alpha=alpha)
@@ -313,53 +298,40 @@ class Boosting(_PNormPushMethod):
                 "history": history, "info": {"capped_rounds": capped}}
 
 
-def _column(X, j: int) -> np.ndarray:
-    if sp.issparse(X):
-        return np.asarray(X[:, [j]].toarray()).ravel()
-    return np.ascontiguousarray(X[:, j])
-
-
-def _line_search(s, t, xp, xn, p, log_a, log_b, g0) -> tuple[float, bool]:
+def _line_search(s, t, xp, xn, p, logs, g0) -> tuple[float, bool]:
     """The minimiser alpha of ``phi(alpha) = (1/p) LSE(p (t + alpha xn) + log b)
-    + LSE(-(s + alpha xp) + log a)`` (convex), and whether the step cap was taken.
+    + LSE(-(s + alpha xp) + log a)`` (convex; ``logs``: ``(log a, log b)``), and whether the
+    step cap was taken.
 
     ``phi'(alpha) = sigma . xn - rho . xp``, ``phi'' = p Var_sigma(xn) + Var_rho(xp)``.
     """
     direction = -1.0 if g0 > 0 else 1.0  # phi decreases along this sign of alpha
-    spread = max(float(np.ptp(xp)) if xp.size else 0.0, float(np.ptp(xn)) if xn.size else 0.0,
-                 float(max(xp.max(), xn.max()) - min(xp.min(), xn.min())))
+    spread = float(max(xp.max(), xn.max()) - min(xp.min(), xn.min()))  # both non-empty
     cap = _MAX_SCORE_STEP / spread if spread > 0 else 0.0
 
     def derivatives(a):
         alpha = direction * a
-        _, sigma = log_sum_exp(p * (t + alpha * xn), log_b)
-        _, rho = log_sum_exp(-(s + alpha * xp), log_a)
+        _, sigma = log_sum_exp(p * (t + alpha * xn), logs[1])
+        _, rho = log_sum_exp(-(s + alpha * xp), logs[0])
         mn, mp = sigma @ xn, rho @ xp
         d1 = direction * (mn - mp)  # derivative in a (>= 0 direction)
         d2 = p * (sigma @ (xn - mn) ** 2) + rho @ (xp - mp) ** 2
         return d1, d2
 
     d1, d2 = derivatives(0.0)
-    lo, hi = 0.0, None
-    a = min(-d1 / d2, cap) if d2 > 0 else cap
+    lo, a = 0.0, (min(-d1 / d2, cap) if d2 > 0 else cap)
     # bracket the root of phi' in a: [lo, hi] with phi'(lo) < 0 <= phi'(hi)
-    while True:
-        d1a, _ = derivatives(a)
-        if d1a >= 0:
-            hi = a
-            break
+    while derivatives(a)[0] < 0:
         lo = a
         if a >= cap:
             return direction * cap, True
         a = min(2.0 * a, cap)
+    hi = a
     # safeguarded Newton inside the bracket
     a = 0.5 * (lo + hi)
     for _ in range(100):
         d1a, d2a = derivatives(a)
-        if d1a < 0:
-            lo = a
-        else:
-            hi = a
+        lo, hi = (a, hi) if d1a < 0 else (lo, a)
         if d1a == 0 or hi - lo <= 1e-15 * max(1.0, abs(hi)):
             break
         step = a - d1a / d2a if d2a > 0 else None
@@ -391,4 +363,4 @@ class CVXPY(_PNormPushMethod, CVXPYMethod):
                                 options={}, deadline=deadline, size=data_size(data.Xp, data.Xn))
         w, status, message = self._answer(out, name, data.d)
         return {"w": w, "status": status, "iterations": out.iterations, "message": message,
-                "history": _history(), "info": info}
+                "history": {}, "info": info}

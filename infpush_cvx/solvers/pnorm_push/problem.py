@@ -88,10 +88,7 @@ class PNormPushProblem(Problem):
         """The certificate at any w: ``objective`` P(w), the dual point ``sigma``, ``rho``
         (softmax weights at w), its value ``dual_value`` = P(w) - ``gap_abs`` with ``gap_abs`` =
         ``||grad P(w)||^2 / (2 lam)``, and ``gap``, the relative gap (module docstring)."""
-        state = State(self.data, self._vector(w), self.lam_paper, self.p, self.logs)
-        return {"objective": float(state.objective), "gap": float(state.gap),
-                "dual_value": state.objective - state.gap_abs, "gap_abs": state.gap_abs,
-                "sigma": state.sigma, "rho": state.rho}
+        return State(self.data, self._vector(w), self.lam_paper, self.p, self.logs).certificate()
 
     def cvxpy_problem(self, form: str = "compact"):
         from infpush_cvx.formulations._pnorm_push import pnorm_push_problem
@@ -147,3 +144,9 @@ class State:
         self.grad = lam * w + data.Xn.T @ self.sigma - data.Xp.T @ self.rho
         self.gap_abs = float(self.grad @ self.grad) / (2.0 * lam)
         self.gap = relative_gap(self.objective, self.objective - self.gap_abs)
+
+    def certificate(self) -> dict:
+        """:meth:`PNormPushProblem.certificate` at this state's w."""
+        return {"objective": float(self.objective), "gap": float(self.gap),
+                "dual_value": self.objective - self.gap_abs, "gap_abs": self.gap_abs,
+                "sigma": self.sigma, "rho": self.rho}

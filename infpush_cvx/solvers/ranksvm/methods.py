@@ -34,7 +34,7 @@ class SmoothingNewton(BipartiteMethod):
             if out["status"] in ("max_iter", "stalled") and not deadline.expired():
                 out = _finish_by_working_set(out, solve_data, problem.lam_paper, self.tol,
                                              deadline)
-        return self._finished(problem, data, out, deadline, alpha=out["dual"], gap=out["gap"])
+        return self._finished(problem, data, out, deadline)
 
 
 def _finish_by_working_set(newton_out: dict, data, lam_p: float, tol: float, deadline) -> dict:
@@ -45,16 +45,15 @@ def _finish_by_working_set(newton_out: dict, data, lam_p: float, tol: float, dea
     the same way, finishes in a few rounds. The better certified result is returned, with both
     stages in its message and iteration count.
     """
-    log_progress(f"ranksvm smoothing_newton: stopped ({newton_out['status']}, gap "
-                 f"{newton_out['gap']:.2e} after {newton_out['iterations']} steps); the working "
-                 f"set continues from its best point")
+    stage = (f"smoothing Newton stopped ({newton_out['status']}, gap {newton_out['gap']:.1e} "
+             f"after {newton_out['iterations']} steps)")
+    log_progress(f"ranksvm: {stage}; the working set continues from its best point")
     rescue = working_set.solve(data, lam_p, loss="ranksvm", penalty="l2", tol=tol,
                                max_iter=WorkingSet.default_max_iter, w0=newton_out["w"],
                                deadline=deadline)
     if not rescue["gap"] < newton_out["gap"]:
         return newton_out
-    stage = (f"smoothing Newton stopped ({newton_out['status']}, gap {newton_out['gap']:.1e} "
-             f"after {newton_out['iterations']} steps); finished by the working set")
+    stage += "; finished by the working set"
     rescue["message"] = f"{stage}: {rescue['message']}" if rescue["message"] else stage
     rescue["iterations"] += newton_out["iterations"]
     return rescue

@@ -50,26 +50,20 @@ from infpush_cvx.solvers.engines.duality import dual_bound, relative_gap
 
 
 class RampDual:
-    """``alpha_ij = coef p_i q_j a(x_ij)`` at reference scores and mu: RankSVM's implicit dual."""
+    """``alpha_ij = scale p_i q_j a(x_ij)`` at reference scores and mu: RankSVM's implicit dual
+    (``scale``: ``C/(M N)`` times the factor that makes it feasible, times the rescaled problem's
+    ``alpha_scale``). ``collapsed``: set by :func:`run` when repeated rows were collapsed."""
 
-    loss = "ranksvm"
-
-    def __init__(self, s_ref, t_ref, p, q, mu, coef, w_alpha, total, factor, alpha_scale,
-                 collapsed=None, roundoff_amplification=1.0):
-        self.s_ref, self.t_ref, self.p, self.q, self.mu = s_ref, t_ref, p, q, mu
+    def __init__(self, s_ref, t_ref, p, q, mu, scale, roundoff_amplification=1.0):
+        self.s_ref, self.t_ref, self.p, self.q, self.mu, self.scale = s_ref, t_ref, p, q, mu, scale
         #: how much the ramp sums magnified the round-off of w(alpha) and sum(alpha)
         #: (:attr:`._ramp_sums.RampSums.amplification`, :func:`~.duality.gap_roundoff`)
-        self.roundoff_amplification = roundoff_amplification
-        self.coef, self.w_alpha, self.total = coef, w_alpha, total
-        self.factor, self.alpha_scale, self.collapsed = factor, alpha_scale, collapsed
-
-    def value(self, lam: float, penalty: str = "l2") -> float:
-        return dual_value(self.w_alpha, self.total, lam, penalty)
+        self.roundoff_amplification, self.collapsed = roundoff_amplification, None
 
     def _reduced_column(self, J: int) -> np.ndarray:
         x = 1.0 - self.s_ref + self.t_ref[J]
         ramp = np.clip((x + 0.5 * self.mu) / self.mu, 0.0, 1.0)
-        return (self.coef * self.factor * self.alpha_scale * self.q[J]) * ramp * self.p
+        return (self.scale * self.q[J]) * ramp * self.p
 
     def column(self, j: int) -> np.ndarray:
         """Column j of ``alpha`` (length m) for the caller's data, in O(m) memory."""
@@ -91,9 +85,7 @@ def _dense(A) -> np.ndarray:
 
 def _scaled_rows(X, weights):
     """``diag(weights) X``, sparse when X is."""
-    if sp.issparse(X):
-        return X.multiply(weights[:, None]).tocsr()
-    return X * weights[:, None]
+    return X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
 
 
 def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline):
@@ -107,10 +99,9 @@ def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline)
     exceeds what the previous one took, so a time limit is overrun by at most one block.
     """
     d = Xp.shape[1]
-    order = ramp.v_order
     wp, wn = p * ramp.row_zone, q * ramp.col_zone
     begun = deadline.elapsed()
-    weighted = _scaled_rows(Xn[order], q[order])  # q_j x_j in the order of 1 + t_j
+    weighted = _scaled_rows(Xn[ramp.v_order], q[ramp.v_order])  # q_j x_j in the order of 1 + t_j
     quad, cross = np.empty((d, d)), np.empty((d, d))
     cum = np.zeros((Xn.shape[0] + 1, min(d, _HESSIAN_BLOCK)))
     last = deadline.elapsed() - begun  # (the gather: a first estimate of a block's time)
@@ -132,10 +123,6 @@ def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline)
     return H
 
 
-_ROUND_OFF_MESSAGE = ("the smoothing mu={mu:.1e} reached the round-off of the scores: no smaller "
-                      "gap can be certified")
-
-
 def below_round_off(mu: float, s, t) -> bool:
     """Whether a smoothing ``mu`` is lost in the round-off of the margins ``1 - s_i + t_j``
     (1000 ulps of the largest): the ramp's sums divide by mu, so their round-off would then
@@ -155,13 +142,11 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
     Xp, Xn, p, q = prob.Xp, prob.Xn, prob.p, prob.q
     if sp.issparse(Xp):  # the Hessian's blocks of columns
         Xp, Xn = Xp.tocsc(), Xn.tocsc()
-    lam, W = prob.lam, prob.M * prob.N
-    d = prob.d
-    w = np.zeros(d) if w0 is None else np.asarray(w0, float).copy()
-    mu = mu0
+    lam, W, mu = prob.lam, prob.M * prob.N, mu0
+    w = np.zeros(prob.d) if w0 is None else np.asarray(w0, float).copy()
     history = {"objective": [], "gap": [], "time": [], "mu": [], "step_size": []}
     best_p, best_d = (np.inf, w), (-np.inf, None)
-    status, message, gap, it = "max_iter", "", np.inf, 0
+    status, message, gap, it = "max_iter", f"max_iter={max_iter} Newton steps reached", np.inf, 0
 
     def smoothed(w):
         s, t = prob.scores(w)
@@ -173,10 +158,7 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         return _stopped_before_start(w * prob.scale, deadline)
     s, t, ramp, F = smoothed(w)
     for it in range(1, max_iter + 1):
-        # certificate at the current point: primal P(w) and the ramp dual
-        Pw = prob.objective(w, s, t)
-        if Pw < best_p[0]:
-            best_p = (Pw, w.copy())
+        # certificate at the current point: primal P(w) (and P(w(alpha))) and the ramp dual
         g_pairs = (np.asarray(Xp.T @ (p * ramp.row)).ravel()
                    - np.asarray(Xn.T @ (q * ramp.col)).ravel())  # sum p q a z
         coef = dual_bound(lam, prob.M, prob.N, "ranksvm")  # C/(M N)
@@ -184,12 +166,12 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         factor = best_multiple(w_alpha, total)
         D = dual_value(factor * w_alpha, factor * total, lam, "l2")
         if D > best_d[0]:
-            best_d = (D, RampDual(s, t, p, q, mu, coef, factor * w_alpha, factor * total, factor,
-                                  prob.alpha_scale, roundoff_amplification=ramp.amplification))
-        if np.any(w_alpha):  # w(alpha) as a primal candidate
-            P_a = prob.objective(factor * w_alpha)
-            if P_a < best_p[0]:
-                best_p = (P_a, factor * w_alpha)
+            best_d = (D, RampDual(s, t, p, q, mu, coef * factor * prob.alpha_scale,
+                                  ramp.amplification))
+        # w(alpha) as a primal candidate too (the earliest of equal values is kept)
+        P_a = prob.objective(factor * w_alpha) if np.any(w_alpha) else np.inf
+        best_p = min(best_p, (prob.objective(w, s, t), w.copy()), (P_a, factor * w_alpha),
+                     key=lambda point: point[0])
         gap = relative_gap(best_p[0], best_d[0])
         # step_size: the step from here, once taken
         record(history, objective=best_p[0], gap=gap, time=deadline.elapsed(), mu=mu,
@@ -210,40 +192,33 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
             step = -grad / lam
         decrement = -float(grad @ step)
         if decrement <= 1e-14 * max(abs(F), 1e-300):
-            # converged for this mu: smooth less
-            mu /= 10.0
-            history["step_size"][-1] = 0.0
-            if below_round_off(mu, s, t):
-                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
-                break
-            s, t, ramp, F = smoothed(w)
-            continue
-        size = 1.0
-        while not deadline.expired():  # backtracking (Armijo) on F_mu
-            w_new = w + size * step
-            s_n, t_n, ramp_n, F_n = smoothed(w_new)
-            if F_n <= F - 1e-4 * size * decrement or size < 1e-10:
-                break
-            size *= 0.5
+            history["step_size"][-1] = 0.0  # converged for this mu: smooth less (below)
         else:
-            status, message = "time_limit", deadline.message()
-            break
-        history["step_size"][-1] = size
-        if size < 1e-6:
+            size = 1.0
+            while not deadline.expired():  # backtracking (Armijo) on F_mu
+                w_new = w + size * step
+                s_n, t_n, ramp_n, F_n = smoothed(w_new)
+                if F_n <= F - 1e-4 * size * decrement or size < 1e-10:
+                    break
+                size *= 0.5
+            else:
+                status, message = "time_limit", deadline.message()
+                break
+            history["step_size"][-1] = size
+            if size >= 1e-6:
+                w, s, t, ramp, F = w_new, s_n, t_n, ramp_n, F_n
+                continue
             # (almost) no descent: the Newton direction is spoilt by round-off in a Hessian
             # whose curvature 1/mu is concentrated on few pairs (nearly separable data, d >= m,
             # stalled here for 400 steps at steps of 1e-9): smooth less
             if F_n < F:
                 w, s, t = w_new, s_n, t_n
-            mu /= 10.0
-            if below_round_off(mu, s, t):
-                status, message = "stalled", _ROUND_OFF_MESSAGE.format(mu=mu)
-                break
-            s, t, ramp, F = smoothed(w)
-            continue
-        w, s, t, ramp, F = w_new, s_n, t_n, ramp_n, F_n
-    if status == "max_iter":
-        message = f"max_iter={max_iter} Newton steps reached"
+        mu /= 10.0
+        if below_round_off(mu, s, t):
+            status, message = "stalled", (f"the smoothing mu={mu:.1e} reached the round-off of "
+                                          f"the scores: no smaller gap can be certified")
+            break
+        s, t, ramp, F = smoothed(w)
     return {"w": best_p[1] * prob.scale, "dual": best_d[1], "gap": gap, "status": status,
             "message": message, "iterations": it, "history": history,
             "objective_paper": best_p[0]}
@@ -285,8 +260,5 @@ def _stopped_before_start(w, deadline: Deadline) -> dict:
 def no_repeated_rows(data, columns: int = 3) -> bool:
     """True when one of the first ``columns`` columns has distinct values within Xp and within
     Xn: rows that differ there differ, so no row of a class repeats. False proves nothing."""
-    for k in range(min(columns, data.d)):
-        if all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
-               for X in (data.Xp, data.Xn)):
-            return True
-    return False
+    return any(all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
+                   for X in (data.Xp, data.Xn)) for k in range(min(columns, data.d)))

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from infpush_cvx._logging import log_iteration
-from infpush_cvx._validation import check_vector
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines import duality
-from infpush_cvx.solvers.engines.common import blas_threads_for
+from infpush_cvx.solvers.engines.common import blas_threads_for, warm_weights
 from infpush_cvx.solvers.engines.deadline import round_end
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 from infpush_cvx.solvers.svmmap.problem import SVMMAPProblem, cut, most_violated_ranking
@@ -43,29 +42,26 @@ class CuttingPlane(Solver):
     def _solve(self, problem, warm_start, deadline) -> SolverResult:
         data, lam, tol, max_iter = problem.solved, problem.lam_paper, self.tol, self.iterations
         qp = _CuttingPlaneQP(data.d)
-        w = np.zeros(data.d)
-        alpha = np.zeros(0)
+        w, alpha, D = np.zeros(data.d), np.zeros(0), 0.0
         if isinstance(warm_start, SolverResult) and "cuts" in warm_start.info:
-            cuts, deltas = warm_start.info["cuts"], warm_start.info["deltas"]
-            if cuts.shape[1] != data.d:
-                raise ValueError(f"warm_start: its cuts have {cuts.shape[1]} features, the data "
+            qp.G, qp.delta = (np.array(warm_start.info[key], dtype=np.float64)
+                              for key in ("cuts", "deltas"))
+            if qp.G.shape[1] != data.d:
+                raise ValueError(f"warm_start: its cuts have {qp.G.shape[1]} features, the data "
                                  f"{data.d}")
-            qp.G, qp.delta = np.array(cuts, dtype=np.float64), np.array(deltas, dtype=np.float64)
         elif warm_start is not None:
-            w0 = warm_start.w if isinstance(warm_start, SolverResult) else warm_start
-            w = check_vector(w0, "warm_start", length=data.d).copy()
+            w = warm_weights(data, warm_start)
         self._log_start(problem, data)
         with blas_threads_for(data.d):
-            if qp.delta.size:
-                alpha = qp.solve(lam, deadline)
-                w, _ = qp.dual_value(alpha, lam)
             best_P, best_D, best_w = np.inf, 0.0, w
             history = {"objective": [], "dual": [], "gap": [], "cuts": [], "time": []}
-            status, message, it = "max_iter", "", 0
+            status, message, it = "max_iter", f"{max_iter} cutting-plane rounds", 0
             for it in range(1, max_iter + 1):
+                if qp.delta.size:  # the cutting-plane QP over the cuts so far (a warm start's)
+                    alpha = qp.solve(lam, deadline)
+                    w, D = qp.dual_value(alpha, lam)
                 ranking = most_violated_ranking(data.Xp @ w, data.Xn @ w)
                 P = 0.5 * lam * float(w @ w) + max(ranking.violation, 0.0)
-                D = qp.dual_value(alpha, lam)[1] if alpha.size else 0.0
                 if P < best_P:
                     best_P, best_w = P, w
                 best_D = max(best_D, D)
@@ -79,12 +75,9 @@ class CuttingPlane(Solver):
                     status, message = end
                     break
                 if it == max_iter:
-                    message = f"{max_iter} cutting-plane rounds"
                     break
-                qp.add(cut(data, ranking), ranking.loss)
-                alpha = qp.solve(lam, deadline)
-                w, _ = qp.dual_value(alpha, lam)
-        gap = relative_gap(best_P, best_D)
+                qp.G = np.vstack((qp.G, cut(data, ranking)))
+                qp.delta = np.append(qp.delta, ranking.loss)
         roundoff = duality.gap_roundoff(data, best_w, lam, best_P)
         status, message = self._judged(status, gap, message, roundoff)
         return self._result(deadline, w=np.asarray(best_w, dtype=np.float64).copy(),
@@ -100,12 +93,7 @@ class _CuttingPlaneQP:
     """``min (lam/2)||w||^2 + xi`` s.t. ``xi >= Delta_k - g_k.w`` (the cuts) and ``xi >= 0``."""
 
     def __init__(self, d: int):
-        self.G = np.zeros((0, d))
-        self.delta = np.zeros(0)
-
-    def add(self, g: np.ndarray, delta: float) -> None:
-        self.G = np.vstack((self.G, g))
-        self.delta = np.append(self.delta, delta)
+        self.G, self.delta = np.zeros((0, d)), np.zeros(0)  # no cut yet
 
     def dual_value(self, alpha: np.ndarray, lam: float):
         """``(w(alpha), D(alpha))`` for alpha >= 0, sum alpha <= 1."""
@@ -115,10 +103,7 @@ class _CuttingPlaneQP:
     def solve(self, lam: float, deadline):
         """Multipliers alpha of the cuts (feasible: >= 0, sum <= 1), maximising D; Clarabel
         is given the time ``deadline`` leaves."""
-        alpha = self._clarabel(lam, deadline.for_solver())
-        if alpha is None:
-            alpha = np.zeros(self.delta.size)
-        alpha = _feasible(alpha)
+        alpha = _feasible(self._clarabel(lam, deadline.for_solver()))
         polished = self._polish(alpha, lam)
         if polished is not None and \
                 self.dual_value(polished, lam)[1] >= self.dual_value(alpha, lam)[1]:
@@ -142,7 +127,7 @@ class _CuttingPlaneQP:
         sol = clarabel.DefaultSolver(P, q, A, b, [clarabel.NonnegativeConeT(K + 1)],
                                      settings).solve()
         if str(sol.status) not in ("Solved", "AlmostSolved"):
-            return None
+            return np.zeros(K)  # (no multipliers: the dual's value 0 at alpha = 0 still holds)
         return np.asarray(sol.z)[:K].copy()
 
     def _polish(self, alpha: np.ndarray, lam: float):
@@ -153,15 +138,11 @@ class _CuttingPlaneQP:
             return None
         S = np.flatnonzero(alpha > 1e-9 * alpha.max())
         GS = self.G[S]
-        M = GS @ GS.T / lam
-        xi_free = alpha.sum() > 1 - 1e-9
-        if xi_free:
-            k = S.size
-            KKT = np.block([[M, np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]])
-            rhs = np.r_[self.delta[S], 1.0]
-            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0][:k]
-        else:
-            sol = np.linalg.lstsq(M, self.delta[S], rcond=None)[0]
+        # free = 1 when xi is free (sum alpha = 1): the system then has the row sum alpha_S = 1
+        k, free = S.size, int(alpha.sum() > 1 - 1e-9)
+        KKT = np.block([[GS @ GS.T / lam, np.ones((k, free))],
+                        [np.ones((free, k)), np.zeros((free, free))]])
+        sol = np.linalg.lstsq(KKT, np.r_[self.delta[S], np.ones(free)], rcond=None)[0][:k]
         if not np.all(np.isfinite(sol)) or sol.min() < 0 or sol.sum() > 1 + 1e-12:
             return None
         out = np.zeros_like(alpha)
@@ -171,5 +152,4 @@ class _CuttingPlaneQP:
 
 def _feasible(alpha: np.ndarray) -> np.ndarray:
     alpha = np.maximum(alpha, 0.0)
-    total = alpha.sum()
-    return alpha / total if total > 1 else alpha
+    return alpha / max(alpha.sum(), 1.0)

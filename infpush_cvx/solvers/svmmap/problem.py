@@ -111,11 +111,8 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
     """``a_j`` (positives above the j-th negative, j in decreasing score order) maximising
     ``sum_j F_j(a_j)`` (module docstring), the largest maximiser of each ``F_j``, by divide and
     conquer over j with an explicit stack."""
-    m = s_desc.shape[0]
-    n = t_desc.shape[0]
-    prefix = np.zeros(m + 1)
-    for i in range(m):
-        prefix[i + 1] = prefix[i] + s_desc[i]
+    m, n = s_desc.shape[0], t_desc.shape[0]
+    prefix = np.concatenate((np.zeros(1), np.cumsum(s_desc)))  # prefix[q]: the q highest
     scale = 2.0 / (m * n)
     a = np.zeros(n, dtype=np.int64)
     # (first j, last j, lowest a, highest a) of each pending block, 0-based j
@@ -130,8 +127,7 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
         jm = (jlo + jhi) // 2
         j = jm + 1  # 1-based rank of the negative among the negatives
         tj = t_desc[jm]
-        best = -np.inf
-        arg = alo
+        best, arg = -np.inf, alo
         for q in range(alo, ahi + 1):
             val = ((harmonic[m + j] - harmonic[q + j])
                    - (j - 1.0) * (m - q) / ((m + j) * (q + j))) / m + scale * (prefix[q] - q * tj)
@@ -144,11 +140,6 @@ def _monotone_argmax(s_desc, t_desc, harmonic):
         stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = jm + 1, jhi, arg, ahi
         top += 1
     return a
-
-
-def _harmonic(q: int) -> np.ndarray:
-    """``H_0 .. H_q`` (``H_0 = 0``)."""
-    return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, q + 1))))
 
 
 def ranking_loss(neg_above) -> float:
@@ -164,15 +155,14 @@ def most_violated_ranking(s: ArrayLike, t: ArrayLike) -> ViolatedRanking:
     negative scores ``t`` ([Yue2007], Algorithm 2; the module docstring gives the separable form
     and the divide-and-conquer search). ``O((m + n) log(m + n))``. Ties between scores are broken
     in the way that is worst for the scorer (any interleaving is a candidate)."""
-    s = check_vector(s, "s")
-    t = check_vector(t, "t")
+    s, t = check_vector(s, "s"), check_vector(t, "t")
     if s.size == 0 or t.size == 0:
         raise ValueError(f"s and t must be non-empty, got lengths {s.size} and {t.size}")
     m, n = s.size, t.size
-    p_order = np.argsort(-s, kind="stable")
-    n_order = np.argsort(-t, kind="stable")
+    p_order, n_order = np.argsort(-s, kind="stable"), np.argsort(-t, kind="stable")
     s_desc, t_desc = s[p_order], t[n_order]
-    a = _monotone_argmax(s_desc, t_desc, _harmonic(m + n))
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, m + n + 1))))  # H_0..H_m+n
+    a = _monotone_argmax(s_desc, t_desc, harmonic)
     # c_k (negatives above the k-th positive) = #{j : a_j < k}
     c_sorted = np.searchsorted(a, np.arange(1, m + 1), side="left")
     neg_above = np.empty(m, dtype=np.int64)
@@ -181,9 +171,7 @@ def most_violated_ranking(s: ArrayLike, t: ArrayLike) -> ViolatedRanking:
     pos_below[n_order] = m - a
     # the order: negative j goes after the a_j-th positive (and after the negatives before it)
     key = np.concatenate((np.arange(m) * 2.0 + 1.0, a * 2.0))  # positive k at 2k+1, neg at 2a_j
-    merged = np.argsort(key, kind="stable")
-    items = np.concatenate((p_order, m + n_order))
-    order = items[merged]
+    order = np.concatenate((p_order, m + n_order))[np.argsort(key, kind="stable")]
     loss = ranking_loss(c_sorted)
     swapped = (2.0 / (m * n)) * (float(s @ neg_above) - float(t @ pos_below))
     return ViolatedRanking(neg_above, pos_below, order, loss, loss - swapped)
@@ -197,7 +185,6 @@ def svmmap_objective(Xp_or_data, Xn=None, w=None, lam: float = 1.0) -> float:
 
 def cut(data, ranking: ViolatedRanking) -> np.ndarray:
     """``g = Psi(y*) - Psi(y) = (2/(m n)) (Xp^T c - Xn^T (m - a))``."""
-    m, n = data.m, data.n
     g = data.Xp.T @ ranking.neg_above.astype(np.float64) \
         - data.Xn.T @ ranking.pos_below.astype(np.float64)
-    return (2.0 / (m * n)) * np.asarray(g).ravel()
+    return (2.0 / (data.m * data.n)) * np.asarray(g).ravel()
