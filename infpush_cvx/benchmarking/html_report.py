@@ -28,8 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_open, write_text_atomic
+from ..files import write_text_atomic
 from . import reports
+from .runner import save_results
 
 #: Name of the HTML file in a report folder.
 HTML_NAME = "report.html"
@@ -76,7 +77,8 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
     out = ReportFiles()
     paths = report_paths(out_dir, metric)
     table = reports.comparison_table(results)
-    _write(out, paths["comparison"], lambda: _write_csv(table, paths["comparison"]))
+    _write(out, paths["comparison"],
+           lambda: save_results(table, paths["comparison"], parquet=False))
     shown = []
     if figures:
         styles = reports.solver_styles(results)
@@ -98,12 +100,6 @@ def _write(out: ReportFiles, path: Path, write) -> str:
         return f"Not written: {exc}"
     out.written.append(path)
     return ""
-
-
-def _write_csv(table: pd.DataFrame, path: Path) -> None:
-    """``table`` as CSV, written atomically and streamed (not built as one string first)."""
-    with atomic_open(path, "w", newline="") as fh:
-        table.to_csv(fh, index=False)
 
 
 def _png(heading: str, fig, path: Path, out: ReportFiles) -> str:

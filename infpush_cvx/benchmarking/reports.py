@@ -47,6 +47,7 @@ import pandas as pd
 from .._validation import check_choice
 from .._plots import COLOURS, LIGHT_COLOURS, MARKERS, matplotlib_available
 from ..files import atomic_path
+from .outcomes import _missing
 
 
 def series_styles(n: int) -> list[dict]:
@@ -91,10 +92,8 @@ def _metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def _by_problem_and_solver(df: pd.DataFrame, values: pd.Series, aggfunc) -> pd.DataFrame:
-    frame = pd.DataFrame({"problem": df["problem"].to_numpy(), "solver": df["solver"].to_numpy(),
-                          "value": values.to_numpy()})
-    return frame.pivot_table(index="problem", columns="solver", values="value",
-                             aggfunc=aggfunc)
+    """Problems x solvers, ``aggfunc`` of ``values`` (a column of ``df``) over the repeats."""
+    return values.groupby([df["problem"], df["solver"]]).agg(aggfunc).unstack()
 
 
 def attempted_matrix(df: pd.DataFrame) -> pd.DataFrame:
@@ -388,7 +387,7 @@ def number_format(spec: str = ""):
     """A formatter: a value as ``format(value, spec)`` (as text when it is not a number), a
     missing value (None, NaN, pandas' NA) as ""."""
     def text(value) -> str:
-        if value is None or (not isinstance(value, str) and pd.isna(value)):
+        if _missing(value):
             return ""
         try:
             return format(value, spec)

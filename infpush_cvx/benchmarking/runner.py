@@ -213,22 +213,16 @@ def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
 def _execute(tasks, executor, progress, record, curves):
     """``record(k, row)`` every row ``tasks`` give on ``executor`` as it comes; add their
     curves' rows to ``curves``."""
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve")
-    try:
+    from tqdm.auto import tqdm
+    with tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve",
+              disable=not progress) as bar:
         for k, row in executor.run(tasks):
             task = tasks[k]
             curves.extend({"problem": str(task.problem), "solver": task.solver,
                            "repeat": task.repeat, **c} for c in row.pop("curve", None) or ())
             record(k, row)
-            if bar is not None:
-                bar.set_postfix_str(tasks[k].label(), refresh=False)
-                bar.update()
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.set_postfix_str(task.label(), refresh=False)
+            bar.update()
 
 
 def _tidy(rows) -> pd.DataFrame:
