@@ -155,10 +155,9 @@ def format_table(df: pd.DataFrame) -> str:
     """A few chosen columns of a results table (:data:`SHOWN`), one line per solve, numbers
     formatted for a person; the saved table has every column."""
     shown = df.assign(outcome=outcomes(df))[list(SHOWN)].rename(columns=SHOWN)
-    with pd.option_context("display.max_rows", None, "display.width", 200):
-        return shown.to_string(index=False, formatters={
-            "objective": number_format(".8g"), "rel. error": number_format(".1e"),
-            "time (s)": number_format(".3f")})
+    return shown.to_string(index=False, formatters={
+        "objective": number_format(".8g"), "rel. error": number_format(".1e"),
+        "time (s)": number_format(".3f")})
 
 
 def format_summary(table: pd.DataFrame) -> str:

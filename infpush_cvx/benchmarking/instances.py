@@ -58,8 +58,7 @@ def save_instance(name: str, directory, data=None) -> Path:
     for key, a in data.arrays().items():
         if sp.issparse(a):
             a = sp.csr_matrix(a)
-            a.sum_duplicates()
-            a.sort_indices()
+            a.sum_duplicates()  # the canonical form: sorted indices too
             arrays.update({f"{key}__csr_data": a.data, f"{key}__csr_indices": a.indices,
                            f"{key}__csr_indptr": a.indptr, f"{key}__csr_shape": np.array(a.shape)})
         else:

@@ -227,12 +227,7 @@ def _execute(tasks, executor, progress, record, curves):
 
 def _tidy(rows) -> pd.DataFrame:
     """The results table of the rows: ``COLUMNS`` then ``version_<pkg>``, with numeric types."""
-    version_cols = list(versions())
-    df = pd.DataFrame(rows)
-    for col in COLUMNS + version_cols:
-        if col not in df.columns:
-            df[col] = None
-    df = df[COLUMNS + version_cols]
+    df = pd.DataFrame(rows).reindex(columns=COLUMNS + list(versions()))
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
                 "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam",
                 "primal_residual", "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):

@@ -62,6 +62,7 @@ import traceback
 import warnings
 from dataclasses import dataclass, replace
 
+from .._validation import check_choice
 from ..catalog import cvxpy_solvers, registry
 from .instances import (Instance, instance_record, instance_shape, problem_data, problem_spec,
                         stored_opt_val)
@@ -112,6 +113,9 @@ class Task:
     blas_threads: int = 1
     curves: bool = False
     options: tuple | None = None
+
+    def __post_init__(self):
+        check_choice(self.kind, "kind", KINDS)
 
     def label(self) -> str:
         return f"{self.problem} / {self.solver} #{self.repeat}"
@@ -225,9 +229,7 @@ def primal_residual(problem) -> float | None:
             return None
         if violation is None:
             return None
-        violation = np.asarray(violation, dtype=float)
-        if violation.size:
-            worst = max(worst, float(np.max(violation)))
+        worst = max(worst, float(np.max(np.asarray(violation, dtype=float), initial=0.0)))
     return worst
 
 
@@ -330,9 +332,7 @@ def solve_task(task: Task) -> dict:
     from threadpoolctl import threadpool_limits
 
     row = base_row(task)
-    run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
-    if run is None:
-        raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
+    run = _run_cvxpy if task.kind == "cvxpy" else _run_native
     with threadpool_limits(limits=task.blas_threads):
         # Generate the instance (cached per process) before any clock starts, so the first
         # task of a process is not charged for it.
