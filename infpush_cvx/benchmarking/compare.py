@@ -138,14 +138,13 @@ def summary(df: pd.DataFrame, *, shift: float = TIME_SHIFT,
     rows = []
     for solver, rows_of in df.groupby("solver", sort=False):
         kinds = found.loc[rows_of.index]
-        solved = kinds == "solved"
         taken = pd.to_numeric(rows_of["time"], errors="coerce")
         mine = per_problem.loc[solver].dropna()
         ratio = shifted_geometric_mean(mine, shift) / \
             shifted_geometric_mean(best.loc[mine.index], shift) if len(mine) else np.nan
         rows.append({"solver": solver, "problems": rows_of["problem"].nunique(),
                      "solves": len(rows_of), **{k: int((kinds == k).sum()) for k in OUTCOMES},
-                     "median_time": float(taken[solved].median()) if solved.any() else np.nan,
+                     "median_time": float(taken[kinds == "solved"].median()),  # NaN for none
                      "time_ratio": ratio})
     return pd.DataFrame(rows, columns=["solver", "problems", "solves", *OUTCOMES,
                                        "median_time", "time_ratio"])

@@ -59,9 +59,9 @@ def _blas_threads(tasks) -> int:
 
 def _wait_seconds(deadlines) -> float | None:
     """How long to wait for the tasks running: until a little after the first of their
-    ``deadlines`` (``time.perf_counter()`` times), in pieces of at most ``MAX_WAIT``; None (for
-    ever) when none has a deadline."""
-    deadlines = list(deadlines)
+    ``deadlines`` (``time.perf_counter()`` times; None: no limit), in pieces of at most
+    ``MAX_WAIT``; None (for ever) when none has a deadline."""
+    deadlines = [d for d in deadlines if d is not None]
     return None if not deadlines else \
         min(max(min(deadlines) - time.perf_counter(), 0.0) + 0.05, MAX_WAIT)
 
@@ -220,8 +220,7 @@ class ProcessExecutor:
             while pending or any(w is not None and w.job is not None for w in workers):
                 live = [w for w in workers if w is not None and (w.job is not None or not w.ready)]
                 ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
-                             timeout=_wait_seconds(w.deadline for w in live
-                                                   if w.deadline is not None))
+                             timeout=_wait_seconds(w.deadline for w in live))
                 for i, w in enumerate(workers):
                     if w is None:
                         continue

@@ -134,14 +134,13 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
     stored = stored_values(results)
     for problem in sorted(curves["problem"].astype(str).unique()):
         heading = f"Suboptimality against time: {problem}"
-        if problem not in stored.index:
-            shown.append(_figure_html(heading, None, "No stored value for this problem in "
-                                                     "the results table: no suboptimality to "
-                                                     "draw."))
-            continue
-        fig = suboptimality_figure(curves, results, problem, styles=styles)
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
-        shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
+        if problem in stored.index:
+            fig = suboptimality_figure(curves, results, problem, styles=styles)
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
+            shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
+        else:
+            shown.append(_figure_html(heading, None, "No stored value for this problem in the "
+                                      "results table: no suboptimality to draw."))
     return shown
 
 
