@@ -235,8 +235,7 @@ def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | No
         versions = {c: first[c] for c in results.columns if c.startswith("version_")}
     if "host" in results.columns:
         items.append(("hosts", _listed(results, "host")))
-    for name, path in (sources or {}).items():
-        items.append((f"{name} file", path))
+    items += [(f"{name} file", path) for name, path in (sources or {}).items()]
     items.append(("report written", f"{iso(utc_now())} by {_code_text(code_revision())}"))
     listed = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
     version_rows = pd.DataFrame({"package": [k.removeprefix("version_") for k in versions],
