@@ -28,9 +28,8 @@ from .tasks import CallTask, Instance, Task, native_methods, run_task
 
 __all__ = [
     "BenchmarkRun", "CallTask", "DaskExecutor", "Instance", "ProcessExecutor", "SerialExecutor",
-    "Task", "benchmark",
-    "comparison_table", "complete_solvers", "format_comparison", "load_metadata",
-    "load_results", "make_executor", "make_tasks", "native_methods", "performance_profile",
-    "performance_ratios", "plot_performance_profile", "run_benchmark", "run_paths", "run_task",
-    "save_results", "save_run", "time_matrix",
+    "Task", "benchmark", "comparison_table", "complete_solvers", "format_comparison",
+    "load_metadata", "load_results", "make_executor", "make_tasks", "native_methods",
+    "performance_profile", "performance_ratios", "plot_performance_profile", "run_benchmark",
+    "run_paths", "run_task", "save_results", "save_run", "time_matrix",
 ]

@@ -138,14 +138,13 @@ def summary(df: pd.DataFrame, *, shift: float = TIME_SHIFT,
     rows = []
     for solver, rows_of in df.groupby("solver", sort=False):
         kinds = found.loc[rows_of.index]
-        solved = kinds == "solved"
         taken = pd.to_numeric(rows_of["time"], errors="coerce")
         mine = per_problem.loc[solver].dropna()
         ratio = shifted_geometric_mean(mine, shift) / \
             shifted_geometric_mean(best.loc[mine.index], shift) if len(mine) else np.nan
         rows.append({"solver": solver, "problems": rows_of["problem"].nunique(),
                      "solves": len(rows_of), **{k: int((kinds == k).sum()) for k in OUTCOMES},
-                     "median_time": float(taken[solved].median()) if solved.any() else np.nan,
+                     "median_time": float(taken[kinds == "solved"].median()),  # NaN for none
                      "time_ratio": ratio})
     return pd.DataFrame(rows, columns=["solver", "problems", "solves", *OUTCOMES,
                                        "median_time", "time_ratio"])
@@ -155,10 +154,9 @@ def format_table(df: pd.DataFrame) -> str:
     """A few chosen columns of a results table (:data:`SHOWN`), one line per solve, numbers
     formatted for a person; the saved table has every column."""
     shown = df.assign(outcome=outcomes(df))[list(SHOWN)].rename(columns=SHOWN)
-    with pd.option_context("display.max_rows", None, "display.width", 200):
-        return shown.to_string(index=False, formatters={
-            "objective": number_format(".8g"), "rel. error": number_format(".1e"),
-            "time (s)": number_format(".3f")})
+    return shown.to_string(index=False, formatters={
+        "objective": number_format(".8g"), "rel. error": number_format(".1e"),
+        "time (s)": number_format(".3f")})
 
 
 def format_summary(table: pd.DataFrame) -> str:

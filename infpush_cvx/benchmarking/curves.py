@@ -229,11 +229,10 @@ def suboptimality_figure(curves: pd.DataFrame, results: pd.DataFrame, problem: s
     # per solver, its (time, suboptimality, selected points, plot keywords): a line per repeat
     # of a curve; a solver without one, its final answers (filled) and those that disagree
     parts = {}
-    for solver in traced:
-        for _, run in mine[mine["solver"].astype(str) == solver].groupby("repeat", sort=True):
-            t, y, keep = _points(run.sort_values("stop_val"), reference)
-            parts.setdefault(solver, []).append(
-                (t, y, keep, {"lw": 1.5, "ms": 5, "markevery": max(1, int(keep.sum()) // 8)}))
+    for (solver, _), run in mine.groupby([mine["solver"].astype(str), "repeat"], sort=True):
+        t, y, keep = _points(run.sort_values("stop_val"), reference)
+        parts.setdefault(solver, []).append(
+            (t, y, keep, {"lw": 1.5, "ms": 5, "markevery": max(1, int(keep.sum()) // 8)}))
     for solver in single:
         mine_rows = rows[rows["solver"].astype(str) == solver]
         t, y, keep = _points(mine_rows, reference)

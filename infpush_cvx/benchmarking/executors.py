@@ -59,9 +59,9 @@ def _blas_threads(tasks) -> int:
 
 def _wait_seconds(deadlines) -> float | None:
     """How long to wait for the tasks running: until a little after the first of their
-    ``deadlines`` (``time.perf_counter()`` times), in pieces of at most ``MAX_WAIT``; None (for
-    ever) when none has a deadline."""
-    deadlines = list(deadlines)
+    ``deadlines`` (``time.perf_counter()`` times; None: no limit), in pieces of at most
+    ``MAX_WAIT``; None (for ever) when none has a deadline."""
+    deadlines = [d for d in deadlines if d is not None]
     return None if not deadlines else \
         min(max(min(deadlines) - time.perf_counter(), 0.0) + 0.05, MAX_WAIT)
 
@@ -127,15 +127,9 @@ def _worker_main(conn, env, jobs=(), blas_threads=1):
         importlib.import_module(name)
     info = warm_up(jobs, blas_threads=blas_threads) if jobs else None
     conn.send(("ready", info))
-    while True:
-        try:
-            msg = conn.recv()
-        except EOFError:
-            return
-        if msg is None:
-            return
-        k, task = msg
-        conn.send((k, run_task(task)))
+    with contextlib.suppress(EOFError):  # the parent is gone (run_task itself never raises)
+        for k, task in iter(conn.recv, None):  # None: stop
+            conn.send((k, run_task(task)))
 
 
 class _Worker:
@@ -213,8 +207,6 @@ class ProcessExecutor:
     def run(self, tasks):
         tasks = list(tasks)
         self.started.clear()
-        if not tasks:
-            return
         ctx = mp.get_context("spawn")
         pending = list(enumerate(tasks))[::-1]
         jobs = warmup_jobs(tasks) if self.warmup else []
@@ -228,8 +220,7 @@ class ProcessExecutor:
             while pending or any(w is not None and w.job is not None for w in workers):
                 live = [w for w in workers if w is not None and (w.job is not None or not w.ready)]
                 ready = wait([w.conn for w in live] + [w.proc.sentinel for w in live],
-                             timeout=_wait_seconds(w.deadline for w in live
-                                                   if w.deadline is not None))
+                             timeout=_wait_seconds(w.deadline for w in live))
                 for i, w in enumerate(workers):
                     if w is None:
                         continue
@@ -288,16 +279,6 @@ class DaskExecutor:
         self.warmup_info: list[dict] = []
         self.started: dict = {}
 
-    def _warm_up(self, client, tasks) -> None:
-        """One warm-up task pinned to each worker of the cluster, waited for."""
-        jobs = warmup_jobs(tasks)
-        if not jobs:
-            return
-        futures = [client.submit(warm_up, jobs, blas_threads=_blas_threads(tasks),
-                                 workers=[address], allow_other_workers=False, pure=False)
-                   for address in client.nthreads()]  # every worker's address
-        self.warmup_info = client.gather(futures)
-
     def _client(self):
         from dask.distributed import Client, LocalCluster
         if self.client is not None:
@@ -319,8 +300,12 @@ class DaskExecutor:
             return
         client, owned = self._client()
         try:
-            if self.warmup:
-                self._warm_up(client, tasks)
+            jobs = warmup_jobs(tasks) if self.warmup else []
+            if jobs:  # one warm-up task pinned to each worker of the cluster, waited for
+                self.warmup_info = client.gather([
+                    client.submit(warm_up, jobs, blas_threads=_blas_threads(tasks),
+                                  workers=[address], allow_other_workers=False, pure=False)
+                    for address in client.nthreads()])  # every worker's address
             # At most one task in flight per worker thread, so a task's clock starts when it
             # starts running rather than when it joins the queue.
             slots = max(sum(client.nthreads().values()), 1)

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_open, write_text_atomic
+from ..files import write_text_atomic
 from . import reports
+from .runner import save_results
 
 #: Name of the HTML file in a report folder.
 HTML_NAME = "report.html"
@@ -76,7 +77,8 @@ def write_report(results: pd.DataFrame, out_dir, *, curves: pd.DataFrame | None 
     out = ReportFiles()
     paths = report_paths(out_dir, metric)
     table = reports.comparison_table(results)
-    _write(out, paths["comparison"], lambda: _write_csv(table, paths["comparison"]))
+    _write(out, paths["comparison"],
+           lambda: save_results(table, paths["comparison"], parquet=False))
     shown = []
     if figures:
         styles = reports.solver_styles(results)
@@ -98,12 +100,6 @@ def _write(out: ReportFiles, path: Path, write) -> str:
         return f"Not written: {exc}"
     out.written.append(path)
     return ""
-
-
-def _write_csv(table: pd.DataFrame, path: Path) -> None:
-    """``table`` as CSV, written atomically and streamed (not built as one string first)."""
-    with atomic_open(path, "w", newline="") as fh:
-        table.to_csv(fh, index=False)
 
 
 def _png(heading: str, fig, path: Path, out: ReportFiles) -> str:
@@ -138,14 +134,13 @@ def _suboptimality(results, curves, out_dir, styles, out) -> list:
     stored = stored_values(results)
     for problem in sorted(curves["problem"].astype(str).unique()):
         heading = f"Suboptimality against time: {problem}"
-        if problem not in stored.index:
-            shown.append(_figure_html(heading, None, "No stored value for this problem in "
-                                                     "the results table: no suboptimality to "
-                                                     "draw."))
-            continue
-        fig = suboptimality_figure(curves, results, problem, styles=styles)
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
-        shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
+        if problem in stored.index:
+            fig = suboptimality_figure(curves, results, problem, styles=styles)
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", problem)
+            shown.append(_png(heading, fig, out_dir / f"suboptimality_{name}.png", out))
+        else:
+            shown.append(_figure_html(heading, None, "No stored value for this problem in the "
+                                      "results table: no suboptimality to draw."))
     return shown
 
 
@@ -240,8 +235,7 @@ def _provenance(results: pd.DataFrame, metadata: dict | None, sources: dict | No
         versions = {c: first[c] for c in results.columns if c.startswith("version_")}
     if "host" in results.columns:
         items.append(("hosts", _listed(results, "host")))
-    for name, path in (sources or {}).items():
-        items.append((f"{name} file", path))
+    items += [(f"{name} file", path) for name, path in (sources or {}).items()]
     items.append(("report written", f"{iso(utc_now())} by {_code_text(code_revision())}"))
     listed = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
     version_rows = pd.DataFrame({"package": [k.removeprefix("version_") for k in versions],

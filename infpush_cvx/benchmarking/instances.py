@@ -7,9 +7,9 @@ Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
 :func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
 Loading recomputes the fingerprint and refuses a file whose content does not match it.
 
-:func:`instance_parameters`, :func:`instance_record` and :func:`instance_shape` describe an
-instance for the rows and the provenance of benchmark results (generator, seed, tier; sizes and
-non-zeros); :func:`stored_opt_val` is a problem's stored optimal value.
+:func:`instance_record` and :func:`instance_shape` describe an instance for the rows and the
+provenance of benchmark results (generator, seed, tier; sizes and non-zeros);
+:func:`stored_opt_val` is a problem's stored optimal value.
 """
 
 from __future__ import annotations
@@ -29,19 +29,8 @@ from ..files import atomic_open
 
 
 def _instance_spec(name: str):
-    spec = catalog.load_catalog().instances.get(name)
-    if spec is None:
-        raise ValueError(f"unknown instance {name!r}; expected one of "
-                         f"{sorted(catalog.load_catalog().instances)}")
-    return spec
-
-
-def instance_parameters(name: str) -> dict:
-    """What the catalog declares about instance ``name``: ``generator``, ``params`` (a copy),
-    ``seed`` (None when the generator takes none) and ``tier``."""
-    spec = _instance_spec(name)
-    return {"generator": spec.generator, "params": dict(spec.params),
-            "seed": spec.params.get("seed"), "tier": spec.tier}
+    instances = catalog.load_catalog().instances
+    return instances[check_choice(name, "instance", instances)]
 
 
 def _nnz(a) -> int:
@@ -69,8 +58,7 @@ def save_instance(name: str, directory, data=None) -> Path:
     for key, a in data.arrays().items():
         if sp.issparse(a):
             a = sp.csr_matrix(a)
-            a.sum_duplicates()
-            a.sort_indices()
+            a.sum_duplicates()  # the canonical form: sorted indices too
             arrays.update({f"{key}__csr_data": a.data, f"{key}__csr_indices": a.indices,
                            f"{key}__csr_indptr": a.indptr, f"{key}__csr_shape": np.array(a.shape)})
         else:
@@ -154,14 +142,15 @@ def problem_spec(problem):
 
 
 def instance_record(problem) -> dict:
-    """What is declared about the instance of a task's ``problem``: ``generator``, ``params``,
-    ``seed`` and ``tier`` (:func:`instance_parameters` of a catalog problem's instance; a
-    generated :class:`Instance`'s own, tier ``"generated"``)."""
-    if not isinstance(problem, Instance):
-        return instance_parameters(problem_spec(problem).instance)
-    params = dict(problem.params)
-    return {"generator": problem.generator, "params": params, "seed": params.get("seed"),
-            "tier": "generated"}
+    """What is declared about the instance of a task's ``problem``: ``generator``, ``params``
+    (a copy), ``seed`` (None when the generator takes none) and ``tier``: the catalog's for a
+    catalog problem's instance, a generated :class:`Instance`'s own (tier ``"generated"``)."""
+    if isinstance(problem, Instance):
+        generator, params, tier = problem.generator, dict(problem.params), "generated"
+    else:
+        spec = _instance_spec(problem_spec(problem).instance)
+        generator, params, tier = spec.generator, dict(spec.params), spec.tier
+    return {"generator": generator, "params": params, "seed": params.get("seed"), "tier": tier}
 
 
 def stored_opt_val(problem) -> float | None:

@@ -51,8 +51,6 @@ def _missing(value) -> bool:
 
 def outcomes(df: pd.DataFrame) -> pd.Series:
     """:func:`outcome` of every row of a results table."""
-    if df.empty:
-        return pd.Series([], index=df.index, dtype=object)
     return pd.Series([outcome(row) for row in df.to_dict("records")], index=df.index,
                      dtype=object)
 
@@ -60,5 +58,4 @@ def outcomes(df: pd.DataFrame) -> pd.Series:
 def exit_status(df: pd.DataFrame) -> int:
     """1 when a row disagrees with its stored value or could not be solved (:func:`broken`),
     0 otherwise (suboptimal answers of fixed budgets and non-certified statuses included)."""
-    found = outcomes(df)
-    return int(bool((found == "disagrees").any() or df["status"].map(broken).any()))
+    return int(bool((outcomes(df) == "disagrees").any() or df["status"].map(broken).any()))

@@ -30,7 +30,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..files import _KINDS, named_os_error, real_target
+from ..files import file_kind, named_os_error, real_target
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,7 @@ class PartialTable:
             raise ValueError(f"{self.path}: cannot use it for the run's rows: "
                              f"{exc.strerror or exc}") from None
         if not stat.S_ISREG(mode):
-            kind = next((name for test, name in ((stat.S_ISLNK, "a symbolic link"), *_KINDS)
-                         if test(mode)), "not a regular file")
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else file_kind(mode)
             raise ValueError(f"{self.path} is {kind}, where the run appends its rows as "
                              f"they end; remove it or choose another output")
 

@@ -61,12 +61,9 @@ def code_revision(root: Path = PACKAGE_PARENT) -> dict:
     checkout whose top folder is ``root`` (default: the one the package is imported from), with
     ``git_dirty`` True when tracked files have uncommitted changes; both None when ``root`` is
     not the top of a checkout (an installed package: then the version identifies it)."""
-    from importlib import metadata
-    try:
-        version = metadata.version("infpush_cvx")
-    except metadata.PackageNotFoundError:
-        version = None
-    out = {"package": "infpush_cvx", "version": version, "git_commit": None, "git_dirty": None}
+    from ..catalog.reference import versions
+    out = {"package": "infpush_cvx", "version": versions(("infpush_cvx",))["infpush_cvx"],
+           "git_commit": None, "git_dirty": None}
     root = Path(root).resolve()
 
     def git(*args):
@@ -156,12 +153,10 @@ def _problem_records(problems) -> tuple[dict, dict]:
 
 def _instance_sizes(table, instances: dict) -> None:
     """Add m, n, d, nnz (as measured by the workers, in the rows) to the instance records."""
-    if table is None or "instance" not in table.columns:
-        return
     for name, record in instances.items():
         rows = table[table["instance"] == name]
         for col in ("m", "n", "d", "nnz"):
-            values = rows[col].dropna() if col in rows.columns else ()
+            values = rows[col].dropna()
             record[col] = int(values.iloc[0]) if len(values) else None
 
 
@@ -170,8 +165,6 @@ def _summary(table) -> dict:
     (:func:`.compare.outcome`), the rows that did not: ``disagree`` (a claimed optimum the stored
     value contradicts), ``suboptimal`` (stopped without a certificate) and ``failed``."""
     from .outcomes import outcomes
-    if table is None or table.empty:
-        return {"rows": 0, "agree": 0, "disagree": [], "suboptimal": [], "failed": []}
     found = outcomes(table)
 
     def rows(outcome):
@@ -182,9 +175,8 @@ def _summary(table) -> dict:
             "failed": rows("failed")}
 
 
-def run_metadata(tasks, table=None, *, run_id: str, started: datetime,
-                 finished: datetime | None = None, execution: dict | None = None,
-                 files: dict | None = None, command=None) -> dict:
+def run_metadata(tasks, table, *, run_id: str, started: datetime,
+                 execution: dict | None = None, command=None) -> dict:
     """The provenance record of a run of ``tasks`` whose rows are ``table`` (see the module
     docstring for its keys). JSON-serialisable."""
     from .tasks import versions
@@ -192,7 +184,7 @@ def run_metadata(tasks, table=None, *, run_id: str, started: datetime,
     problems = list(dict.fromkeys(t.problem for t in tasks))
     problem_records, instance_records = _problem_records(problems)
     _instance_sizes(table, instance_records)
-    finished = utc_now() if finished is None else finished
+    finished = utc_now()
     return {"format": METADATA_FORMAT, "run_id": run_id, "date": iso(started),
             "finished": iso(finished), "duration_s": (finished - started).total_seconds(),
             "command": list(sys.argv if command is None else command),
@@ -203,4 +195,4 @@ def run_metadata(tasks, table=None, *, run_id: str, started: datetime,
                       "curves": any(getattr(t, "curves", False) for t in tasks)},
             "solvers": _solver_records(tasks), "problems": problem_records,
             "instances": instance_records, "summary": _summary(table),
-            "files": dict(files or {})}
+            "files": {}}  # save_run names them

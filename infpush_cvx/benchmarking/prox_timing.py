@@ -8,7 +8,7 @@ median over ``repeats`` runs measured in this run, reported with its ratio to th
 
 from __future__ import annotations
 
-import time
+import timeit
 
 import numpy as np
 import pandas as pd
@@ -20,12 +20,7 @@ RADIUS_FACTORS = (0.001, 0.01, 0.1, 0.5)
 
 def _median_time(fn, repeats: int) -> float:
     fn()  # warm-up (numba compilation, caches)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(timeit.repeat(fn, number=1, repeat=repeats)))
 
 
 def time_projection(sizes=(100, 1000), factors=RADIUS_FACTORS, methods=None, *, repeats=5,

@@ -47,6 +47,7 @@ import pandas as pd
 from .._validation import check_choice
 from .._plots import COLOURS, LIGHT_COLOURS, MARKERS, matplotlib_available
 from ..files import atomic_path
+from .outcomes import _missing
 
 
 def series_styles(n: int) -> list[dict]:
@@ -91,10 +92,8 @@ def _metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def _by_problem_and_solver(df: pd.DataFrame, values: pd.Series, aggfunc) -> pd.DataFrame:
-    frame = pd.DataFrame({"problem": df["problem"].to_numpy(), "solver": df["solver"].to_numpy(),
-                          "value": values.to_numpy()})
-    return frame.pivot_table(index="problem", columns="solver", values="value",
-                             aggfunc=aggfunc)
+    """Problems x solvers, ``aggfunc`` of ``values`` (a column of ``df``) over the repeats."""
+    return values.groupby([df["problem"], df["solver"]]).agg(aggfunc).unstack()
 
 
 def attempted_matrix(df: pd.DataFrame) -> pd.DataFrame:
@@ -165,12 +164,10 @@ def performance_profile(df: pd.DataFrame, metric: str = "time", problems: str = 
         top = max(float(finite.max()) if finite.size else 1.0, 2.0) * 1.05
         taus = np.unique(np.concatenate([[1.0], np.sort(finite), np.geomspace(1.0, top, 200)]))
     taus = np.asarray(taus, dtype=float)
-    prof = {}
-    for s in ratios.columns:
-        r = ratios[s].dropna().to_numpy()  # the problems s attempted
-        prof[s] = ((r[:, None] <= taus[None, :]).mean(axis=0) if r.size
-                   else np.full(taus.shape, np.nan))
-    return pd.DataFrame(prof, index=pd.Index(taus, name="tau"))
+    solved = (ratios.to_numpy(dtype=float)[:, :, None] <= taus).sum(axis=0)  # NaN, inf: never
+    with np.errstate(invalid="ignore"):  # a solver that attempted nothing: 0 / 0, NaN
+        prof = solved / ratios.notna().sum().to_numpy()[:, None]
+    return pd.DataFrame(prof.T, index=pd.Index(taus, name="tau"), columns=list(ratios.columns))
 
 
 def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "common"
@@ -180,10 +177,9 @@ def profile_counts(df: pd.DataFrame, metric: str = "time", problems: str = "comm
     ratios = performance_ratios(df, metric, problems)
     attempted = ratios.notna().sum()
     solved = np.isfinite(ratios).sum()
-    out = pd.DataFrame({"problems": len(ratios), "attempted": attempted, "solved": solved,
-                        "failed": attempted - solved, "not_attempted": len(ratios) - attempted})
-    out.index.name = "solver"
-    return out
+    return pd.DataFrame({"problems": len(ratios), "attempted": attempted, "solved": solved,
+                         "failed": attempted - solved, "not_attempted": len(ratios) - attempted}
+                        ).rename_axis("solver")
 
 
 def _why_dropped(df: pd.DataFrame, metric: str) -> dict:
@@ -388,7 +384,7 @@ def number_format(spec: str = ""):
     """A formatter: a value as ``format(value, spec)`` (as text when it is not a number), a
     missing value (None, NaN, pandas' NA) as ""."""
     def text(value) -> str:
-        if value is None or (not isinstance(value, str) and pd.isna(value)):
+        if _missing(value):
             return ""
         try:
             return format(value, spec)
@@ -398,7 +394,7 @@ def number_format(spec: str = ""):
 
 
 def format_comparison(table: pd.DataFrame) -> str:
-    """Plain-text rendering of :func:`comparison_table`."""
-    with pd.option_context("display.max_rows", None, "display.width", 220):
-        return table.to_string(index=False, formatters={
-            c: number_format(f) for c, f in FORMATS.items() if c in table.columns})
+    """Plain-text rendering of :func:`comparison_table` (``to_string`` shows every row and
+    column whatever pandas' display options)."""
+    return table.to_string(index=False, formatters={
+        c: number_format(f) for c, f in FORMATS.items() if c in table.columns})

@@ -213,32 +213,21 @@ def _finished(tasks, executor, rows, curve_rows, run_id, started, command, *,
 def _execute(tasks, executor, progress, record, curves):
     """``record(k, row)`` every row ``tasks`` give on ``executor`` as it comes; add their
     curves' rows to ``curves``."""
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve")
-    try:
+    from tqdm.auto import tqdm
+    with tqdm(total=len(tasks), desc=f"benchmark ({executor.name})", unit="solve",
+              disable=not progress) as bar:
         for k, row in executor.run(tasks):
             task = tasks[k]
             curves.extend({"problem": str(task.problem), "solver": task.solver,
                            "repeat": task.repeat, **c} for c in row.pop("curve", None) or ())
             record(k, row)
-            if bar is not None:
-                bar.set_postfix_str(tasks[k].label(), refresh=False)
-                bar.update()
-    finally:
-        if bar is not None:
-            bar.close()
+            bar.set_postfix_str(task.label(), refresh=False)
+            bar.update()
 
 
 def _tidy(rows) -> pd.DataFrame:
     """The results table of the rows: ``COLUMNS`` then ``version_<pkg>``, with numeric types."""
-    version_cols = list(versions())
-    df = pd.DataFrame(rows)
-    for col in COLUMNS + version_cols:
-        if col not in df.columns:
-            df[col] = None
-    df = df[COLUMNS + version_cols]
+    df = pd.DataFrame(rows).reindex(columns=COLUMNS + list(versions()))
     for col in ("objective", "reference", "rel_error", "rtol", "gap", "compile_time",
                 "setup_time", "solve_time", "time", "warmup_time", "timeout", "lam",
                 "primal_residual", "solver_primal_residual", "rss_before_mib", "peak_rss_mib"):

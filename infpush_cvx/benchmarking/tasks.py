@@ -62,6 +62,7 @@ import traceback
 import warnings
 from dataclasses import dataclass, replace
 
+from .._validation import check_choice
 from ..catalog import cvxpy_solvers, registry
 from .instances import (Instance, instance_record, instance_shape, problem_data, problem_spec,
                         stored_opt_val)
@@ -113,6 +114,9 @@ class Task:
     curves: bool = False
     options: tuple | None = None
 
+    def __post_init__(self):
+        check_choice(self.kind, "kind", KINDS)
+
     def label(self) -> str:
         return f"{self.problem} / {self.solver} #{self.repeat}"
 
@@ -149,18 +153,6 @@ def _call_row(task: CallTask, status: str, result=None, error: str = "",
               elapsed: float | None = None) -> dict:
     return {"task": task.label(), "status": status, "result": result, "error": error[:2000],
             "time": elapsed}
-
-
-@dataclass
-class _Timer:
-    start: float = 0.0
-
-    def __enter__(self):
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc):
-        self.elapsed = time.perf_counter() - self.start
 
 
 def versions() -> dict:
@@ -237,9 +229,7 @@ def primal_residual(problem) -> float | None:
             return None
         if violation is None:
             return None
-        violation = np.asarray(violation, dtype=float)
-        if violation.size:
-            worst = max(worst, float(np.max(violation)))
+        worst = max(worst, float(np.max(np.asarray(violation, dtype=float), initial=0.0)))
     return worst
 
 
@@ -258,8 +248,6 @@ def solver_primal_residual(stats) -> float | None:
         value = extra
         for key in path:
             value = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
-            if value is None:
-                break
         if value is not None:
             try:
                 return float(value)
@@ -268,36 +256,40 @@ def solver_primal_residual(stats) -> float | None:
     return None
 
 
-def _answer(status: str, objective, reference, rtol: float, success, w) -> dict:
-    """The answer's fields: relative error against the stored value, whether they agree, and
-    the number of nonzero weights ``nnz_w`` (None without a weight vector ``w``)."""
+def _answer(status: str, objective, reference, rtol: float, success, w, *, gap, iterations,
+            compile_time, solve_time, elapsed) -> dict:
+    """The answer's fields: relative error against the stored value, whether they agree, the
+    number of nonzero weights ``nnz_w`` (None without a weight vector ``w``), and the times
+    (``setup_time``: what of ``elapsed`` neither compilation nor the solver's clock took)."""
     import numpy as np
     rel = None if reference is None or objective is None else \
         cvxpy_solvers.relative_error(objective, reference)
     return {"status": status, "converged": status in success,
             "nnz_w": None if w is None else int(np.count_nonzero(w)),
             "objective": None if objective is None else float(objective), "rel_error": rel,
-            "rtol": rtol, "agrees": bool(status in success and rel is not None and rel <= rtol)}
+            "rtol": rtol, "agrees": bool(status in success and rel is not None and rel <= rtol),
+            "gap": gap, "iterations": iterations, "compile_time": compile_time,
+            "setup_time": max(elapsed - (compile_time or 0.0) - solve_time, 0.0),
+            "solve_time": solve_time, "time": elapsed}
 
 
 def _run_cvxpy(task: Task, spec, data, reference) -> dict:
     """A CVXPY solve; the solver must be run on the problem's class (ValueError otherwise)."""
     solver_spec = _with_options(
         cvxpy_solvers.check_handles(task.solver, spec.problem_class, spec.id), task)
-    with _Timer() as t:
-        problem = spec.build(data)
-        out = cvxpy_solvers.solve(problem, solver_spec, task.timeout)
+    start = time.perf_counter()
+    problem = spec.build(data)
+    out = cvxpy_solvers.solve(problem, solver_spec, task.timeout)
+    elapsed = time.perf_counter() - start
     compile_time = getattr(problem, "compilation_time", None)
     stats = problem.solver_stats
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None \
-        else (t.elapsed - compile_time if compile_time else t.elapsed)
+        else (elapsed - compile_time if compile_time else elapsed)
     w = problem.var_dict.get("w")  # every primal formulation names its weights w
     return {**_answer(out.solver_status, out.value, reference, solver_spec.rtol, ("optimal",),
-                      None if w is None else w.value),
-            "gap": None, "iterations": getattr(stats, "num_iters", None),
-            "compile_time": compile_time,
-            "setup_time": max(t.elapsed - (compile_time or 0.0) - solve_time, 0.0),
-            "solve_time": solve_time, "time": t.elapsed,
+                      None if w is None else w.value, gap=None,
+                      iterations=getattr(stats, "num_iters", None), compile_time=compile_time,
+                      solve_time=solve_time, elapsed=elapsed),
             "primal_residual": primal_residual(problem),
             "solver_primal_residual": solver_primal_residual(stats)}
 
@@ -316,16 +308,15 @@ def _run_native(task: Task, spec, data, reference) -> dict:
             extra["warm_start"] = registry.solve(replace(spec, lam=float(warm_lam)), task.solver,
                                                  data, tol=task.tol, time_limit=task.timeout,
                                                  **extra)
-        with _Timer() as t:
-            res = registry.solve(spec, task.solver, data, tol=task.tol, time_limit=task.timeout,
-                                 **extra)
+        start = time.perf_counter()
+        res = registry.solve(spec, task.solver, data, tol=task.tol, time_limit=task.timeout,
+                             **extra)
+        elapsed = time.perf_counter() - start
     for w in caught:
         log.debug("%s: %s: %s", task.label(), w.category.__name__, w.message)
-    out = {**_answer(res.status, res.objective, reference, registry.rtol(task.tol), CERTIFIED,
-                     res.w),
-           "gap": res.gap, "iterations": res.iterations, "compile_time": None,
-           "setup_time": max(t.elapsed - res.time, 0.0), "solve_time": res.time,
-           "time": t.elapsed}
+    out = _answer(res.status, res.objective, reference, registry.rtol(task.tol), CERTIFIED,
+                  res.w, gap=res.gap, iterations=res.iterations, compile_time=None,
+                  solve_time=res.time, elapsed=elapsed)
     if task.curves:
         from .curves import curve_rows
         out["curve"] = curve_rows(res.history)
@@ -341,9 +332,7 @@ def solve_task(task: Task) -> dict:
     from threadpoolctl import threadpool_limits
 
     row = base_row(task)
-    run = {"cvxpy": _run_cvxpy, "native": _run_native}.get(task.kind)
-    if run is None:
-        raise ValueError(f"unknown task kind {task.kind!r}; expected one of {KINDS}")
+    run = _run_cvxpy if task.kind == "cvxpy" else _run_native
     with threadpool_limits(limits=task.blas_threads):
         # Generate the instance (cached per process) before any clock starts, so the first
         # task of a process is not charged for it.

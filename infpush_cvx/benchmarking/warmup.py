@@ -92,10 +92,8 @@ def _solve(job: WarmupJob, time_limit: float) -> None:
     spec, data = problem_spec(job.problem), problem_data(job.problem)
     if job.kind == "cvxpy":
         cvxpy_solvers.solve(spec.build(data), cvxpy_solvers.spec(job.solver), time_limit)
-    elif job.kind == "native":
+    else:  # "native": a Task checks its kind
         registry.solve(spec, job.solver, data, time_limit=time_limit)
-    else:
-        raise ValueError(f"unknown task kind {job.kind!r}")
 
 
 #: Jobs already run in this process (a serial run, or Dask workers in this process).
