@@ -293,10 +293,7 @@ def compute_reference(problem_id: str) -> dict:
         raise ReferenceError(
             f"{problem_id}: cross-check by {checker} disagrees (status {check_status!r}, "
             f"value {check_value!r} vs {value!r}, relative error {check_err:.2e})")
-    degenerate = None
-    if isinstance(data, BipartiteData):
-        from ..data.degeneracy import is_degenerate
-        degenerate = bool(is_degenerate(data))
+    from ..data.degeneracy import is_degenerate
     record = {
         "problem_id": problem_id,
         "opt_val": value,
@@ -309,7 +306,7 @@ def compute_reference(problem_id: str) -> dict:
         "instance": spec.instance,
         "instance_fingerprint": data.fingerprint(),
         "spec_fingerprint": spec.fingerprint(),
-        "degenerate": degenerate,
+        "degenerate": bool(is_degenerate(data)) if isinstance(data, BipartiteData) else None,
         "formulation": {"name": spec.formulation, "options": spec.options, "lam": spec.lam},
         "versions": versions(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
