@@ -150,8 +150,7 @@ def check_options(options: dict, name: str, allowed) -> dict:
     """Refuse option names outside ``allowed`` (a typo must not be silently ignored)."""
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise TypeError(f"{name} got unexpected option(s) {unknown}; "
-                        f"allowed: {sorted(allowed)}")
+        raise TypeError(f"{name} got unexpected option(s) {unknown}; allowed: {sorted(allowed)}")
     return options
 
 
