@@ -345,9 +345,8 @@ def _definition_change(record: dict, spec) -> str | None:
     stored_fingerprint = record["spec_fingerprint"]
     if stored_fingerprint == spec.fingerprint():
         return None
-    stored = record["formulation"]  # in the form of ProblemSpec.definition()
-    changes = _definition_changes({"formulation": stored["name"], "options": stored["options"],
-                                   "lam": stored["lam"]}, spec.definition())
+    stored = record["formulation"]  # ProblemSpec.definition(), its formulation under "name"
+    changes = _definition_changes({**stored, "formulation": stored["name"]}, spec.definition())
     detail = "; ".join(changes) or (f"definition fingerprint {stored_fingerprint[:16]}..., "
                                     f"now {spec.fingerprint()[:16]}...")
     return f"problem definition changed since the value was stored ({detail})"
