@@ -187,8 +187,7 @@ def load_reference(problem_id: str, directory: str | os.PathLike | None = None) 
         data = read_small_file(path, "reference record")
     except FileNotFoundError:
         return None
-    record = parse_record(data, path)
-    check_record(record, str(path))
+    record = check_record(parse_record(data, path), str(path))
     if record["problem_id"] != problem_id:
         raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
                          f"not {problem_id!r}")
