@@ -310,11 +310,6 @@ def _check_tier(tier) -> str:
     raise ValueError(f"tier must be a lower-case name other than {ALL_TIERS!r}, got {tier!r}")
 
 
-def _problem_tier(entry: dict, instance: InstanceSpec) -> str:
-    """A problem's tier: its own (or its family's), else its instance's."""
-    return _check_tier(entry["tier"]) if "tier" in entry else instance.tier
-
-
 def _instance_spec(name: str, entry) -> InstanceSpec:
     entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",))
     generator = entry["generator"]
@@ -364,12 +359,13 @@ def _specs(entry: dict, names: list, instances: dict, problem_id):
     for name in names:
         _check_known(name, "instance", instances)
         instance = instances[name]
+        # a problem's tier: its own (or its family's), else its instance's
+        tier = _check_tier(entry["tier"]) if "tier" in entry else instance.tier
         for values in itertools.product(*vary.values()):
             options = {**base_options, **dict(zip(vary, values))}
             yield ProblemSpec(problem_id(name, values), name, formulation, options,
                               lam if lam_key == "lam" else
-                              _lambda_in_scaling(lam, formulation, options, instance),
-                              _problem_tier(entry, instance))
+                              _lambda_in_scaling(lam, formulation, options, instance), tier)
 
 
 def _lambda_in_scaling(lam_paper: float, formulation, options, instance: InstanceSpec) -> float:
