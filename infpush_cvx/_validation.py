@@ -150,8 +150,7 @@ def check_options(options: dict, name: str, allowed) -> dict:
     """Refuse option names outside ``allowed`` (a typo must not be silently ignored)."""
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise TypeError(f"{name} got unexpected option(s) {unknown}; "
-                        f"allowed: {sorted(allowed)}")
+        raise TypeError(f"{name} got unexpected option(s) {unknown}; allowed: {sorted(allowed)}")
     return options
 
 
@@ -160,19 +159,16 @@ def check_real_numbers(x, name: str, kind: str = "array") -> None:
     part; NumPy only warns) and strings (``"{name} must be a numeric {kind}, got strings"``, the
     wording of the other array checks: NumPy would parse numeric strings such as ``"1"`` as
     numbers, so text read without conversion would pass for data)."""
-    if sp.issparse(x) or isinstance(x, (numbers.Number, np.number)):
-        if np.iscomplexobj(x):
-            raise TypeError(f"{name} must be real, got complex numbers")
-        return
-    try:
-        arr = x if isinstance(x, np.ndarray) else np.asarray(x)
-    except (TypeError, ValueError):
-        return  # not array-like at all: the conversion that follows reports it
-    if arr.dtype.kind == "c":
+    if not (sp.issparse(x) or isinstance(x, (numbers.Number, np.number))):  # not a scalar
+        try:
+            x = x if isinstance(x, np.ndarray) else np.asarray(x)
+        except (TypeError, ValueError):
+            return  # not array-like at all: the conversion that follows reports it
+        if x.dtype.kind in "SU" or (
+                x.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in x.flat)):
+            raise TypeError(f"{name} must be a numeric {kind}, got strings (dtype {x.dtype})")
+    if np.iscomplexobj(x):
         raise TypeError(f"{name} must be real, got complex numbers")
-    if arr.dtype.kind in "SU" or (
-            arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.flat)):
-        raise TypeError(f"{name} must be a numeric {kind}, got strings (dtype {arr.dtype})")
 
 
 def caller_stacklevel() -> int:

@@ -225,8 +225,7 @@ def check_writable(path, *, name: str = "out") -> Path:
         raise ValueError(f"{name}: cannot write to {path}: {folder} is not a folder")
     try:
         if folder == real.parent:
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(real),
-                                       suffix=".probe")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(real), suffix=".probe")
             os.close(fd)
             os.unlink(tmp)
         elif not os.access(folder, os.W_OK | os.X_OK):

@@ -117,9 +117,7 @@ TUNED = {
 #: exponential cones stop at "optimal_inaccurate" when asked for 1e-9 or 1e-10 on several P-Norm
 #: Push problems (pnorm_planted_m_1, and at other lambdas pnorm_planted_s_16), with values within
 #: 2e-12 of the certified Newton optimum; at 1e-8 every catalog P-Norm Push problem is "optimal".
-CLASS_OPTIONS = {
-    ("CLARABEL", "EXP"): {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8},
-}
+CLASS_OPTIONS = {("CLARABEL", "EXP"): {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}}
 
 #: Options for installed solvers outside the default comparison set, used when one is named.
 EXTRA_OPTIONS = {
@@ -206,8 +204,7 @@ def check_handles(name: str, problem_class: str, problem_id: str | None = None) 
     solver = replace(solver, options={
         **solver.options, **CLASS_OPTIONS.get((solver.name, problem_class), {})})
     if not solver.handles(problem_class):
-        what = f"{problem_id!r} is a {problem_class}" if problem_id else \
-            f"{problem_class} problems"
+        what = f"{problem_id!r} is a {problem_class}" if problem_id else f"{problem_class} problems"
         reason = EXCLUDED.get(solver.name, {}).get(problem_class)
         why = f": {reason}" if reason else ""
         raise ValueError(f"solver {solver.name} is not run on {problem_class} problems ({what})"

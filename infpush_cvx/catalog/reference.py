@@ -187,8 +187,7 @@ def load_reference(problem_id: str, directory: str | os.PathLike | None = None) 
         data = read_small_file(path, "reference record")
     except FileNotFoundError:
         return None
-    record = parse_record(data, path)
-    check_record(record, str(path))
+    record = check_record(parse_record(data, path), str(path))
     if record["problem_id"] != problem_id:
         raise MalformedFileError(f"{path}: holds the record of problem {record['problem_id']!r}, "
                          f"not {problem_id!r}")
@@ -293,10 +292,7 @@ def compute_reference(problem_id: str) -> dict:
         raise ReferenceError(
             f"{problem_id}: cross-check by {checker} disagrees (status {check_status!r}, "
             f"value {check_value!r} vs {value!r}, relative error {check_err:.2e})")
-    degenerate = None
-    if isinstance(data, BipartiteData):
-        from ..data.degeneracy import is_degenerate
-        degenerate = bool(is_degenerate(data))
+    from ..data.degeneracy import is_degenerate
     record = {
         "problem_id": problem_id,
         "opt_val": value,
@@ -309,7 +305,7 @@ def compute_reference(problem_id: str) -> dict:
         "instance": spec.instance,
         "instance_fingerprint": data.fingerprint(),
         "spec_fingerprint": spec.fingerprint(),
-        "degenerate": degenerate,
+        "degenerate": bool(is_degenerate(data)) if isinstance(data, BipartiteData) else None,
         "formulation": {"name": spec.formulation, "options": spec.options, "lam": spec.lam},
         "versions": versions(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -348,9 +344,8 @@ def _definition_change(record: dict, spec) -> str | None:
     stored_fingerprint = record["spec_fingerprint"]
     if stored_fingerprint == spec.fingerprint():
         return None
-    stored = record["formulation"]  # in the form of ProblemSpec.definition()
-    changes = _definition_changes({"formulation": stored["name"], "options": stored["options"],
-                                   "lam": stored["lam"]}, spec.definition())
+    stored = record["formulation"]  # ProblemSpec.definition(), its formulation under "name"
+    changes = _definition_changes({**stored, "formulation": stored["name"]}, spec.definition())
     detail = "; ".join(changes) or (f"definition fingerprint {stored_fingerprint[:16]}..., "
                                     f"now {spec.fingerprint()[:16]}...")
     return f"problem definition changed since the value was stored ({detail})"

@@ -73,14 +73,12 @@ def default_catalog() -> Path:
     return Path(os.environ.get(CATALOG_ENV_VAR) or PACKAGED_CATALOG)
 
 
-GENERATORS = {
-    "infinite_push_0": lambda: generators.infinite_push_0()[0],
-    "normalized_bipartite": generators.normalized_bipartite,
-    "planted_bipartite": generators.planted_bipartite,
-    "degenerate_bipartite": generators.degenerate_bipartite,
-    "rank2plan_pairs": generators.rank2plan_pairs,
-    "real_subset": generators.real_subset,
-}
+#: The catalog's generators by name: those of :mod:`infpush_cvx.data.generators` (the data of
+#: ``infinite_push_0``, which also returns its solution).
+GENERATORS = {"infinite_push_0": lambda: generators.infinite_push_0()[0],
+              **{name: getattr(generators, name) for name in (
+                  "normalized_bipartite", "planted_bipartite", "degenerate_bipartite",
+                  "rank2plan_pairs", "real_subset")}}
 
 #: The tier of instances and problems the catalog does not place elsewhere; the default selection.
 DEFAULT_TIER = "core"
@@ -144,9 +142,8 @@ class ProblemSpec:
         """The model's problem class for choosing CVXPY solvers (its ``problem_class``: "LP" for
         Rank2Plan, "EXP" for the P-Norm Push's exponential cones, "QP" otherwise), "LP" with an
         l1 penalty (its losses are piecewise linear)."""
-        if self.options.get("penalty") == "l1":
-            return "LP"
-        return model_of(self.formulation).problem.problem_class
+        l1 = self.options.get("penalty") == "l1"
+        return "LP" if l1 else model_of(self.formulation).problem.problem_class
 
     @property
     def scaling(self) -> str:
@@ -156,8 +153,7 @@ class ProblemSpec:
     def build(self, data: BipartiteData | PairData | None = None) -> CatalogProblem:
         """A fresh :class:`CatalogProblem` (pass ``data`` to skip regenerating the instance)."""
         data = instance_data(self.instance) if data is None else data
-        return CatalogProblem(FORMULATIONS[self.formulation](data, self.lam, **self.options),
-                              self)
+        return CatalogProblem(FORMULATIONS[self.formulation](data, self.lam, **self.options), self)
 
     def definition(self) -> dict:
         """What determines the optimal value besides the instance's data: the formulation, its
@@ -173,8 +169,7 @@ class ProblemSpec:
 
         Stored beside each reference value, so that a problem whose definition changed after
         its value was stored is detected (``infpush-cvx reference verify``)."""
-        text = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"),
-                          allow_nan=False)
+        text = json.dumps(self.definition(), sort_keys=True, separators=(",", ":"), allow_nan=False)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -232,8 +227,7 @@ def _check_known(value, name, known) -> None:
 _TOP_KEYS = ("instances", "problems", "families")
 _INSTANCE_KEYS = ("generator", "params", "tier")
 _PROBLEM_KEYS = ("instance", "formulation", "options", "lam", "tier")
-_FAMILY_KEYS = ("prefix", "formulation", "instances", "options", "lam", "lam_paper", "vary",
-                "tier")
+_FAMILY_KEYS = ("prefix", "formulation", "instances", "options", "lam", "lam_paper", "vary", "tier")
 
 
 def _check_keys(entry, allowed, required) -> dict:
@@ -272,8 +266,7 @@ def _check_keywords(function, names, what: str, owner: str) -> None:
              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"data", "lam"}
     for name in names:
         if name not in known:
-            raise ValueError(f"unknown {what} {name!r} of {owner}; expected one of "
-                             f"{sorted(known)}")
+            raise ValueError(f"unknown {what} {name!r} of {owner}; expected one of {sorted(known)}")
 
 
 def _one_of(choices):
@@ -317,11 +310,6 @@ def _check_tier(tier) -> str:
     raise ValueError(f"tier must be a lower-case name other than {ALL_TIERS!r}, got {tier!r}")
 
 
-def _problem_tier(entry: dict, instance: InstanceSpec) -> str:
-    """A problem's tier: its own (or its family's), else its instance's."""
-    return _check_tier(entry["tier"]) if "tier" in entry else instance.tier
-
-
 def _instance_spec(name: str, entry) -> InstanceSpec:
     entry = _check_keys(entry, _INSTANCE_KEYS, ("generator",))
     generator = entry["generator"]
@@ -336,46 +324,48 @@ def _instance_spec(name: str, entry) -> InstanceSpec:
 
 def _problem_spec(pid: str, entry, instances: dict) -> ProblemSpec:
     entry = _check_keys(entry, _PROBLEM_KEYS, ("instance", "formulation", "lam"))
-    _check_known(entry["instance"], "instance", instances)
-    _check_known(entry["formulation"], "formulation", FORMULATIONS)
-    options = _table(entry, "options")
-    _check_options(entry["formulation"], options, {})
-    return ProblemSpec(pid, entry["instance"], entry["formulation"], options,
-                       _lambda(entry["lam"], "lam"),
-                       _problem_tier(entry, instances[entry["instance"]]))
+    [spec] = _specs(entry, [entry["instance"]], instances, lambda instance, values: pid)
+    return spec
 
 
 def _family_problems(family: dict, instances: dict):
     family = _check_keys(family, _FAMILY_KEYS, ("prefix", "formulation", "instances"))
-    if not isinstance(family["prefix"], str):
-        raise ValueError(f"prefix must be a string, got {type(family['prefix']).__name__}")
-    formulation = family["formulation"]
-    _check_known(formulation, "formulation", FORMULATIONS)
-    names = family["instances"]
+    prefix, names = family["prefix"], family["instances"]
+    if not isinstance(prefix, str):
+        raise ValueError(f"prefix must be a string, got {type(prefix).__name__}")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ValueError(f"instances must be a list of instance names, got "
-                         f"{type(names).__name__}")
+        raise ValueError(f"instances must be a list of instance names, got {type(names).__name__}")
     if ("lam" in family) == ("lam_paper" in family):
         raise ValueError("give one of lam and lam_paper, not both" if "lam" in family
                          else "missing key 'lam' (or 'lam_paper')")
-    lam_key = "lam" if "lam" in family else "lam_paper"
-    base_options = _table(family, "options")
-    vary = _table(family, "vary")
+    return _specs(family, names, instances, lambda instance, values: check_name(
+        "_".join([prefix, instance, *map(str, values)]), "problem ID"))
+
+
+def _specs(entry: dict, names: list, instances: dict, problem_id):
+    """The problems of a checked problem or family ``entry``: its formulation on each instance
+    of ``names``, with its options and each combination of the values of its ``vary`` (none
+    for a problem), named ``problem_id(instance name, values)``; a generator, so that its
+    errors are raised where it is consumed (inside the entry's :func:`_at`)."""
+    formulation = entry["formulation"]
+    _check_known(formulation, "formulation", FORMULATIONS)
+    lam_key = "lam" if "lam" in entry else "lam_paper"
+    lam = _lambda(entry[lam_key], lam_key)
+    base_options, vary = _table(entry, "options"), _table(entry, "vary")
     for key, values in vary.items():
         if not isinstance(values, list) or not values:
             raise ValueError(f"vary.{key} must be a non-empty list, got {values!r}")
     _check_options(formulation, base_options, vary)
-    for inst_name in names:
-        _check_known(inst_name, "instance", instances)
-        tier = _problem_tier(family, instances[inst_name])
+    for name in names:
+        _check_known(name, "instance", instances)
+        instance = instances[name]
+        # a problem's tier: its own (or its family's), else its instance's
+        tier = _check_tier(entry["tier"]) if "tier" in entry else instance.tier
         for values in itertools.product(*vary.values()):
             options = {**base_options, **dict(zip(vary, values))}
-            pid = check_name("_".join([family["prefix"], inst_name, *map(str, values)]),
-                             "problem ID")
-            lam = _lambda(family[lam_key], lam_key)
-            if lam_key == "lam_paper":
-                lam = _lambda_in_scaling(lam, formulation, options, instances[inst_name])
-            yield ProblemSpec(pid, inst_name, formulation, options, lam, tier)
+            yield ProblemSpec(problem_id(name, values), name, formulation, options,
+                              lam if lam_key == "lam" else
+                              _lambda_in_scaling(lam, formulation, options, instance), tier)
 
 
 def _lambda_in_scaling(lam_paper: float, formulation, options, instance: InstanceSpec) -> float:
@@ -451,7 +441,7 @@ def _parse_catalog(path: Path) -> Catalog:
         with _at(f"instance {name}"):
             instances[name] = _instance_spec(name, entry)
     _INSTANCE_SPECS.update(instances)  # the lambdas of the problems below may need their data
-    _check_case_collisions(instances, "instance")
+    _check_unique(instances, "instance")
     found = []
     for pid, entry in _table(raw, "problems").items():
         check_name(pid, "problem ID")
@@ -465,27 +455,25 @@ def _parse_catalog(path: Path) -> Catalog:
         prefix = family.get("prefix") if isinstance(family, dict) else None
         with _at(f"family {k}" + (f" (prefix {prefix!r})" if isinstance(prefix, str) else "")):
             found += _family_problems(family, instances)  # generated inside the with
-    problems = {}
-    for spec in found:
-        if spec.id in problems:
-            raise ValueError(f"problem {spec.id!r} is declared twice")
-        problems[spec.id] = spec
-    _check_case_collisions(problems, "problem")
+    _check_unique([spec.id for spec in found], "problem")
+    problems = {spec.id: spec for spec in found}
     if not problems:
         raise ValueError(f"declares no problem (an empty catalog); see the packaged catalog "
                          f"{PACKAGED_CATALOG} for the format")
     return Catalog(instances, problems, path)
 
 
-def _check_case_collisions(names, what: str) -> None:
-    """Refuse two names that differ only in case: their files would be one on a
-    case-insensitive file system (macOS, Windows)."""
+def _check_unique(names, what: str) -> None:
+    """Refuse a name given twice, and two names that differ only in case: their files would be
+    one on a case-insensitive file system (macOS, Windows)."""
     seen = {}
     for name in names:
-        other = seen.setdefault(name.casefold(), name)
-        if other != name:
-            raise ValueError(f"{what}s {other!r} and {name!r} differ only in case "
+        other = seen.get(name.casefold())
+        if other is not None:
+            raise ValueError(f"{what} {name!r} is declared twice" if other == name else
+                             f"{what}s {other!r} and {name!r} differ only in case "
                              f"(one file on a case-insensitive file system)")
+        seen[name.casefold()] = name
 
 
 _INSTANCE_SPECS: dict = {}

@@ -12,8 +12,7 @@ from pathlib import Path
 from .arguments import (MAX_PROX_SIZE, MAX_REPEATS, MAX_WORKERS, add_problems_set,
                         add_selection, add_verbose, nonnegative_int, output_path, positive_float,
                         positive_int, prox_size, repeat_count, worker_count)
-from .common import (check_outputs, one_line, plural, problem_ids, save_csv, start_solving,
-                     working)
+from .common import check_outputs, one_line, plural, problem_ids, save_csv, start_solving, working
 from .runs import partial_table, print_summary, save_final, save_interrupted
 
 
@@ -24,7 +23,6 @@ def _cmd_bench(args) -> int:
     from ..benchmarking import benchmark, make_tasks, save_run
     from ..benchmarking.executors import make_executor
     from ..benchmarking.provenance import new_run_id
-    from ..benchmarking.html_report import report_paths
     from ..benchmarking.reports import matplotlib_available
     from ..benchmarking.runner import RunInterrupted, parquet_available, run_folder, run_paths
     ids = start_solving(args, lambda: problem_ids(args.problems, args.tier))
@@ -42,10 +40,8 @@ def _cmd_bench(args) -> int:
     run_id = new_run_id()
     paths = run_paths(args.out, run_id)
     parquet, figure = parquet_available(), matplotlib_available()
-    report = report_paths(paths["report"], "time")
-    check_outputs([paths["csv"], paths["metadata"], report["comparison"], report["html"],
-                   *([paths["parquet"]] if parquet else []),
-                   *([report["profile"]] if figure else [])])
+    check_outputs([paths["csv"], paths["metadata"], *([paths["parquet"]] if parquet else []),
+                   *_report_outputs(paths["report"], "time", figure)])
     _say_missing_extras(parquet, figure)
     partial = partial_table(paths["csv"])
     with working("bench"):
@@ -85,6 +81,14 @@ def _write_reports(df, out_dir, metric, problems_set, figure: bool = True, *, cu
     return [str(p) for p in done.written], done.errors
 
 
+def _report_outputs(out_dir, metric: str, figure: bool) -> list[Path]:
+    """The files of the report in ``out_dir`` (:func:`_write_reports`): the comparison table,
+    report.html and, with ``figure``, the performance profile of ``metric``."""
+    from ..benchmarking.html_report import report_paths
+    paths = report_paths(out_dir, metric)
+    return [paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])]
+
+
 def _say_missing_extras(parquet: bool, figure: bool) -> None:
     """Say on stderr what a missing extra leaves out: Parquet tables, the figures. Said after
     the outputs are known to be writable, so that a refusal stays one line."""
@@ -122,7 +126,6 @@ def _report_inputs(args):
 def _cmd_report(args) -> int:
     from ..benchmarking import load_metadata, load_results
     from ..benchmarking.curves import load_curves
-    from ..benchmarking.html_report import report_paths
     from ..benchmarking.reports import matplotlib_available
     table, curves_file = _report_inputs(args)
     df = load_results(table)  # exactly the named file; ValueError naming it if malformed
@@ -135,8 +138,7 @@ def _cmd_report(args) -> int:
             print(f"run metadata not used: {one_line(exc)}", file=sys.stderr)
     out = Path(args.out) if args.out else _report_dir(table)
     figure = matplotlib_available()
-    paths = report_paths(out, args.metric)
-    outputs = [paths["comparison"], paths["html"], *([paths["profile"]] if figure else [])]
+    outputs = _report_outputs(out, args.metric, figure)
     check_outputs(outputs)
     _check_not_an_input(outputs, {"table": table, "curves": curves_file})
     _say_missing_extras(True, figure)
@@ -237,7 +239,6 @@ def add_prox(sub) -> None:
     p.add_argument("--methods", nargs="+", help="projection methods (default: all)")
     p.add_argument("--repeats", type=positive_int, default=5,
                    help="timed calls per case (default 5)")
-    p.add_argument("--seed", type=nonnegative_int, default=0,
-                   help="seed of the Gaussian matrices")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the Gaussian matrices")
     p.add_argument("--out", type=output_path, help="CSV output path")
     p.set_defaults(func=_cmd_prox)
