@@ -99,14 +99,37 @@ def test_hessian_vector_product_matches_brute_force(name):
     assert np.allclose(_hessian_product(problem, point.sums, u), expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("positives_outer", [True, False])
+@pytest.mark.parametrize("name", ["planted", "weighted", "sparse", "degenerate"])
+def test_formed_hessian_matches_brute_force(name, positives_outer):
+    """The sweep of :mod:`.hessian` over either class gives ``sum_{active} c_ij z_ij z_ij^T``
+    of the explicit m x n pairs (ties at the margin inactive, as in every pair sum)."""
+    from infpush_cvx.solvers.squared_hinge_ranksvm.hessian import PairHessian
+
+    data = DATA[name]()
+    problem = SquaredHingeRankSVMProblem(data, 0.05)
+    Xp = data.Xp.toarray() if sp.issparse(data.Xp) else data.Xp
+    Xn = data.Xn.toarray() if sp.issparse(data.Xn) else data.Xn
+    c = np.outer(data.pos_weights, data.neg_weights) / (data.wp_sum * data.wn_sum)
+    formed = PairHessian(problem.Xp, problem.Xn, *problem.pair_weights)
+    formed.positives_outer = positives_outer
+    for w in (np.zeros(data.d), np.random.default_rng(7).normal(size=data.d)):
+        point = problem.point(w)
+        active = c * ((Xp @ w)[:, None] < 1.0 + (Xn @ w)[None, :])
+        z = Xp[:, None, :] - Xn[None, :, :]
+        expected = np.einsum("ij,ijk,ijl->kl", active, z, z)
+        assert np.allclose(formed.gram(point.s, point.sums.v), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("hessian", ["cg", "formed"])
 @pytest.mark.parametrize(("name", "lam", "scaling"), [
     ("planted", 0.1, "paper"), ("planted", 1e-3, "paper"), ("planted", 0.1, "seed"),
     ("weighted", 0.01, "paper"), ("weighted", 0.5, "seed"), ("sparse", 0.01, "paper"),
     ("degenerate", 0.1, "paper"), ("ionosphere", 1e-3, "paper")])
-def test_newton_agrees_with_clarabel(name, lam, scaling):
+def test_newton_agrees_with_clarabel(name, lam, scaling, hessian):
     data = DATA[name]()
-    result = squared_hinge_ranksvm(data, lam, scaling=scaling, tol=TOL)
-    assert result.status == "optimal"
+    result = squared_hinge_ranksvm(data, lam, scaling=scaling, tol=TOL, hessian=hessian)
+    assert result.status == "optimal" and result.info["hessian"] == hessian
     assert 0 <= result.gap <= TOL or abs(result.gap) <= result.info["gap_roundoff"]
     reference = cvxpy_value(data, lam, scaling)
     assert result.objective == pytest.approx(reference, rel=1e-6)
@@ -194,6 +217,7 @@ def test_time_limit_is_honoured():
     ({"method": "fista"}, ValueError, "method"),
     ({"tol": 0.0}, ValueError, "tol"),
     ({"max_cg": 0}, ValueError, "max_cg"),
+    ({"hessian": "exact"}, ValueError, "hessian"),
     ({"eta0": 1.0}, TypeError, "eta0"),
     ({"time_limit": -1.0}, ValueError, "time_limit"),
     ({"warm_start": np.ones(3)}, ValueError, "warm_start"),
@@ -203,6 +227,19 @@ def test_bad_input_names_the_argument(kwargs, error, match):
     kwargs = {"lam": 0.1, **kwargs}
     with pytest.raises(error, match=match):
         squared_hinge_ranksvm(data, **kwargs)
+
+
+def test_auto_forms_the_hessian_only_where_it_is_cheaper():
+    small = squared_hinge_ranksvm(planted_bipartite(30, 40, 8, seed=1), 0.01)
+    assert small.info["hessian"] == "formed"
+    rng = np.random.default_rng(0)  # dense rows of 400 entries: forming costs ~200 products
+    wide = BipartiteData(rng.normal(size=(60, 400)), rng.normal(size=(60, 400)))
+    tall = sp.random(10, 3001, density=0.01, random_state=0, format="csr")
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        assert squared_hinge_ranksvm(wide, 0.01, max_iter=1).info["hessian"] == "cg"
+        assert squared_hinge_ranksvm(tall, tall, 0.01, max_iter=1).info["hessian"] == "cg"
+    with pytest.raises(ValueError, match="hessian='formed' needs d <= 3000"):
+        squared_hinge_ranksvm(tall, tall, 0.01, hessian="formed")
 
 
 def test_bad_data_is_a_type_error():

@@ -4,8 +4,8 @@ Computation 26(4), 2014, bipartite, in the project's paper scaling (docs/mathema
     P(w) = (lam/2) ||w||^2 + (1/W) sum_ij p_i q_j max(0, 1 - (s_i - t_j))^2
 
 ``s = Xp w``, ``t = Xn w``, sample weights p, q (ones unweighted), ``W = sum p * sum q``.
-Method: ``"newton"`` (truncated Newton on Hessian-vector products from the sorted scores,
-certified by a duality gap: :mod:`.newton`). Its CVXPY problem:
+Method: ``"newton"`` (Newton directions from the sorted scores, by conjugate gradients or a
+formed Hessian, certified by a duality gap: :mod:`.newton`). Its CVXPY problem:
 :func:`infpush_cvx.formulations.squared_hinge_ranksvm_problem`.
 """
 
@@ -36,7 +36,7 @@ def squared_hinge_ranksvm(data: BipartiteData, lam: float, scaling: str = "paper
     (``squared_hinge_ranksvm(Xp, Xn, lam)``, arrays or scipy.sparse); ``wp``, ``wn`` sample
     weights; ``scaling`` "paper" or "seed" (lambda converted as for RankSVM:
     ``lam = 2 lam_s / W``); ``warm_start`` a result or a weight vector; ``time_limit`` seconds
-    from this call; ``options`` the method's own (``max_cg``).
+    from this call; ``options`` the method's own (``max_cg``, ``hessian``: :class:`.Newton`).
     """
     if wp is not None or wn is not None:
         data = BipartiteData(data.Xp, data.Xn, wp, wn)

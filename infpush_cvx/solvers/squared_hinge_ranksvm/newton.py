@@ -10,9 +10,13 @@ Every pair sum is a prefix sum of the sorted scores (:class:`.pair_sums.ActivePa
 gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)) and the Hessian is
 never formed: each Newton direction is found by conjugate gradients stopped at a relative
 residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing sequence: superlinear convergence,
-Dembo, Eisenstat & Steihaug 1982), and the step by backtracking (Armijo) along it, whose trials
-cost no pass over the data (the scores move by ``eta Xp d``, ``eta Xn d``). Lee & Lin use a trust
-region (TRON) instead of the line search; either globalises the same Newton-CG direction.
+Dembo, Eisenstat & Steihaug 1982). When the dimension is small enough that forming the Hessian
+costs less than a run of conjugate gradients (:mod:`.hessian`: one sweep over the sorted scores,
+about ten products on a8a), the direction is instead the exact Newton step, one Cholesky solve,
+whose cost does not grow as lambda falls. The step is found by backtracking (Armijo) along the
+direction, whose trials cost no pass over the data (the scores move by ``eta Xp d``,
+``eta Xn d``). Lee & Lin use a trust region (TRON) instead of the line search; either globalises
+the same Newton direction.
 
 Stopped when the certified relative gap of :meth:`.problem.SquaredHingeRankSVMProblem.
 certificate` is at most ``tol``. The deadline is looked at before every pass over the data (each
@@ -25,23 +29,30 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import scipy.linalg
 
 from infpush_cvx._logging import log_iteration
-from infpush_cvx._validation import check_int
+from infpush_cvx._validation import check_choice, check_int
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines.common import warm_weights
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.result import SolverResult
+from infpush_cvx.solvers.squared_hinge_ranksvm.hessian import (FORMED_COST_IN_PRODUCTS,
+                                                              MAX_FORMED_DIMENSION, PairHessian)
 from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
 from infpush_cvx.solvers.squared_hinge_ranksvm.problem import LOSS, SquaredHingeRankSVMProblem
 
 
 @dataclass(frozen=True, kw_only=True)
 class Newton(Solver):
-    """Truncated Newton (conjugate gradients on Hessian-vector products from the sorted
-    scores) with a backtracking line search; ``max_cg`` caps the CG iterations per step."""
+    """Newton's method with a backtracking line search. ``hessian`` chooses the direction:
+    ``"cg"`` conjugate gradients on Hessian-vector products from the sorted scores (truncated
+    Newton; ``max_cg`` caps their iterations per step), ``"formed"`` the Hessian formed from
+    the sorted scores and one Cholesky solve (dimensions up to 3,000), ``"auto"`` the formed
+    one when it costs at most 20 products."""
 
     max_cg: int = 250
+    hessian: str = "auto"
 
     name: ClassVar[str] = "newton"
     problem: ClassVar[type] = SquaredHingeRankSVMProblem
@@ -51,23 +62,42 @@ class Newton(Solver):
 
     def _check(self) -> None:
         check_int(self.max_cg, "max_cg", minimum=1)
+        check_choice(self.hessian, "hessian", ("auto", "cg", "formed"))
 
     def _solve(self, problem, warm_start, deadline: Deadline) -> SolverResult:
         w0 = warm_weights(problem.data, warm_start)
         self._log_start(problem, problem.data)
+        formed = self._formed(problem)
         out = _newton(problem, np.zeros(problem.data.d) if w0 is None else w0, tol=self.tol,
-                      max_iter=self.iterations, max_cg=self.max_cg, deadline=deadline)
+                      max_iter=self.iterations, max_cg=self.max_cg, formed=formed,
+                      deadline=deadline)
         w = out["start"] if out["point"] is None else out["point"].w
         gap, roundoff = out.get("gap"), out.get("roundoff")
         status, message = self._judged(out["status"], gap, out["message"], roundoff)
         info = {"lam_paper": problem.lam_paper, "scaling": problem.scaling, "penalty": "l2",
-                "loss": LOSS, "gap_roundoff": roundoff, "dual_value": out.get("dual")}
+                "loss": LOSS, "gap_roundoff": roundoff, "dual_value": out.get("dual"),
+                "hessian": "cg" if formed is None else "formed"}
         return self._result(deadline, w=w, objective=problem.objective(w), gap=gap,
                             status=status, iterations=out["iterations"],
                             history=out["history"], info=info, message=message)
 
+    def _formed(self, problem) -> PairHessian | None:
+        """The :class:`PairHessian` of ``problem`` when ``hessian`` asks for it (None: CG)."""
+        if self.hessian == "cg":
+            return None
+        if problem.data.d > MAX_FORMED_DIMENSION:
+            if self.hessian == "formed":
+                raise ValueError(f"hessian='formed' needs d <= {MAX_FORMED_DIMENSION} "
+                                 f"(a d x d matrix), got d={problem.data.d}; use 'cg'")
+            return None
+        if (self.hessian == "auto"
+                and PairHessian.cost(problem.Xp, problem.Xn) > FORMED_COST_IN_PRODUCTS):
+            return None
+        return PairHessian(problem.Xp, problem.Xn, *problem.pair_weights)
 
-def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Deadline) -> dict:
+
+def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadline: Deadline
+            ) -> dict:
     """The Newton iterations from ``w``; the result dict of the best certified point."""
     lam = problem.lam_paper
     history = {"objective": [], "gap": [], "time": [], "cg_iterations": [], "step_size": []}
@@ -92,8 +122,12 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, deadline: Dea
         g_norm = float(np.linalg.norm(grad))
         g0 = g_norm if g0 is None else g0
         forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
-        direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
-                                             max_cg, deadline)
+        direction, cg = None, 0
+        if formed is not None:
+            direction = _exact_direction(problem, formed, point, grad)
+        if direction is None:  # CG, or the formed Hessian lost its definiteness to round-off
+            direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
+                                                 max_cg, deadline)
         if direction is None:
             status, message = "time_limit", deadline.message()
             record(history, cg_iterations=cg, step_size=float("nan"))
@@ -119,6 +153,18 @@ def _hessian_product(problem, sums: ActivePairs, u: np.ndarray) -> np.ndarray:
     b = np.asarray(problem.Xn @ u, dtype=float).ravel()
     row, col = sums.curvature(a, b)
     return problem.lam_paper * u + 2.0 * problem.pair_sum(row, col)
+
+
+def _exact_direction(problem, formed: PairHessian, point, grad: np.ndarray):
+    """``-H^{-1} grad`` with ``H = lam I + 2 G`` formed (:mod:`.hessian`), by Cholesky; None
+    when round-off leaves the matrix not numerically positive definite."""
+    H = 2.0 * formed.gram(point.s, point.sums.v)
+    H[np.diag_indices_from(H)] += problem.lam_paper
+    try:
+        return -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, check_finite=False), grad,
+                                       check_finite=False)
+    except scipy.linalg.LinAlgError:
+        return None
 
 
 def _conjugate_gradients(problem, sums: ActivePairs, grad: np.ndarray, target: float,
