@@ -99,28 +99,6 @@ def test_hessian_vector_product_matches_brute_force(name):
     assert np.allclose(_hessian_product(problem, point.sums, u), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("positives_outer", [True, False])
-@pytest.mark.parametrize("name", ["planted", "weighted", "sparse", "degenerate"])
-def test_formed_hessian_matches_brute_force(name, positives_outer):
-    """The sweep of :mod:`.hessian` over either class gives ``sum_{active} c_ij z_ij z_ij^T``
-    of the explicit m x n pairs (ties at the margin inactive, as in every pair sum)."""
-    from infpush_cvx.solvers.squared_hinge_ranksvm.hessian import PairHessian
-
-    data = DATA[name]()
-    problem = SquaredHingeRankSVMProblem(data, 0.05)
-    Xp = data.Xp.toarray() if sp.issparse(data.Xp) else data.Xp
-    Xn = data.Xn.toarray() if sp.issparse(data.Xn) else data.Xn
-    c = np.outer(data.pos_weights, data.neg_weights) / (data.wp_sum * data.wn_sum)
-    formed = PairHessian(problem.Xp, problem.Xn, *problem.pair_weights)
-    formed.positives_outer = positives_outer
-    for w in (np.zeros(data.d), np.random.default_rng(7).normal(size=data.d)):
-        point = problem.point(w)
-        active = c * ((Xp @ w)[:, None] < 1.0 + (Xn @ w)[None, :])
-        z = Xp[:, None, :] - Xn[None, :, :]
-        expected = np.einsum("ij,ijk,ijl->kl", active, z, z)
-        assert np.allclose(formed.gram(point.s, point.sums.v), expected, atol=1e-12)
-
-
 @pytest.mark.parametrize("hessian", ["cg", "formed"])
 @pytest.mark.parametrize(("name", "lam", "scaling"), [
     ("planted", 0.1, "paper"), ("planted", 1e-3, "paper"), ("planted", 0.1, "seed"),

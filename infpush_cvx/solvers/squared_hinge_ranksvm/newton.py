@@ -11,8 +11,8 @@ gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)) and th
 never formed: each Newton direction is found by conjugate gradients stopped at a relative
 residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing sequence: superlinear convergence,
 Dembo, Eisenstat & Steihaug 1982). When the dimension is small enough that forming the Hessian
-costs less than a run of conjugate gradients (:mod:`.hessian`: one sweep over the sorted scores,
-about ten products on a8a), the direction is instead the exact Newton step, one Cholesky solve,
+costs less than a run of conjugate gradients (:mod:`~infpush_cvx.solvers.engines.pair_gram`:
+one sweep over the sorted scores, about ten products on a8a), the direction is instead the exact Newton step, one Cholesky solve,
 whose cost does not grow as lambda falls. The step is found by backtracking (Armijo) along the
 direction, whose trials cost no pass over the data (the scores move by ``eta Xp d``,
 ``eta Xn d``). Lee & Lin use a trust region (TRON) instead of the line search; either globalises
@@ -36,9 +36,8 @@ from infpush_cvx._validation import check_choice, check_int
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines.common import warm_weights
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
+from infpush_cvx.solvers.engines.pair_gram import MAX_DIMENSION, PairGram, sweep_cost
 from infpush_cvx.solvers.result import SolverResult
-from infpush_cvx.solvers.squared_hinge_ranksvm.hessian import (FORMED_COST_IN_PRODUCTS,
-                                                              MAX_FORMED_DIMENSION, PairHessian)
 from infpush_cvx.solvers.squared_hinge_ranksvm.pair_sums import ActivePairs
 from infpush_cvx.solvers.squared_hinge_ranksvm.problem import LOSS, SquaredHingeRankSVMProblem
 
@@ -53,6 +52,10 @@ class Newton(Solver):
 
     max_cg: int = 250
     hessian: str = "auto"
+
+    #: ``"auto"`` forms the Hessian when that costs at most this many Hessian-vector products
+    #: (a Newton step's conjugate gradients take more on a8a below lambda = 1e-3).
+    formed_cost: ClassVar[float] = 20.0
 
     name: ClassVar[str] = "newton"
     problem: ClassVar[type] = SquaredHingeRankSVMProblem
@@ -81,19 +84,18 @@ class Newton(Solver):
                             status=status, iterations=out["iterations"],
                             history=out["history"], info=info, message=message)
 
-    def _formed(self, problem) -> PairHessian | None:
-        """The :class:`PairHessian` of ``problem`` when ``hessian`` asks for it (None: CG)."""
+    def _formed(self, problem) -> PairGram | None:
+        """The :class:`PairGram` of ``problem`` when ``hessian`` asks for it (None: CG)."""
         if self.hessian == "cg":
             return None
-        if problem.data.d > MAX_FORMED_DIMENSION:
+        if problem.data.d > MAX_DIMENSION:
             if self.hessian == "formed":
-                raise ValueError(f"hessian='formed' needs d <= {MAX_FORMED_DIMENSION} "
+                raise ValueError(f"hessian='formed' needs d <= {MAX_DIMENSION} "
                                  f"(a d x d matrix), got d={problem.data.d}; use 'cg'")
             return None
-        if (self.hessian == "auto"
-                and PairHessian.cost(problem.Xp, problem.Xn) > FORMED_COST_IN_PRODUCTS):
+        if self.hessian == "auto" and sweep_cost(problem.Xp, problem.Xn) > self.formed_cost:
             return None
-        return PairHessian(problem.Xp, problem.Xn, *problem.pair_weights)
+        return PairGram(problem.Xp, problem.Xn, *problem.pair_weights)
 
 
 def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadline: Deadline
@@ -124,7 +126,11 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadl
         forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
         direction, cg = None, 0
         if formed is not None:
-            direction = _exact_direction(problem, formed, point, grad)
+            direction = _exact_direction(problem, formed, point, grad, deadline)
+            if direction is None and deadline.expired():
+                status, message = "time_limit", deadline.message()
+                record(history, cg_iterations=0, step_size=float("nan"))
+                break
         if direction is None:  # CG, or the formed Hessian lost its definiteness to round-off
             direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
                                                  max_cg, deadline)
@@ -155,10 +161,14 @@ def _hessian_product(problem, sums: ActivePairs, u: np.ndarray) -> np.ndarray:
     return problem.lam_paper * u + 2.0 * problem.pair_sum(row, col)
 
 
-def _exact_direction(problem, formed: PairHessian, point, grad: np.ndarray):
-    """``-H^{-1} grad`` with ``H = lam I + 2 G`` formed (:mod:`.hessian`), by Cholesky; None
-    when round-off leaves the matrix not numerically positive definite."""
-    H = 2.0 * formed.gram(point.s, point.sums.v)
+def _exact_direction(problem, formed: PairGram, point, grad: np.ndarray, deadline: Deadline):
+    """``-H^{-1} grad`` with ``H = lam I + 2 G``, ``G`` the sum over the active pairs
+    (:class:`~infpush_cvx.solvers.engines.pair_gram.PairGram`), by Cholesky; None when the
+    deadline passes during the sweep or round-off leaves H not numerically positive definite."""
+    G = formed.window(point.s, point.sums.v, deadline=deadline)
+    if G is None:
+        return None
+    H = 2.0 * G
     H[np.diag_indices_from(H)] += problem.lam_paper
     try:
         return -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, check_finite=False), grad,

@@ -1,0 +1,72 @@
+"""The windowed pair sum ``sum_{lower < v_j - s_i < upper} p_i q_j z_ij z_ij^T`` of
+:mod:`infpush_cvx.solvers.engines.pair_gram` against the explicit m x n pairs: the squared
+hinge's window and a smoothed hinge's band, either class swept, sparse and dense rows, ties at
+the window's ends, and the deadline."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from infpush_cvx.data.generators import degenerate_bipartite, planted_bipartite
+from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.pair_gram import PairGram, sweep_cost
+
+CASES = {
+    "planted": lambda: planted_bipartite(30, 40, 8, seed=1),
+    "sparse": lambda: planted_bipartite(40, 50, 30, density=0.2, seed=3),
+    "degenerate": lambda: degenerate_bipartite(20, 30, 5, seed=4),  # repeated rows, ties
+}
+
+
+def brute_force(Xp, Xn, p, q, s, v, lower, upper):
+    Xp = Xp.toarray() if sp.issparse(Xp) else Xp
+    Xn = Xn.toarray() if sp.issparse(Xn) else Xn
+    x = v[None, :] - s[:, None]
+    c = np.outer(p, q) * ((lower < x) & (x < upper))
+    z = Xp[:, None, :] - Xn[None, :, :]
+    return np.einsum("ij,ijk,ijl->kl", c, z, z)
+
+
+@pytest.mark.parametrize("positives_outer", [True, False])
+@pytest.mark.parametrize(("lower", "upper"), [(0.0, np.inf), (-0.25, 0.25), (-np.inf, np.inf)])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_window_matches_the_explicit_pairs(name, lower, upper, positives_outer):
+    data = CASES[name]()
+    rng = np.random.default_rng(0)
+    p, q = rng.uniform(0.2, 3.0, data.m), rng.uniform(0.2, 3.0, data.n)
+    gram = PairGram(data.Xp, data.Xn, p, q)
+    gram.positives_outer = positives_outer
+    for w in (np.zeros(data.d), rng.normal(size=data.d)):
+        s = np.asarray(data.Xp @ w).ravel()
+        v = 1.0 + np.asarray(data.Xn @ w).ravel()
+        if name == "degenerate":  # pairs exactly at 0 and at both ends of the band (exact
+            s[:10] = 0.5          # in floating point, so every comparison agrees on them)
+            v[:5], v[5:10], v[10:15] = 0.75, 0.25, 0.5
+        expected = brute_force(data.Xp, data.Xn, p, q, s, v, lower, upper)
+        got = gram.window(s, v, lower, upper)
+        assert np.allclose(got, expected, atol=1e-11, rtol=1e-12)
+        assert np.allclose(got, got.T)
+
+
+def test_rows_with_duplicate_entries_are_summed():
+    Xp = sp.csr_matrix((np.array([1.0, 2.0, 1.5]), np.array([0, 0, 2]), np.array([0, 2, 3])),
+                       shape=(2, 3))
+    Xn = sp.csr_matrix(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+    p, q = np.ones(2), np.ones(2)
+    s, v = np.array([0.0, 1.0]), np.array([0.5, 2.0])
+    expected = brute_force(Xp.toarray(), Xn, p, q, s, v, 0.0, np.inf)
+    assert np.allclose(PairGram(Xp, Xn, p, q).window(s, v), expected)
+
+
+def test_a_passed_deadline_stops_the_sweep():
+    data = planted_bipartite(30, 40, 8, seed=1)
+    gram = PairGram(data.Xp, data.Xn, np.ones(30), np.ones(40))
+    assert gram.window(np.zeros(30), np.ones(40), deadline=Deadline(0.5, clock=iter(
+        [0.0, 1.0, 2.0, 3.0]).__next__)) is None
+
+
+def test_sweep_cost_counts_products():
+    dense = planted_bipartite(60, 60, 400, seed=0)
+    binary = sp.random(2000, 100, density=0.1, random_state=0, format="csr")
+    assert sweep_cost(dense.Xp, dense.Xn) > 100
+    assert sweep_cost(binary, binary) < 20
