@@ -12,6 +12,7 @@ import pandas as pd
 from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.solvers.ranksvm import newton as _ranksvm_newton
 from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.pair_gram import PairGram
 from infpush_cvx.solvers.engines.ramp_sums import RampSums
 from infpush_cvx.solvers.ranksvm import ranksvm
 from infpush_cvx.solvers.result import ConvergenceWarning, complete_history
@@ -34,35 +35,25 @@ def planted(m, n, d, seed=0):
     return rng.normal(size=(m, d)) + 0.3, rng.normal(size=(n, d))
 
 
-def test_blocked_hessian_is_the_pair_sum():
-    Xp, Xn = planted(9, 11, 40)  # two blocks of columns
+def test_the_zone_hessian_is_the_pair_sum():
+    """The smoothing Newton's Hessian is the pair sum over the zone ``|x_ij| < mu/2`` of the
+    ramp sums (the engine is tested on its own in test_pair_gram.py, its deadline included)."""
+    Xp, Xn = planted(9, 11, 40)
     rng = np.random.default_rng(1)
     p, q = rng.uniform(0.5, 2, 9), rng.uniform(0.5, 2, 11)
     s, t = Xp @ (0.1 * np.ones(40)), Xn @ (0.1 * np.ones(40))
-    mu, lam = 2.0, 0.3
-    ramp = RampSums(s, t, p, q, mu)
-    H = _ranksvm_newton._hessian(Xp, Xn, p, q, ramp, 7.0 * mu, lam, Deadline(None))
+    mu = 2.0
+    G = PairGram(Xp, Xn, p, q).window(s, 1.0 + t, -0.5 * mu, 0.5 * mu)
     x = 1.0 - s[:, None] + t[None, :]
     zone = np.abs(x) < mu / 2
+    assert zone.any() and not zone.all()
     Z = Xp[:, None, :] - Xn[None, :, :]
     weights = (p[:, None] * q[None, :] * zone)[..., None, None]
-    brute = (weights * Z[..., :, None] * Z[..., None, :]).sum(axis=(0, 1)) / (7.0 * mu)
-    np.testing.assert_allclose(H, brute + lam * np.eye(40), rtol=1e-10, atol=1e-12)
-
-
-def test_a_hessian_block_that_cannot_end_in_time_is_not_begun(monkeypatch):
-    monkeypatch.setattr(_ranksvm_newton, "_HESSIAN_BLOCK", 16)
-    Xp, Xn = planted(9, 11, 40)  # three blocks
-    p, q = np.ones(9), np.ones(11)
-    ramp = RampSums(Xp @ np.ones(40), Xn @ np.ones(40), p, q, 1.0)
-    # clock reads, 1/8 s each: the set-up (1/8 to 2/8: it took 1/8); block 1 (3/8: 7/8 left,
-    # begin; 4/8 to 5/8); block 2 (6/8: 4/8 left, begin; 7/8 to 1); block 3 (9/8: 1/8 left, no
-    # more than the 1/8 the last block took): not begun, with time still left
-    deadline = TickingDeadline(1.25, 0.125)
-    assert _ranksvm_newton._hessian(Xp, Xn, p, q, ramp, 1.0, 0.1, deadline) is None
-    assert deadline.now == 1.125 < deadline.limit
-    assert _ranksvm_newton._hessian(Xp, Xn, p, q, ramp, 1.0, 0.1, TickingDeadline(9.0, 0.1)) \
-        is not None
+    brute = (weights * Z[..., :, None] * Z[..., None, :]).sum(axis=(0, 1))
+    np.testing.assert_allclose(G, brute, rtol=1e-10, atol=1e-12)
+    # the zone's weights are those of the ramp sums
+    np.testing.assert_allclose((zone * q[None, :]).sum(axis=1),
+                               RampSums(s, t, p, q, mu).row_zone, rtol=1e-12)
 
 
 def test_newton_stops_at_the_deadline_with_a_consistent_history():

@@ -27,14 +27,17 @@ def brute_force(Xp, Xn, p, q, s, v, lower, upper):
     return np.einsum("ij,ijk,ijl->kl", c, z, z)
 
 
+@pytest.mark.parametrize("rows", ["dense", "sparse"])
 @pytest.mark.parametrize("positives_outer", [True, False])
 @pytest.mark.parametrize(("lower", "upper"), [(0.0, np.inf), (-0.25, 0.25), (-np.inf, np.inf)])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_window_matches_the_explicit_pairs(name, lower, upper, positives_outer):
+def test_window_matches_the_explicit_pairs(name, lower, upper, positives_outer, rows):
     data = CASES[name]()
     rng = np.random.default_rng(0)
     p, q = rng.uniform(0.2, 3.0, data.m), rng.uniform(0.2, 3.0, data.n)
-    gram = PairGram(data.Xp, data.Xn, p, q)
+    as_rows = sp.csr_matrix if rows == "sparse" else (lambda X: sp.csr_matrix(X).toarray())
+    gram = PairGram(as_rows(data.Xp), as_rows(data.Xn), p, q)
+    assert gram.sparse == (rows == "sparse")
     gram.positives_outer = positives_outer
     for w in (np.zeros(data.d), rng.normal(size=data.d)):
         s = np.asarray(data.Xp @ w).ravel()
@@ -58,11 +61,36 @@ def test_rows_with_duplicate_entries_are_summed():
     assert np.allclose(PairGram(Xp, Xn, p, q).window(s, v), expected)
 
 
-def test_a_passed_deadline_stops_the_sweep():
+class TickingClock:
+    """A clock that advances ``tick`` seconds each time it is read."""
+
+    def __init__(self, tick):
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self):
+        self.now += self.tick
+        return self.now
+
+
+@pytest.mark.parametrize("rows", ["dense", "sparse"])
+def test_a_block_that_cannot_end_in_time_is_not_begun(monkeypatch, rows):
+    import infpush_cvx.solvers.engines.pair_gram as pair_gram
+
     data = planted_bipartite(30, 40, 8, seed=1)
-    gram = PairGram(data.Xp, data.Xn, np.ones(30), np.ones(40))
-    assert gram.window(np.zeros(30), np.ones(40), deadline=Deadline(0.5, clock=iter(
-        [0.0, 1.0, 2.0, 3.0]).__next__)) is None
+    Xp, Xn = (sp.csr_matrix(data.Xp), sp.csr_matrix(data.Xn)) if rows == "sparse" else (
+        data.Xp, data.Xn)
+    gram = PairGram(Xp, Xn, np.ones(30), np.ones(40))
+    gram.positives_outer = True
+    monkeypatch.setattr(pair_gram, "_BLOCK_WORK", 10 * 8 * 8)  # blocks of 10 positives
+    s, v = np.zeros(30), np.ones(40)
+    # clock reads, 1/8 s each: started at 1/8; block 1 (2/8: begin; it ends at 3/8 and took
+    # 1/8); block 2 (4/8: 3/4 left, begin; 5/8); block 3 (6/8: 5/8 left, begin; 7/8); all
+    # three done. With a limit of 7/8 the third is not begun (1/8 left, not more than 1/8).
+    assert gram.window(s, v, deadline=Deadline(2.0, clock=TickingClock(0.125))) is not None
+    clock = TickingClock(0.125)
+    assert gram.window(s, v, deadline=Deadline(0.875, clock=clock)) is None
+    assert clock.now < 0.875 + 0.125 * 1.5  # stopped without overrunning the limit
+    assert gram.window(s, v, deadline=Deadline(0.5, clock=TickingClock(1.0))) is None
 
 
 def test_sweep_cost_counts_products():

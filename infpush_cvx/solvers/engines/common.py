@@ -129,13 +129,13 @@ def column_shift(*blocks) -> np.ndarray | None:
     """The shift of :func:`centred` for the rows of ``blocks`` (matrices of one width): the
     midrange of each column far from zero over all their rows, 0 for the others; None when no
     column qualifies. Subtract it with :func:`shifted`."""
-    head = [_dense(X[:_SCREEN_ROWS]) for X in blocks]
+    head = [dense(X[:_SCREEN_ROWS]) for X in blocks]
     candidates = np.flatnonzero(_far_from_zero(np.vstack(head)))
     if candidates.size == 0:
         return None
     columns = [X[:, candidates] for X in blocks]
-    lo = np.min([_dense(X.min(axis=0)).ravel() for X in columns], axis=0)
-    hi = np.max([_dense(X.max(axis=0)).ravel() for X in columns], axis=0)
+    lo = np.min([dense(X.min(axis=0)).ravel() for X in columns], axis=0)
+    hi = np.max([dense(X.max(axis=0)).ravel() for X in columns], axis=0)
     far = _far_from_zero(np.vstack([lo, hi]))
     if not far.any():
         return None
@@ -155,7 +155,8 @@ def _far_from_zero(rows: np.ndarray) -> np.ndarray:
         return np.abs(0.5 * lo + 0.5 * hi) > 2.0 * (hi - lo)
 
 
-def _dense(X) -> np.ndarray:
+def dense(X) -> np.ndarray:
+    """``X`` as a dense float array (a copy when sparse)."""
     return X.toarray() if sp.issparse(X) else np.asarray(X, float)
 
 

@@ -15,12 +15,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
+from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.pair_sums import SortedScores, prefix_row_sums, weight_above
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
-
-
-def _dense(A) -> np.ndarray:
-    return A.toarray() if sp.issparse(A) else np.asarray(A)
 
 
 class LowerModel:
@@ -62,7 +59,7 @@ class LowerModel:
             prob, cols, A = self.prob, self.cols, self.a[:-1]
             G = prefix_row_sums(self._ss, prob.Xp, self._k)
             G = G - _group_row_sums(prob.Xp, self.bi, self.group, self._wb, cols.size)
-            self._g = np.vstack([G - A[:, None] * _dense(prob.Xn[cols]),
+            self._g = np.vstack([G - A[:, None] * dense(prob.Xn[cols]),
                                  np.zeros(prob.d)])
         return self._g
 
@@ -98,12 +95,12 @@ class LowerModel:
             return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
                                      **shared)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
-        XI = _dense(prob.Xp[I])
+        XI = dense(prob.Xp[I])
         if ip:
-            XJ = np.vstack([_dense(prob.Xn[self.cols]), np.zeros(prob.d)])
+            XJ = np.vstack([dense(prob.Xn[self.cols]), np.zeros(prob.d)])
             return RestrictedProblem(XI, XJ, bi_loc, self.group, **shared)
         J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, _dense(prob.Xn[J]), bi_loc, bj_loc, **shared)
+        return RestrictedProblem(XI, dense(prob.Xn[J]), bi_loc, bj_loc, **shared)
 
     def loss_value(self, w) -> float:
         """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""
@@ -162,4 +159,4 @@ def _explicit_pairs(prob, bi, bj) -> bool:
 
 def _group_row_sums(X, rows, groups, weights, k):
     """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d)."""
-    return _dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)
+    return dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)

@@ -13,12 +13,17 @@ with the outer row's own score. Expanded by class (the Kronecker form of the pai
     G = sum_o w_o n_o x_o x_o^T + sum_k w_k n_k x_k x_k^T - (C + C^T),
     C = sum_o w_o x_o acc_o^T,    acc_o = sum_{k: lo_o < key_k < hi_o} w_k x_k,
 
-with ``n_o`` (``n_k``) the weight of the rows paired with o (with k). Taken in the order of the
-window, each ``acc`` is the previous one plus the rows the upper end has just passed, minus
-those the lower end has: ``G`` costs ``O(nnz(outer) d + sum_rows nnz(x)^2)`` and two sorts, never
-a pass over the m n pairs (on a8a, 95 million pairs and d = 123, about ten Hessian-vector
-products). Lee & Lin ("Large-scale linear RankSVM", Neural Computation 2014, section 3) form
-the same sums by order statistics for each Hessian-vector product instead.
+with ``n_o`` (``n_k``) the weight of the rows paired with o (with k). For sparse rows, taken in
+the order of the window, each ``acc`` is the previous one plus the rows the upper end has just
+passed, minus those the lower end has: ``G`` costs ``O(nnz(outer) d + sum_rows nnz(x)^2)`` and two
+sorts, never a pass over the m n pairs (on a8a, 95 million pairs and d = 123, about ten
+Hessian-vector products). For dense rows every ``acc`` is a difference of two prefix sums of the
+inner rows in the order of their keys, and the three products are matrix products (BLAS).
+Lee & Lin ("Large-scale linear RankSVM", Neural Computation 2014, section 3) form the same sums
+by order statistics for each Hessian-vector product instead.
+
+The deadline is looked at between blocks of outer rows (about 2^25 multiply-adds each), and a
+block is begun only when the time left exceeds what the previous one took.
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from infpush_cvx.solvers.engines.deadline import Deadline
 
 #: Largest dimension for which a d x d matrix is formed: 3,000 is 72 MB.
 MAX_DIMENSION = 3000
-#: Outer rows swept between two looks at the deadline.
-_CHUNK = 4096
+#: Multiply-adds of the cross term between two looks at the deadline (tens of milliseconds).
+_BLOCK_WORK = 2 ** 25
 
 
 @nb.njit(cache=True, nogil=True)
@@ -76,16 +81,17 @@ def _sweep(cross, acc, state, o_order, o_ptr, o_idx, o_val, o_w, lo, hi,
     state[0], state[1] = added, removed
 
 
-def _csr(X):
-    """``X`` as CSR float64 (any order of a row's entries, duplicates included: only summed)."""
-    return sp.csr_matrix(X, dtype=float)
+def _rows(X, sparse: bool):
+    """``X`` as CSR float64 (any order of a row's entries, duplicates included: they are only
+    summed) or as a dense float64 array."""
+    return sp.csr_matrix(X, dtype=float) if sparse else np.asarray(X, dtype=float)
 
 
 def sweep_cost(Xp, Xn) -> float:
-    """The sweep's operation count over that of one Hessian-vector product (two products with
-    the data, two with its transpose, sums over the m + n scores)."""
+    """The cost of :meth:`PairGram.window` over that of one Hessian-vector product (two products
+    with the data, two with its transpose, sums over the m + n scores)."""
     d = Xp.shape[1]
-    rows = [np.diff(_csr(X).indptr).astype(float) for X in (Xp, Xn)]
+    rows = [np.diff(_rows(X, True).indptr).astype(float) for X in (Xp, Xn)]
     nnz = [r.sum() for r in rows]
     formed = min(nnz) * d + sum((r * r).sum() for r in rows) + d ** 3 / 6.0
     return formed / max(4.0 * sum(nnz) + 8.0 * (Xp.shape[0] + Xn.shape[0]), 1.0)
@@ -95,16 +101,19 @@ class PairGram:
     """The rows of both classes with their weights, ready for :meth:`window` at any scores."""
 
     def __init__(self, Xp, Xn, p: np.ndarray, q: np.ndarray):
-        self.Xp, self.Xn, self.p, self.q = _csr(Xp), _csr(Xn), p, q
+        self.sparse = sp.issparse(Xp) or sp.issparse(Xn)
+        self.Xp, self.Xn = _rows(Xp, self.sparse), _rows(Xn, self.sparse)
+        self.p, self.q = p, q
         self.d = self.Xp.shape[1]
-        # the sweep costs nnz(outer) d: the class with fewer nonzeros is the outer one
-        self.positives_outer = self.Xp.nnz <= self.Xn.nnz
+        # the cross term costs nnz(outer) d: the class with fewer nonzeros is the outer one
+        nnz = [X.nnz if self.sparse else X.size for X in (self.Xp, self.Xn)]
+        self.positives_outer = nnz[0] <= nnz[1]
 
     def window(self, s: np.ndarray, v: np.ndarray, lower: float = 0.0, upper: float = np.inf,
                deadline: Deadline | None = None) -> np.ndarray | None:
         """``G`` over the pairs with ``lower < v_j - s_i < upper`` (module docstring; the
         squared hinge's ``s_i < v_j`` is the default window); None when ``deadline`` passes
-        during the sweep."""
+        while it is built."""
         if self.positives_outer:  # v_j in (s_i + lower, s_i + upper)
             (X, w, score), (Y, u, key) = (self.Xp, self.p, s), (self.Xn, self.q, v)
             lo, hi = s + lower, s + upper
@@ -112,23 +121,57 @@ class PairGram:
             (X, w, score), (Y, u, key) = (self.Xn, self.q, v), (self.Xp, self.p, s)
             lo, hi = v - upper, v - lower
         o_order, i_order = np.argsort(score, kind="stable"), np.argsort(key, kind="stable")
-        key_sorted, lo_sorted, hi_sorted = key[i_order], lo[o_order], hi[o_order]
-        cum_u = np.concatenate([[0.0], np.cumsum(u[i_order])])
+        key_sorted, cum_u = key[i_order], np.concatenate([[0.0], np.cumsum(u[i_order])])
+        # the inner rows paired with outer row o: positions bottom_o:top_o of the inner order
+        top = np.searchsorted(key_sorted, hi, side="left")
+        bottom = np.minimum(np.searchsorted(key_sorted, lo, side="right"), top)
+        # the outer rows paired with inner row k: a range of the outer order
         cum_w = np.concatenate([[0.0], np.cumsum(w[o_order])])
-        # the weight paired with each row: a range of the other class's order
-        n_outer = (cum_u[np.searchsorted(key_sorted, hi, side="left")]
-                   - cum_u[np.searchsorted(key_sorted, lo, side="right")])
-        first = np.searchsorted(hi_sorted, key, side="right")
-        last = np.searchsorted(lo_sorted, key, side="left")
-        n_inner = np.where(last > first, cum_w[last] - cum_w[np.minimum(first, last)], 0.0)
-        gram = np.zeros((self.d, self.d))
-        _own_terms(gram, X.indptr, X.indices, X.data, w * n_outer)
-        _own_terms(gram, Y.indptr, Y.indices, Y.data, u * n_inner)
+        first = np.searchsorted(hi[o_order], key, side="right")
+        last = np.maximum(np.searchsorted(lo[o_order], key, side="left"), first)
+        n_outer, n_inner = cum_u[top] - cum_u[bottom], cum_w[last] - cum_w[first]
+        if self.sparse:
+            gram = np.zeros((self.d, self.d))
+            _own_terms(gram, X.indptr, X.indices, X.data, w * n_outer)
+            _own_terms(gram, Y.indptr, Y.indices, Y.data, u * n_inner)
+            cross = self._sweep(X, w, lo, hi, o_order, Y, u, key, i_order, deadline)
+        else:
+            gram = X.T @ ((w * n_outer)[:, None] * X) + Y.T @ ((u * n_inner)[:, None] * Y)
+            cross = self._prefix_sums(X, w, Y[i_order] * u[i_order, None], top, bottom, deadline)
+        return None if cross is None else gram - cross - cross.T
+
+    def _blocks(self, n_outer: int, row_work: float, deadline: Deadline | None):
+        """Consecutive slices of the outer rows, each about :data:`_BLOCK_WORK`; None in place
+        of a block the deadline leaves no time for, and no more blocks after it."""
+        size = max(1, int(_BLOCK_WORK / max(row_work, 1.0)))
+        last = 0.0
+        for start in range(0, n_outer, size):
+            if deadline is not None and not deadline.allows(last):
+                yield None
+                return
+            begun = None if deadline is None else deadline.elapsed()
+            yield slice(start, min(start + size, n_outer))
+            last = 0.0 if deadline is None else deadline.elapsed() - begun
+
+    def _sweep(self, X, w, lo, hi, o_order, Y, u, key, i_order, deadline):
+        """The cross term of sparse rows (module docstring), None when the deadline passed."""
         cross, acc, state = np.zeros((self.d, self.d)), np.zeros(self.d), np.zeros(2, np.int64)
-        for start in range(0, o_order.size, _CHUNK):
-            if deadline is not None and deadline.expired():
+        for block in self._blocks(o_order.size, X.nnz / max(X.shape[0], 1) * self.d, deadline):
+            if block is None:
                 return None
             _sweep(cross, acc, state, o_order, X.indptr, X.indices, X.data, w, lo, hi,
-                   i_order, key, Y.indptr, Y.indices, Y.data, u, start,
-                   min(start + _CHUNK, o_order.size))
-        return gram - cross - cross.T
+                   i_order, key, Y.indptr, Y.indices, Y.data, u, block.start, block.stop)
+        return cross
+
+    def _prefix_sums(self, X, w, inner_sorted, top, bottom, deadline):
+        """The cross term of dense rows: ``acc_o`` from prefix sums of the inner rows (weighted,
+        in key order), None when the deadline passed."""
+        cum = np.zeros((inner_sorted.shape[0] + 1, self.d))
+        np.cumsum(inner_sorted, axis=0, out=cum[1:])
+        cross = np.zeros((self.d, self.d))
+        for block in self._blocks(X.shape[0], float(self.d) ** 2, deadline):
+            if block is None:
+                return None
+            acc = cum[top[block]] - cum[bottom[block]]
+            cross += X[block].T @ (w[block, None] * acc)
+        return cross

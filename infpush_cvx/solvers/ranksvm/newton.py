@@ -16,8 +16,9 @@ so Newton's method with a backtracking line search minimises it in a few steps (
 piecewise quadratic structure). Every sum over the m n pairs is over the pairs on one side of, or
 within ``c`` of, a threshold, so sorting the scores makes it a prefix sum (:mod:`._pair_sums`):
 the ramp sums, the objective and the gradient cost O(nnz(X) + (m + n) log(m + n)), the Hessian
-O(nnz(X) d + (m + n) d) through prefix sums of the negatives' rows (Lee & Lin, "Large-scale
-linear RankSVM", Neural Computation 2014, use order statistics the same way). No m x n array.
+one sweep over the sorted scores (:class:`~infpush_cvx.solvers.engines.pair_gram.PairGram`,
+O(nnz(X) d) for sparse rows; Lee & Lin, "Large-scale linear RankSVM", Neural Computation 2014,
+use order statistics the same way). No m x n array.
 
 Certificate: ``alpha_ij = (C/W) p_i q_j a(x_ij)`` lies in RankSVM's dual box for every w and mu,
 and is held implicitly by the scores and mu; ``w(alpha)`` and ``sum(alpha)`` are ramp sums too.
@@ -29,7 +30,7 @@ round-off is not magnified by 1/mu, and mu stops where it would be lost in the r
 margins (status "stalled").
 
 Time: the deadline is looked at before every pass over the data (each certificate, each
-line-search trial, each block of the Hessian's columns), so a ``time_limit`` is overrun by at
+line-search trial, each block of the Hessian's rows), so a ``time_limit`` is overrun by at
 most one such stage.
 """
 
@@ -38,11 +39,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 
 from infpush_cvx._logging import log_iteration
 from infpush_cvx.solvers.base import record
+from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
+from infpush_cvx.solvers.engines.pair_gram import PairGram
 from infpush_cvx.solvers.engines.ramp_sums import RampSums
 from infpush_cvx.solvers.engines.implicit_dual import (best_multiple, dense_from_columns,
                                                        dual_value, expand_column)
@@ -74,55 +76,6 @@ class RampDual:
         return dense_from_columns(self)
 
 
-#: Columns of the Hessian built between two looks at the deadline (about 1/5 of the Hessian of
-#: 50k + 50k x 300, where the whole took 1.4 s and overran a time limit of 1 s by 3 s).
-_HESSIAN_BLOCK = 64
-
-
-def _dense(A) -> np.ndarray:
-    return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
-
-
-def _scaled_rows(X, weights):
-    """``diag(weights) X``, sparse when X is."""
-    return X.multiply(weights[:, None]).tocsr() if sp.issparse(X) else X * weights[:, None]
-
-
-def _hessian(Xp, Xn, p, q, ramp, divisor: float, lam: float, deadline: Deadline):
-    """``lam I + (1/divisor) sum_{|x_ij| < c} p_i q_j z_ij z_ij^T`` (d x d), or None when the
-    deadline passes while it is built.
-
-    The pair sum is ``Xp^T diag(p row_zone) Xp + Xn^T diag(q col_zone) Xn - cross - cross^T``
-    with ``cross = Xp^T diag(p) R``, ``R_i = sum_{j in zone(i)} q_j x_j`` a difference of
-    prefix sums of the negatives' rows sorted by ``1 + t_j``. Built :data:`_HESSIAN_BLOCK`
-    columns at a time (Xp, Xn in CSC when sparse); a block is begun only when the time left
-    exceeds what the previous one took, so a time limit is overrun by at most one block.
-    """
-    d = Xp.shape[1]
-    wp, wn = p * ramp.row_zone, q * ramp.col_zone
-    begun = deadline.elapsed()
-    weighted = _scaled_rows(Xn[ramp.v_order], q[ramp.v_order])  # q_j x_j in the order of 1 + t_j
-    quad, cross = np.empty((d, d)), np.empty((d, d))
-    cum = np.zeros((Xn.shape[0] + 1, min(d, _HESSIAN_BLOCK)))
-    last = deadline.elapsed() - begun  # (the gather: a first estimate of a block's time)
-    for first in range(0, d, _HESSIAN_BLOCK):
-        if deadline.remaining() <= last:
-            return None
-        begun = deadline.elapsed()
-        cols = slice(first, min(d, first + _HESSIAN_BLOCK))
-        width = cols.stop - cols.start
-        np.cumsum(_dense(weighted[:, cols]), axis=0, out=cum[1:, :width])
-        R = cum[ramp.zone_hi, :width] - cum[ramp.zone_lo, :width]  # sum_{j in zone(i)} q_j x_j
-        cross[:, cols] = _dense(Xp.T @ (p[:, None] * R))
-        quad[:, cols] = (_dense(Xp.T @ _scaled_rows(Xp[:, cols], wp))
-                         + _dense(Xn.T @ _scaled_rows(Xn[:, cols], wn)))
-        last = deadline.elapsed() - begun
-    H = (quad - cross - cross.T) / divisor
-    H = 0.5 * (H + H.T)  # (the blocks' products round differently on either side)
-    H[np.diag_indices(d)] += lam
-    return H
-
-
 def below_round_off(mu: float, s, t) -> bool:
     """Whether a smoothing ``mu`` is lost in the round-off of the margins ``1 - s_i + t_j``
     (1000 ulps of the largest): the ramp's sums divide by mu, so their round-off would then
@@ -140,8 +93,7 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
     ``history["step_size"]`` holds the step taken after each record (NaN when none was).
     """
     Xp, Xn, p, q = prob.Xp, prob.Xn, prob.p, prob.q
-    if sp.issparse(Xp):  # the Hessian's blocks of columns
-        Xp, Xn = Xp.tocsc(), Xn.tocsc()
+    zone_gram = PairGram(Xp, Xn, p, q)
     lam, W, mu = prob.lam, prob.M * prob.N, mu0
     w = np.zeros(prob.d) if w0 is None else np.asarray(w0, float).copy()
     history = {"objective": [], "gap": [], "time": [], "mu": [], "step_size": []}
@@ -182,10 +134,13 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
             status, message = end
             break
         grad = lam * w - g_pairs / W
-        H = _hessian(Xp, Xn, p, q, ramp, W * mu, lam, deadline)
+        # the Hessian lam I + (1/(W mu)) sum_{|x_ij| < c} p_i q_j z_ij z_ij^T (module docstring)
+        H = zone_gram.window(s, 1.0 + t, -0.5 * mu, 0.5 * mu, deadline)
         if H is None:
             status, message = "time_limit", deadline.message()
             break
+        H /= W * mu
+        H[np.diag_indices_from(H)] += lam
         try:
             step = -scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
         except (np.linalg.LinAlgError, ValueError):
@@ -260,5 +215,5 @@ def _stopped_before_start(w, deadline: Deadline) -> dict:
 def no_repeated_rows(data, columns: int = 3) -> bool:
     """True when one of the first ``columns`` columns has distinct values within Xp and within
     Xn: rows that differ there differ, so no row of a class repeats. False proves nothing."""
-    return any(all(np.unique(_dense(X[:, [k]]).ravel()).size == X.shape[0]
+    return any(all(np.unique(dense(X[:, [k]]).ravel()).size == X.shape[0]
                    for X in (data.Xp, data.Xn)) for k in range(min(columns, data.d)))
