@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_prox.py --quick
 	$(PY) benchmarks/bench_solvers.py --quick
 	$(PY) benchmarks/bench_scale.py --quick
+	$(PY) benchmarks/bench_ranksvm.py --quick
 	$(PY) benchmarks/bench_rank2plan.py --quick
 	$(PY) benchmarks/bench_metrics.py --n 100000
 	$(PY) benchmarks/bench_formulations.py --sizes 100 300
@@ -34,6 +35,7 @@ bench-full: $(STAMP)
 	$(PY) benchmarks/bench_prox.py
 	$(PY) benchmarks/bench_solvers.py
 	$(PY) benchmarks/bench_scale.py
+	$(PY) benchmarks/bench_ranksvm.py
 	$(PY) benchmarks/bench_rank2plan.py
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_formulations.py
