@@ -12,8 +12,8 @@ never formed: each Newton direction is found by conjugate gradients stopped at a
 residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing sequence: superlinear convergence,
 Dembo, Eisenstat & Steihaug 1982). When the dimension is small enough that forming the Hessian
 costs less than a run of conjugate gradients (:mod:`~infpush_cvx.solvers.engines.pair_gram`:
-one sweep over the sorted scores, about ten products on a8a), the direction is instead the exact Newton step, one Cholesky solve,
-whose cost does not grow as lambda falls. The step is found by backtracking (Armijo) along the
+one sweep over the sorted scores, about ten products on a8a), the direction is instead the
+exact Newton step, one Cholesky solve, whose cost does not grow as lambda falls. The step is found by backtracking (Armijo) along the
 direction, whose trials cost no pass over the data (the scores move by ``eta Xp d``,
 ``eta Xn d``). Lee & Lin use a trust region (TRON) instead of the line search; either globalises
 the same Newton direction.
