@@ -7,16 +7,17 @@ objective ``P`` (:mod:`.problem`) is convex, differentiable and piecewise quadra
     H(w) u    = lam u + 2 sum_{x_ij > 0} c_ij (z_ij . u) z_ij      (a generalised Hessian)
 
 Every pair sum is a prefix sum of the sorted scores (:class:`.pair_sums.ActivePairs`), so a
-gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)) and the Hessian is
-never formed: each Newton direction is found by conjugate gradients stopped at a relative
-residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing sequence: superlinear convergence,
-Dembo, Eisenstat & Steihaug 1982). When the dimension is small enough that forming the Hessian
-costs less than a run of conjugate gradients (:mod:`~infpush_cvx.solvers.engines.pair_gram`:
-one sweep over the sorted scores, about ten products on a8a), the direction is instead the
-exact Newton step, one Cholesky solve, whose cost does not grow as lambda falls. The step is found by backtracking (Armijo) along the
-direction, whose trials cost no pass over the data (the scores move by ``eta Xp d``,
-``eta Xn d``). Lee & Lin use a trust region (TRON) instead of the line search; either globalises
-the same Newton direction.
+gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)). With
+``hessian="cg"`` the Hessian is never formed: each Newton direction is found by conjugate
+gradients stopped at a relative residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing
+sequence: superlinear convergence, Dembo, Eisenstat & Steihaug 1982). When the dimension is small
+enough that forming the Hessian costs less than a run of conjugate gradients
+(:mod:`~infpush_cvx.solvers.engines.pair_gram`: one sweep over the sorted scores, about ten
+products on a8a), the direction is instead the exact Newton step, one Cholesky solve, whose cost
+does not grow as lambda falls. The step is found by backtracking (Armijo) along the direction,
+whose trials cost no pass over the data (the scores move by ``eta Xp d``, ``eta Xn d``). Lee &
+Lin use a trust region (TRON) instead of the line search; either globalises the same Newton
+direction.
 
 Stopped when the certified relative gap of :meth:`.problem.SquaredHingeRankSVMProblem.
 certificate` is at most ``tol``. The deadline is looked at before every pass over the data (each
