@@ -31,7 +31,8 @@ from dataclasses import dataclass, field, replace
 import cvxpy as cp
 
 from ..solvers.engines.cvxpy_backend import (EXCLUDED, PROBLEM_CLASSES, TIME_LIMIT_OPTIONS,
-                                             Outcome, run_classes, solve_problem)
+                                             Outcome, run_classes, solve_problem,
+                                             with_time_limit)
 from ..solvers.engines.deadline import Deadline
 
 #: What "all" solvers means on the command line.
@@ -77,12 +78,7 @@ class SolverSpec:
         options = {**CVXPY_SETTINGS, **copy.deepcopy(self.options)}
         if time_limit is None or self.time_limit_option is None:
             return options
-        if isinstance(self.time_limit_option, tuple):
-            outer, key = self.time_limit_option
-            options[outer] = {**options.get(outer, {}), key: float(time_limit)}
-        else:
-            options[self.time_limit_option] = float(time_limit)
-        return options
+        return with_time_limit(options, self.time_limit_option, time_limit)
 
     def describe(self, time_limit: float | None = None) -> dict:
         """Everything that determines how the solver is called, for provenance records."""

@@ -252,7 +252,7 @@ def time_limit_option(solver: str | None):
     return None if solver is None else TIME_LIMIT_OPTIONS.get(str(solver).upper())
 
 
-def _with_time_limit(options: dict, option, seconds: float) -> dict:
+def with_time_limit(options: dict, option, seconds: float) -> dict:
     """``options`` with ``seconds`` under ``option`` (never more than a limit already there)."""
     options = dict(options)
     target, key = options, option
@@ -341,7 +341,7 @@ def _staged(build, solver, options, deadline: Deadline, verbose, *,
             return out
         limit_given = None if option is None else deadline.for_solver()  # (None: no limit)
         if limit_given is not None:
-            options = _with_time_limit(options, option, limit_given)
+            options = with_time_limit(options, option, limit_given)
         t_solve = time.perf_counter()
         solution = chain.solve_via_data(prob, data, warm_start, verbose, dict(options))
         solve_time = time.perf_counter() - t_solve
