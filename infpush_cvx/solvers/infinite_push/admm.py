@@ -109,7 +109,7 @@ class _Budget:
     ``certificate``: seconds of one certificate (the feasible dual, its value, the primal
     value), measured when one runs, else estimated; the answer needs one after the loop when
     no check has run (the last iterate's), else none (the best checked pair's gap).
-    ``prox``: seconds of the last a-step (estimated from the first w-step until one has run)."""
+    ``prox``: seconds of the last a-step (None until the first w-step estimates it)."""
 
     def __init__(self, deadline, certificate: float):
         self.deadline, self.certificate, self.prox = deadline, certificate, None
@@ -153,21 +153,34 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     rho = 1.0 if rho is None else float(rho)  # (checked by the ADMM method)
     limited = deadline.limit is not None
     G = duality.pair_gram(Xp, Xn)
-    w, a = np.zeros(d), None  # a = 1 (all m x n) made when the first iteration begins
+    w = np.zeros(d)
     U = np.zeros((m, n)) if alpha0 is None else -lam * alpha0 / rho
-    R, V, Zw, resid = (np.empty((m, n)) for _ in range(4))  # reused by every iteration
-    # The first iteration's and the certificate's seconds, estimated from one pass over the
-    # m x n arrays (timed on up to 2 million entries, more than a cache holds, and scaled):
-    # an iteration makes many (R, the scores' differences, the prox, the residual, U): the
-    # first, which touches every buffer first, 50 times its time at 3,000 x 4,000 (0.06 s and
-    # 3 s), the next ones 7 (its blocks of rows look at the clock: 20 to begin it); a
-    # certificate (the feasible dual's fresh arrays) 17 to 22 times
-    rows = max(1, min(m, (1 << 21) // max(n, 1)))
+    a, R, V, Zw, resid = (np.empty((m, n)) for _ in range(5))  # reused by every iteration
+    # Under a time limit their pages are touched first, in blocks of rows that look at the
+    # clock, and as many again as the a-step and a certificate allocate (three arrays, then
+    # freed, so that theirs reuse touched pages): a process's first touch of memory is its
+    # slowest pass (0.45 s against 0.03 s for 96 MB on a loaded 2-core machine), and would
+    # otherwise fall in the a-step and the certificate, which read no clock. One array's
+    # seconds then scale the first estimates: the first iteration 10 (its blocks of rows look
+    # at the clock), its a-step 4, a certificate 6 (their arrays and passes); after that, what
+    # they took. Without a limit only a is filled (no estimate is needed, nor the memory).
+    budget = _Budget(deadline, certificate=0.0)
     begun = deadline.elapsed()
-    np.subtract(1.0, U[:rows], out=R[:rows])
-    one_pass = (m / rows) * (deadline.elapsed() - begun)
-    last = 20.0 * one_pass  # then the last iteration's seconds
-    budget = _Budget(deadline, 24.0 * one_pass)
+    scratch = np.empty((3 * m if limited else 0, n))
+    fills = [(a, 1.0)]
+    if limited:
+        fills += [(R, 0.0), (V, 0.0), (Zw, 0.0), (resid, 0.0), (scratch, 0.0)]
+        fills += [(U, 0.0)] if alpha0 is None else []
+    try:
+        for buffer, value in fills:
+            _fill_rows(buffer, lambda r, b=buffer, v=value: b[r].fill(v), budget, checked=True)
+        setup_stop = None
+    except _Abandoned:
+        setup_stop = deadline.message()
+    del scratch
+    one_array = (deadline.elapsed() - begun) * m * n / sum(b.size for b, _ in fills)
+    last = 10.0 * one_array  # then the last iteration's seconds
+    budget.certificate, first_prox = 6.0 * one_array, 4.0 * one_array
     hist = {"objective": [], "gap": [], "time": [], "rho": []}
     status, message = "max_iter", ""
     best_p, best_w, best_d, best_alpha = np.inf, w.copy(), -np.inf, None
@@ -176,13 +189,14 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     if not np.all(np.isfinite(G)):
         status, message = "failed", "the Gram matrix Z^T Z overflows float64 (data too large)"
         max_iter = 0
+    elif setup_stop is not None:
+        status, message, max_iter = "time_limit", setup_stop, 0
     for it in range(1, max_iter + 1):
         checked = best_alpha is not None
         begun = deadline.elapsed()
         w_before = w
         try:
             budget.require(last, checked)  # not begun: as long as the last one, it would not fit
-            a = np.ones((m, n)) if a is None else a
             _fill_rows(R, lambda r: np.subtract(1.0 - a[r], U[r], out=R[r]), budget, checked)
             rhs = rho * duality.w_of_alpha(Xp, Xn, R)
             if penalty == "l2":
@@ -208,7 +222,7 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
             # the a-step (one l1,inf projection) reads the clock nowhere: begun only when it
             # fits, as long as the last one (the first: twice the w-step and its passes)
             if budget.prox is None:
-                budget.prox = 2.0 * (deadline.elapsed() - begun)
+                budget.prox = max(2.0 * (deadline.elapsed() - begun), first_prox)
             budget.require(budget.prox, checked)
         except _Abandoned as stop:
             w, status, it = w_before, "time_limit", it - 1
