@@ -7,7 +7,8 @@ optimal value is 1 in paper scaling and m in seed scaling.
 
 The test is an LP: minimise ``||Xn^T mu - mean(Xp)||_1`` over the simplex; the instance is
 degenerate when the minimum is zero (up to a tolerance relative to the data's scale). When it is
-not, the LP dual gives a separating direction, a certificate of non-degeneracy. With sample
+not, the LP dual gives a separating direction, a certificate of non-degeneracy. With many
+negatives it is solved by column generation over them (:func:`check_degeneracy`). With sample
 weights the mean positive is the weighted mean ``sum_i wp_i x_i / sum_i wp_i``; the negatives'
 weights do not matter (the hull is the same).
 
