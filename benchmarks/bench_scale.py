@@ -38,7 +38,7 @@ holding the date, git commit, platform, library versions, BLAS, the arguments an
 Cases (``--only 1,2,...``)
 --------------------------
 1. a8a, all 22,696 rows (5,506 x 17,190, 95M pairs): l2 and l1 Infinite Push (targets: status
-   ``degenerate_optimal`` within 1 s) and RankSVM (``optimal`` within 10 s) at paper lambda
+   ``degenerate_optimal`` within 0.5 s, issue 29) and RankSVM (``optimal`` within 10 s) at paper lambda
    1e-2, 1e-3, 1e-4; every solve within 1 GiB above the data.
 2. a8a subsets 150 x 1,500 (seeds 0-4: ``default_rng(seed)`` draws the positives' rows, then the
    negatives', each sorted), lambda 1e-3: the project's solvers against CVXPY + Clarabel on the
@@ -472,7 +472,7 @@ PENALTIES = (("l2", 50.0), ("l1", 20.0), ("ranksvm", 50.0))  # (penalty, target 
 
 
 def case1_a8a_full(bench: Bench, quick: bool) -> None:
-    """a8a, all rows: degenerate Infinite Push within 1 s, RankSVM within 10 s, <= 1 GiB."""
+    """a8a, all rows: degenerate Infinite Push within 0.5 s, RankSVM within 10 s, <= 1 GiB."""
     if quick:
         bench.note("case 1 (full a8a) is skipped in --quick mode")
         return
@@ -487,8 +487,8 @@ def case1_a8a_full(bench: Bench, quick: bool) -> None:
                 r["target"] = "optimal, <= 10 s, <= 1 GiB above data"
                 r["met"] = _time_met(r, 10.0, "optimal", max_above_mib=GIB)
             else:
-                r["target"] = "degenerate_optimal, <= 1 s, <= 1 GiB above data"
-                r["met"] = _time_met(r, 1.0, "degenerate_optimal", max_above_mib=GIB)
+                r["target"] = "degenerate_optimal, <= 0.5 s, <= 1 GiB above data"
+                r["met"] = _time_met(r, 0.5, "degenerate_optimal", max_above_mib=GIB)
             if r.get("peak_above_data_mib") is not None:
                 _add_note(r, f"peak {r['peak_above_data_mib']:.0f} MiB above the data")
     bench.save()
