@@ -217,7 +217,12 @@ def dual_agd(data, lam, loss, *, tol, max_iter, deadline, dual0) -> dict:
     c = positive_weights(data)
     tq = loss == "truncated_quadratic"
     u = np.empty(0) if tq else c  # the upper bound alpha <= c of the hinge
-    L_data = data_lipschitz(data) / lam
+    L_data = data_lipschitz(data, deadline)
+    if L_data is None:
+        return {"w": np.zeros(data.d), "dual": (np.zeros(data.m), np.zeros(data.n)),
+                "status": "time_limit", "iterations": 0, "history": {},
+                "message": f"{deadline.message()} while the Lipschitz constant was computed"}
+    L_data /= lam
     L_max = L_data + (0.5 / c.min() if tq else 0.0)
     if not np.isfinite(L_max):
         return {"w": np.zeros(data.d), "dual": (np.zeros(data.m), np.zeros(data.n)),

@@ -168,10 +168,23 @@ def certifier(data: BipartiteData, lam: float, loss: str):
     return certify
 
 
-def data_lipschitz(data: BipartiteData) -> float:
-    """``sigma_max([Xp; Xn])^2 = lambda_max(Xp^T Xp + Xn^T Xn)`` (a d x d eigenvalue)."""
-    G = data.Xp.T @ data.Xp + data.Xn.T @ data.Xn
-    G = G.toarray() if sp.issparse(G) else np.asarray(G)
+def data_lipschitz(data: BipartiteData, deadline=None) -> float | None:
+    """``sigma_max([Xp; Xn])^2 = lambda_max(Xp^T Xp + Xn^T Xn)`` (a d x d eigenvalue); None when
+    ``deadline`` (a :class:`~infpush_cvx.solvers.engines.deadline.Deadline`) passes first.
+
+    The Gram matrix is summed over blocks of about 2^27 multiply-adds, a block begun only when
+    the time left exceeds what the previous one took (550,000 rows x 300 took 1.3 s in one)."""
+    G, last = np.zeros((data.d, data.d)), 0.0
+    rows = max(1024, 2 ** 27 // max(data.d, 1) ** 2)
+    for X in (data.Xp, data.Xn):
+        for start in range(0, X.shape[0], rows):
+            if deadline is not None and not deadline.allows(last):
+                return None
+            begun = None if deadline is None else deadline.elapsed()
+            block = X[start:start + rows]
+            product = block.T @ block
+            G += product.toarray() if sp.issparse(product) else product
+            last = 0.0 if deadline is None else deadline.elapsed() - begun
     d = G.shape[0]
     top = scipy.linalg.eigvalsh(0.5 * (G + G.T), subset_by_index=[d - 1, d - 1])[0]
     return float(max(top, 0.0))
