@@ -257,6 +257,30 @@ def test_operator_products_match_dense():
                                D[[3, 0, 7]][:, [5, 1]], atol=0)
 
 
+def test_rows_follow_the_order_of_every_feature():
+    """The block of all features in the restricted LP's row order (features appended as they
+    joined) came back in X's own order, so pair columns added once every feature had joined sat
+    in the wrong rows: the 2,000-state instance at 0.002 lambda_max with 600 initial pairs
+    ended "stalled" at a gap of 0.64."""
+    data = random_pairs(seed=32, sparse=True)
+    op = PairOperator(data)
+    D = (data.X[data.j] - data.X[data.i]).toarray()
+    order = np.random.default_rng(1).permutation(data.n_features)
+    pairs = np.array([4, 2, 9])
+    np.testing.assert_array_equal(op.rows(pairs, order).toarray(), D[pairs][:, order])
+
+
+def test_ccg_certifies_when_every_feature_joins_out_of_order():
+    """The end-to-end case of the test above: few initial features and pairs at a small lambda,
+    so the last features join after the first LP and pairs follow them."""
+    data = random_pairs(N=80, p=12, n_pairs=600, seed=31, sparse=True, k=12)
+    lam = 1e-2 * rank2plan_lambda_max(data)
+    res = rank2plan_lp(data, lam, n_features_init=2, max_features_add=3, n_pairs_init=10)
+    assert res.status == "optimal" and res.gap <= 1e-6
+    assert res.info["n_features_working"] == data.n_features
+    assert rel_err(res.objective, reference_lp(data, lam)) <= RTOL
+
+
 def test_certificate_lower_bound_holds_for_any_multipliers():
     data = random_pairs(seed=33)
     lam = 0.05 * rank2plan_lambda_max(data)

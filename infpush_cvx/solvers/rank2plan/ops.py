@@ -48,7 +48,10 @@ class PairOperator:
     def rows(self, pairs: np.ndarray, features: np.ndarray):
         """The block ``D[pairs][:, features]`` (dense, or CSC when X is sparse)."""
         sparse = sp.issparse(self.X)
-        Xf = self.X if sparse and features.size == self.p else self.X[:, features]
+        # every feature in its own order: no column selection (a copy of X); in any other
+        # order the columns must follow ``features`` (the restricted LP's row order)
+        natural = features.size == self.p and np.array_equal(features, np.arange(self.p))
+        Xf = self.X if sparse and natural else self.X[:, features]
         B = Xf[self.j[pairs]] - Xf[self.i[pairs]]
         if sparse:
             B = B.tocsc()
