@@ -96,6 +96,20 @@ def test_ccg_matches_highs_on_generator_instance():
         assert rel_err(res.objective, ref_h) <= RTOL
 
 
+@pytest.mark.parametrize("lam", [1.0, "0.05 lambda_max"])
+def test_the_benchmark_instance_is_certified_by_one_restricted_lp(lam):
+    """Issue 29's target instance (2,000 states, 200 features, 20,000 pairs; 33 and 154 features
+    active): the smoothed warm start finds the working sets, so one restricted LP certifies it.
+    The optimal values (CVXPY + Clarabel agreed to 3e-11 and 2e-12) pin the answer; the
+    speed-up is measured by benchmarks/bench_rank2plan.py."""
+    data = rank2plan_pairs(20, 100, 200, 1000, seed=0)
+    lam = lam if isinstance(lam, float) else 0.05 * rank2plan_lambda_max(data)
+    res = rank2plan_lp(data, lam)
+    assert res.status == "optimal" and res.gap <= 1e-6 and res.iterations == 1
+    expected = 17.9334111598 if lam == 1.0 else 15.5576068675
+    assert rel_err(res.objective, expected) <= 1e-10
+
+
 @pytest.mark.parametrize("solver", ["CLARABEL", "HIGHS"])
 @pytest.mark.parametrize("form", ["compact", "direct"])
 def test_cvxpy_method_matches_reference(solver, form):
