@@ -96,6 +96,20 @@ def test_ccg_matches_highs_on_generator_instance():
         assert rel_err(res.objective, ref_h) <= RTOL
 
 
+@pytest.mark.parametrize("lam", [1.0, "0.05 lambda_max"])
+def test_the_benchmark_instance_is_certified_by_one_restricted_lp(lam):
+    """Issue 29's target instance (2,000 states, 200 features, 20,000 pairs; 33 and 154 features
+    active): the smoothed warm start finds the working sets, so one restricted LP certifies it.
+    The optimal values (CVXPY + Clarabel agreed to 3e-11 and 2e-12) pin the answer; the
+    speed-up is measured by benchmarks/bench_rank2plan.py."""
+    data = rank2plan_pairs(20, 100, 200, 1000, seed=0)
+    lam = lam if isinstance(lam, float) else 0.05 * rank2plan_lambda_max(data)
+    res = rank2plan_lp(data, lam)
+    assert res.status == "optimal" and res.gap <= 1e-6 and res.iterations == 1
+    expected = 17.9334111598 if lam == 1.0 else 15.5576068675
+    assert rel_err(res.objective, expected) <= 1e-10
+
+
 @pytest.mark.parametrize("solver", ["CLARABEL", "HIGHS"])
 @pytest.mark.parametrize("form", ["compact", "direct"])
 def test_cvxpy_method_matches_reference(solver, form):
@@ -182,6 +196,32 @@ def test_sparse_and_dense_agree():
     assert rel_err(a.objective, b.objective) <= RTOL
 
 
+def test_a_full_sparse_x_is_held_dense_with_the_same_answer():
+    """A sparse X at least DENSE_FILL full is held dense (BLAS products: half the time of CSR
+    for a full X); the products, the LP rows and the certified optimum are unchanged."""
+    dense = random_pairs(seed=16)
+    data = PairData(sp.csr_matrix(dense.X), dense.i, dense.j, dense.margin, dense.weight)
+    op = PairOperator(data)
+    assert isinstance(op.X, np.ndarray) and isinstance(op.XT, np.ndarray)
+    assert sp.issparse(PairOperator(random_pairs(seed=16, sparse=True)).X)  # 30% full: CSR
+    D = dense.X[dense.j] - dense.X[dense.i]
+    b = np.random.default_rng(0).standard_normal(data.n_features)
+    np.testing.assert_allclose(op.matvec(b), D @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(op.rows(np.array([3, 0]), np.array([5, 1])), D[[3, 0]][:, [5, 1]])
+    lam = 0.05 * rank2plan_lambda_max(data)
+    res = rank2plan_lp(data, lam)
+    assert res.status == "optimal"
+    assert rel_err(res.objective, reference_lp(dense, lam)) <= RTOL
+
+
+def test_the_first_interior_point_lp_runs_without_presolve_unless_asked():
+    from infpush_cvx.solvers.rank2plan.ccg import RestrictedDual
+    op = PairOperator(random_pairs(seed=17))
+    assert RestrictedDual(op, 0.1, 1.0, {}).presolve == {"ipm": "off", "simplex": "choose"}
+    assert RestrictedDual(op, 0.1, 1.0, {"presolve": "on"}).presolve == {"ipm": "on",
+                                                                         "simplex": "on"}
+
+
 # ---------------------------------------------------------------- smoothing
 
 def test_smoothed_within_its_bounds():
@@ -255,6 +295,30 @@ def test_operator_products_match_dense():
     np.testing.assert_allclose(op.rmatvec(u), D.T @ u, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(op.rows(np.array([3, 0, 7]), np.array([5, 1])).toarray(),
                                D[[3, 0, 7]][:, [5, 1]], atol=0)
+
+
+def test_rows_follow_the_order_of_every_feature():
+    """The block of all features in the restricted LP's row order (features appended as they
+    joined) came back in X's own order, so pair columns added once every feature had joined sat
+    in the wrong rows: the 2,000-state instance at 0.002 lambda_max with 600 initial pairs
+    ended "stalled" at a gap of 0.64."""
+    data = random_pairs(seed=32, sparse=True)
+    op = PairOperator(data)
+    D = (data.X[data.j] - data.X[data.i]).toarray()
+    order = np.random.default_rng(1).permutation(data.n_features)
+    pairs = np.array([4, 2, 9])
+    np.testing.assert_array_equal(op.rows(pairs, order).toarray(), D[pairs][:, order])
+
+
+def test_ccg_certifies_when_every_feature_joins_out_of_order():
+    """The end-to-end case of the test above: few initial features and pairs at a small lambda,
+    so the last features join after the first LP and pairs follow them."""
+    data = random_pairs(N=80, p=12, n_pairs=600, seed=31, sparse=True, k=12)
+    lam = 1e-2 * rank2plan_lambda_max(data)
+    res = rank2plan_lp(data, lam, n_features_init=2, max_features_add=3, n_pairs_init=10)
+    assert res.status == "optimal" and res.gap <= 1e-6
+    assert res.info["n_features_working"] == data.n_features
+    assert rel_err(res.objective, reference_lp(data, lam)) <= RTOL
 
 
 def test_certificate_lower_bound_holds_for_any_multipliers():
