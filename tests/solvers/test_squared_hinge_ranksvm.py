@@ -247,3 +247,31 @@ def test_model_is_complete():
 def test_registered():
     from infpush_cvx.solvers.registry import MODEL_PACKAGES
     assert "squared_hinge_ranksvm" in MODEL_PACKAGES
+
+
+@pytest.mark.parametrize("name", ["planted", "sparse", "degenerate"])
+def test_preconditioned_cg_solves_the_newton_system_of_another_point(name):
+    """CG preconditioned by the factor of the Hessian at one point solves the Newton system at
+    another (the formed route's steps between two formations), as a direct solve does."""
+    import scipy.linalg
+
+    from infpush_cvx.solvers.engines.deadline import Deadline
+    from infpush_cvx.solvers.engines.pair_gram import PairGram
+    from infpush_cvx.solvers.squared_hinge_ranksvm.newton import _conjugate_gradients, _factor
+
+    data = DATA[name]()
+    problem = SquaredHingeRankSVMProblem(data, 1e-3)
+    rng = np.random.default_rng(8)
+    gram = PairGram(problem.Xp, problem.Xn, *problem.pair_weights)
+    here, there = problem.point(rng.normal(size=data.d)), problem.point(rng.normal(size=data.d))
+    factor = _factor(problem, gram, there, Deadline(None))
+    grad = problem.lam_paper * here.w - 2.0 * here.pairs
+    exact = -scipy.linalg.cho_solve(_factor(problem, gram, here, Deadline(None)), grad)
+    d, iterations = _conjugate_gradients(problem, here.sums, grad, 1e-10 * np.linalg.norm(grad),
+                                         500, Deadline(None), factor)
+    plain, plain_iterations = _conjugate_gradients(problem, here.sums, grad,
+                                                   1e-10 * np.linalg.norm(grad), 500,
+                                                   Deadline(None))
+    assert np.allclose(d, exact, rtol=1e-6, atol=1e-9 * np.abs(exact).max())
+    assert np.allclose(plain, exact, rtol=1e-6, atol=1e-9 * np.abs(exact).max())
+    assert 0 < iterations <= data.d + 1

@@ -11,10 +11,12 @@ gradient or a Hessian-vector product costs O((m + n) log(m + n) + nnz(X)). With
 ``hessian="cg"`` the Hessian is never formed: each Newton direction is found by conjugate
 gradients stopped at a relative residual ``min(0.1, sqrt(||g|| / ||g_0||))`` (a forcing
 sequence: superlinear convergence, Dembo, Eisenstat & Steihaug 1982). When the dimension is small
-enough that forming the Hessian costs less than a run of conjugate gradients
-(:mod:`~infpush_cvx.solvers.engines.pair_gram`: one sweep over the sorted scores, about ten
-products on a8a), the direction is instead the exact Newton step, one Cholesky solve, whose cost
-does not grow as lambda falls. The step is found by backtracking (Armijo) along the direction,
+enough to form the Hessian (:mod:`~infpush_cvx.solvers.engines.pair_gram`: one sweep over the
+sorted scores, some tens of products on a8a), it is formed at the first point and the direction
+there is the exact Newton step, one Cholesky solve; at the next points its factor preconditions
+the conjugate gradients (the Hessians differ only in the pairs that changed side, so they take
+a few iterations instead of hundreds at small lambda), and it is formed again where they take
+more than :data:`_REFORM_AFTER`. The step is found by backtracking (Armijo) along the direction,
 whose trials cost no pass over the data (the scores move by ``eta Xp d``, ``eta Xn d``). Lee &
 Lin use a trust region (TRON) instead of the line search; either globalises the same Newton
 direction.
@@ -47,9 +49,10 @@ from infpush_cvx.solvers.squared_hinge_ranksvm.problem import LOSS, SquaredHinge
 class Newton(Solver):
     """Newton's method with a backtracking line search. ``hessian`` chooses the direction:
     ``"cg"`` conjugate gradients on Hessian-vector products from the sorted scores (truncated
-    Newton; ``max_cg`` caps their iterations per step), ``"formed"`` the Hessian formed from
-    the sorted scores and one Cholesky solve (dimensions up to 3,000), ``"auto"`` the formed
-    one when it costs at most 20 products."""
+    Newton; ``max_cg`` caps their iterations per step), ``"formed"`` the same preconditioned by
+    the Cholesky factor of a Hessian formed from the sorted scores (the exact Newton step where
+    it is formed; dimensions up to 3,000), ``"auto"`` the formed one when forming costs at most
+    20 products by the count of :func:`~infpush_cvx.solvers.engines.pair_gram.sweep_cost`."""
 
     max_cg: int = 250
     hessian: str = "auto"
@@ -99,13 +102,18 @@ class Newton(Solver):
         return PairGram(problem.Xp, problem.Xn, *problem.pair_weights)
 
 
+#: A formed Hessian preconditions the conjugate gradients of the steps after it until they take
+#: more than this many iterations; it is then formed again at the current point.
+_REFORM_AFTER = 8
+
+
 def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadline: Deadline
             ) -> dict:
     """The Newton iterations from ``w``; the result dict of the best certified point."""
     lam = problem.lam_paper
     history = {"objective": [], "gap": [], "time": [], "cg_iterations": [], "step_size": []}
     status, message, best, it = "max_iter", f"max_iter={max_iter} Newton steps reached", None, 0
-    g0 = None
+    g0, factor, cg_last = None, None, 0
     if deadline.expired():  # (the set-up took the time): the start, uncertified
         return {"point": None, "start": w, "status": "time_limit",
                 "message": deadline.message(), "iterations": 0, "history": history}
@@ -126,15 +134,18 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadl
         g0 = g_norm if g0 is None else g0
         forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
         direction, cg = None, 0
-        if formed is not None:
-            direction = _exact_direction(problem, formed, point, grad, deadline)
-            if direction is None and deadline.expired():
+        if formed is not None and (factor is None or cg_last > _REFORM_AFTER):
+            factor, cg_last = _factor(problem, formed, point, deadline), 0
+            if factor is None and deadline.expired():
                 status, message = "time_limit", deadline.message()
                 record(history, cg_iterations=0, step_size=float("nan"))
                 break
-        if direction is None:  # CG, or the formed Hessian lost its definiteness to round-off
+            if factor is not None:  # the exact Newton step
+                direction = -scipy.linalg.cho_solve(factor, grad, check_finite=False)
+        if direction is None:  # CG, preconditioned by the last factor when there is one
             direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
-                                                 max_cg, deadline)
+                                                 max_cg, deadline, factor)
+            cg_last = cg
         if direction is None:
             status, message = "time_limit", deadline.message()
             record(history, cg_iterations=cg, step_size=float("nan"))
@@ -162,42 +173,48 @@ def _hessian_product(problem, sums: ActivePairs, u: np.ndarray) -> np.ndarray:
     return problem.lam_paper * u + 2.0 * problem.pair_sum(row, col)
 
 
-def _exact_direction(problem, formed: PairGram, point, grad: np.ndarray, deadline: Deadline):
-    """``-H^{-1} grad`` with ``H = lam I + 2 G``, ``G`` the sum over the active pairs
-    (:class:`~infpush_cvx.solvers.engines.pair_gram.PairGram`), by Cholesky; None when the
-    deadline passes during the sweep or round-off leaves H not numerically positive definite."""
+def _factor(problem, formed: PairGram, point, deadline: Deadline):
+    """The Cholesky factor of ``H = lam I + 2 G`` at ``point``, ``G`` the sum over its active
+    pairs (:class:`~infpush_cvx.solvers.engines.pair_gram.PairGram`); None when the deadline
+    passes during the sweep or round-off leaves H not numerically positive definite."""
     G = formed.window(point.s, point.sums.v, deadline=deadline)
     if G is None:
         return None
     H = 2.0 * G
     H[np.diag_indices_from(H)] += problem.lam_paper
     try:
-        return -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, check_finite=False), grad,
-                                       check_finite=False)
+        return scipy.linalg.cho_factor(H, check_finite=False)
     except scipy.linalg.LinAlgError:
         return None
 
 
 def _conjugate_gradients(problem, sums: ActivePairs, grad: np.ndarray, target: float,
-                         max_cg: int, deadline: Deadline):
+                         max_cg: int, deadline: Deadline, factor=None):
     """``(d, iterations)`` with ``H d = -grad`` to a residual at most ``target`` (or after
     ``max_cg`` iterations; H is positive definite, lam I and more), by conjugate gradients
-    from 0; ``(None, iterations)`` when the deadline passes first."""
+    from 0, preconditioned by ``factor`` (the Cholesky factor of an earlier point's Hessian,
+    which differs from this one only in the pairs that changed side); ``(None, iterations)``
+    when the deadline passes first."""
+    def precondition(r):
+        return r if factor is None else scipy.linalg.cho_solve(factor, r, check_finite=False)
+
     d = np.zeros_like(grad)
     r = -grad
-    direction = r.copy()
-    rr = float(r @ r)
+    z = precondition(r)
+    direction = z.copy()
+    rz = float(r @ z)
     for k in range(max_cg):
-        if np.sqrt(rr) <= target:
+        if np.linalg.norm(r) <= target:
             return d, k
         if deadline.expired():
             return None, k
         Hp = _hessian_product(problem, sums, direction)
-        step = rr / float(direction @ Hp)
+        step = rz / float(direction @ Hp)
         d += step * direction
         r -= step * Hp
-        rr, previous = float(r @ r), rr
-        direction = r + (rr / previous) * direction
+        z = precondition(r)
+        rz, previous = float(r @ z), rz
+        direction = z + (rz / previous) * direction
     return d, max_cg
 
 
