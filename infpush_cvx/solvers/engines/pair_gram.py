@@ -81,6 +81,16 @@ def _sweep(cross, acc, state, o_order, o_ptr, o_idx, o_val, o_w, lo, hi,
     state[0], state[1] = added, removed
 
 
+def search_in_order(sorted_values: np.ndarray, needles: np.ndarray, order: np.ndarray,
+                    side: str) -> np.ndarray:
+    """``np.searchsorted(sorted_values, needles, side)``, searched in the ascending ``order`` of
+    the needles: NumPy's binary search starts from the previous needle's place, so on sorted
+    needles it runs about three times faster (the pair sums search every score's threshold)."""
+    out = np.empty(needles.size, np.intp)
+    out[order] = np.searchsorted(sorted_values, needles[order], side=side)
+    return out
+
+
 def _rows(X, sparse: bool):
     """``X`` as CSR float64 (any order of a row's entries, duplicates included: they are only
     summed) or as a dense float64 array."""
@@ -123,12 +133,12 @@ class PairGram:
         o_order, i_order = np.argsort(score, kind="stable"), np.argsort(key, kind="stable")
         key_sorted, cum_u = key[i_order], np.concatenate([[0.0], np.cumsum(u[i_order])])
         # the inner rows paired with outer row o: positions bottom_o:top_o of the inner order
-        top = np.searchsorted(key_sorted, hi, side="left")
-        bottom = np.minimum(np.searchsorted(key_sorted, lo, side="right"), top)
+        top = search_in_order(key_sorted, hi, o_order, "left")
+        bottom = np.minimum(search_in_order(key_sorted, lo, o_order, "right"), top)
         # the outer rows paired with inner row k: a range of the outer order
         cum_w = np.concatenate([[0.0], np.cumsum(w[o_order])])
-        first = np.searchsorted(hi[o_order], key, side="right")
-        last = np.maximum(np.searchsorted(lo[o_order], key, side="left"), first)
+        first = search_in_order(hi[o_order], key, i_order, "right")
+        last = np.maximum(search_in_order(lo[o_order], key, i_order, "left"), first)
         n_outer, n_inner = cum_u[top] - cum_u[bottom], cum_w[last] - cum_w[first]
         if self.sparse:
             gram = np.zeros((self.d, self.d))

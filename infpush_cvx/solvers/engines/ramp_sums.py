@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from infpush_cvx.solvers.engines.pair_gram import search_in_order
+
 
 class RampSums:
     """The ramp sums of all pairs at scores (s, t) for a smoothing mu, weights p and q.
@@ -34,8 +36,9 @@ class RampSums:
         ou = np.argsort(u, kind="stable")
         us, pu = u[ou], p[ou]
         P0, P1, P2 = (np.concatenate([[0.0], np.cumsum(x)]) for x in (pu, pu * us, pu * us * us))
-        a = np.searchsorted(us, v - c, side="right")  # full: u_i <= v_j - c
-        b = np.searchsorted(us, v + c, side="left")   # zone: v_j - c < u_i < v_j + c
+        ov = np.argsort(v, kind="stable")
+        a = search_in_order(us, v - c, ov, "right")  # full: u_i <= v_j - c
+        b = search_in_order(us, v + c, ov, "left")   # zone: v_j - c < u_i < v_j + c
         vc = v + c
         z0, z1, z2 = P0[b] - P0[a], P1[b] - P1[a], P2[b] - P2[a]
         self.col = P0[a] + (vc * z0 - z1) / mu  # sum_i p_i a(x_ij)
@@ -44,11 +47,10 @@ class RampSums:
         self.col_h = v * P0[a] - P1[a] + zone_sq / (2.0 * mu)
         self.col_zone = z0
         # per positive i, sums over negatives (v sorted)
-        ov = np.argsort(v, kind="stable")
         vs, qv = v[ov], q[ov]
         Q0, Q1 = (np.concatenate([[0.0], np.cumsum(x)]) for x in (qv, qv * vs))
-        full = np.searchsorted(vs, u + c, side="left")  # full: v_j >= u_i + c
-        lo = np.searchsorted(vs, u - c, side="right")   # zone: u_i - c < v_j < u_i + c
+        full = search_in_order(vs, u + c, ou, "left")  # full: v_j >= u_i + c
+        lo = search_in_order(vs, u - c, ou, "right")   # zone: u_i - c < v_j < u_i + c
         y0, y1 = Q0[full] - Q0[lo], Q1[full] - Q1[lo]
         self.row = (Q0[-1] - Q0[full]) + (y1 + (c - u) * y0) / mu  # sum_j q_j a(x_ij)
         self.row_zone = y0
