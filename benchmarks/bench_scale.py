@@ -42,8 +42,9 @@ Cases (``--only 1,2,...``)
    1e-2, 1e-3, 1e-4; every solve within 1 GiB above the data.
 2. a8a subsets 150 x 1,500 (seeds 0-4: ``default_rng(seed)`` draws the positives' rows, then the
    negatives', each sorted), lambda 1e-3: the project's solvers against CVXPY + Clarabel on the
-   compact form (targets: l2 and RankSVM >= 50x, l1 >= 20x faster).
-3. Spambase (all 4,601 rows, [0, 1]-scaled on all rows), l1 at lambda 1e-3, 3e-4, 1e-4 (<= 10 s).
+   compact form (issue 29's targets: l2 and RankSVM >= 100x, l1 >= 50x faster).
+3. Spambase (all 4,601 rows, [0, 1]-scaled on all rows), l1 at lambda 1e-3, 3e-4, 1e-4 (<= 3 s,
+   issue 29).
 4. Spambase, l2 at C = 1/lambda in {0.1, 1, 10, 100, 1000} (<= 10 s).
 5. Planted (``generators.planted_bipartite(m, m, 50, margin=0.5, seed=0)``), lambda 0.01, m in
    {1e3, 3e3, 1e4, 3e4, 1e5}: l2 Infinite Push and RankSVM; the exponent of time against m + n
@@ -59,8 +60,9 @@ Cases (``--only 1,2,...``)
 7. LIBSVM-like binary sets, non-degenerate (``generators.binary_bipartite(m, n, 300, seed=0)``:
    power-law feature frequencies, about 12 nonzeros a row, features only positives have), the
    size of the sets the brief names that are not here: 600 x 20,000 (12M pairs) and
-   1,500 x 48,000 (72M pairs), lambda 1e-3, l2, l1 and RankSVM. No target: they must hold
-   without tuning to a8a. (``--quick``: 300 x 3,000.)
+   1,500 x 48,000 (72M pairs), lambda 1e-3, l2, l1 and RankSVM. One target (issue 29): the l1
+   Infinite Push at 1,500 x 48,000 certified within 60 s; the others must hold without tuning
+   to a8a. (``--quick``: 300 x 3,000.)
 
 ``--quick`` (under 2 minutes): a8a subset 60 x 300 (seed 0 only), planted up to m = 3000, no full
 a8a and no m = 1e5; CVXPY only on the smallest instances (the a8a subset, planted 100 x 100 x 50);
@@ -468,7 +470,7 @@ def _have(bench, name) -> bool:
     return True
 
 
-PENALTIES = (("l2", 50.0), ("l1", 20.0), ("ranksvm", 50.0))  # (penalty, target speed-up)
+PENALTIES = (("l2", 100.0), ("l1", 50.0), ("ranksvm", 100.0))  # (penalty, target speed-up)
 
 
 def case1_a8a_full(bench: Bench, quick: bool) -> None:
@@ -514,13 +516,13 @@ def case2_a8a_subsets(bench: Bench, quick: bool) -> None:
 
 
 def case3_spambase_l1(bench: Bench, quick: bool) -> None:
-    """Spambase [0, 1], l1 Infinite Push, <= 10 s per lambda."""
+    """Spambase [0, 1], l1 Infinite Push, <= 3 s per lambda (issue 29)."""
     if not _have(bench, "spambase"):
         return
     for lam in ((1e-3,) if quick else (1e-3, 3e-4, 1e-4)):
         r = bench.solve("3 Spambase l1", "Spambase [0, 1]", {"kind": "spambase"},
                         "infinite_push", "l1", lam)
-        r["target"], r["met"] = "<= 10 s", _time_met(r, 10.0)
+        r["target"], r["met"] = "<= 3 s", _time_met(r, 3.0)
     bench.save()
 
 
@@ -635,14 +637,18 @@ def case6_scale_invariance(bench: Bench, quick: bool) -> None:
 
 def case7_binary(bench: Bench, quick: bool) -> None:
     """LIBSVM-like non-degenerate binary sets (``generators.binary_bipartite``, seed 0), at sizes
-    of the sets the brief names but that are not here (1,479 x 48,270 x 300): no target is set,
-    the solvers must hold without tuning to a8a."""
+    of the sets the brief names but that are not here (1,479 x 48,270 x 300): the l1 Infinite
+    Push at 1,500 x 48,000 certified within 60 s (issue 29); no other target, the solvers must
+    hold without tuning to a8a."""
     sizes = ((300, 3000),) if quick else ((600, 20_000), (1500, 48_000))
     for m, n in sizes:
         spec = {"kind": "binary", "m": m, "n": n, "d": 300, "seed": 0}
         for penalty, _ in PENALTIES:
-            bench.solve("7 binary, non-degenerate", f"binary {m:,} x {n:,}", spec,
-                        "ranksvm" if penalty == "ranksvm" else "infinite_push", penalty, 1e-3)
+            r = bench.solve("7 binary, non-degenerate", f"binary {m:,} x {n:,}", spec,
+                            "ranksvm" if penalty == "ranksvm" else "infinite_push", penalty,
+                            1e-3)
+            if penalty == "l1" and (m, n) == (1500, 48_000):
+                r["target"], r["met"] = "certified, <= 60 s", _time_met(r, 60.0)
     bench.save()
 
 

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from infpush_cvx.solvers.engines.ipm_kernels import (
     _complementarity_after, _corrector_rhs, _grid_back_substitute, _grid_einv_sums,
     _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _pair_part, _scaled_rhs,
-    _slack_steps, _step_in_place)
+    _scattered_pair_products, _slack_steps, _step_in_place)
 
 
 class RestrictedProblem:
@@ -75,8 +75,6 @@ class RestrictedProblem:
         self.g = np.zeros((self.k, self.d)) if g is None else np.asarray(g, float)
         self.q_w = np.zeros(self.d) if q_w is None else np.asarray(q_w, float)
         self.ny = self.d + (1 if groups else 0)
-        # nI x nJ matrices of pair weights: dense when that is cheap (BLAS), else CSR
-        self._dense = self.nI * self.nJ <= max(20 * self.nb, 250_000)
         self._ZT = None if self.Z is None else self.Z.T.tocsr()
         # every pair of the first g rows of XJ with every row of XI, group by group (the exact
         # model of a small problem): pair sums are then row and column sums of a g x nI array,
@@ -216,19 +214,24 @@ class RestrictedProblem:
         w2, w3 = s23[:nb] / z23[:nb], s23[nb:] / z23[nb:]
         inv_delta = 1.0 / (1.0 / w2 + 1.0 / w3)  # 1/(D2 + D3)
         omega = 1.0 / (w2 + w3)  # D2 D3 / delta
+        c = w3 / (w2 + w3) if self.groups else np.zeros(0)  # D2 / delta
+        fac = {"inv_delta": inv_delta, "D2": 1.0 / w2}
         # sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
         if self.Z is not None:
             S = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
+            Yw = self._group_pair_sum(c) if self.groups else None
         else:
-            omega = omega * self.pi ** 2
+            omega, c = omega * self.pi ** 2, (c * self.pi if self.groups else c)
+            om_XJ = np.zeros((self.nI, self.d))
+            c_XI = np.zeros((self.nJ if self.groups else 0, self.d))
+            _scattered_pair_products(self.bi, self.bj, omega, c, self.XI, self.XJ, om_XJ, c_XI)
             S = _laplacian_sum(self.XI, np.bincount(self.bi, omega, self.nI), self.XJ,
-                               np.bincount(self.bj, omega, self.nJ),
-                               self.XI.T @ (self._pair_matrix(omega) @ self.XJ))
-        fac = {"inv_delta": inv_delta, "D2": 1.0 / w2}
+                               np.bincount(self.bj, omega, self.nJ), self.XI.T @ om_XJ)
+            Yw = (c_XI - np.bincount(self.bj, c, self.k)[:, None] * self.XJ
+                  if self.groups else None)
         if not self.groups:
             return fac, S, None, None
-        # c_b = D2 / delta
-        return fac, S, self.group_sum(inv_delta), self._group_pair_sum(w3 / (w2 + w3))
+        return fac, S, self.group_sum(inv_delta), Yw
 
     def _grid_pair_system(self, s23, z23):
         """:meth:`_scattered_pair_system` on the grid, in one pass over the pairs and BLAS."""
@@ -248,22 +251,11 @@ class RestrictedProblem:
         Yw[:g] = Cm @ self.XI - rows_c[:, None] * XJg
         return fac, S, sigma[:self.k], Yw
 
-    def _pair_matrix(self, v):
-        """The nI x nJ matrix with ``v_b`` at ``(bi[b], bj[b])`` (pairs are distinct)."""
-        if self._dense:
-            M = np.zeros((self.nI, self.nJ))
-            M[self.bi, self.bj] = v
-            return M
-        return sp.csr_matrix((v, (self.bi, self.bj)), shape=(self.nI, self.nJ))
-
     def _group_pair_sum(self, c):
-        """Rows ``sum_{b in B_j} c_b pi_b z_b`` for every group j (k x d)."""
-        if self.Z is not None:
-            Gm = sp.csr_matrix((c, (self.bj, np.arange(self.nb))), shape=(self.k, self.nb))
-            return (Gm @ self.Z).toarray()
-        c = c * self.pi
-        return (self._pair_matrix(c).T @ self.XI
-                - np.bincount(self.bj, c, self.k)[:, None] * self.XJ)
+        """Rows ``sum_{b in B_j} c_b z_b`` for every group j (k x d), from the explicit pair
+        vectors ``Z`` (rows ``pi_b z_b``)."""
+        Gm = sp.csr_matrix((c, (self.bj, np.arange(self.nb))), shape=(self.k, self.nb))
+        return (Gm @ self.Z).toarray()
 
     def _Einv(self, fac, r_e):
         """``E^{-1} r_e``: per pair ``r_e / delta``, less per group its Sherman-Morrison term
