@@ -71,15 +71,15 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
     of the r pivots, ``C = L[pivots]`` lower triangular, and ``residual`` the spectral norm of S
     (``K - L L^T``). Stops when S's largest diagonal entry is at most ``tol * max|diag K|``.
     ValueError naming ``kernel`` when ``K`` is not positive semidefinite (a diagonal entry or
-    an eigenvalue of S below ``-PSD_TOL * max|diag K|``). Without a ``deadline``, LAPACK's
-    ``dpstrf``; with one, the same algorithm in panels (:func:`_pivoted_panels`, the same
-    pivots, 1.3 to 2 times slower) between which ``deadline`` is checked
-    (:class:`TimeLimitReached`), as it is between the blocks of rows of every other pass over an
-    N x N matrix."""
+    an eigenvalue of S below ``-PSD_TOL * max|diag K|``). Without a ``deadline``, or when the
+    time left covers LAPACK's worst case (:func:`_lapack_in_time`), LAPACK's ``dpstrf``;
+    otherwise the same algorithm in panels (:func:`_pivoted_panels`, the same pivots, 1.3 to 2
+    times slower) between which ``deadline`` is checked (:class:`TimeLimitReached`), as it is
+    between the blocks of rows of every other pass over an N x N matrix."""
     A = symmetric_copy(K, deadline)
     N = A.shape[0]
     scale = diagonal_scale(A)
-    if deadline is None:
+    if _lapack_in_time(N, deadline):
         # (info < 0 would be an argument error: A is a fresh square float64 array, tol a float)
         A, piv, r, _ = scipy.linalg.lapack.dpstrf(A, tol=tol * scale, lower=1, overwrite_a=1)
         piv = piv - 1
@@ -100,6 +100,24 @@ def pivoted_cholesky(K, tol: float = RANK_TOL, *, deadline=None):
         refuse_below(e[0], scale)
         residual = float(np.abs(e).max())
     return L, C, piv[:r], residual
+
+
+#: A floor on LAPACK ``dpstrf``'s speed (flop/s) on one thread of a loaded machine: measured
+#: 17-18 GFlop/s on Spambase's Gram matrix (N = 4,601, rank 4,134: 1.7-1.9 s, against 3.2-3.3 s
+#: in panels) on a 2-core machine at load 3; the floor leaves a margin of 9.
+_SLOWEST_LAPACK_FLOPS = 2e9
+
+
+def _lapack_in_time(N: int, deadline) -> bool:
+    """Whether LAPACK's ``dpstrf`` (which cannot look at a deadline) may factor an N x N
+    matrix: no deadline, or one whose ``allows`` (the solvers'
+    :class:`~infpush_cvx.solvers.engines.deadline.Deadline`) covers the full-rank factor's
+    ``N^3 / 3`` flops at :data:`_SLOWEST_LAPACK_FLOPS`. A deadline-like object without
+    ``allows`` (only ``expired``) gets the panels."""
+    if deadline is None:
+        return True
+    allows = getattr(deadline, "allows", None)
+    return allows is not None and bool(allows(N ** 3 / 3.0 / _SLOWEST_LAPACK_FLOPS))
 
 
 def _schur_complement(K, L, rest, deadline):

@@ -80,8 +80,34 @@ def test_problems_that_are_not_reduced():
     assert span_step(_problem(l1=True)[0]) is None  # ||Q u||_1 != ||u||_1
     assert span_step(_problem(Z=True)[0]) is None  # explicit sparse pair vectors
     assert span_step(_problem(d=20)[0]) is None  # 19 rows: more than 3/4 of R^20
-    assert span_step(_problem(d=20, rank=6)[0]) is None  # (decided before the QR)
+    # 13 pair rows (9 of XI, the 4 rows of XJ the pairs use) in R^20: their span is 13
+    # dimensions, and the g rows and q_w add none when every row lies in a 6-dimensional space
+    assert span_step(_problem(d=20, rank=6)[0]).problem.d == 13
     assert span_step(_problem(d=30, rank=6)[0]).problem.d == 13
+
+
+def test_group_rows_in_the_span_do_not_prevent_the_reduction():
+    """Many working negatives, few of them in band pairs, and group rows that are sums of the
+    pair rows (the kernel route's steps at a small lambda: 1,201 g rows on Spambase added 47
+    dimensions to 2,046 pair rows in R^4146): the span is the pair rows' and the step is the
+    same problem in those coordinates."""
+    rng = np.random.default_rng(5)
+    d, nI, nJ = 40, 9, 30
+    XI, XJ = rng.normal(size=(nI, d)) + 0.5, rng.normal(size=(nJ, d)) - 0.5
+    bi, bj = np.tile(np.arange(nI), 2), np.repeat([3, 7], nI)  # pairs of two negatives
+    g = rng.uniform(0.0, 1.0, (nJ, nI)) @ XI  # sums of positives: in the pair rows' span
+    centre = XI.T @ rng.normal(size=nI) * 0.1
+    rp = RestrictedProblem(XI, XJ, bi, bj, coef=2.0, groups=True, a=rng.uniform(0, 3, nJ),
+                           g=g, q_w=-0.5 * centre, kappa=1.5)
+    assert nI + nJ + 1 > 0.75 * d  # (rows that, counted, refused the step)
+    span = span_step(rp)
+    assert span is not None and span.problem.d == nI + 2  # (centre is in the span too)
+    w, mu, nu, info = solve_restricted(rp, center=centre)
+    u, mu_r, nu_r, info_r = solve_restricted(span.problem, center=span.to_span(centre))
+    assert info["status"] == info_r["status"] == "optimal"
+    np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+    np.testing.assert_allclose(nu_r, nu, atol=1e-6 * max(np.abs(nu).max(), 1.0))
 
 
 def test_maps_leave_their_arguments_alone():
