@@ -14,8 +14,8 @@ paper scaling; ``lam = 1`` is the paper's ``C = 1``. Routes (``--routes``):
 Printed per row: time, the Gram/factor part of it, the factor's rank and residual
 ``||K - L L^T||_2``, iterations, status, the certified relative gap on the exact problem
 (recomputed by the exact routes with the full Gram matrix; for a Nystroem row computed after
-the timed call with :func:`infpush_cvx.solvers.engines.kernel.exact_certificate`), the linear solver's
-own gap on the factor rows, objective, peak RSS, and for Ionosphere the time of CVXPY +
+the timed call with :func:`infpush_cvx.solvers.engines.kernel.exact_certificate`), the linear
+solver's own gap on the factor rows, objective, peak RSS, and for Ionosphere the time of CVXPY +
 Clarabel on the same RKHS problem (``formulations.infinite_push_problem(..., kernel="rbf")``,
 compile included) measured in the same run, with the ratio and the relative difference of the two
 objectives. Targets (issue 29): certified gap 1e-6 on all of Ionosphere in <= 2 s, and on all

@@ -38,8 +38,8 @@ holding the date, git commit, platform, library versions, BLAS, the arguments an
 Cases (``--only 1,2,...``)
 --------------------------
 1. a8a, all 22,696 rows (5,506 x 17,190, 95M pairs): l2 and l1 Infinite Push (targets: status
-   ``degenerate_optimal`` within 0.5 s, issue 29) and RankSVM (``optimal`` within 10 s) at paper lambda
-   1e-2, 1e-3, 1e-4; every solve within 1 GiB above the data.
+   ``degenerate_optimal`` within 0.5 s, issue 29) and RankSVM (``optimal`` within 10 s) at paper
+   lambda 1e-2, 1e-3, 1e-4; every solve within 1 GiB above the data.
 2. a8a subsets 150 x 1,500 (seeds 0-4: ``default_rng(seed)`` draws the positives' rows, then the
    negatives', each sorted), lambda 1e-3: the project's solvers against CVXPY + Clarabel on the
    compact form (issue 29's targets: l2 and RankSVM >= 100x, l1 >= 50x faster).

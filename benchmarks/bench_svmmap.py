@@ -123,7 +123,8 @@ def measure_svmmap(probe, name, C):
     a_scan, _ = scan(sd, td)
     c = np.searchsorted(a_scan, np.arange(1, data.m + 1), side="left")
     k = np.arange(1, data.m + 1)
-    scan_value = (1 - np.mean(k / (k + c))) - 2.0 / (data.m * data.n) * (sd @ c - td @ (data.m - a_scan))
+    scan_value = ((1 - np.mean(k / (k + c)))
+                  - 2.0 / (data.m * data.n) * (sd @ c - td @ (data.m - a_scan)))
     return {"dataset": name, "C": C, "m": data.m, "n": data.n, "d": data.d,
             "status": res.status, "gap": res.gap, "rounds": res.iterations,
             "cuts": int(res.info["cuts"].shape[0]), "objective": res.objective,

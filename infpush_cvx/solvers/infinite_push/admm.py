@@ -144,10 +144,10 @@ def admm(data, lam, *, penalty, tol, max_iter, deadline, rho=None, alpha0=None,
     passes: an iteration is begun only when it (as long as the last one) and the certificate of
     the answer fit in the time left, and given up, the iterates unchanged, when a look at the
     clock inside it (between blocks of rows, chunks of the coordinate descent, before and
-    after the a-step) finds that they no longer do. Status "failed" when the Gram matrix or an iterate is
-    not finite (data too large for float64). Returns the best certified point so far. Without
-    a time limit the iterates are those of the plain loop, bit for bit; with one, a check also
-    runs after the first iteration (to time the certificate).
+    after the a-step) finds that they no longer do. Status "failed" when the Gram matrix or an
+    iterate is not finite (data too large for float64). Returns the best certified point so far.
+    Without a time limit the iterates are those of the plain loop, bit for bit; with one, a
+    check also runs after the first iteration (to time the certificate).
     """
     Xp, Xn, m, n, d = data.Xp, data.Xn, data.m, data.n, data.d
     rho = 1.0 if rho is None else float(rho)  # (checked by the ADMM method)
