@@ -16,8 +16,8 @@ with the outer row's own score. Expanded by class (the Kronecker form of the pai
 with ``n_o`` (``n_k``) the weight of the rows paired with o (with k). For sparse rows, taken in
 the order of the window, each ``acc`` is the previous one plus the rows the upper end has just
 passed, minus those the lower end has: ``G`` costs ``O(nnz(outer) d + sum_rows nnz(x)^2)`` and two
-sorts, never a pass over the m n pairs (on a8a, 95 million pairs and d = 123, about ten
-Hessian-vector products). For dense rows every ``acc`` is a difference of two prefix sums of the
+sorts, never a pass over the m n pairs (on a8a, 95 million pairs and d = 123, 5-10 ms: some
+tens of Hessian-vector products). For dense rows every ``acc`` is a difference of two prefix sums of the
 inner rows in the order of their keys, and the three products are matrix products (BLAS).
 Lee & Lin ("Large-scale linear RankSVM", Neural Computation 2014, section 3) form the same sums
 by order statistics for each Hessian-vector product instead.
@@ -101,7 +101,8 @@ def sweep_cost(Xp, Xn) -> float:
     """The cost of :meth:`PairGram.window` over that of one Hessian-vector product (two products
     with the data, two with its transpose, sums over the m + n scores)."""
     d = Xp.shape[1]
-    rows = [np.diff(_rows(X, True).indptr).astype(float) for X in (Xp, Xn)]
+    rows = [np.diff(X.tocsr().indptr).astype(float) if sp.issparse(X)
+            else np.count_nonzero(X, axis=1).astype(float) for X in (Xp, Xn)]
     nnz = [r.sum() for r in rows]
     formed = min(nnz) * d + sum((r * r).sum() for r in rows) + d ** 3 / 6.0
     return formed / max(4.0 * sum(nnz) + 8.0 * (Xp.shape[0] + Xn.shape[0]), 1.0)
