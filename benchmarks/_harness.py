@@ -161,3 +161,17 @@ def run(target, *args, timeout: float, setup_timeout: float = 600.0,
         return {"status": "failed", "error": f"unexpected message {msg[0]!r}"}
     finally:
         _stop(proc)
+
+
+def write_csv(path, rows: list[dict]) -> None:
+    """``rows`` to the CSV file ``path`` (atomically), one column for every key any row has
+    (sorted; a failed run's traceback left out)."""
+    import csv
+
+    from infpush_cvx.files import atomic_open
+
+    keys = sorted({k for r in rows for k in r if k != "traceback"})
+    with atomic_open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)

@@ -33,7 +33,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import sys
@@ -178,12 +177,7 @@ def main(argv=None):
     rows = case1(LAMBDAS[:1] if args.quick else LAMBDAS, args.timeout)
     rows += case2(SEEDS[:1] if args.quick else SEEDS, 1e-3, args.timeout)
     if args.csv:
-        from infpush_cvx.files import atomic_open
-        keys = sorted({k for r in rows for k in r if k != "traceback"})
-        with atomic_open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
+        _harness.write_csv(args.csv, rows)
     return 1 if any(r.get("status") != "optimal" for r in rows) else 0
 
 

@@ -31,7 +31,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import platform
 import sys
@@ -169,12 +168,7 @@ def main(argv=None):
             if not row.get("oracle_agrees", True):
                 print(f"# WARNING: the two oracles disagree on {name}, C={C}")
     if args.csv:
-        from infpush_cvx.files import atomic_open
-        keys = sorted({k for r in rows for k in r if k != "traceback"})
-        with atomic_open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows(rows)
+        _harness.write_csv(args.csv, rows)
     failed = [r for r in rows if r.get("status") != "optimal"]
     return 1 if failed else 0
 
