@@ -2,9 +2,11 @@
 
 - :mod:`.containers`: ``BipartiteData`` (positives, negatives, optional sample weights) and
   ``PairData`` (Rank2Plan's weighted pairs), validated, with sha256 fingerprints.
+- :mod:`.queries`: ``QueryData`` (documents grouped by query, graded labels, per-document and
+  per-query weights) for learning to rank.
 - :mod:`.labels`: the one binary-label contract.
 - :mod:`.generators`: the original script's instance, planted and degenerate families,
-  LIBSVM-like binary sets, Rank2Plan pairs.
+  LIBSVM-like binary sets, Rank2Plan pairs, LETOR-like queries.
 - :mod:`.datasets`: UCI Ionosphere and Spambase, the svmlight/LIBSVM reader, a8a.
 - :mod:`.reductions`: identical rows collapsed into sample weights.
 - :mod:`.degeneracy`: the scale-invariant test for ``w* = 0``.
@@ -12,5 +14,6 @@
 """
 
 from .containers import BipartiteData, PairData, fingerprint
+from .queries import QueryData
 
-__all__ = ["BipartiteData", "PairData", "fingerprint"]
+__all__ = ["BipartiteData", "PairData", "QueryData", "fingerprint"]

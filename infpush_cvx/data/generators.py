@@ -8,6 +8,8 @@
   provably non-degenerate, at any size.
 - :func:`rank2plan_pairs`: weighted-pair data shaped like learning-to-rank-for-planning data.
 - :func:`real_subset`: a random subset of a real data set (a8a, Spambase, Ionosphere).
+- :func:`letor_like`: queries of documents with graded labels, shaped like the LETOR and
+  MSLR-WEB learning-to-rank sets (:class:`~infpush_cvx.data.queries.QueryData`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import scipy.sparse as sp
 
 from .._validation import check_scalar
 from .containers import BipartiteData, PairData
+from .queries import QueryData
 
 
 #: The largest size (rows, features, groups...) a generator takes: the largest index SciPy's
@@ -71,11 +74,13 @@ _positive = functools.partial(check_scalar, positive=True)
 PARAMETER_CHECKS = {
     "m": _check_size, "n": _check_size, "d": _check_size, "n_features": _check_size,
     "n_groups": _check_size, "pairs_per_group": _check_size, "exclusive": _check_size,
+    "n_queries": _check_size, "docs_per_query": _check_size,
     "states_per_group": _integer(2, MAX_SIZE, f"at least 2 (an integer at most {MAX_SIZE})"),
     "informative": _integer(0, MAX_SIZE, f"at least 0 (an integer at most {MAX_SIZE})"),
     "max_distance": _check_size, "seed": _check_seed, "density": _check_density,
-    "mu": _check_density, "margin": _positive, "row_nnz": _positive,
-    "sparse": _check_flag, "scale01": _check_flag, "dataset": _check_dataset,
+    "mu": _check_density, "margin": _positive, "row_nnz": _positive, "noise": _positive,
+    "sparse": _check_flag, "scale01": _check_flag, "vary_sizes": _check_flag,
+    "dataset": _check_dataset,
 }
 
 
@@ -368,3 +373,55 @@ def real_subset(dataset: str, m: int, n: int, seed: int, scale01: bool = False) 
     rows_p = pos[np.sort(rng.choice(pos.size, size=m, replace=False))]
     rows_n = neg[np.sort(rng.choice(neg.size, size=n, replace=False))]
     return BipartiteData(X[rows_p], X[rows_n])  # row selections are (writeable) copies
+
+
+#: The label distribution of MSLR-WEB10K (relevance 0 to 4), rounded: most documents of a query
+#: are irrelevant and few are perfect.
+MSLR_LABELS = (0.52, 0.32, 0.13, 0.02, 0.01)
+#: Rows of the feature matrix drawn at a time (memory stays that of the data).
+_QUERY_CHUNK = 65_536
+
+
+def letor_like(n_queries: int, docs_per_query: int, n_features: int, *, seed: int,
+               label_probs=MSLR_LABELS, noise: float = 1.0, vary_sizes: bool = True
+               ) -> QueryData:
+    """Queries of documents with graded labels, shaped like LETOR / MSLR-WEB (dense features).
+
+    Query q has ``n_q`` documents (Poisson with mean ``docs_per_query``, at least 1, when
+    ``vary_sizes``; else exactly ``docs_per_query``). A document's features are
+    ``x = z + mu_q``: a standard normal ``z`` and a query's standard normal offset ``mu_q``
+    shared by its documents (features are query dependent, as BM25 scores of one query are);
+    its relevance is the latent ``z . w0 + noise e`` (``w0`` a random unit vector, ``e``
+    standard normal) cut at the quantiles of ``label_probs`` (the share of each label 0, 1, ...;
+    MSLR-WEB10K's by default). Labels depend on ``z`` only, so a model must compare documents
+    within a query: across queries the offsets ``mu_q . w`` blur them. MSLR-WEB10K's shape is
+    ``letor_like(10_000, 120, 136, seed=...)``: about 1.2 million documents, whose features
+    take 1.3 GB (dense float64).
+    ``np.random.default_rng(seed)`` draws, in order, the sizes, ``w0``, the offsets, then the
+    documents in blocks of 65,536 rows.
+    """
+    n_queries, docs_per_query, n_features, seed, noise, vary_sizes = _checked(
+        n_queries=n_queries, docs_per_query=docs_per_query, n_features=n_features, seed=seed,
+        noise=noise, vary_sizes=vary_sizes)
+    probs = np.asarray(label_probs, dtype=np.float64)
+    if probs.ndim != 1 or probs.size < 2 or not np.all(np.isfinite(probs)) or \
+            np.any(probs < 0) or not np.isclose(probs.sum(), 1.0):
+        raise ValueError(f"label_probs must be at least two nonnegative shares summing to 1, "
+                         f"got {label_probs!r}")
+    rng = np.random.default_rng(seed)
+    sizes = np.maximum(rng.poisson(docs_per_query, n_queries), 1) if vary_sizes else \
+        np.full(n_queries, docs_per_query)
+    w0 = rng.standard_normal(n_features)
+    w0 /= np.linalg.norm(w0)
+    offsets = rng.standard_normal((n_queries, n_features))
+    query = np.repeat(np.arange(n_queries), sizes)
+    X = np.empty((query.size, n_features))
+    latent = np.empty(query.size)
+    for start in range(0, query.size, _QUERY_CHUNK):
+        rows = slice(start, min(start + _QUERY_CHUNK, query.size))
+        z = rng.standard_normal((rows.stop - rows.start, n_features))
+        latent[rows] = z @ w0 + noise * rng.standard_normal(z.shape[0])
+        X[rows] = z + offsets[query[rows]]
+    cuts = np.quantile(latent, np.cumsum(probs)[:-1])
+    y = np.searchsorted(cuts, latent, side="right").astype(np.float64)
+    return QueryData(X, y, query)
