@@ -23,6 +23,7 @@ needs_libsvm = pytest.mark.skipif(not (SHARED_LIBSVM / "a8a").is_file(),
 def _no_env(monkeypatch):
     monkeypatch.delenv(D.ENV_VAR, raising=False)
     monkeypatch.delenv(D.LIBSVM_ENV_VAR, raising=False)
+    monkeypatch.delenv(D.LETOR_ENV_VAR, raising=False)
 
 
 def test_embedded_sums_match_shared_sums_file():
