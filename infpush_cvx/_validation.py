@@ -171,6 +171,12 @@ def check_real_numbers(x, name: str, kind: str = "array") -> None:
         raise TypeError(f"{name} must be real, got complex numbers")
 
 
+def _dataclass_init(code) -> bool:
+    """True for the ``__init__`` a dataclass generates (compiled from a string), which calls a
+    container's ``__post_init__`` on the package's behalf."""
+    return code.co_filename == "<string>" and code.co_name == "__init__"
+
+
 def caller_stacklevel() -> int:
     """The ``stacklevel`` of a warning that points at the first caller outside this package, so
     a warning names the user's line however deep the package's call chain (decorators included)
@@ -179,7 +185,8 @@ def caller_stacklevel() -> int:
     import inspect
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame, level = inspect.currentframe(), 0
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    while frame is not None and (frame.f_code.co_filename.startswith(package) or
+                                 _dataclass_init(frame.f_code)):
         frame, level = frame.f_back, level + 1
     return max(level, 1)
 

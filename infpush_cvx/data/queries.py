@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix, check_vector
+from .._validation import caller_stacklevel, check_matrix, check_vector
 from .containers import _check_sample_weights, _own, _private, fingerprint
 
 #: How many query ids a message lists before "...".
@@ -117,7 +117,7 @@ class QueryData:
             empty = queries[counts == 0]
             warnings.warn(f"{empty.size} of {queries.size} queries contribute no pair (one "
                           f"label, or one document): {_shown(empty)}", QueryWarning,
-                          stacklevel=3)
+                          stacklevel=caller_stacklevel())
 
     @property
     def n(self) -> int:

@@ -103,3 +103,9 @@ def test_letor_like_refuses_bad_parameters(kwargs, match):
     args = {"seed": 0, **kwargs}
     with pytest.raises(ValueError, match=match):
         letor_like(5, 5, 3, **args)
+
+
+def test_the_warning_names_the_callers_line():
+    with pytest.warns(QueryWarning) as caught:
+        QueryData(np.zeros((2, 1)), [1, 1], [4, 4])
+    assert caught[0].filename == __file__
