@@ -73,7 +73,7 @@ import numpy as np
 from .._validation import caller_stacklevel, check_choice, check_int, check_scalar, check_vector
 
 __all__ = ["ndcg_at_k", "mean_average_precision", "precision_at_k", "positives_at_top",
-           "QueryScores", "query_metric", "GAINS", "TIES"]
+           "QueryScores", "query_metric", "check_query_ids", "GAINS", "TIES"]
 
 GAINS = ("exponential", "linear")
 TIES = ("average", "stable")
@@ -99,17 +99,19 @@ class _Ranking(NamedTuple):
 
 
 # ---- validation and the ranking ---------------------------------------------------------------
-def _check_qid(qid, n: int) -> np.ndarray:
-    """``qid`` as a 1-D array of length n; ValueError/TypeError naming it."""
+def check_query_ids(qid, n: int, name: str = "qid") -> np.ndarray:
+    """Query ids ``qid`` as a 1-D array of length n (one per document, any sortable values);
+    ValueError/TypeError naming ``name``."""
     q = np.asarray(qid)
     if q.ndim != 1:
-        raise ValueError(f"qid must be 1-D (one query id per document), got shape {q.shape}")
+        raise ValueError(f"{name} must be 1-D (one query id per document), got shape {q.shape}")
     if q.shape[0] != n:
-        raise ValueError(f"qid must have length {n} (the length of y_true), got {q.shape[0]}")
+        raise ValueError(f"{name} must have length {n} (one query id per document), got "
+                         f"{q.shape[0]}")
     if q.dtype.kind == "c":
-        raise TypeError("qid must hold real numbers or strings, got complex numbers")
+        raise TypeError(f"{name} must hold real numbers or strings, got complex numbers")
     if q.dtype.kind == "f" and not np.all(np.isfinite(q)):
-        raise ValueError("qid contains NaN or infinite entries")
+        raise ValueError(f"{name} contains NaN or infinite entries")
     return q
 
 
@@ -131,7 +133,7 @@ def _rank(y_true, y_score, qid) -> _Ranking:
     s = np.asarray(y_score)
     s = check_vector(s, "y_score", length=y.shape[0],
                      dtype=s.dtype if s.dtype.kind in "biuf" else np.float64)
-    q = _check_qid(qid, y.shape[0])
+    q = check_query_ids(qid, y.shape[0])
     try:
         qids, query_of = np.unique(q, return_inverse=True)
     except TypeError as exc:  # e.g. an object array mixing ints and strings
