@@ -141,9 +141,12 @@ def _by_query(key: np.ndarray, query_of: np.ndarray, n_queries: int) -> np.ndarr
     """The indices sorting by (query, key), stably (equal pairs keep the input order), as
     ``np.lexsort((key, query_of))`` but several times faster: a quicksort by ``key``, whose
     tied keys are put back in input order by a sort of ``(run of equal keys) * N + index``
-    (int64: N up to 3e9; keys of 16 bits or fewer: a radix sort), then stable passes over the 16-bit digits of the query index, least
-    significant first (NumPy sorts uint16 stably by radix sort, in linear time)."""
+    (keys of 16 bits or fewer: a radix sort), then stable passes over the 16-bit digits of the
+    query index, least significant first (NumPy sorts uint16 stably by radix sort, in linear
+    time)."""
     n = key.shape[0]
+    if n >= 2**31:  # (run * N + index) would overflow int64 beyond N = 3e9
+        return np.lexsort((key, query_of))
     if key.dtype.itemsize <= 2:  # radix sort, stable
         order = np.argsort(key, kind="stable")
     else:
