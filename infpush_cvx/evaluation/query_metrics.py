@@ -89,7 +89,6 @@ class QueryScores(NamedTuple):
 class _Ranking(NamedTuple):
     """The documents ranked by (query, decreasing score), and the groups of that order."""
     qids: np.ndarray       # the distinct query ids, sorted
-    order: np.ndarray      # document indices in ranked order
     query: np.ndarray      # query index of each ranked position
     starts: np.ndarray     # first position of each query, then N (length n_queries + 1)
     rank: np.ndarray       # rank of each position within its query, from 1
@@ -182,7 +181,7 @@ def _rank(y_true, y_score, qid) -> _Ranking:
     rank = position - starts[query] + 1
     s_ranked = s[order]
     new_group = np.r_[True, (query[1:] != query[:-1]) | (s_ranked[1:] != s_ranked[:-1])]
-    return _Ranking(qids, order, query, starts, rank, y[order], np.flatnonzero(new_group),
+    return _Ranking(qids, query, starts, rank, y[order], np.flatnonzero(new_group),
                     np.cumsum(new_group) - 1)
 
 
@@ -205,8 +204,6 @@ def _tie_groups(values: np.ndarray, ranking: _Ranking, ties: str):
 def _spread(values: np.ndarray, ranking: _Ranking, ties: str) -> np.ndarray:
     """Per-position values after the tie rule: each position of a tied group gets the group's
     mean (the expectation over random tie-breaking) for ``"average"``, its own for ``"stable"``."""
-    if check_choice(ties, "ties", TIES) == "stable" or ranking.ties.shape[0] == values.shape[0]:
-        return values
     _, size, sums = _tie_groups(values, ranking, ties)
     return sums / size
 

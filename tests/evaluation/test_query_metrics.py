@@ -363,3 +363,15 @@ def test_ten_thousand_queries_vectorised():
     value = QM.ndcg_at_k(y, s, qid, 10)
     assert time.perf_counter() - start < 10.0
     assert 0 < value < 1
+
+
+@pytest.mark.parametrize("n_queries", [1, 3, 70_000])
+def test_the_ranking_sort_is_lexsort(n_queries):
+    """The ranking's sort (quicksort, ties put back in input order, radix passes over the query
+    index: two 16-bit digits beyond 65,536 queries) is ``np.lexsort((key, query))``."""
+    rng = np.random.default_rng(n_queries)
+    query = rng.integers(0, n_queries, 200_000)
+    for key in (rng.normal(size=query.size), rng.integers(0, 40, query.size).astype(float),
+                rng.integers(-3, 3, query.size).astype(np.int8), ~rng.integers(0, 9, query.size)):
+        np.testing.assert_array_equal(QM._by_query(key, query, n_queries),
+                                      np.lexsort((key, query)))
