@@ -196,13 +196,11 @@ class RankerCV(ClassifierMixin, BaseEstimator):
         else:  # relevance 1 for the positive class, 0 for the other
             scorer, targets, weigh_scores = _QueryScorer(metric), labels.positive * 1.0, False
 
-        def score_params(test):
-            params = {"sample_weight": weights[test]} if weigh_scores else {}
-            return params if metric is None else {**params, "qid": _held_out_qid(qid, test)}
-
         jobs = (delayed(_fold_path)(base, X_array[train], y_array[train],
                                     None if weights is None else weights[train], labels.classes,
-                                    X_array[test], targets[test], score_params(test), Cs, scorer)
+                                    X_array[test], targets[test],
+                                    _score_params(test, weights if weigh_scores else None,
+                                                  qid, metric is not None), Cs, scorer)
                 for train, test in folds)
         results = Parallel(n_jobs=self.n_jobs)(jobs)
 
@@ -244,14 +242,12 @@ class RankerCV(ClassifierMixin, BaseEstimator):
             _takes_sample_weight(self.scoring)
         folds = _folds(self.cv, X_array, y_array, qid, classifier=False)
 
-        def score_params(test):
-            params = {"sample_weight": weights[test]} if weigh_scores else {}
-            return params if metric is None else {**params, "qid": _held_out_qid(qid, test)}
-
         jobs = (delayed(_fold_fits)(base, X_array[train], y_array[train],
                                     None if qid is None else qid[train],
                                     None if weights is None else weights[train],
-                                    X_array[test], y_array[test], score_params(test), Cs, scorer)
+                                    X_array[test], y_array[test],
+                                    _score_params(test, weights if weigh_scores else None,
+                                                  qid, metric is not None), Cs, scorer)
                 for train, test in folds)
         results = Parallel(n_jobs=self.n_jobs)(jobs)
         self.scores_ = np.array([scores for scores, _ in results])
@@ -264,7 +260,7 @@ class RankerCV(ClassifierMixin, BaseEstimator):
             self._choose_C(Cs)
             weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
             self.best_estimator_ = clone(base).set_params(C=self.C_).fit(
-                X, y, qid=None if groups is None else groups, **weighted)
+                X, y, qid=groups, **weighted)
         self._copy_fitted()
         return self
 
@@ -360,9 +356,14 @@ def _folds(cv, X, y, qid, *, classifier: bool) -> list:
     return list(check_cv(cv, y, classifier=classifier).split(X, y, groups=qid))
 
 
-def _held_out_qid(qid, test):
-    """The query ids of the held-out rows; without ``groups`` they are one query."""
-    return np.zeros(len(test), dtype=np.int64) if qid is None else qid[test]
+def _score_params(test, weights, qid, by_query: bool) -> dict:
+    """The scorer's keyword arguments for the held-out rows ``test``: their ``sample_weight``
+    (when ``weights`` is given) and, for a metric over queries, their query ids ``qid`` (one
+    query without ``groups``)."""
+    params = {} if weights is None else {"sample_weight": weights[test]}
+    if by_query:
+        params["qid"] = np.zeros(len(test), dtype=np.int64) if qid is None else qid[test]
+    return params
 
 
 class _QueryScorer:

@@ -144,11 +144,16 @@ def test_a_ranker_over_queries_gets_the_training_rows_query_ids():
     assert cv.n_iter_path_.shape == (3, 2) and not np.isnan(cv.n_iter_path_).any()
 
 
-def test_a_ranker_over_queries_class_and_scorer_names():
+def test_a_ranker_over_queries_class_and_scorer_names(caplog):
     X, y, qid = _queries(seed=6)
     FITS.clear()
-    cv = RankerCV(_QueryRanker, Cs=[1.0], cv=3, scoring="roc_auc").fit(X, y, groups=qid)
+    with caplog.at_level("INFO", logger="infpush_cvx.evaluation.ranker_cv"):
+        cv = RankerCV(_QueryRanker, Cs=[1.0], cv=3, scoring="roc_auc", verbose=True).fit(
+            X, y, groups=qid)
     assert cv.scores_.shape == (3, 1) and np.all(cv.scores_ > 0.5)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("RankerCV")]
+    assert len(lines) == 4 and lines[0].startswith("RankerCV fold 1/3, C=1: held-out score ")
+    assert lines[-1].startswith("RankerCV: C=1 chosen")
     FITS.clear()
     RankerCV(_QueryRanker(), Cs=[1.0], cv=3, scoring="map").fit(X, y)  # no groups: qid None
     assert all(fit_qid is None for _, fit_qid, _ in FITS)
