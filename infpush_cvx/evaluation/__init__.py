@@ -1,6 +1,8 @@
 """Evaluation: how good a ranking is, and the estimators and experiments that produce one.
 
 - :mod:`.metrics`: ranking metrics (AUC, positives at the top, precision@k, AP, DCG...).
+- :mod:`.query_metrics`: metrics over queries (NDCG@k, MAP, precision@k, positives at the
+  top), each averaged over the queries of graded-relevance data.
 - :mod:`.rankers`: scikit-learn estimators, one per model of the solvers' registry, each the one
   ranker class of :mod:`._ranker` given its model (they need the extra ``sklearn``);
   :mod:`.ranker_cv`: ``RankerCV``, cross-validation along a path of C.
