@@ -224,3 +224,13 @@ def test_registered():
     assert model("query_infinite_push") is MODEL
     assert MODEL.certified is WorkingSet and CVXPY in MODEL.methods
     assert MODEL.method_names(penalty="l1", weighted=True) == ("working_set", "cvxpy")
+
+
+def test_working_set_grows_over_rounds_and_stays_small():
+    data = small(9, queries=8, docs=40, d=3)
+    result = solve(data, 1e-2, batch=1)
+    negatives = int(np.sum(data.y < 1.0))
+    assert result.converged and result.info["rounds"] > 1
+    assert result.info["working_set"] < negatives
+    assert np.all(np.diff(result.history["working"]) >= 0)
+    assert relative(result.objective, cvxpy_value(data, 1e-2)) < AGREE

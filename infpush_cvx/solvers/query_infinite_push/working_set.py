@@ -146,6 +146,20 @@ def initial_point(problem) -> np.ndarray:
     return problem.document_vector(coef)
 
 
+def all_pairs_are_small(problem) -> bool:
+    """Whether the full problem's pair rows (3 nonzeros each) are at most the nonzeros of the
+    score rows ``u = X_R w`` that every restricted problem holds: then a round costs about what
+    the full problem costs, and the working set starts with every other document (one round)."""
+    g = problem.groups
+    pairs = int(np.sum(np.diff(g.ptr_r) * np.diff(g.ptr_n)))
+    X = problem.data.X
+    if hasattr(X, "indptr"):
+        nnz = int(np.sum(np.diff(X.indptr)[g.rel_rows]))
+    else:
+        nnz = g.rel_rows.size * problem.data.d
+    return 3 * pairs <= nnz
+
+
 def top_per_query(value: np.ndarray, candidate: np.ndarray, query: np.ndarray,
                   batch: int) -> np.ndarray:
     """The positions of the ``batch`` largest ``value`` among the ``candidate`` positions of
@@ -162,7 +176,8 @@ def top_per_query(value: np.ndarray, candidate: np.ndarray, query: np.ndarray,
 class WorkingSet(QueryPushMethod):
     """The certified working set over (query, other document) pairs (module docstring).
     Options: ``batch`` (other documents added per query and round, and the initial working
-    set's size per query: the top scores at the warm start or at :func:`initial_point`)."""
+    set's size per query: the top scores at the warm start or at :func:`initial_point`; every
+    other document when :func:`all_pairs_are_small`)."""
 
     batch: int = 3
 
@@ -179,6 +194,8 @@ class WorkingSet(QueryPushMethod):
         d = problem.data.d
         _, t0 = problem.scores(w0)
         work = top_per_query(t0, np.ones(t0.size, bool), g.neg_query, self.batch)
+        if all_pairs_are_small(problem):  # one round on every pair costs what any round costs
+            work = np.arange(g.neg_rows.size)
         # the best primal point and dual bound so far: w = 0 has P = 1, alpha = 0 has D = 0
         best_w, best_p, best_d = np.zeros(d), problem.paper_objective(np.zeros(d)), 0.0
         cert, history, status, message, rounds = None, {}, "max_iter", "", 0
