@@ -234,3 +234,12 @@ def test_working_set_grows_over_rounds_and_stays_small():
     assert result.info["working_set"] < negatives
     assert np.all(np.diff(result.history["working"]) >= 0)
     assert relative(result.objective, cvxpy_value(data, 1e-2)) < AGREE
+
+
+def test_a_round_whose_set_up_would_overrun_the_limit_is_not_begun(monkeypatch):
+    from infpush_cvx.solvers.query_infinite_push import working_set
+    monkeypatch.setattr(working_set, "_SECONDS_PER_UNIT", 1e3)  # every set-up "takes" long
+    with pytest.warns(ConvergenceWarning, match="less than the next step needs"):
+        result = solve(small(0), 1e-2, time_limit=30.0)
+    assert result.status == "time_limit" and result.iterations == 0 and result.time < 3.0
+    assert result.objective == pytest.approx(1.0)  # w = 0, the start's primal value
