@@ -22,7 +22,7 @@ Usage::
 
     python benchmarks/bench_query_infinite_push.py               # both cases
     python benchmarks/bench_query_infinite_push.py --quick       # threshold 1 on letor (< 2 min)
-    python benchmarks/bench_query_infinite_push.py --scale-queries 1000 --csv qip.csv
+    python benchmarks/bench_query_infinite_push.py --scale-only --scale-limit 60 --csv qip.csv
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ def main(argv=None):
                         help="queries of the letor_like case (10,000: MSLR-WEB10K's shape)")
     parser.add_argument("--scale-limit", type=float, default=600.0,
                         help="time limit of the letor_like solve, seconds")
+    parser.add_argument("--scale-only", action="store_true", help="the letor_like case only")
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--csv", help="write the rows to this CSV file")
     args = parser.parse_args(argv)
@@ -174,7 +175,7 @@ def main(argv=None):
           f"{platform.machine()}, single-threaded processes "
           f"({', '.join(sorted(_harness.THREAD_ENV))}=1), lambda {LAM}, tol {TOL}")
     print("  ".join(f"{c:>10}" for c in COLUMNS))
-    rows = case1((1.0,) if args.quick else (1.0, 2.0), args.timeout)
+    rows = [] if args.scale_only else case1((1.0,) if args.quick else (1.0, 2.0), args.timeout)
     if not args.quick:
         rows += case2(args.scale_queries, args.scale_limit, args.timeout)
     if args.csv:

@@ -243,3 +243,4 @@ def test_a_round_whose_set_up_would_overrun_the_limit_is_not_begun(monkeypatch):
         result = solve(small(0), 1e-2, time_limit=30.0)
     assert result.status == "time_limit" and result.iterations == 0 and result.time < 3.0
     assert result.objective == pytest.approx(1.0)  # w = 0, the start's primal value
+    assert result.gap == pytest.approx(1.0)  # against alpha = 0

@@ -33,6 +33,7 @@ from infpush_cvx._logging import log_progress
 from infpush_cvx._validation import check_int
 from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.query_infinite_push.methods import QueryPushMethod
+from infpush_cvx.solvers.query_infinite_push.problem import Certificate
 from infpush_cvx.solvers.query_infinite_push.push_sums import query_losses
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 
@@ -264,9 +265,9 @@ class WorkingSet(QueryPushMethod):
                            f"certified gap is {gap:.3g} (Clarabel's accuracy)")
                 break
             work = np.union1d(work, top_per_query(v, violated, g.neg_query, self.batch))
-        final = None
-        if cert is not None:
-            final = type(cert)(best_p, best_d, relative_gap(best_p, best_d), cert.roundoff)
+        # (before any round: w = 0 against alpha = 0, P = 1 and D = 0, still a certificate)
+        final = Certificate(best_p, best_d, relative_gap(best_p, best_d),
+                            0.0 if cert is None else cert.roundoff)
         return self._finish(problem, deadline, w=best_w, cert=final, status=status,
                             message=message, iterations=rounds, history=history,
                             info={"working_set": int(work.size), "rounds": rounds})
