@@ -38,9 +38,9 @@ from infpush_cvx.solvers.query_infinite_push.push_sums import query_losses
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 
 #: Clarabel's tolerances on the restricted problems (the certificate is computed by the project):
-#: at most 1e-9 and tol / 100, divided by 100 when a round finds no violation but no certificate
+#: at most 1e-8 and tol / 100, divided by 100 when a round finds no violation but no certificate
 #: either, down to the floor (then the solve has stalled).
-_CLARABEL_TOL = 1e-9
+_CLARABEL_TOL = 1e-8
 _CLARABEL_FLOOR = 1e-13
 #: Seconds per unit of :func:`setup_work`: Clarabel's set-up and first factorization, which run
 #: before it looks at its time limit (letor_like 300 x 120 x 136: 8.8 s for 3.2e8 units on the
