@@ -11,7 +11,9 @@ label at least ``threshold`` (relevant) and ``N_q`` the others; with the documen
 the Infinite Push (Agarwal, SDM 2011; l1: Rakotomamonjy, ICML 2012) of every query, pushing
 its relevant documents above its top other document, averaged over queries: ``omega_q`` is the
 query weight (``query_weight``, else 1) divided by the sum over the queries that have both
-relevant and other documents; the others contribute nothing. Seed scaling sums where paper
+relevant and other documents; the others contribute nothing. ``threshold="each"``: each query's
+loss is the mean of its losses at every label level above the lowest (each level above the
+next), over the levels where it has documents on both sides. Seed scaling sums where paper
 scaling averages, as the bipartite seed scaling does (docs/mathematics.md, section 11)::
 
     P_seed(w) = lam_s pen_s(w) + M sum_q omega_q loss_q(w),   M = sum_q M_q,
@@ -44,10 +46,11 @@ from . import scaling as _scaling
 
 @dataclass(frozen=True, eq=False)
 class PushGroups:
-    """The documents that enter the loss, query by query (only the ``kept`` queries, those with
-    both relevant and other documents, in data order): relevant rows ``rel_rows[ptr_r[k]:
-    ptr_r[k+1]]`` with weights ``p`` and the other rows ``neg_rows[ptr_n[k]:ptr_n[k+1]]`` of
-    kept query k, ``M`` (M_q), ``omega`` (omega_q, summing to 1) and ``nu`` (sum M_q)."""
+    """The documents that enter the loss, group by group: a group is a query with both relevant
+    and other documents (with ``threshold="each"``, a query at one of its thresholds), its
+    query's index ``kept[k]``, its relevant rows ``rel_rows[ptr_r[k]:ptr_r[k+1]]`` with weights
+    ``p`` and its other rows ``neg_rows[ptr_n[k]:ptr_n[k+1]]``, ``M`` (M_q), ``omega`` (omega_q,
+    summing to 1) and ``nu`` (sum M_q). Below, "query" means group."""
 
     kept: np.ndarray
     rel_rows: np.ndarray
@@ -89,48 +92,64 @@ class PushGroups:
         return np.concatenate(I), np.concatenate(J)
 
 
-def check_threshold(threshold) -> float:
-    """The relevance threshold: a finite real number (a ValueError/TypeError naming it)."""
+def check_threshold(threshold):
+    """The relevance threshold: a finite real number, or ``"each"`` (a ValueError/TypeError
+    naming it)."""
+    if isinstance(threshold, str):
+        if threshold != "each":
+            raise ValueError(f"threshold must be a number or 'each', got {threshold!r}")
+        return threshold
     return check_scalar(threshold, "threshold")
 
 
-def push_groups(data: QueryData, threshold: float) -> PushGroups:
-    """The :class:`PushGroups` of ``data`` at ``threshold``. The queries without relevant or
-    without other documents are named in a :class:`~infpush_cvx.data.queries.QueryWarning`
-    (they contribute nothing); a ValueError naming ``threshold`` when no query is left."""
+def push_groups(data: QueryData, threshold) -> PushGroups:
+    """The :class:`PushGroups` of ``data`` at ``threshold``: one group per query, or with
+    ``threshold="each"`` one per query and label level above the lowest (relevant: the
+    documents of at least that label), query q's groups sharing its weight equally (the mean
+    over its thresholds). The queries left without a group are named in a
+    :class:`~infpush_cvx.data.queries.QueryWarning` (they contribute nothing); a ValueError
+    naming ``threshold`` when no query is left."""
     if not isinstance(data, QueryData):
         raise TypeError(f"data must be a QueryData, got {type(data).__name__}")
     threshold = check_threshold(threshold)
-    rel = np.asarray(data.y) >= threshold
+    levels = data.labels[1:] if threshold == "each" else np.array([threshold])
     query = data.query_index
-    n_rel = np.bincount(query, weights=rel, minlength=data.n_queries).astype(np.int64)
-    n_neg = data.sizes - n_rel
-    keep = (n_rel > 0) & (n_neg > 0)
-    if not keep.any():
+    weights = np.ones(data.n) if data.sample_weight is None else np.asarray(data.sample_weight)
+    parts = []  # each threshold's groups: (queries, relevant rows, their counts, others, counts)
+    for level in levels:
+        rel = np.asarray(data.y) >= level
+        n_rel = np.bincount(query, weights=rel, minlength=data.n_queries).astype(np.int64)
+        n_neg = data.sizes - n_rel
+        keep = (n_rel > 0) & (n_neg > 0)
+        in_kept = keep[query]
+        parts.append((np.flatnonzero(keep), np.flatnonzero(rel & in_kept), n_rel[keep],
+                      np.flatnonzero(~rel & in_kept), n_neg[keep]))
+    kept = np.concatenate([part[0] for part in parts])
+    counted = np.bincount(kept, minlength=data.n_queries)  # groups of each query
+    if not counted.any():
         raise ValueError(f"threshold={threshold!r}: no query has both documents of label at "
                          f"least the threshold and documents below it")
-    if not keep.all():
-        left = data.queries[~keep]
+    if not counted.all():
+        left = data.queries[counted == 0]
         shown = ", ".join(str(v) for v in left[:5]) + (", ..." if left.size > 5 else "")
-        warnings.warn(f"{left.size} of {data.n_queries} queries have no document of label at "
-                      f"least {threshold:g} or none below it and contribute nothing to the "
-                      f"Infinite Push over queries: {shown}", QueryWarning, stacklevel=3)
-    kept = np.flatnonzero(keep)
-    in_kept = keep[query]
-    rel_rows = np.flatnonzero(rel & in_kept)
-    neg_rows = np.flatnonzero(~rel & in_kept)
-    ptr_r = np.r_[0, np.cumsum(n_rel[kept])].astype(np.int64)
-    ptr_n = np.r_[0, np.cumsum(n_neg[kept])].astype(np.int64)
-    weights = np.ones(data.n) if data.sample_weight is None else np.asarray(data.sample_weight)
+        at = "any label" if threshold == "each" else f"label at least {threshold:g}"
+        warnings.warn(f"{left.size} of {data.n_queries} queries have no document of {at} "
+                      f"or none below it and contribute nothing to the Infinite Push over "
+                      f"queries: {shown}", QueryWarning, stacklevel=3)
+    rel_rows = np.concatenate([part[1] for part in parts])
+    neg_rows = np.concatenate([part[3] for part in parts])
+    ptr_r = np.r_[0, np.cumsum(np.concatenate([part[2] for part in parts]))].astype(np.int64)
+    ptr_n = np.r_[0, np.cumsum(np.concatenate([part[4] for part in parts]))].astype(np.int64)
     p = np.ascontiguousarray(weights[rel_rows], dtype=np.float64)
     M = np.add.reduceat(p, ptr_r[:-1])
-    omega = np.ones(kept.size) if data.query_weight is None else \
-        np.asarray(data.query_weight, dtype=np.float64)[kept]
-    return PushGroups(kept, rel_rows, ptr_r, neg_rows, ptr_n, p, M, omega / omega.sum())
+    rho = np.ones(data.n_queries) if data.query_weight is None else \
+        np.asarray(data.query_weight, dtype=np.float64)
+    omega = rho[kept] / counted[kept] / rho[counted > 0].sum()
+    return PushGroups(kept, rel_rows, ptr_r, neg_rows, ptr_n, p, M, omega)
 
 
 def query_infinite_push_problem(data: QueryData, lam, *, penalty: str = "l2",
-                                threshold: float = 1.0, scaling: str = "paper"):
+                                threshold: float | str = 1.0, scaling: str = "paper"):
     """The Infinite Push over queries in CVXPY, epigraph form over every pair (module
     docstring); the weight variable is ``w`` and lambda the parameter ``lam``."""
     import cvxpy as cp  # here: the solvers import push_groups without CVXPY
@@ -143,18 +162,19 @@ def query_infinite_push_problem(data: QueryData, lam, *, penalty: str = "l2",
     groups = push_groups(data, threshold)
     I, J = groups.pairs()
     w, lam_p = weights_and_lam(data.d, lam)
-    docs = np.r_[groups.rel_rows, groups.neg_rows]
+    # one score per document (with threshold="each" a document is in several groups)
+    docs, score_of = np.unique(np.r_[groups.rel_rows, groups.neg_rows], return_inverse=True)
     s = cp.Variable(docs.size, name="s")
     xi = cp.Variable(I.size, name="xi")
     t = cp.Variable(groups.n_queries, name="t")
-    neg = groups.rel_rows.size + J
+    rel, neg = score_of[I], score_of[groups.rel_rows.size + J]
     # row j of A averages the hinges of negative j over its query's relevant documents
     A = sp.csr_matrix((groups.p[I] / groups.M[groups.rel_query[I]], (J, np.arange(I.size))),
                       shape=(groups.neg_rows.size, I.size))
     B = sp.csr_matrix((np.ones(groups.neg_rows.size),
                        (np.arange(groups.neg_rows.size), groups.neg_query)),
                       shape=(groups.neg_rows.size, groups.n_queries))
-    constraints = [s == data.X[docs] @ w, xi >= 1 - (s[I] - s[neg]), xi >= 0, A @ xi <= B @ t]
+    constraints = [s == data.X[docs] @ w, xi >= 1 - (s[rel] - s[neg]), xi >= 0, A @ xi <= B @ t]
     loss = groups.omega @ t
     if scaling == "seed":
         loss = groups.nu * loss

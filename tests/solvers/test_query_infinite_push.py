@@ -207,7 +207,8 @@ def test_bad_input_is_named():
              (dict(data=data, lam=-1.0), ValueError, "lam"),
              (dict(data=data, lam=1.0, penalty="l3"), ValueError, "penalty"),
              (dict(data=data, lam=1.0, scaling="log"), ValueError, "scaling"),
-             (dict(data=data, lam=1.0, threshold="high"), TypeError, "threshold"),
+             (dict(data=data, lam=1.0, threshold="high"), ValueError, "threshold"),
+             (dict(data=data, lam=1.0, threshold=[1.0]), TypeError, "threshold"),
              (dict(data=data, lam=1.0, threshold=9.0), ValueError, "threshold")]
     for kwargs, error, name in cases:
         with pytest.raises(error, match=name):
@@ -244,3 +245,52 @@ def test_a_round_whose_set_up_would_overrun_the_limit_is_not_begun(monkeypatch):
     assert result.status == "time_limit" and result.iterations == 0 and result.time < 3.0
     assert result.objective == pytest.approx(1.0)  # w = 0, the start's primal value
     assert result.gap == pytest.approx(1.0)  # against alpha = 0
+
+
+def each_threshold_objective(data, lam, w):
+    """The ``threshold="each"`` objective from explicit pairs: each query's mean loss over the
+    label levels above the lowest where it has documents on both sides (the oracle)."""
+    X = np.asarray(data.X)
+    u = X @ w
+    p = np.ones(data.n) if data.sample_weight is None else data.sample_weight
+    rho = np.ones(data.n_queries) if data.query_weight is None else data.query_weight
+    losses, weights = [], []
+    for k in range(data.n_queries):
+        rows = np.arange(data.ptr[k], data.ptr[k + 1])
+        mine = []
+        for level in data.labels[1:]:
+            rel, neg = rows[data.y[rows] >= level], rows[data.y[rows] < level]
+            if rel.size and neg.size:
+                h = np.maximum(0.0, 1.0 - u[rel][:, None] + u[neg][None, :])
+                mine.append(np.max(p[rel] @ h) / p[rel].sum())
+        if mine:
+            losses.append(np.mean(mine))
+            weights.append(rho[k])
+    return 0.5 * lam * (w @ w) + np.dot(weights, losses) / np.sum(weights)
+
+
+def test_each_threshold_is_the_mean_over_levels():
+    data = small(12, queries=10, docs=10, d=4)
+    rng = np.random.default_rng(4)
+    data = QueryData(data.X, data.y, data.qid, sample_weight=rng.uniform(0.5, 2.0, data.n),
+                     query_weight=rng.uniform(0.5, 2.0, data.n_queries))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QueryWarning)
+        problem = QueryInfinitePushProblem(data, 0.1, threshold="each")
+    for scale in (0.0, 0.5, 4.0):
+        w = scale * rng.standard_normal(data.d)
+        assert problem.objective(w) == pytest.approx(each_threshold_objective(data, 0.1, w),
+                                                     rel=1e-10)
+    for penalty in ("l2", "l1"):
+        result = solve(data, 1e-2, penalty=penalty, threshold="each")
+        assert result.converged
+        assert relative(result.objective, cvxpy_value(data, 1e-2, penalty=penalty,
+                                                      threshold="each")) < AGREE
+
+
+def test_each_threshold_with_two_labels_is_the_one_threshold():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QueryWarning)  # (a query of one label)
+        data = small(13, queries=10, docs=10, d=4, label_probs=(0.6, 0.4))
+    ours = solve(data, 1e-2, threshold="each")
+    assert relative(ours.objective, solve(data, 1e-2, threshold=1.0).objective) < AGREE

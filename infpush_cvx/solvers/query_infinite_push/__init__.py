@@ -35,7 +35,7 @@ __all__ = ["CVXPY", "METHODS", "MODEL", "QueryInfinitePushProblem", "WorkingSet"
 
 
 def query_infinite_push(data: QueryData, lam: float, penalty: str = "l2",
-                        threshold: float = 1.0, scaling: str = "paper",
+                        threshold: float | str = 1.0, scaling: str = "paper",
                         method: str = "working_set", tol: float = 1e-6,
                         max_iter: int | None = None, warm_start=None, *,
                         time_limit: float | None = None, verbose: bool = False,
@@ -44,7 +44,8 @@ def query_infinite_push(data: QueryData, lam: float, penalty: str = "l2",
 
     ``data`` a QueryData (its sample and query weights included), ``lam`` in ``scaling``
     ("paper", or "seed": ``lam = lam_s / (M c)``, M the relevant documents' weight),
-    ``penalty`` "l2" or "l1", ``threshold`` the lowest relevant label; ``method``
+    ``penalty`` "l2" or "l1", ``threshold`` the lowest relevant label (``"each"``: every label
+    level above the lowest, each query's losses averaged over them); ``method``
     "working_set" or "cvxpy" with ``options`` (``batch``; ``solver``); ``warm_start`` a result
     or a weight vector (working_set); ``time_limit`` seconds from this call, covering the
     problem's construction.

@@ -53,13 +53,14 @@ class QueryInfinitePushProblem(Problem):
     """The Infinite Push over the queries of ``data`` (a QueryData, its sample and query weights
     included) at ``lam`` in ``scaling`` (``"paper"`` or ``"seed"``: module
     :mod:`infpush_cvx.formulations._query_infinite_push`), ``penalty`` ``"l2"`` or ``"l1"``,
-    relevant documents those of label at least ``threshold``. Built, it holds ``groups`` (the
+    relevant documents those of label at least ``threshold`` (``"each"``: the mean over every
+    label level above the lowest, query by query). Built, it holds ``groups`` (the
     :class:`~infpush_cvx.formulations._query_infinite_push.PushGroups`) and ``lam_paper``."""
 
     data: QueryData
     lam: float
     penalty: str = "l2"
-    threshold: float = 1.0
+    threshold: float | str = 1.0
     scaling: str = "paper"
     lam_paper: float = field(init=False, repr=False)
     groups: PushGroups = field(init=False, repr=False)
@@ -146,8 +147,9 @@ class QueryInfinitePushProblem(Problem):
         """``w(alpha) = sum_ij alpha_ij (x_i - x_j)``: one product ``X^T c`` (no copy of X)."""
         g = self.groups
         coef = np.zeros(self.data.n)
-        coef[g.rel_rows] = np.bincount(I, weights=alpha, minlength=g.rel_rows.size)
-        coef[g.neg_rows] = -np.bincount(J, weights=alpha, minlength=g.neg_rows.size)
+        # (added, not assigned: with threshold="each" a document is in several groups)
+        np.add.at(coef, g.rel_rows, np.bincount(I, weights=alpha, minlength=g.rel_rows.size))
+        np.add.at(coef, g.neg_rows, -np.bincount(J, weights=alpha, minlength=g.neg_rows.size))
         return self.document_vector(coef)
 
     def document_vector(self, coef: np.ndarray) -> np.ndarray:

@@ -91,15 +91,16 @@ def solve_restricted(problem, rp: Restricted, deadline,
 
     g, d, l1 = problem.groups, problem.data.d, problem.penalty == "l1"
     nR, nW, P, Q = g.rel_rows.size, rp.work.size, rp.I.size, g.n_queries
-    # the variables: w (d), for l1 its bound a (d), t (Q), the scores u (nR + nW), xi (P)
+    # one score u per document held (with threshold="each" a document is in several groups)
+    docs, score_of = np.unique(np.r_[g.rel_rows, g.neg_rows[rp.work]], return_inverse=True)
+    # the variables: w (d), for l1 its bound a (d), t (Q), the scores u, xi (P)
     o_a = d
     o_t = d + (d if l1 else 0)
     o_u = o_t + Q
-    o_xi = o_u + nR + nW
+    o_xi = o_u + docs.size
     n_var = o_xi + P
-    docs = np.r_[g.rel_rows, g.neg_rows[rp.work]]
     place = np.full(g.neg_rows.size, -1, dtype=np.int64)
-    place[rp.work] = nR + np.arange(nW)
+    place[rp.work] = score_of[nR + np.arange(nW)]
     pair = np.arange(P)
     # u = X_docs w: zero-cone rows u - X_docs w = 0
     Xd = problem.data.X[docs]
@@ -110,7 +111,7 @@ def solve_restricted(problem, rp: Restricted, deadline,
     # hinge rows: -xi - u_i + u_j <= -1 (their multipliers are the pair dual)
     hinge = sp.csr_matrix((np.r_[-np.ones(P), -np.ones(P), np.ones(P)],
                            (np.r_[pair, pair, pair],
-                            np.r_[o_xi + pair, o_u + rp.I, o_u + place[rp.J]])),
+                            np.r_[o_xi + pair, o_u + score_of[rp.I], o_u + place[rp.J]])),
                           shape=(P, n_var))
     positive = sp.csr_matrix((-np.ones(P), (pair, o_xi + pair)), shape=(P, n_var))
     # epigraph rows: (1/M_q) sum_i p_i xi_ij - t_q <= 0 for j in W_q
@@ -159,8 +160,8 @@ def initial_point(problem) -> np.ndarray:
     the relevant side): the scores whose top other documents start the working sets."""
     g = problem.groups
     coef = np.zeros(problem.data.n)
-    coef[g.rel_rows] = (g.omega / g.M)[g.rel_query] * g.p
-    coef[g.neg_rows] = -(g.omega / np.diff(g.ptr_n))[g.neg_query]
+    np.add.at(coef, g.rel_rows, (g.omega / g.M)[g.rel_query] * g.p)
+    np.add.at(coef, g.neg_rows, -(g.omega / np.diff(g.ptr_n))[g.neg_query])
     return problem.document_vector(coef)
 
 
@@ -170,11 +171,9 @@ def all_pairs_are_small(problem) -> bool:
     the full problem costs, and the working set starts with every other document (one round)."""
     g = problem.groups
     pairs = int(np.sum(np.diff(g.ptr_r) * np.diff(g.ptr_n)))
-    X = problem.data.X
-    if hasattr(X, "indptr"):
-        nnz = int(np.sum(np.diff(X.indptr)[g.rel_rows]))
-    else:
-        nnz = g.rel_rows.size * problem.data.d
+    X, rows = problem.data.X, np.unique(g.rel_rows)
+    nnz = int(np.sum(np.diff(X.indptr)[rows])) if hasattr(X, "indptr") else \
+        rows.size * problem.data.d
     return 3 * pairs <= nnz
 
 
@@ -220,7 +219,8 @@ class WorkingSet(QueryPushMethod):
         accuracy = min(_CLARABEL_TOL, self.tol / 100)
         while rounds < self.iterations:
             rp = restricted_pairs(g, work)
-            setup = _SECONDS_PER_UNIT * setup_work(problem, g.rel_rows.size + work.size)
+            held = np.unique(np.r_[g.rel_rows, g.neg_rows[work]]).size  # the scores it holds
+            setup = _SECONDS_PER_UNIT * setup_work(problem, held)
             if not deadline.allows(setup):  # Clarabel would overrun the limit before it checks
                 status, message = "time_limit", deadline.message_before(setup)
                 break
