@@ -34,7 +34,6 @@ from infpush_cvx._validation import check_int
 from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.query_infinite_push.methods import QueryPushMethod
 from infpush_cvx.solvers.query_infinite_push.problem import Certificate
-from infpush_cvx.solvers.query_infinite_push.push_sums import query_losses
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 
 #: Clarabel's tolerances on the restricted problems (the certificate is computed by the project):
