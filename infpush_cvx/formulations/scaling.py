@@ -29,18 +29,19 @@ from .._validation import check_choice
 SCALINGS = ("paper", "seed")
 PENALTIES = ("l2", "l1")
 LOSSES = ("infinite_push", "ranksvm")
-#: The losses whose lambda converts between the scalings: the hinge losses and the squared hinge.
-SCALED_LOSSES = (*LOSSES, "squared_hinge_ranksvm")
+#: The losses whose lambda converts between the scalings: the hinge losses, the squared hinge and
+#: the Infinite Push over queries (N = the relevant documents' weight over the queries counted).
+SCALED_LOSSES = (*LOSSES, "squared_hinge_ranksvm", "query_infinite_push")
 
 
 def loss_normaliser(loss: str, m: float, n: float) -> float:
-    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push) or m*n (RankSVM, squared-hinge
-    RankSVM).
+    """N such that ``loss_sum = N * loss_mean``: m (Infinite Push, and over queries: the relevant
+    documents' weight) or m*n (RankSVM, squared-hinge RankSVM).
 
     ``m`` and ``n`` are the counts, or the weight sums for weighted data.
     """
     check_choice(loss, "loss", SCALED_LOSSES)
-    return m if loss == "infinite_push" else m * n
+    return m if loss in ("infinite_push", "query_infinite_push") else m * n
 
 
 def penalty_coefficient(penalty: str, scaling: str) -> float:

@@ -26,6 +26,7 @@ from .registry import Model
 from .engines.working_set import WorkingSetOptions
 from .infinite_push import InfinitePushProblem, infinite_push
 from .pnorm_push import PNormPushProblem, pnorm_push
+from .query_infinite_push import QueryInfinitePushProblem, query_infinite_push
 from .rank2plan import Rank2PlanProblem, rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import RankSVMProblem, ranksvm
 from .result import ConvergenceWarning, SolverResult
@@ -34,7 +35,8 @@ from .svmmap import SVMMAPProblem, svmmap
 from .toppush import TopPushProblem, toppush
 
 __all__ = ["ConvergenceWarning", "InfinitePushProblem", "Model", "PNormPushProblem", "Problem",
+           "QueryInfinitePushProblem",
            "Rank2PlanProblem", "RankSVMProblem", "SVMMAPProblem", "Solver", "SolverResult",
            "SquaredHingeRankSVMProblem", "TopPushProblem", "WorkingSetOptions", "infinite_push",
-           "pnorm_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm",
+           "pnorm_push", "query_infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm",
            "squared_hinge_ranksvm", "svmmap", "toppush"]

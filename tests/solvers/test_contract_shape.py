@@ -46,6 +46,9 @@ def _problem(name):
     if name == "rank2plan":
         pairs = rank2plan_pairs(3, 8, 4, 10, seed=0)
         return model.problem(pairs, 0.01)
+    if name == "query_infinite_push":  # a model over queries
+        from infpush_cvx.data.generators import letor_like
+        return model.problem(letor_like(6, 8, 3, seed=0), 0.1)
     return model.problem(DATA, 0.1)
 
 
