@@ -108,3 +108,80 @@ def test_first_order_methods_on_a8a_hold_a_1_s_limit(a8a, method):
     res = quiet(infinite_push, a8a, 1e-3, method=method, time_limit=1)
     assert time.perf_counter() - start - 1.0 < BOUND
     assert res.status == "time_limit" and np.isfinite(res.gap)
+
+
+# -- the data door (reproducer 2: RankSVM on dense 50,000 + 50,000 x 300, 0.9 s in the copy) ---
+
+def test_a_solver_borrows_dense_arrays_without_copying_or_changing_them():
+    from infpush_cvx.data.containers import BipartiteData, borrowed
+
+    rng = np.random.default_rng(2)
+    Xp, Xn = rng.normal(size=(6, 3)) + 1.0, rng.normal(size=(8, 3))
+    data = BipartiteData(borrowed(Xp), borrowed(Xn))
+    assert np.shares_memory(data.Xp, Xp) and not data.Xp.flags.writeable
+    assert Xp.flags.writeable and Xn.flags.writeable  # the caller's arrays are unchanged
+    with pytest.raises(ValueError, match="read-only"):
+        data.Xp[0, 0] = 1.0
+    assert not np.shares_memory(BipartiteData(Xp, Xn).Xp, Xp)  # a container of its own: a copy
+    assert borrowed([[1.0]]) == [[1.0]] and borrowed(Xp.astype(np.float32)).dtype == np.float32
+
+
+def test_fresh_write_seconds_scales_the_probe():
+    from infpush_cvx.solvers.engines.deadline import fresh_write_seconds
+
+    clock = TickingClock(0.5)  # the probe takes one tick
+    assert fresh_write_seconds(8 * (1 << 22), clock=clock) == pytest.approx(4.0)
+    assert fresh_write_seconds(1000, clock=TickingClock(0.5)) == pytest.approx(0.5)
+    assert fresh_write_seconds(0) == 0.0
+
+
+def test_the_rescaled_copy_is_not_begun_when_it_would_not_fit(monkeypatch):
+    from infpush_cvx.solvers.ranksvm import newton
+
+    rng = np.random.default_rng(3)
+    data = BipartiteData(rng.normal(size=(6, 3)), rng.normal(size=(8, 3)))
+    assert newton.fits_rescaled_copy(data, Deadline(None))
+    monkeypatch.setattr(newton, "fresh_write_seconds", lambda entries, clock: 2.0)
+    assert not newton.fits_rescaled_copy(data, Deadline(1.0, start=0.0, clock=lambda: 0.1))
+    assert newton.fits_rescaled_copy(data, Deadline(3.0, start=0.0, clock=lambda: 0.1))
+
+
+def test_dense_prefix_sums_in_blocks_are_those_of_one_cumsum(monkeypatch):
+    from infpush_cvx.solvers.engines import pair_gram
+
+    rng = np.random.default_rng(4)
+    Xp, Xn = rng.normal(size=(40, 5)), rng.normal(size=(70, 5))
+    p, q = rng.random(40) + 0.5, rng.random(70) + 0.5
+    s, v = Xp @ np.full(5, 0.2), 1.0 + Xn @ np.full(5, 0.2)
+    whole = pair_gram.PairGram(Xp, Xn, p, q).window(s, v, -0.5, 0.5)
+    # prefix sums in blocks of 6 of the 70 inner rows (32 d work a row); the cross term still
+    # in one block of the 40 outer rows (d^2 a row), whose sum blocks would change
+    monkeypatch.setattr(pair_gram, "_BLOCK_WORK", 1000)
+    blocked = pair_gram.PairGram(Xp, Xn, p, q).window(s, v, -0.5, 0.5)
+    np.testing.assert_array_equal(blocked, whole)
+
+
+def test_dense_own_terms_are_not_begun_when_they_would_not_fit():
+    from infpush_cvx.solvers.engines.pair_gram import PairGram
+
+    rng = np.random.default_rng(5)
+    Xp, Xn = rng.normal(size=(40, 5)), rng.normal(size=(70, 5))
+    gram = PairGram(Xp, Xn, np.ones(40), np.ones(70))
+    s, v = np.zeros(40), np.ones(70)
+    # the cross term (one block) takes the ticks of its reads; the own terms, at its pace
+    # times (40 + 70) / outer rows, need more than is left of a limit the cross term fits in
+    assert gram.window(s, v, deadline=Deadline(1.2, clock=TickingClock(0.1))) is None
+    assert gram.window(s, v, deadline=Deadline(50.0, clock=TickingClock(0.1))) is not None
+
+
+def test_ranksvm_on_large_dense_arrays_holds_its_limit():
+    """Reproducer 2, smaller: 1.24-1.39 s at HEAD for 50,000 + 50,000 x 300 and a 1 s limit."""
+    from infpush_cvx.solvers import ranksvm
+
+    rng = np.random.default_rng(6)
+    Xp, Xn = rng.normal(size=(20_000, 200)) + 0.2, rng.normal(size=(20_000, 200))
+    start = time.perf_counter()
+    res = quiet(ranksvm, Xp, Xn, 1e-5, time_limit=0.5)
+    assert time.perf_counter() - start - 0.5 < BOUND
+    assert res.status in ("time_limit", "optimal")
+    assert Xp.flags.writeable
