@@ -185,3 +185,34 @@ def test_ranksvm_on_large_dense_arrays_holds_its_limit():
     assert time.perf_counter() - start - 0.5 < BOUND
     assert res.status in ("time_limit", "optimal")
     assert Xp.flags.writeable
+
+
+# -- TopPush's interior point (reproducer 3: +0.42 s over a 1 s limit under load) ---------------
+
+def test_the_first_interior_point_matrix_is_not_formed_when_it_would_not_fit(monkeypatch):
+    from infpush_cvx.solvers import toppush
+    from infpush_cvx.solvers.toppush import ipm
+
+    rng = np.random.default_rng(7)
+    Xp, Xn = rng.normal(size=(30, 4)) + 0.5, rng.normal(size=(40, 4))
+    monkeypatch.setattr(ipm, "_gram_seconds", lambda *args: 1e6)
+    res = quiet(toppush, Xp, Xn, 1e-2, time_limit=100.0)
+    assert res.status == "time_limit" and res.iterations == 0
+    assert "interior-point matrix" in res.message and np.isfinite(res.gap)
+
+    def never(*args):
+        raise AssertionError("no probe without a time limit")
+
+    monkeypatch.setattr(ipm, "_gram_seconds", never)
+    assert quiet(toppush, Xp, Xn, 1e-2).status == "optimal"
+
+
+def test_toppush_on_large_dense_arrays_holds_its_limit():
+    from infpush_cvx.solvers import toppush
+
+    rng = np.random.default_rng(8)
+    Xp, Xn = rng.normal(size=(20_000, 200)) + 0.2, rng.normal(size=(20_000, 200))
+    start = time.perf_counter()
+    res = quiet(toppush, Xp, Xn, 1e-5, time_limit=0.5)
+    assert time.perf_counter() - start - 0.5 < BOUND
+    assert res.status in ("time_limit", "optimal") and np.isfinite(res.gap)
