@@ -216,3 +216,61 @@ def test_toppush_on_large_dense_arrays_holds_its_limit():
     res = quiet(toppush, Xp, Xn, 1e-5, time_limit=0.5)
     assert time.perf_counter() - start - 0.5 < BOUND
     assert res.status in ("time_limit", "optimal") and np.isfinite(res.gap)
+
+
+# -- the Infinite Push's working set on dense data (3 s over a 1 s limit in the sweep) ---------
+
+def test_rows_told_apart_by_a_column_are_grouped_as_by_their_hashes():
+    from infpush_cvx.data import reductions
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 4))
+    shortcut = reductions._group_rows(X)
+    hashed = reductions._group_keys(reductions._row_hashes(X))
+    for got, expected in zip(shortcut, hashed):
+        np.testing.assert_array_equal(got, expected)
+    X[:, 0] = 0.0  # a constant first column: the next one tells the rows apart
+    X[:, 1] = np.round(X[:, 1])  # repeats: the third decides
+    assert reductions._distinct_column(X)
+    X[:, 2] = 1.0
+    assert not reductions._distinct_column(X)
+    X[7] = X[3]  # a repeated row is still found (by the hashes)
+    first, index = reductions._group_rows(X)
+    assert first.size == 299 and index[7] == index[3]
+
+
+def test_the_separation_test_stops_at_the_deadline():
+    from infpush_cvx.data.degeneracy import separating_direction
+
+    rng = np.random.default_rng(10)
+    data = BipartiteData(rng.normal(size=(20, 3)) + 3.0, rng.normal(size=(30, 3)))
+    assert separating_direction(data) is not None
+    expired = Deadline(1.0, start=0.0, clock=lambda: 2.0)
+    assert separating_direction(data, deadline=expired) is None
+    v = separating_direction(data, deadline=Deadline(None))
+    np.testing.assert_array_equal(v, separating_direction(data))
+
+
+def test_the_working_set_does_not_start_when_its_copy_would_not_fit(monkeypatch):
+    from infpush_cvx.solvers import infinite_push, ranksvm
+    from infpush_cvx.solvers.ranksvm import newton
+
+    rng = np.random.default_rng(11)
+    Xp, Xn = rng.normal(size=(30, 3)) + 3.0, rng.normal(size=(40, 3))  # not degenerate
+    monkeypatch.setattr(newton, "fits_rescaled_copy", lambda data, deadline: False)
+    for solve in (infinite_push, ranksvm):
+        res = quiet(solve, Xp, Xn, 1e-2, method="working_set", time_limit=100.0)
+        assert res.status == "time_limit" and res.iterations == 0 and res.gap is None
+        np.testing.assert_array_equal(res.w, np.zeros(3))
+        assert quiet(solve, Xp, Xn, 1e-2, method="working_set").status == "optimal"
+
+
+def test_the_working_set_on_large_dense_arrays_holds_its_limit():
+    from infpush_cvx.solvers import infinite_push
+
+    rng = np.random.default_rng(12)
+    Xp, Xn = rng.normal(size=(20_000, 200)) + 0.2, rng.normal(size=(20_000, 200))
+    start = time.perf_counter()
+    res = quiet(infinite_push, Xp, Xn, 1e-5, time_limit=0.5)
+    assert time.perf_counter() - start - 0.5 < BOUND
+    assert res.status in ("time_limit", "optimal", "degenerate_optimal")
