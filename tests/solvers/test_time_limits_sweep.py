@@ -274,3 +274,18 @@ def test_the_working_set_on_large_dense_arrays_holds_its_limit():
     res = quiet(infinite_push, Xp, Xn, 1e-5, time_limit=0.5)
     assert time.perf_counter() - start - 0.5 < BOUND
     assert res.status in ("time_limit", "optimal", "degenerate_optimal")
+
+
+# -- CVXPY in a child process (0.26 s over every 1 s limit in the sweep) ------------------------
+
+def test_a_child_still_building_is_killed_at_the_deadline_without_grace(monkeypatch):
+    """The grace after the deadline is for a solver stopping on its own limit in the solve
+    stage; a child that has not reached it is killed at once (a 30 s grace would show)."""
+    from infpush_cvx.solvers.engines import cvxpy_backend as backend
+
+    monkeypatch.setattr(backend, "KILL_GRACE", 30.0)
+    start = time.perf_counter()
+    out = backend.solve("time:sleep", (60,), solver="CLARABEL", options={},
+                        deadline=Deadline(3.0), isolate=True)  # (the child's start: up to 3 s)
+    assert out.status == "time_limit" and "the CVXPY process was stopped" in out.message
+    assert time.perf_counter() - start < 3.0 + BOUND
