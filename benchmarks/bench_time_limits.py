@@ -6,9 +6,9 @@ from the call: the conversion of raw arrays, the problem's checks and the certif
 answer all draw on it) on a problem sized so that no method solves it in a second:
 
 - ``a8a``: all of LIBSVM a8a (5,506 x 17,190, 95 million pairs; sparse) at lambda 1e-3, for the
-  methods that hold an m x n dual (first-order, ADMM), the P-Norm Push and SVMMAP;
+  methods that hold an m x n dual (first-order, ADMM) and SVMMAP;
 - ``dense``: generated 50,000 + 50,000 x 300 (two overlapping Gaussian classes, seed 0; passed
-  as raw arrays) at lambda 1e-5, for the Newton, working-set and TopPush methods;
+  as raw arrays) at lambda 1e-5, for the Newton, working-set, TopPush and P-Norm Push methods;
 - ``pairs``: a Rank2Plan LP of 20,000 x 100 rows (Gaussian, seed 0) and 1,000,000 random pairs
   at lambda 1e-3;
 - ``"cvxpy"`` methods once per CVXPY solver with a time limit that fits the cone (Clarabel, SCS,
@@ -21,6 +21,9 @@ problem (imports, numba compilation); its methods are then timed one after anoth
 Columns: ``time_s`` (the call's wall time), ``overrun_s`` (``time_s`` minus the limit), the
 solve's ``status`` and the ``iterations`` it took. The machine's load is printed first: the
 figures are a single run on a shared machine (compare them with ones taken in the same run).
+
+The package measured is the one the interpreter imports (with ``PYTHONPATH=.`` from a
+checkout: that checkout's; the spawned processes inherit it).
 
 Usage::
 
@@ -49,8 +52,8 @@ ROWS = (
     + [("squared_hinge_ranksvm", "newton", "dense", None)]
     + [("toppush", m, "dense", None) for m in ("interior_point", "dual_agd")]
     + [("toppush", "cvxpy", "dense", s) for s in ("CLARABEL", "SCS", "ECOS")]
-    + [("pnorm_push", m, "a8a", None) for m in ("newton", "boosting")]
-    + [("pnorm_push", "cvxpy", "a8a", s) for s in ("CLARABEL", "SCS", "ECOS")]
+    + [("pnorm_push", m, "dense", None) for m in ("newton", "boosting")]
+    + [("pnorm_push", "cvxpy", "dense", s) for s in ("CLARABEL", "SCS", "ECOS")]
     + [("svmmap", "cutting_plane", "a8a", None)]
     + [("rank2plan", m, "pairs", None) for m in ("ccg", "smoothed")]
     + [("rank2plan", "cvxpy", "pairs", s) for s in ("CLARABEL", "SCS", "HIGHS", "ECOS")]

@@ -124,6 +124,8 @@ def test_a_solver_borrows_dense_arrays_without_copying_or_changing_them():
         data.Xp[0, 0] = 1.0
     assert not np.shares_memory(BipartiteData(Xp, Xn).Xp, Xp)  # a container of its own: a copy
     assert borrowed([[1.0]]) == [[1.0]] and borrowed(Xp.astype(np.float32)).dtype == np.float32
+    fortran = np.asfortranarray(Xp)
+    assert borrowed(fortran) is fortran  # held as before: a C-ordered private copy
 
 
 def test_fresh_write_seconds_scales_the_probe():
