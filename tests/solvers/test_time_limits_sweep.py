@@ -291,3 +291,29 @@ def test_a_child_still_building_is_killed_at_the_deadline_without_grace(monkeypa
                         deadline=Deadline(3.0), isolate=True)  # (the child's start: up to 3 s)
     assert out.status == "time_limit" and "the CVXPY process was stopped" in out.message
     assert time.perf_counter() - start < 3.0 + BOUND
+
+
+# -- the P-Norm Push's Newton method (1.3 s over a 1 s limit on the dense problem) --------------
+
+def test_stacked_rows_are_those_of_vstack():
+    from infpush_cvx.solvers.pnorm_push.methods import Stacked
+
+    rng = np.random.default_rng(13)
+    top, bottom = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    whole, stacked = np.vstack([top, bottom]), Stacked(top, bottom)
+    for rows in (slice(0, 3), slice(5, 9), slice(7, 12), slice(10, 40), slice(0, 12)):
+        np.testing.assert_array_equal(stacked[rows], whole[rows])
+    for rows in ([0, 6, 7, 11], [8, 9], [1, 2], []):
+        np.testing.assert_array_equal(stacked[np.array(rows, dtype=np.intp)],
+                                      whole[np.array(rows, dtype=np.intp)])
+
+
+def test_the_p_norm_push_on_large_dense_arrays_holds_its_limit():
+    from infpush_cvx.solvers import pnorm_push
+
+    rng = np.random.default_rng(14)
+    Xp, Xn = rng.normal(size=(20_000, 200)) + 0.2, rng.normal(size=(20_000, 200))
+    start = time.perf_counter()
+    res = quiet(pnorm_push, Xp, Xn, 1e-5, time_limit=0.5)
+    assert time.perf_counter() - start - 0.5 < BOUND
+    assert res.status in ("time_limit", "optimal")
