@@ -121,8 +121,9 @@ def measure(probe, model: str, rows, quick: bool, limit: float):
     for _, kind, _ in rows:
         if kind not in datasets:
             datasets[kind] = make_data(kind, SIZES[quick][kind])
-    for method, kind, solver in rows:  # warm-up: imports, numba compilation
-        call(model, method, _tiny(kind, datasets[kind]), LAMBDAS[kind], solver, None)
+    for method, kind, solver in rows:  # warm-up: imports, numba compilation (a large lambda
+        # and a limit: the small lambdas take the working set 18 s on 20 + 30 rows)
+        call(model, method, _tiny(kind, datasets[kind]), 0.1, solver, 5.0)
     out = []
     for method, kind, solver in rows:
         begun = time.perf_counter()

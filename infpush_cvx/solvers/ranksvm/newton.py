@@ -219,9 +219,13 @@ def fits_rescaled_copy(data, deadline: Deadline) -> bool:
 
 
 def _stopped_before_start(w, deadline: Deadline) -> dict:
-    """The result dict of a solve whose time ran out in its set-up: its start, uncertified."""
-    return {"w": w, "dual": None, "gap": None, "status": "time_limit",
-            "message": deadline.message(), "iterations": 0, "history": {}}
+    """The result dict of a solve whose time ran out in its set-up (or whose next stage would
+    not fit in the time left): its start, uncertified."""
+    message = deadline.message() if deadline.expired() else (
+        f"time limit of {deadline.limit:g} s: the set-up of the solve (a rescaled copy of the "
+        f"data) would end past it")
+    return {"w": w, "dual": None, "gap": None, "status": "time_limit", "message": message,
+            "iterations": 0, "history": {}}
 
 
 def no_repeated_rows(data, columns: int = 3) -> bool:
