@@ -255,11 +255,11 @@ def test_the_separation_test_stops_at_the_deadline():
 
 def test_the_working_set_does_not_start_when_its_copy_would_not_fit(monkeypatch):
     from infpush_cvx.solvers import infinite_push, ranksvm
-    from infpush_cvx.solvers.ranksvm import newton
+    from infpush_cvx.solvers.infinite_push import methods
 
     rng = np.random.default_rng(11)
     Xp, Xn = rng.normal(size=(30, 3)) + 3.0, rng.normal(size=(40, 3))  # not degenerate
-    monkeypatch.setattr(newton, "fits_rescaled_copy", lambda data, deadline: False)
+    monkeypatch.setattr(methods, "fresh_write_seconds", lambda entries, clock: 1e6)
     for solve in (infinite_push, ranksvm):
         res = quiet(solve, Xp, Xn, 1e-2, method="working_set", time_limit=100.0)
         assert res.status == "time_limit" and res.iterations == 0 and res.gap is None

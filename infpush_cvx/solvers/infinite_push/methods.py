@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from infpush_cvx._validation import check_bool, check_int, check_scalar
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import Solver, data_size
 from infpush_cvx.solvers.engines import dual_gradient, duality, working_set
 from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, finish,
                                                 unit_weights, warm_alpha, warm_weights)
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.deadline import Deadline, fresh_write_seconds
 from infpush_cvx.solvers.infinite_push.problem import BipartiteProblem, InfinitePushProblem
 from infpush_cvx.solvers.result import SolverResult
 
@@ -171,12 +171,12 @@ class WorkingSet(BipartiteMethod):
 def _fits_start(data, setup: float, deadline: Deadline) -> bool:
     """Whether the working set's start still fits under the time limit: its collapse of
     repeated rows (``setup`` seconds, as long as the one before; 0: unknown) and its rescaled
-    copy of the data (:func:`~infpush_cvx.solvers.ranksvm.newton.fits_rescaled_copy`), which
+    copy of the data (:func:`~infpush_cvx.solvers.engines.deadline.fresh_write_seconds`), which
     read no clock (at 50,000 + 50,000 x 300 and a 1 s limit the Infinite Push's ran to 4 s)."""
-    from infpush_cvx.solvers.ranksvm.newton import fits_rescaled_copy
-
-    return deadline.limit is None or (deadline.allows(setup)
-                                      and fits_rescaled_copy(data, deadline))
+    if deadline.limit is None:
+        return True
+    entries = data_size(data.Xp, data.Xn)
+    return deadline.allows(setup + fresh_write_seconds(entries, clock=deadline.clock))
 
 
 def dual_projector(problem, data):
