@@ -120,8 +120,8 @@ class WorkingSet(BipartiteMethod):
             if answer is not None:
                 return answer
         if not _fits_start(solve_data, setup, deadline):
-            from infpush_cvx.solvers.ranksvm.newton import _stopped_before_start
-            out = _stopped_before_start(np.zeros(data.d) if w0 is None else w0, deadline)
+            from infpush_cvx.solvers.ranksvm.newton import stopped_before_start
+            out = stopped_before_start(np.zeros(data.d) if w0 is None else w0, deadline)
             return self._finished(problem, data, out, deadline,
                                   {"degenerate": False} if ip else None)
         with blas_threads_for(data.d):

@@ -107,7 +107,7 @@ def solve(prob, *, tol: float, max_iter: int, deadline: Deadline, w0=None, mu0: 
         return s, t, ramp, F
 
     if deadline.expired():  # (the rescaled copy took the time left): the start, no dual
-        return _stopped_before_start(w * prob.scale, deadline)
+        return stopped_before_start(w * prob.scale, deadline)
     s, t, ramp, F = smoothed(w)
     for it in range(1, max_iter + 1):
         # certificate at the current point: primal P(w) (and P(w(alpha))) and the ramp dual
@@ -191,7 +191,7 @@ def run(data, lam: float, *, tol: float, max_iter: int, deadline: Deadline, w0=N
 
     reduced, collapsed = (data, None) if no_repeated_rows(data) else collapse(data)
     if not fits_rescaled_copy(reduced, deadline):
-        return _stopped_before_start(np.zeros(data.d) if w0 is None else np.asarray(w0, float),
+        return stopped_before_start(np.zeros(data.d) if w0 is None else np.asarray(w0, float),
                                      deadline)
     prob = _Problem(reduced, lam, "ranksvm", "l2")
     # from a warm start (a nearby lambda, the same problem) begin with little smoothing
@@ -218,7 +218,7 @@ def fits_rescaled_copy(data, deadline: Deadline) -> bool:
                                                clock=deadline.clock))
 
 
-def _stopped_before_start(w, deadline: Deadline) -> dict:
+def stopped_before_start(w, deadline: Deadline) -> dict:
     """The result dict of a solve whose time ran out in its set-up (or whose next stage would
     not fit in the time left): its start, uncertified."""
     message = deadline.message() if deadline.expired() else (
