@@ -60,12 +60,19 @@ def mean_positive(data: BipartiteData) -> np.ndarray:
     return np.asarray(data.Xp.T @ data.pos_weights).ravel() / data.wp_sum
 
 
+def _largest_absolute(X) -> float:
+    """``abs(X).max()`` without the copy ``abs(X)`` of a dense X (the same number)."""
+    if sp.issparse(X):
+        return float(abs(X).max())
+    return max(float(X.max()), -float(X.min()))
+
+
 def _in_unit_scale(data) -> tuple:
     """``(unit, Xn / unit, mean positive / unit)`` of ``data`` (TypeError unless it is a
     BipartiteData), ``unit`` the largest absolute entry of the data (1 for all-zero data): the
     scale-invariant form both tests work on."""
     check_bipartite(data)
-    largest = max(float(abs(X).max()) if X.shape[0] else 0.0 for X in (data.Xp, data.Xn))
+    largest = max(_largest_absolute(X) if X.shape[0] else 0.0 for X in (data.Xp, data.Xn))
     unit = largest if largest > 0 else 1.0
     return unit, data.Xn / unit, mean_positive(data) / unit
 
@@ -147,19 +154,26 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
                             weights=weights, tolerance=tol * unit)
 
 
-def separating_direction(data: BipartiteData, *, max_iter: int = 50):
+def separating_direction(data: BipartiteData, *, max_iter: int = 50, deadline=None):
     """A direction v with ``v . mean(Xp) > max_j v . x_j^-``, or None if none was found.
 
     Such a v certifies that the mean positive is outside the hull of the negatives (so the
     instance is not degenerate) at O(max_iter (n d)) cost, before the LP of
     :func:`check_degeneracy` is needed. The search is Gilbert's algorithm (1966) for the point of
     ``conv{x_j^- - mean(Xp)}`` nearest the origin, from the centroid; its iterate ``p`` gives the
-    candidate ``v = -p``. None decides nothing.
+    candidate ``v = -p``. None decides nothing. ``deadline`` (a solver's
+    :class:`~infpush_cvx.solvers.engines.deadline.Deadline`, None: none): an iteration (a pass
+    over Xn) is begun only when one as long as the last fits before it; else None.
     """
     _, Xn, mean_pos = _in_unit_scale(data)
     max_iter = check_int(max_iter, "max_iter", minimum=1)
     p = np.asarray(Xn.mean(axis=0)).ravel() - mean_pos
+    last = 0.0
     for _ in range(max_iter):
+        if deadline is not None:
+            if not deadline.allows(last):
+                return None
+            begun = deadline.elapsed()
         v = -p
         proj = np.asarray(Xn @ v).ravel() - mean_pos @ v  # (x_j - mean_pos) . v
         j = int(np.argmax(proj))
@@ -172,6 +186,8 @@ def separating_direction(data: BipartiteData, *, max_iter: int = 50):
         if t == 0.0:
             return None  # p is the nearest point: the origin is in the hull, or touches it
         p = p + t * step
+        if deadline is not None:
+            last = deadline.elapsed() - begun
     return None
 
 

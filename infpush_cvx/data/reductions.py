@@ -128,8 +128,27 @@ def _group_rows_exact(X) -> tuple[np.ndarray, np.ndarray]:
     return _group_keys(np.array(keys, dtype=object))
 
 
+#: Columns of a dense X :func:`_group_rows` first looks at for values that tell its rows apart.
+_SCREEN_COLUMNS = 3
+
+
+def _distinct_column(X) -> bool:
+    """True when one of the first :data:`_SCREEN_COLUMNS` columns of the dense X holds a
+    different value in every row (0.0 and -0.0 count as one), so that no two rows are equal;
+    False proves nothing."""
+    return any(np.unique(X[:, k]).size == X.shape[0]
+               for k in range(min(_SCREEN_COLUMNS, X.shape[1])))
+
+
 def _group_rows(X) -> tuple[np.ndarray, np.ndarray]:
-    """(first, index) of the groups of identical rows of canonical X, by first occurrence."""
+    """(first, index) of the groups of identical rows of canonical X, by first occurrence.
+
+    Continuous dense features tell every row apart in their first column: then each row is its
+    own group, found in O(r log r) without hashing every entry (the hashes cost 0.9-2.4 s for
+    100,000 x 300 on a loaded machine, and the working set collapses its data on every call)."""
+    if not sp.issparse(X) and _distinct_column(X):
+        rows = np.arange(X.shape[0])
+        return rows, rows.copy()
     first, index = _group_keys(_row_hashes(X))
     if first.shape[0] == X.shape[0]:
         return first, index  # all hashes distinct, so all rows distinct: nothing to verify

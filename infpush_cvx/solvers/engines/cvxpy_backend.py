@@ -31,8 +31,8 @@ no time limit). Measured on 10,000 x 100 with 1M pairs (the Rank2Plan LP, 2-core
 compilation 4.1 s and Clarabel 34 s with ``time_limit=1`` (its KKT factorisation is not
 interruptible). So when a time limit is given and the solve is not small (:data:`ISOLATE_SIZE`
 data entries) or the solver has no time-limit option, the staged solve runs in a child process
-that is killed at the deadline (plus :data:`KILL_GRACE` seconds for a solver stopping on its own
-limit to hand back its point); a killed solve is "time_limit", with no point.
+that is killed at the deadline (plus :data:`KILL_GRACE` seconds, in its solve stage, for a solver
+stopping on its own limit to hand back its point); a killed solve is "time_limit", with no point.
 
 The child is a fresh interpreter (``python -c``, :data:`_CHILD_PROGRAM`) that takes the
 caller's ``sys.path``, receives the pickled builder and data on a pipe, and sends back its stages
@@ -440,7 +440,10 @@ def _send_quietly(connection, messages) -> None:
 
 
 def _isolated(build, solver, options, deadline: Deadline, verbose) -> Outcome:
-    """:func:`_staged` in a child process, killed ``KILL_GRACE`` s after the deadline."""
+    """:func:`_staged` in a child process, killed at the deadline, or ``KILL_GRACE`` s after it
+    once the child is in its solve stage with a solver that stops on its own time limit (only
+    then can it still hand back a point: killing a child still building or compiling at once
+    took 0.25 s off every such overrun)."""
     from multiprocessing.reduction import ForkingPickler
 
     child, requests, results = _start_child()
@@ -451,8 +454,10 @@ def _isolated(build, solver, options, deadline: Deadline, verbose) -> Outcome:
         request = (build, solver, options, deadline.remaining(), verbose)
         messages = [ForkingPickler.dumps(m) for m in (list(sys.path), request)]
         threading.Thread(target=_send_quietly, args=(requests, messages), daemon=True).start()
+        own_limit = time_limit_option(solver) is not None
         while True:
-            wait = deadline.remaining() + KILL_GRACE
+            grace = KILL_GRACE if stage == "solve" and own_limit else 0.0
+            wait = deadline.remaining() + grace
             if wait <= 0 or not results.poll(wait):
                 break
             try:

@@ -23,7 +23,9 @@ Lee & Lin ("Large-scale linear RankSVM", Neural Computation 2014, section 3) for
 by order statistics for each Hessian-vector product instead.
 
 The deadline is looked at between blocks of outer rows (about 2^25 multiply-adds each), and a
-block is begun only when the time left exceeds what the previous one took.
+block is begun only when the time left exceeds what the previous one took. Dense rows' own
+terms (two matrix products, the size of the whole cross term each) follow the cross term, and
+are begun only when they fit at its pace.
 """
 
 from __future__ import annotations
@@ -146,10 +148,19 @@ class PairGram:
             _own_terms(gram, X.indptr, X.indices, X.data, w * n_outer)
             _own_terms(gram, Y.indptr, Y.indices, Y.data, u * n_inner)
             cross = self._sweep(X, w, lo, hi, o_order, Y, u, key, i_order, deadline)
-        else:
-            gram = X.T @ ((w * n_outer)[:, None] * X) + Y.T @ ((u * n_inner)[:, None] * Y)
-            cross = self._prefix_sums(X, w, Y[i_order] * u[i_order, None], top, bottom, deadline)
-        return None if cross is None else gram - cross - cross.T
+            return None if cross is None else gram - cross - cross.T
+        begun = None if deadline is None else deadline.elapsed()
+        cross = self._prefix_sums(X, w, Y, u, i_order, top, bottom, deadline)
+        if cross is None:
+            return None
+        # the own terms: a product over the outer rows as large as the cross term's, and one
+        # over the inner rows, in two BLAS calls that read no clock: begun when they fit at the
+        # cross term's pace (at 50,000 + 50,000 x 300, 2 s on a loaded machine)
+        if deadline is not None and not deadline.allows(
+                (deadline.elapsed() - begun) * (X.shape[0] + Y.shape[0]) / max(X.shape[0], 1)):
+            return None
+        gram = X.T @ ((w * n_outer)[:, None] * X) + Y.T @ ((u * n_inner)[:, None] * Y)
+        return gram - cross - cross.T
 
     def _blocks(self, n_outer: int, row_work: float, deadline: Deadline | None):
         """Consecutive slices of the outer rows, each about :data:`_BLOCK_WORK`; None in place
@@ -174,11 +185,23 @@ class PairGram:
                    i_order, key, Y.indptr, Y.indices, Y.data, u, block.start, block.stop)
         return cross
 
-    def _prefix_sums(self, X, w, inner_sorted, top, bottom, deadline):
-        """The cross term of dense rows: ``acc_o`` from prefix sums of the inner rows (weighted,
-        in key order), None when the deadline passed."""
-        cum = np.zeros((inner_sorted.shape[0] + 1, self.d))
-        np.cumsum(inner_sorted, axis=0, out=cum[1:])
+    def _prefix_sums(self, X, w, Y, u, i_order, top, bottom, deadline):
+        """The cross term of dense rows: ``acc_o`` from prefix sums of the inner rows ``Y``
+        (weighted by ``u``, in the key order ``i_order``), None when the deadline passed.
+
+        The prefix sums are written in blocks of rows (new memory, the slowest pass over the
+        data), each block's first row added to the previous block's last sum: the additions of
+        one ``np.cumsum`` in the same order, so the same bits."""
+        cum = np.zeros((Y.shape[0] + 1, self.d))
+        # blocks of 2^20 entries (8 MB): _BLOCK_WORK / 32 per row
+        for block in self._blocks(Y.shape[0], 32.0 * self.d, deadline):
+            if block is None:
+                return None
+            rows = cum[block.start + 1:block.stop + 1]
+            np.multiply(Y[i_order[block]], u[i_order[block], None], out=rows)
+            if block.start:  # (the first row of all is its own sum, as in np.cumsum)
+                rows[0] += cum[block.start]
+            np.cumsum(rows, axis=0, out=rows)
         cross = np.zeros((self.d, self.d))
         for block in self._blocks(X.shape[0], float(self.d) ** 2, deadline):
             if block is None:

@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from infpush_cvx._validation import check_bool, check_int, check_scalar
-from infpush_cvx.solvers.base import Solver
+from infpush_cvx.solvers.base import Solver, data_size
 from infpush_cvx.solvers.engines import dual_gradient, duality, working_set
 from infpush_cvx.solvers.engines.common import (blas_threads_for, centred, finish,
                                                 unit_weights, warm_alpha, warm_weights)
-from infpush_cvx.solvers.engines.deadline import Deadline
+from infpush_cvx.solvers.engines.deadline import Deadline, fresh_write_seconds
 from infpush_cvx.solvers.infinite_push.problem import BipartiteProblem, InfinitePushProblem
 from infpush_cvx.solvers.result import SolverResult
 
@@ -114,10 +114,16 @@ class WorkingSet(BipartiteMethod):
         w0 = warm_weights(data, warm_start)
         solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
         ip = problem.loss == "infinite_push"
+        setup = 0.0  # seconds of a pass like the working set's first (its collapse of rows)
         if ip and self.detect_degenerate:
-            answer = self._degenerate(problem, data, solve_data, deadline)
+            answer, setup = self._degenerate(problem, data, solve_data, deadline)
             if answer is not None:
                 return answer
+        if not _fits_start(solve_data, setup, deadline):
+            from infpush_cvx.solvers.ranksvm.newton import stopped_before_start
+            out = stopped_before_start(np.zeros(data.d) if w0 is None else w0, deadline)
+            return self._finished(problem, data, out, deadline,
+                                  {"degenerate": False} if ip else None)
         with blas_threads_for(data.d):
             out = working_set.solve(solve_data, problem.lam_paper, loss=problem.loss,
                                     penalty=problem.penalty, tol=self.tol,
@@ -125,31 +131,52 @@ class WorkingSet(BipartiteMethod):
                                     options=self.options)
         return self._finished(problem, data, out, deadline, {"degenerate": False} if ip else None)
 
-    def _degenerate(self, problem, data, solve_data, deadline) -> SolverResult | None:
-        """The answer ``w = 0`` with its certificate when the Infinite Push is degenerate, else
-        None (the cheap separation test settles most instances without the LP)."""
+    def _degenerate(self, problem, data, solve_data, deadline):
+        """``(answer, seconds)``: the answer ``w = 0`` with its certificate when the Infinite
+        Push is degenerate, else None (the cheap separation test settles most instances without
+        the LP), and the seconds the collapse of repeated rows took (the working set repeats
+        it). Under a time limit each test is begun only when it (as long as the stage before
+        it) and the working set's collapse still fit; else the working set decides."""
         from infpush_cvx.data.degeneracy import (DegeneracyCheckFailed, check_degeneracy,
                                                  separating_direction)
 
+        begun = deadline.elapsed()
         reduced, collapsed = working_set.collapse(solve_data)  # repeated rows: exact
-        if separating_direction(reduced) is not None:
-            return None
+        setup = deadline.elapsed() - begun
+        if not deadline.allows(2.0 * setup):
+            return None, setup
+        begun = deadline.elapsed()
+        if separating_direction(reduced, deadline=deadline) is not None:
+            return None, setup
+        if not deadline.allows(deadline.elapsed() - begun + setup):
+            return None, setup
         try:
             report = check_degeneracy(reduced, time_limit=deadline.for_solver())
         except DegeneracyCheckFailed:
-            return None  # undecided (time limit, or HiGHS failed): the working set decides
+            return None, setup  # undecided (time limit, HiGHS failed): the working set decides
         if not report.degenerate:
-            return None
+            return None, setup
         cert = working_set.degenerate_certificate(reduced, problem.lam_paper,
                                                   penalty=problem.penalty,
                                                   theta=report.weights, collapsed=collapsed)
         if not cert["gap"] <= self.tol:
-            return None  # not certified to tol (an inaccurate LP): solve it like any other
+            return None, setup  # not certified to tol (an inaccurate LP): solve it like any other
         out = {"w": cert["w"], "dual": cert["dual"], "gap": cert["gap"], "iterations": 0,
                "status": "degenerate_optimal",
                "history": {"objective": [cert["objective_paper"]], "gap": [cert["gap"]],
                            "time": [deadline.elapsed()]}}
-        return self._finished(problem, data, out, deadline, {"degenerate": True})
+        return self._finished(problem, data, out, deadline, {"degenerate": True}), setup
+
+
+def _fits_start(data, setup: float, deadline: Deadline) -> bool:
+    """Whether the working set's start still fits under the time limit: its collapse of
+    repeated rows (``setup`` seconds, as long as the one before; 0: unknown) and its rescaled
+    copy of the data (:func:`~infpush_cvx.solvers.engines.deadline.fresh_write_seconds`), which
+    read no clock (at 50,000 + 50,000 x 300 and a 1 s limit the Infinite Push's ran to 4 s)."""
+    if deadline.limit is None:
+        return True
+    entries = data_size(data.Xp, data.Xn)
+    return deadline.allows(setup + fresh_write_seconds(entries, clock=deadline.clock))
 
 
 def dual_projector(problem, data):

@@ -113,7 +113,7 @@ class Newton(_PNormPushMethod):
         history = {}  # (the result completes its standard columns)
         _record(history, 0, state.objective, state.gap, deadline, "newton")
         status, message, k = "max_iter", f"{self.iterations} Newton steps", 0
-        stacked = None if data.is_sparse else np.vstack([data.Xn, data.Xp])
+        stacked = None if data.is_sparse else Stacked(data.Xn, data.Xp)
         last_step = 0.0  # seconds of the last step: a step is not started that cannot end in time
         while k < self.iterations:
             if state.gap <= self.tol:
@@ -168,6 +168,31 @@ class Newton(_PNormPushMethod):
                     decrement=-slope, trials=trials)
         return {"w": state.w, "status": status, "message": message, "iterations": k,
                 "history": history}
+
+
+class Stacked:
+    """The rows of ``np.vstack([top, bottom])`` by slices or indices, gathered from the two
+    blocks when asked for: the stacked copy of all the data (50,000 + 50,000 x 300) took 1.2 s
+    on a loaded machine before the deadline was first looked at."""
+
+    def __init__(self, top: np.ndarray, bottom: np.ndarray):
+        self.top, self.bottom, self.split = top, bottom, top.shape[0]
+
+    def __getitem__(self, rows) -> np.ndarray:
+        split = self.split
+        if isinstance(rows, slice):
+            start, stop, _ = rows.indices(split + self.bottom.shape[0])
+            if stop <= split:
+                return self.top[start:stop]
+            if start >= split:
+                return self.bottom[start - split:stop - split]
+            return np.vstack([self.top[start:], self.bottom[:stop - split]])
+        rows = np.asarray(rows)
+        out = np.empty((rows.size, self.top.shape[1]))
+        upper = rows < split
+        out[upper] = self.top[rows[upper]]
+        out[~upper] = self.bottom[rows[~upper] - split]
+        return out
 
 
 def _hessian(data, state, lam: float, p: float, stacked, deadline):
