@@ -181,3 +181,39 @@ def test_the_scattered_pair_products_are_the_dense_matrix_products():
     om_XJ[:] = 0.0
     _scattered_pair_products(bi, bj, om, np.zeros(0), XI, XJ, om_XJ, np.zeros((0, d)))
     np.testing.assert_allclose(om_XJ, W @ XJ, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+def test_scattered_pairs_give_the_newton_system_of_the_explicit_pair_vectors(groups, l1):
+    """The scattered pairs' one-pass kernels (the rows' scores gathered, sums per row scattered)
+    against the explicit pair vectors ``Z`` (rows ``pi_b z_b``, summed by sparse products): the
+    same constraint maps, the same reduced Newton solve and the same step."""
+    import scipy.sparse as sp
+
+    prob, _ = random_problem(3, groups=groups, l1=l1, prox=0.5)
+    rng = np.random.default_rng(4)
+    pi = rng.uniform(0.5, 2.0, prob.nb)
+    kw = dict(coef=prob.coef, groups=groups, a=prob.a, g=prob.g, c_e=prob.c_e, q_w=prob.q_w,
+              kappa=prob.kappa, l1=l1)
+    scattered = RestrictedProblem(prob.XI, prob.XJ, prob.bi, prob.bj, pair_weight=pi, **kw)
+    Z = sp.csr_matrix(pi[:, None] * (prob.XI[prob.bi] - prob.XJ[prob.bj]))
+    explicit = RestrictedProblem(None, None, np.zeros(0), prob.bj, pair_weight=pi, Z=Z, **kw)
+    assert scattered._scattered and not explicit._scattered
+    w, v, e = rng.normal(size=prob.d), rng.normal(size=prob.nb), rng.random(prob.nb)
+    xi, p = 0.3, rng.random(prob.d if l1 else 0)
+    np.testing.assert_allclose(scattered.zw(w), explicit.zw(w), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(scattered.zT(v), explicit.zT(v), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(scattered.G(w, xi, e, p), explicit.G(w, xi, e, p), rtol=1e-12,
+                               atol=1e-13)
+    s, z = rng.uniform(0.1, 2.0, (2, scattered.n_rows))
+    rhs = (rng.normal(size=prob.d), 0.4 if groups else 0.0, rng.normal(size=prob.nb),
+           rng.normal(size=p.size))
+    for one, other in zip(scattered.solve(scattered.factor(s, z), *rhs),
+                          explicit.solve(explicit.factor(s, z), *rhs)):
+        np.testing.assert_allclose(one, other, rtol=1e-9, atol=1e-10)
+    w1, _, z1, i1 = solve_restricted(scattered)
+    w2, _, z2, i2 = solve_restricted(explicit)
+    assert i1["status"] == i2["status"] == "optimal"
+    np.testing.assert_allclose(w1, w2, atol=1e-7)
+    np.testing.assert_allclose(z1, z2, atol=1e-7)

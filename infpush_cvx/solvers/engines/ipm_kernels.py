@@ -211,3 +211,96 @@ def _grid_back_substitute(re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
         for i in range(nI):
             b = j * nI + i
             de[b] = inv_delta[b] * (de[b] - corr)
+
+
+# ---- scattered pairs (the working set's band: pair b = (bi[b], bj[b]), any order): the grid's
+# one-pass kernels above with the pairs' rows read from bi and bj. NumPy took three to six passes
+# and temporaries of the pairs' length for each (gathers, bincounts, products): on Spambase l1
+# at lambda 1e-4, 80,000 band pairs, most of an iteration ------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_differences(bi, bj, sI, sJ, pi, out):
+    """``out_b = pi_b (sI[bi_b] - sJ[bj_b])``: ``pi_b z_b . w`` from the rows' scores."""
+    for b in range(bi.size):
+        out[b] = pi[b] * (sI[bi[b]] - sJ[bj[b]])
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_sums(bi, bj, v, pi, cols, rows):
+    """The sums of ``pi v`` per row of XI (``cols``) and per row of XJ (``rows``)."""
+    cols[:] = 0.0
+    rows[:] = 0.0
+    for b in range(bi.size):
+        u = pi[b] * v[b]
+        cols[bi[b]] += u
+        rows[bj[b]] += u
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_pair_rows(bi, bj, sI, sJ, pi, e, out2, out3, rows_e):
+    """:func:`_grid_pair_rows` over scattered pairs: ``-pi_b (s_i - t_j) - e_b``, ``-e_b`` and
+    the sums of e per row of XJ (the group sums)."""
+    rows_e[:] = 0.0
+    for b in range(bi.size):
+        out2[b] = -pi[b] * (sI[bi[b]] - sJ[bj[b]]) - e[b]
+        out3[b] = -e[b]
+        rows_e[bj[b]] += e[b]
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_scaling(bi, bj, s2, z2, s3, z3, pi, inv_delta, D2, om, c, cols_om, rows_om,
+                       sigma, rows_c):
+    """:func:`_grid_scaling` over scattered pairs: ``1/delta``, ``D2``, the weights
+    ``omega pi^2`` and ``c pi`` per pair and their sums per row of XI and of XJ (``sigma``:
+    those of 1/delta per row of XJ)."""
+    cols_om[:] = 0.0
+    rows_om[:] = 0.0
+    sigma[:] = 0.0
+    rows_c[:] = 0.0
+    for b in range(bi.size):
+        i, j = bi[b], bj[b]
+        w2, w3 = s2[b] / z2[b], s3[b] / z3[b]
+        tot = w2 + w3
+        inv_delta[b] = w2 * w3 / tot
+        D2[b] = z2[b] / s2[b]
+        o = pi[b] * pi[b] / tot
+        cb = pi[b] * w3 / tot
+        om[b] = o
+        c[b] = cb
+        cols_om[i] += o
+        rows_om[j] += o
+        sigma[j] += inv_delta[b]
+        rows_c[j] += cb
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_einv_sums(bi, bj, re, inv_delta, gamma, D2, pi, cols, rows, t_rows):
+    """:func:`_grid_einv_sums` over scattered pairs: ``t = E^{-1} r_e`` (per group j,
+    ``t_b = (r_b - gamma_j sum_{b' in B_j} r_b' / delta_b') / delta_b``), reduced to its sums per
+    group (``t_rows``) and to the sums of ``pi D2 t`` per row of XI and of XJ."""
+    raw = np.zeros(gamma.size)
+    for b in range(bi.size):
+        raw[bj[b]] += re[b] * inv_delta[b]
+    cols[:] = 0.0
+    rows[:] = 0.0
+    t_rows[:] = 0.0
+    for b in range(bi.size):
+        j = bj[b]
+        t = inv_delta[b] * (re[b] - gamma[j] * raw[j])
+        t_rows[j] += t
+        u = pi[b] * D2[b] * t
+        cols[bi[b]] += u
+        rows[j] += u
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_back_substitute(bi, bj, re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
+    """:func:`_grid_back_substitute` over scattered pairs: ``de = E^{-1} (r_e - H_ey dy)``."""
+    raw = np.zeros(gamma.size)
+    for b in range(bi.size):
+        j = bj[b]
+        r = re[b] - D2[b] * pi[b] * (sI[bi[b]] - sJ[j]) + h_group[j]
+        de[b] = r
+        raw[j] += r * inv_delta[b]
+    for b in range(bi.size):
+        de[b] = inv_delta[b] * (de[b] - gamma[bj[b]] * raw[bj[b]])
