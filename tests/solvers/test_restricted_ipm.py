@@ -162,25 +162,26 @@ def test_the_solve_deadline_stops_the_restricted_step():
 
 
 def test_the_scattered_pair_products_are_the_dense_matrix_products():
-    """One pass over the pairs gives ``W XJ`` and ``C^T XI`` for the nI x nJ matrices W and C of
-    the pair weights; an empty ``c`` leaves the second product alone (RankSVM: no groups)."""
+    """One pass over the pairs gives ``W^T XI`` and ``C^T XI`` for the nI x nJ matrices W and C
+    of the pair weights, in any order of the pairs; an empty ``c`` leaves the second product
+    alone (RankSVM: no groups)."""
     from infpush_cvx.solvers.engines.ipm_kernels import _scattered_pair_products
 
     rng = np.random.default_rng(0)
     nI, nJ, d = 9, 7, 5
-    XI, XJ = rng.normal(size=(nI, d)), rng.normal(size=(nJ, d))
-    pairs = np.sort(rng.choice(nI * nJ, 30, replace=False))
+    XI = rng.normal(size=(nI, d))
+    pairs = rng.choice(nI * nJ, 30, replace=False)
     bj, bi = np.divmod(pairs, nI)
     om, c = rng.random(30), rng.random(30)
     W, C = np.zeros((nI, nJ)), np.zeros((nI, nJ))
     W[bi, bj], C[bi, bj] = om, c
-    om_XJ, c_XI = np.zeros((nI, d)), np.zeros((nJ, d))
-    _scattered_pair_products(bi, bj, om, c, XI, XJ, om_XJ, c_XI)
-    np.testing.assert_allclose(om_XJ, W @ XJ, rtol=1e-13, atol=1e-13)
+    om_XI, c_XI = np.zeros((nJ, d)), np.zeros((nJ, d))
+    _scattered_pair_products(bi, bj, om, c, XI, om_XI, c_XI)
+    np.testing.assert_allclose(om_XI, W.T @ XI, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(c_XI, C.T @ XI, rtol=1e-13, atol=1e-13)
-    om_XJ[:] = 0.0
-    _scattered_pair_products(bi, bj, om, np.zeros(0), XI, XJ, om_XJ, np.zeros((0, d)))
-    np.testing.assert_allclose(om_XJ, W @ XJ, rtol=1e-13, atol=1e-13)
+    om_XI[:] = 0.0
+    _scattered_pair_products(bi, bj, om, np.zeros(0), XI, om_XI, np.zeros((0, d)))
+    np.testing.assert_allclose(om_XI, W.T @ XI, rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize("groups", [True, False])

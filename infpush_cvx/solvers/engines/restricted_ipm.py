@@ -228,12 +228,13 @@ class RestrictedProblem:
             cols_om, rows_om, sigma, rows_c = np.empty(nI), np.empty(nJ), np.empty(nJ), np.empty(nJ)
             _scattered_scaling(self.bi, self.bj, s23[:nb], z23[:nb], s23[nb:], z23[nb:],
                                self.pi, inv_delta, D2, omega, c, cols_om, rows_om, sigma, rows_c)
-            om_XJ = np.zeros((nI, self.d))
+            om_XI = np.zeros((nJ, self.d))
             c_XI = np.zeros((nJ if self.groups else 0, self.d))
             _scattered_pair_products(self.bi, self.bj, omega, c if self.groups else c[:0],
-                                     self.XI, self.XJ, om_XJ, c_XI)
+                                     self.XI, om_XI, c_XI)
             # sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
-            S = _laplacian_sum(self.XI, cols_om, self.XJ, rows_om, self.XI.T @ om_XJ)
+            # (its cross term XJ^T W^T XI: nJ d^2, fewer rows than XI^T W XJ's nI d^2)
+            S = _laplacian_sum(self.XI, cols_om, self.XJ, rows_om, self.XJ.T @ om_XI)
             fac = {"inv_delta": inv_delta, "D2": D2}
             if not self.groups:
                 return fac, S, None, None
