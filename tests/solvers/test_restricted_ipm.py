@@ -218,3 +218,30 @@ def test_scattered_pairs_give_the_newton_system_of_the_explicit_pair_vectors(gro
     assert i1["status"] == i2["status"] == "optimal"
     np.testing.assert_allclose(w1, w2, atol=1e-7)
     np.testing.assert_allclose(z1, z2, atol=1e-7)
+
+
+def test_the_explicit_pair_products_are_the_dense_matrix_products():
+    """From the CSR arrays of the pair vectors Z (rows with repeated columns too): ``Z^T diag(om)
+    Z`` and the per-group sums of ``c_b Z_b``; an empty ``c`` leaves the second alone."""
+    import scipy.sparse as sp
+
+    from infpush_cvx.solvers.engines.ipm_kernels import _explicit_pair_products
+
+    rng = np.random.default_rng(1)
+    nb, d, k = 40, 8, 5
+    indptr = np.arange(0, 3 * nb + 1, 3)  # three entries a row, the last row's first repeated
+    indices = rng.integers(0, d, 3 * nb)
+    indices[-1] = indices[-3]
+    Z = sp.csr_matrix((rng.normal(size=3 * nb), indices, indptr), shape=(nb, d))
+    dense = np.zeros((nb, d))
+    np.add.at(dense, (np.repeat(np.arange(nb), 3), Z.indices), Z.data)
+    om, c, group = rng.random(nb), rng.random(nb), rng.integers(0, k, nb)
+    S, Yw = np.zeros((d, d)), np.zeros((k, d))
+    _explicit_pair_products(Z.indptr, Z.indices, Z.data, om, c, group, S, Yw)
+    np.testing.assert_allclose(S, dense.T @ (om[:, None] * dense), rtol=1e-13, atol=1e-13)
+    onehot = np.zeros((k, nb))
+    onehot[group, np.arange(nb)] = c
+    np.testing.assert_allclose(Yw, onehot @ dense, rtol=1e-13, atol=1e-13)
+    S[:] = 0.0
+    _explicit_pair_products(Z.indptr, Z.indices, Z.data, om, np.zeros(0), group, S, Yw[:0])
+    np.testing.assert_allclose(S, dense.T @ (om[:, None] * dense), rtol=1e-13, atol=1e-13)

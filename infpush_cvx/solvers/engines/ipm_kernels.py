@@ -309,3 +309,26 @@ def _scattered_back_substitute(bi, bj, re, sI, sJ, h_group, inv_delta, gamma, D2
         raw[j] += r * inv_delta[b]
     for b in range(bi.size):
         de[b] = inv_delta[b] * (de[b] - gamma[bj[b]] * raw[bj[b]])
+
+
+# ---- explicit pair vectors (sparse data: the rows ``pi_b z_b`` of a CSR matrix Z) ------------
+
+@nb.njit(cache=True, nogil=True)
+def _explicit_pair_products(indptr, indices, data, om, c, group, S, Yw):
+    """``S += Z^T diag(om) Z`` (dense d x d) and, unless ``c`` is empty, ``Yw[group_b] += c_b
+    Z_b`` (k x d), from the CSR arrays of Z: ``nb r^2`` multiply-adds for r nonzeros a row,
+    without SciPy's sparse product, which sized, built and converted a sparse d x d result per
+    factorisation (the 1,500 x 48,000 x 300 binary set: 16 ms of its 46 ms)."""
+    with_c = c.size > 0
+    for b in range(indptr.size - 1):
+        lo, hi = indptr[b], indptr[b + 1]
+        o = om[b]
+        for p in range(lo, hi):
+            u = o * data[p]
+            row = indices[p]
+            for q in range(lo, hi):
+                S[row, indices[q]] += u * data[q]
+        if with_c:
+            j, cb = group[b], c[b]
+            for p in range(lo, hi):
+                Yw[j, indices[p]] += cb * data[p]

@@ -39,9 +39,9 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from infpush_cvx.solvers.engines.ipm_kernels import (
-    _complementarity_after, _corrector_rhs, _grid_back_substitute, _grid_einv_sums,
-    _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _pair_part, _scaled_rhs,
-    _scattered_back_substitute, _scattered_differences, _scattered_einv_sums,
+    _complementarity_after, _corrector_rhs, _explicit_pair_products, _grid_back_substitute,
+    _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _pair_part,
+    _scaled_rhs, _scattered_back_substitute, _scattered_differences, _scattered_einv_sums,
     _scattered_pair_products, _scattered_pair_rows, _scattered_scaling, _scattered_sums,
     _slack_steps, _step_in_place)
 
@@ -244,11 +244,14 @@ class RestrictedProblem:
         omega = 1.0 / (w2 + w3)  # D2 D3 / delta
         c = w3 / (w2 + w3) if self.groups else np.zeros(0)  # D2 / delta
         fac = {"inv_delta": inv_delta, "D2": 1.0 / w2}
-        # the explicit pair vectors Z: sum_b omega_b z_b z_b^T = Z^T diag(omega) Z
-        S = (self._ZT @ self.Z.multiply(omega[:, None]).tocsc()).toarray()
+        # the explicit pair vectors Z: sum_b omega_b z_b z_b^T = Z^T diag(omega) Z, and per
+        # group the rows sum_{b in B_j} c_b z_b
+        S, Yw = np.zeros((self.d, self.d)), np.zeros((self.k, self.d))
+        _explicit_pair_products(self.Z.indptr, self.Z.indices, self.Z.data, omega, c, self.bj,
+                                S, Yw)
         if not self.groups:
             return fac, S, None, None
-        return fac, S, self.group_sum(inv_delta), self._group_pair_sum(c)
+        return fac, S, self.group_sum(inv_delta), Yw
 
     def _grid_pair_system(self, s23, z23):
         """:meth:`_scattered_pair_system` on the grid, in one pass over the pairs and BLAS."""
@@ -267,12 +270,6 @@ class RestrictedProblem:
         Yw = np.zeros((self.k, d))
         Yw[:g] = Cm @ self.XI - rows_c[:, None] * XJg
         return fac, S, sigma[:self.k], Yw
-
-    def _group_pair_sum(self, c):
-        """Rows ``sum_{b in B_j} c_b z_b`` for every group j (k x d), from the explicit pair
-        vectors ``Z`` (rows ``pi_b z_b``)."""
-        Gm = sp.csr_matrix((c, (self.bj, np.arange(self.nb))), shape=(self.k, self.nb))
-        return (Gm @ self.Z).toarray()
 
     def _Einv(self, fac, r_e):
         """``E^{-1} r_e``: per pair ``r_e / delta``, less per group its Sherman-Morrison term
