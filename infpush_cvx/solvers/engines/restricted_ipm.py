@@ -352,7 +352,7 @@ def _laplacian_sum(XI, cols, XJ, rows, cross):
 
 
 def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almost=1e-6,
-                     max_iter=100, refine=8, trace=False, deadline=None):
+                     max_iter=100, refine=2, trace=False, deadline=None):
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
@@ -361,11 +361,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     ``tol_almost``, an error 10 times the best one) or ``max_iter`` is
     reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
     <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
-    Up to ``refine`` steps of iterative refinement on the unreduced Newton system are taken
-    near the end, until its residual is at round-off (8, not 2: on Spambase l1 at lambda 3e-4
-    the last steps of 30,000 to 65,000 pairs stalled at errors 5e-7 to 2e-6 with 2 and were
-    solved to 4e-9 to 9e-9 with 8, the same iterations; the solve then ends a round sooner).
-    ``trace`` prints the residuals per iteration. Once ``deadline`` (a
+    ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
+    end; ``trace`` prints the residuals per iteration. Once ``deadline`` (a
     :class:`~._deadline.Deadline`, or None) has expired it stops with status ``"time_limit"``.
 
     Returns ``(w, z_groups, z_pairs, info)``: the weights, the multipliers of the group rows and of
