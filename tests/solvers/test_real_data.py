@@ -202,8 +202,8 @@ def spambase01():
 def test_spambase_l1_is_certified(spambase01, lam):
     """Issue 29's Spambase l1 Infinite Push (1,813 x 2,788 x 57, 5 million pairs): certified at
     1e-6, the gap recomputed one negative at a time (at lambda 3e-4 the last restricted steps
-    end at interior-point errors near 1e-6: the certificate takes 17 or 18 rounds, by
-    round-off)."""
+    stalled at interior-point errors near 1e-6 with two refinement steps, and the certificate
+    took a round more)."""
     res = infinite_push(spambase01, lam, penalty="l1", tol=TOL)
     assert res.status in CERTIFIED, res.message
     gap = columnwise_gap(spambase01, res.w, res.dual, lam, loss="infinite_push", penalty="l1")
