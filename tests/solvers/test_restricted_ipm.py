@@ -162,22 +162,86 @@ def test_the_solve_deadline_stops_the_restricted_step():
 
 
 def test_the_scattered_pair_products_are_the_dense_matrix_products():
-    """One pass over the pairs gives ``W XJ`` and ``C^T XI`` for the nI x nJ matrices W and C of
-    the pair weights; an empty ``c`` leaves the second product alone (RankSVM: no groups)."""
+    """One pass over the pairs gives ``W^T XI`` and ``C^T XI`` for the nI x nJ matrices W and C
+    of the pair weights, in any order of the pairs; an empty ``c`` leaves the second product
+    alone (RankSVM: no groups)."""
     from infpush_cvx.solvers.engines.ipm_kernels import _scattered_pair_products
 
     rng = np.random.default_rng(0)
     nI, nJ, d = 9, 7, 5
-    XI, XJ = rng.normal(size=(nI, d)), rng.normal(size=(nJ, d))
-    pairs = np.sort(rng.choice(nI * nJ, 30, replace=False))
+    XI = rng.normal(size=(nI, d))
+    pairs = rng.choice(nI * nJ, 30, replace=False)
     bj, bi = np.divmod(pairs, nI)
     om, c = rng.random(30), rng.random(30)
     W, C = np.zeros((nI, nJ)), np.zeros((nI, nJ))
     W[bi, bj], C[bi, bj] = om, c
-    om_XJ, c_XI = np.zeros((nI, d)), np.zeros((nJ, d))
-    _scattered_pair_products(bi, bj, om, c, XI, XJ, om_XJ, c_XI)
-    np.testing.assert_allclose(om_XJ, W @ XJ, rtol=1e-13, atol=1e-13)
+    om_XI, c_XI = np.zeros((nJ, d)), np.zeros((nJ, d))
+    _scattered_pair_products(bi, bj, om, c, XI, om_XI, c_XI)
+    np.testing.assert_allclose(om_XI, W.T @ XI, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(c_XI, C.T @ XI, rtol=1e-13, atol=1e-13)
-    om_XJ[:] = 0.0
-    _scattered_pair_products(bi, bj, om, np.zeros(0), XI, XJ, om_XJ, np.zeros((0, d)))
-    np.testing.assert_allclose(om_XJ, W @ XJ, rtol=1e-13, atol=1e-13)
+    om_XI[:] = 0.0
+    _scattered_pair_products(bi, bj, om, np.zeros(0), XI, om_XI, np.zeros((0, d)))
+    np.testing.assert_allclose(om_XI, W.T @ XI, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+def test_scattered_pairs_give_the_newton_system_of_the_explicit_pair_vectors(groups, l1):
+    """The scattered pairs' one-pass kernels (the rows' scores gathered, sums per row scattered)
+    against the explicit pair vectors ``Z`` (rows ``pi_b z_b``, summed by sparse products): the
+    same constraint maps, the same reduced Newton solve and the same step."""
+    import scipy.sparse as sp
+
+    prob, _ = random_problem(3, groups=groups, l1=l1, prox=0.5)
+    rng = np.random.default_rng(4)
+    pi = rng.uniform(0.5, 2.0, prob.nb)
+    kw = dict(coef=prob.coef, groups=groups, a=prob.a, g=prob.g, c_e=prob.c_e, q_w=prob.q_w,
+              kappa=prob.kappa, l1=l1)
+    scattered = RestrictedProblem(prob.XI, prob.XJ, prob.bi, prob.bj, pair_weight=pi, **kw)
+    Z = sp.csr_matrix(pi[:, None] * (prob.XI[prob.bi] - prob.XJ[prob.bj]))
+    explicit = RestrictedProblem(None, None, np.zeros(0), prob.bj, pair_weight=pi, Z=Z, **kw)
+    assert scattered._scattered and not explicit._scattered
+    w, v, e = rng.normal(size=prob.d), rng.normal(size=prob.nb), rng.random(prob.nb)
+    xi, p = 0.3, rng.random(prob.d if l1 else 0)
+    np.testing.assert_allclose(scattered.zw(w), explicit.zw(w), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(scattered.zT(v), explicit.zT(v), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(scattered.G(w, xi, e, p), explicit.G(w, xi, e, p), rtol=1e-12,
+                               atol=1e-13)
+    s, z = rng.uniform(0.1, 2.0, (2, scattered.n_rows))
+    rhs = (rng.normal(size=prob.d), 0.4 if groups else 0.0, rng.normal(size=prob.nb),
+           rng.normal(size=p.size))
+    for one, other in zip(scattered.solve(scattered.factor(s, z), *rhs),
+                          explicit.solve(explicit.factor(s, z), *rhs)):
+        np.testing.assert_allclose(one, other, rtol=1e-9, atol=1e-10)
+    w1, _, z1, i1 = solve_restricted(scattered)
+    w2, _, z2, i2 = solve_restricted(explicit)
+    assert i1["status"] == i2["status"] == "optimal"
+    np.testing.assert_allclose(w1, w2, atol=1e-7)
+    np.testing.assert_allclose(z1, z2, atol=1e-7)
+
+
+def test_the_explicit_pair_products_are_the_dense_matrix_products():
+    """From the CSR arrays of the pair vectors Z (rows with repeated columns too): ``Z^T diag(om)
+    Z`` and the per-group sums of ``c_b Z_b``; an empty ``c`` leaves the second alone."""
+    import scipy.sparse as sp
+
+    from infpush_cvx.solvers.engines.ipm_kernels import _explicit_pair_products
+
+    rng = np.random.default_rng(1)
+    nb, d, k = 40, 8, 5
+    indptr = np.arange(0, 3 * nb + 1, 3)  # three entries a row, the last row's first repeated
+    indices = rng.integers(0, d, 3 * nb)
+    indices[-1] = indices[-3]
+    Z = sp.csr_matrix((rng.normal(size=3 * nb), indices, indptr), shape=(nb, d))
+    dense = np.zeros((nb, d))
+    np.add.at(dense, (np.repeat(np.arange(nb), 3), Z.indices), Z.data)
+    om, c, group = rng.random(nb), rng.random(nb), rng.integers(0, k, nb)
+    S, Yw = np.zeros((d, d)), np.zeros((k, d))
+    _explicit_pair_products(Z.indptr, Z.indices, Z.data, om, c, group, S, Yw)
+    np.testing.assert_allclose(S, dense.T @ (om[:, None] * dense), rtol=1e-13, atol=1e-13)
+    onehot = np.zeros((k, nb))
+    onehot[group, np.arange(nb)] = c
+    np.testing.assert_allclose(Yw, onehot @ dense, rtol=1e-13, atol=1e-13)
+    S[:] = 0.0
+    _explicit_pair_products(Z.indptr, Z.indices, Z.data, om, np.zeros(0), group, S, Yw[:0])
+    np.testing.assert_allclose(S, dense.T @ (om[:, None] * dense), rtol=1e-13, atol=1e-13)

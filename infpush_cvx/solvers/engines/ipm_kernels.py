@@ -85,24 +85,29 @@ def _pair_part(z_group, group, z2, z3):
 
 
 @nb.njit(cache=True, nogil=True)
-def _scattered_pair_products(bi, bj, om, c, XI, XJ, om_XJ, c_XI):
+def _scattered_pair_products(bi, bj, om, c, XI, om_XI, c_XI):
     """The pair sums of the reduced system over scattered pairs b = (bi[b], bj[b]), in one pass:
-    ``om_XJ[i] += om_b XJ[j]`` (``W XJ`` for the nI x nJ matrix W of the weights ``om``) and,
+    ``om_XI[j] += om_b XI[i]`` (``W^T XI`` for the nI x nJ matrix W of the weights ``om``) and,
     unless ``c`` is empty, ``c_XI[j] += c_b XI[i]`` (``C^T XI`` for the matrix C of ``c``).
     That is 2 nb d multiply-adds, where forming W and C densely for BLAS costs their
-    allocation and 2 nI nJ d (Spambase l1 at lambda 1e-4: 2.3 ms against 12 to 50 ms a
-    factorisation, 80,000 pairs of 1,813 x 708 rows, d = 57)."""
+    allocation and 2 nI nJ d (Spambase l1 at lambda 1e-4: 80,000 pairs of 1,813 x 708 rows,
+    d = 57). Both products read the same row XI[i] and write the rows of negative j, which
+    the band's order (by negative) keeps in cache: ``W XJ`` instead wrote a scattered row of
+    XI's length per pair."""
     d = XI.shape[1]
     with_c = c.size > 0
     for b in range(bi.size):
         i, j = bi[b], bj[b]
         o = om[b]
-        for f in range(d):
-            om_XJ[i, f] += o * XJ[j, f]
         if with_c:
             cb = c[b]
             for f in range(d):
-                c_XI[j, f] += cb * XI[i, f]
+                x = XI[i, f]
+                om_XI[j, f] += o * x
+                c_XI[j, f] += cb * x
+        else:
+            for f in range(d):
+                om_XI[j, f] += o * XI[i, f]
 
 
 # ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
@@ -211,3 +216,119 @@ def _grid_back_substitute(re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
         for i in range(nI):
             b = j * nI + i
             de[b] = inv_delta[b] * (de[b] - corr)
+
+
+# ---- scattered pairs (the working set's band: pair b = (bi[b], bj[b]), any order): the grid's
+# one-pass kernels above with the pairs' rows read from bi and bj. NumPy took three to six passes
+# and temporaries of the pairs' length for each (gathers, bincounts, products): on Spambase l1
+# at lambda 1e-4, 80,000 band pairs, most of an iteration ------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_differences(bi, bj, sI, sJ, pi, out):
+    """``out_b = pi_b (sI[bi_b] - sJ[bj_b])``: ``pi_b z_b . w`` from the rows' scores."""
+    for b in range(bi.size):
+        out[b] = pi[b] * (sI[bi[b]] - sJ[bj[b]])
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_sums(bi, bj, v, pi, cols, rows):
+    """The sums of ``pi v`` per row of XI (``cols``) and per row of XJ (``rows``)."""
+    cols[:] = 0.0
+    rows[:] = 0.0
+    for b in range(bi.size):
+        u = pi[b] * v[b]
+        cols[bi[b]] += u
+        rows[bj[b]] += u
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_pair_rows(bi, bj, sI, sJ, pi, e, out2, out3, rows_e):
+    """:func:`_grid_pair_rows` over scattered pairs: ``-pi_b (s_i - t_j) - e_b``, ``-e_b`` and
+    the sums of e per row of XJ (the group sums)."""
+    rows_e[:] = 0.0
+    for b in range(bi.size):
+        out2[b] = -pi[b] * (sI[bi[b]] - sJ[bj[b]]) - e[b]
+        out3[b] = -e[b]
+        rows_e[bj[b]] += e[b]
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_scaling(bi, bj, s2, z2, s3, z3, pi, inv_delta, D2, om, c, cols_om, rows_om,
+                       sigma, rows_c):
+    """:func:`_grid_scaling` over scattered pairs: ``1/delta``, ``D2``, the weights
+    ``omega pi^2`` and ``c pi`` per pair and their sums per row of XI and of XJ (``sigma``:
+    those of 1/delta per row of XJ)."""
+    cols_om[:] = 0.0
+    rows_om[:] = 0.0
+    sigma[:] = 0.0
+    rows_c[:] = 0.0
+    for b in range(bi.size):
+        i, j = bi[b], bj[b]
+        w2, w3 = s2[b] / z2[b], s3[b] / z3[b]
+        tot = w2 + w3
+        inv_delta[b] = w2 * w3 / tot
+        D2[b] = z2[b] / s2[b]
+        o = pi[b] * pi[b] / tot
+        cb = pi[b] * w3 / tot
+        om[b] = o
+        c[b] = cb
+        cols_om[i] += o
+        rows_om[j] += o
+        sigma[j] += inv_delta[b]
+        rows_c[j] += cb
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_einv_sums(bi, bj, re, inv_delta, gamma, D2, pi, cols, rows, t_rows):
+    """:func:`_grid_einv_sums` over scattered pairs: ``t = E^{-1} r_e`` (per group j,
+    ``t_b = (r_b - gamma_j sum_{b' in B_j} r_b' / delta_b') / delta_b``), reduced to its sums per
+    group (``t_rows``) and to the sums of ``pi D2 t`` per row of XI and of XJ."""
+    raw = np.zeros(gamma.size)
+    for b in range(bi.size):
+        raw[bj[b]] += re[b] * inv_delta[b]
+    cols[:] = 0.0
+    rows[:] = 0.0
+    t_rows[:] = 0.0
+    for b in range(bi.size):
+        j = bj[b]
+        t = inv_delta[b] * (re[b] - gamma[j] * raw[j])
+        t_rows[j] += t
+        u = pi[b] * D2[b] * t
+        cols[bi[b]] += u
+        rows[j] += u
+
+
+@nb.njit(cache=True, nogil=True)
+def _scattered_back_substitute(bi, bj, re, sI, sJ, h_group, inv_delta, gamma, D2, pi, de):
+    """:func:`_grid_back_substitute` over scattered pairs: ``de = E^{-1} (r_e - H_ey dy)``."""
+    raw = np.zeros(gamma.size)
+    for b in range(bi.size):
+        j = bj[b]
+        r = re[b] - D2[b] * pi[b] * (sI[bi[b]] - sJ[j]) + h_group[j]
+        de[b] = r
+        raw[j] += r * inv_delta[b]
+    for b in range(bi.size):
+        de[b] = inv_delta[b] * (de[b] - gamma[bj[b]] * raw[bj[b]])
+
+
+# ---- explicit pair vectors (sparse data: the rows ``pi_b z_b`` of a CSR matrix Z) ------------
+
+@nb.njit(cache=True, nogil=True)
+def _explicit_pair_products(indptr, indices, data, om, c, group, S, Yw):
+    """``S += Z^T diag(om) Z`` (dense d x d) and, unless ``c`` is empty, ``Yw[group_b] += c_b
+    Z_b`` (k x d), from the CSR arrays of Z: ``nb r^2`` multiply-adds for r nonzeros a row,
+    without SciPy's sparse product, which sized, built and converted a sparse d x d result per
+    factorisation (the 1,500 x 48,000 x 300 binary set: 16 ms of its 46 ms)."""
+    with_c = c.size > 0
+    for b in range(indptr.size - 1):
+        lo, hi = indptr[b], indptr[b + 1]
+        o = om[b]
+        for p in range(lo, hi):
+            u = o * data[p]
+            row = indices[p]
+            for q in range(lo, hi):
+                S[row, indices[q]] += u * data[q]
+        if with_c:
+            j, cb = group[b], c[b]
+            for p in range(lo, hi):
+                Yw[j, indices[p]] += cb * data[p]
