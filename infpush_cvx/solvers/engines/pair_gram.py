@@ -15,10 +15,11 @@ with the outer row's own score. Expanded by class (the Kronecker form of the pai
 
 with ``n_o`` (``n_k``) the weight of the rows paired with o (with k). For sparse rows, taken in
 the order of the window, each ``acc`` is the previous one plus the rows the upper end has just
-passed, minus those the lower end has: ``G`` costs ``O(nnz(outer) d + sum_rows nnz(x)^2)`` and two
-sorts, never a pass over the m n pairs (on a8a, 95 million pairs and d = 123, 5-10 ms: some
-tens of Hessian-vector products). For dense rows every ``acc`` is a difference of two prefix sums of the
-inner rows in the order of their keys, and the three products are matrix products (BLAS).
+passed, minus those the lower end has: ``G`` costs ``O(nnz(outer) d + sum_rows nnz(x)^2)``
+and two sorts, never a pass over the m n pairs (on a8a, 95 million pairs and d = 123, 5-10 ms:
+some tens of Hessian-vector products). For dense rows every ``acc`` is a difference of two
+prefix sums of the inner rows in the order of their keys, and the three products are matrix
+products (BLAS).
 Lee & Lin ("Large-scale linear RankSVM", Neural Computation 2014, section 3) form the same sums
 by order statistics for each Hessian-vector product instead.
 
