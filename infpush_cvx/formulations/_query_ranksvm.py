@@ -24,11 +24,24 @@ import scipy.sparse as sp
 from .._validation import check_choice, check_scalar
 
 
+def explicit_pairs(ptr, levels):
+    """Every pair ``(i, j)`` of every query with ``levels[i] > levels[j]``, as two index arrays:
+    the test oracle and the CVXPY formulation's (O(pairs) memory: small problems only)."""
+    his, los = [], []
+    for a, b in zip(ptr[:-1], ptr[1:]):
+        idx = np.arange(a, b)
+        lv = levels[a:b]
+        hi, lo = np.nonzero(lv[:, None] > lv[None, :])
+        his.append(idx[hi])
+        los.append(idx[lo])
+    if not his:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(his).astype(np.int64), np.concatenate(los).astype(np.int64)
+
+
 def query_pair_weights(data, normalization: str = "query", pair_weight: str = "none"):
     """``(hi, lo, c, T)``: the explicit pairs (higher, lower document), their weights ``c``
     (summing to 1) and the total weight ``T`` (module docstring)."""
-    from ..solvers.engines.query_pairs import explicit_pairs
-
     check_choice(normalization, "normalization", ("query", "pairs"))
     check_choice(pair_weight, "pair_weight", ("none", "label_difference"))
     hi, lo = explicit_pairs(data.ptr, data.levels)

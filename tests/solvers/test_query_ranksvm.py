@@ -15,10 +15,10 @@ import scipy.sparse as sp
 from infpush_cvx.data.generators import letor_like
 from infpush_cvx.data.queries import QueryData, QueryWarning
 from infpush_cvx.formulations import query_ranksvm_problem
-from infpush_cvx.formulations._query_ranksvm import query_pair_weights
+from infpush_cvx.formulations._query_ranksvm import explicit_pairs, query_pair_weights
 from infpush_cvx.solvers import ConvergenceWarning, query_ranksvm, registry
 from infpush_cvx.solvers.engines.deadline import Deadline
-from infpush_cvx.solvers.engines.query_pairs import QueryPairs, explicit_pairs
+from infpush_cvx.solvers.engines.query_pairs import QueryPairs
 from infpush_cvx.solvers.query_ranksvm import Newton, QueryRankSVMProblem
 
 

@@ -204,17 +204,3 @@ class SortedQueries:
                 out += outer[r][:, None] * summed[:, r * K:(r + 1) * K]
         return out[:, 0] if flat else out
 
-
-def explicit_pairs(ptr, levels):
-    """Every pair ``(i, j)`` of every query with ``levels[i] > levels[j]``, as two index arrays:
-    the test oracle and the CVXPY formulation's (O(pairs) memory: small problems only)."""
-    his, los = [], []
-    for a, b in zip(ptr[:-1], ptr[1:]):
-        idx = np.arange(a, b)
-        lv = levels[a:b]
-        hi, lo = np.nonzero(lv[:, None] > lv[None, :])
-        his.append(idx[hi])
-        los.append(idx[lo])
-    if not his:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate(his).astype(np.int64), np.concatenate(los).astype(np.int64)
