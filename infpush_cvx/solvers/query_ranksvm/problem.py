@@ -287,7 +287,7 @@ class QueryRankSVMProblem(Problem):
         sq = point.sorted
         return self._window(sq.rows, offsets, ones) + self._window(sq.cols, offsets, ones)
 
-    def hessian(self, point: Point, deadline=None, block: int = 65536):
+    def hessian(self, point: Point, deadline=None, block: int = 8192):
         """The generalised Hessian formed (d x d), or None when ``deadline`` passes first::
 
             sum_{in} c_ij z_ij z_ij^T = X^T diag(base) X - X^T M - M^T X,
