@@ -17,11 +17,14 @@ the parameter ``lam``.
 
 from __future__ import annotations
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_choice, check_scalar
+
+LOSSES = ("hinge", "squared_hinge")
+NORMALIZATIONS = ("query", "pairs")
+PAIR_WEIGHTS = ("none", "label_difference")
 
 
 def explicit_pairs(ptr, levels):
@@ -42,8 +45,8 @@ def explicit_pairs(ptr, levels):
 def query_pair_weights(data, normalization: str = "query", pair_weight: str = "none"):
     """``(hi, lo, c, T)``: the explicit pairs (higher, lower document), their weights ``c``
     (summing to 1) and the total weight ``T`` (module docstring)."""
-    check_choice(normalization, "normalization", ("query", "pairs"))
-    check_choice(pair_weight, "pair_weight", ("none", "label_difference"))
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    check_choice(pair_weight, "pair_weight", PAIR_WEIGHTS)
     hi, lo = explicit_pairs(data.ptr, data.levels)
     sw = np.ones(data.n) if data.sample_weight is None else data.sample_weight
     qw = np.ones(data.n_queries) if data.query_weight is None else data.query_weight
@@ -63,11 +66,14 @@ def query_pair_weights(data, normalization: str = "query", pair_weight: str = "n
 
 def query_ranksvm_problem(data, lam, *, loss: str = "hinge", normalization: str = "query",
                           pair_weight: str = "none", scaling: str = "paper",
-                          form: str = "compact") -> cp.Problem:
+                          form: str = "compact"):
     """RankSVM over the queries of ``data`` (a QueryData) with the hinge or squared hinge, in
     paper or seed scaling (module docstring); ``form``: "compact" or "direct", the same problem
-    (its hinges over the explicit pairs; the catalog's name for a model's one form)."""
-    check_choice(loss, "loss", ("hinge", "squared_hinge"))
+    (its hinges over the explicit pairs; the catalog's name for a model's one form); a
+    ``cvxpy.Problem``."""
+    import cvxpy as cp  # (the solvers import this module's names without CVXPY)
+
+    check_choice(loss, "loss", LOSSES)
     check_choice(scaling, "scaling", ("paper", "seed"))
     check_choice(form, "form", ("compact", "direct"))
     lam_value = check_scalar(lam, "lam", positive=True)

@@ -32,14 +32,12 @@ import numpy as np
 from infpush_cvx._validation import check_choice, check_scalar
 from infpush_cvx.data.queries import QueryData
 from infpush_cvx.formulations import scaling as _scaling
+from infpush_cvx.formulations._query_ranksvm import LOSSES, NORMALIZATIONS, PAIR_WEIGHTS
 from infpush_cvx.formulations.objectives import penalty_term
 from infpush_cvx.solvers.base import Problem
 from infpush_cvx.solvers.engines.query_pairs import QueryPairs, SortedQueries
 from infpush_cvx.solvers.result import relative_gap, roundoff_bound
 
-LOSSES = ("hinge", "squared_hinge")
-NORMALIZATIONS = ("query", "pairs")
-PAIR_WEIGHTS = ("none", "label_difference")
 #: The model's name in the registry and the catalog.
 MODEL = "query_ranksvm"
 #: ``s_j > s_i + ACTIVE``: the pairs with a positive margin violation ``x_ij > 0``.
