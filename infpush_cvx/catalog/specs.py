@@ -79,10 +79,19 @@ def default_catalog() -> Path:
 
 #: The catalog's generators by name: those of :mod:`infpush_cvx.data.generators` (the data of
 #: ``infinite_push_0``, which also returns its solution).
+def _letor_like(n_queries: int, docs_per_query: int, n_features: int, *, seed: int,
+                noise: float = 1.0, vary_sizes: bool = True):
+    """:func:`generators.letor_like` with MSLR-WEB10K's label shares (its default): the
+    catalog's parameters are numbers and flags, each checked by its rule."""
+    return generators.letor_like(n_queries, docs_per_query, n_features, seed=seed, noise=noise,
+                                 vary_sizes=vary_sizes)
+
+
 GENERATORS = {"infinite_push_0": lambda: generators.infinite_push_0()[0],
+              "letor_like": _letor_like,
               **{name: getattr(generators, name) for name in (
                   "normalized_bipartite", "planted_bipartite", "degenerate_bipartite",
-                  "rank2plan_pairs", "real_subset", "letor_like")}}
+                  "rank2plan_pairs", "real_subset")}}
 
 #: The tier of instances and problems the catalog does not place elsewhere; the default selection.
 DEFAULT_TIER = "core"
