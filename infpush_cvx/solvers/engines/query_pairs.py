@@ -63,57 +63,64 @@ def _sorted_within(ptr, s):
 
 
 @numba.njit(cache=True)
-def _fenwick_add(tree, position, values):
+def _fenwick_add(tree, position, V, row):
+    """Add ``V[row]`` at ``position`` (0-based) of the Fenwick tree ``tree`` (levels x K)."""
+    K = V.shape[1]
     k = position + 1
     while k < tree.shape[0]:
-        tree[k, :] += values
+        for c in range(K):
+            tree[k, c] += V[row, c]
         k += k & -k
 
 
 @numba.njit(cache=True)
-def _fenwick_prefix(tree, count, out):
-    """``out = sum of the values added at positions < count``."""
-    out[:] = 0.0
+def _fenwick_prefix(tree, count, out, row, sign):
+    """``out[row] += sign * (the sum of the values added at positions < count)``."""
+    K = out.shape[1]
     k = count
     while k > 0:
-        out += tree[k, :]
+        for c in range(K):
+            out[row, c] += sign * tree[k, c]
         k -= k & -k
 
 
 @numba.njit(cache=True)
 def _lower(ptr, order, local, n_local, s, offset, V, out, first, base):
     K = V.shape[1]
+    out[:, :] = 0.0
+    tree = np.zeros((n_local.max() + 1 if n_local.size else 1, K))
     for q in range(first, ptr.size - 1):
         a, b = ptr[q], ptr[q + 1]
-        tree = np.zeros((n_local[q] + 1, K))
+        tree[:n_local[q] + 1, :] = 0.0
         p = b - 1
         for k in range(b - 1, a - 1, -1):  # documents i by descending score
             i = order[k]
             threshold = s[i] + offset
             while p >= a and s[order[p]] > threshold:
                 j = order[p]
-                _fenwick_add(tree, local[j], V[j - base, :])
+                _fenwick_add(tree[:n_local[q] + 1], local[j], V, j - base)
                 p -= 1
-            _fenwick_prefix(tree, local[i], out[i - base, :])
+            _fenwick_prefix(tree, local[i], out, i - base, 1.0)
 
 
 @numba.njit(cache=True)
 def _upper(ptr, order, local, n_local, s, offset, U, out, first, base):
     K = U.shape[1]
-    above = np.empty(K)
+    out[:, :] = 0.0
+    tree = np.zeros((n_local.max() + 1 if n_local.size else 1, K))
     for q in range(first, ptr.size - 1):
         a, b = ptr[q], ptr[q + 1]
-        tree = np.zeros((n_local[q] + 1, K))
+        tree[:n_local[q] + 1, :] = 0.0
         p = a
         for k in range(a, b):  # documents j by ascending score
             j = order[k]
             while p < b and s[order[p]] + offset < s[j]:
                 i = order[p]
-                _fenwick_add(tree, local[i], U[i - base, :])
+                _fenwick_add(tree[:n_local[q] + 1], local[i], U, i - base)
                 p += 1
-            _fenwick_prefix(tree, n_local[q], above)
-            _fenwick_prefix(tree, local[j] + 1, out[j - base, :])
-            out[j - base, :] = above - out[j - base, :]
+            # the levels above j's: all added less those at or below it
+            _fenwick_prefix(tree, n_local[q], out, j - base, 1.0)
+            _fenwick_prefix(tree, local[j] + 1, out, j - base, -1.0)
 
 
 class QueryPairs:
@@ -192,8 +199,8 @@ class SortedQueries:
             inner, outer = inner[:, rows], outer[:, rows]
         K, R = F2.shape[1], inner.shape[0]
         if R == 1:
-            summed = sums(offset, inner[0][:, None] * F2, queries)
-            out = outer[0][:, None] * summed
+            out = sums(offset, inner[0][:, None] * F2, queries)
+            out *= outer[0][:, None]
         else:
             batch = np.empty((F2.shape[0], R * K))
             for r in range(R):

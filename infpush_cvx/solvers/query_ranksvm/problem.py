@@ -308,8 +308,12 @@ class QueryRankSVMProblem(Problem):
             Xb = Xb.toarray() if hasattr(Xb, "toarray") else np.asarray(Xb, dtype=float)
             M = self._window(lambda off, F: point.sorted.rows(off, F, (first, last)), offsets,
                              Xb)
-            cross = Xb.T @ M
-            G += (Xb.T * base[rows]) @ Xb - cross - cross.T
+            # X^T diag(base) X - X^T M - M^T X = K + K^T with K = X^T (diag(base) X / 2 - M)
+            M *= -1.0
+            M += 0.5 * base[rows, None] * Xb
+            half = np.asarray(self.X[rows].T @ M)
+            G += half
+            G += half.T
             first = last
         H = factor * G
         H[np.diag_indices_from(H)] += self.lam_paper
