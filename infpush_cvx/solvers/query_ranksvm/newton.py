@@ -287,7 +287,7 @@ def _exact_step(problem, point, direction, ds, slope: float, deadline: Deadline,
                               point.mu))
 
     lo, f_lo, hi = 0.0, slope, 1.0
-    f_hi = at(hi)
+    f_hi = f = at(hi)
     step = hi
     if f_hi > 0:
         side = 0
@@ -308,10 +308,12 @@ def _exact_step(problem, point, direction, ds, slope: float, deadline: Deadline,
                 if side == -1:
                     f_hi *= 0.5
                 side = -1
+        if f > 0 and problem.value(point.w + step * direction, point.s + step * ds,
+                                   point.mu) > point.value:
+            step = lo  # past the minimiser and no lower (or round-off says so): the last
+            # step whose slope was negative, where the objective is decreasing throughout
         if step <= 0:
             return step, None
-    w = point.w + step * direction
-    s = point.s + step * ds
-    if problem.value(w, s, point.mu) > point.value:
-        return step, None
-    return step, (w, s)
+    # a step with a nonpositive slope lowers the convex objective: no comparison of values,
+    # whose round-off grows as 1/mu
+    return step, (point.w + step * direction, point.s + step * ds)
