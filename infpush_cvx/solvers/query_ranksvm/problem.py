@@ -117,7 +117,9 @@ class QueryRankSVMProblem(Problem):
         if not np.isfinite(lam_paper) or lam_paper <= 0:
             raise ValueError(f"lam={lam!r} is {lam_paper!r} in paper scaling: outside the "
                              f"float range")
-        for name, value in (("lam", lam), ("lam_paper", float(lam_paper)),
+        # X^T once, as rows (a sparse X's transpose is a new CSC view at every product)
+        XT = data.X.T.tocsr() if data.is_sparse else data.X.T
+        for name, value in (("lam", lam), ("lam_paper", float(lam_paper)), ("_XT", XT),
                             ("total_weight", total), ("query_pair_weights", W_q),
                             ("pair_structure", QueryPairs(data.ptr, data.levels, g, h))):
             object.__setattr__(self, name, value)
@@ -148,7 +150,7 @@ class QueryRankSVMProblem(Problem):
 
     def transpose(self, r: np.ndarray) -> np.ndarray:
         """``X^T r``."""
-        return np.asarray(self.X.T @ r, dtype=float).ravel()
+        return np.asarray(self._XT @ r, dtype=float).ravel()
 
     # -- the exact losses -------------------------------------------------------------------
 
