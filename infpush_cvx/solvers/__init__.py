@@ -37,7 +37,8 @@ from .svmmap import SVMMAPProblem, svmmap
 from .toppush import TopPushProblem, toppush
 
 __all__ = ["ConvergenceWarning", "InfinitePushProblem", "Model", "PNormPushProblem", "Problem",
-           "QueryRankSVMProblem", "Rank2PlanProblem", "RankSVMProblem", "SVMMAPProblem", "Solver", "SolverResult",
-           "SquaredHingeRankSVMProblem", "TopPushProblem", "WorkingSetOptions", "infinite_push",
-           "pnorm_push", "query_ranksvm", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm",
-           "squared_hinge_ranksvm", "svmmap", "toppush"]
+           "QueryRankSVMProblem", "Rank2PlanProblem", "RankSVMProblem", "SVMMAPProblem",
+           "Solver", "SolverResult", "SquaredHingeRankSVMProblem", "TopPushProblem",
+           "WorkingSetOptions", "infinite_push", "pnorm_push", "query_ranksvm",
+           "rank2plan_lambda_max", "rank2plan_lp", "ranksvm", "squared_hinge_ranksvm", "svmmap",
+           "toppush"]
