@@ -253,3 +253,31 @@ def test_registered_with_its_formulation():
         "query_ranksvm", {"loss": "squared_hinge", "normalization": "pairs", "form": "compact",
                           "scaling": "seed"}, 0.1, letor_like(4, 5, 3, seed=0))
     assert problem.loss == "squared_hinge" and problem.normalization == "pairs"
+
+
+@pytest.mark.parametrize("pair_weight", ["none", "label_difference"])
+@pytest.mark.parametrize("mu", [None, 0.5, 1e-3])
+def test_gradient_and_hessians_equal_explicit_pairs(mu, pair_weight):
+    """The (smoothed) objective, its gradient, the Hessian-vector product and the formed
+    Hessian from the per-query sums, against sums over the explicit pairs."""
+    data = _awkward(0, weighted=True)
+    problem = QueryRankSVMProblem(data, 0.3, loss="hinge" if mu else "squared_hinge",
+                                  pair_weight=pair_weight)
+    rng = np.random.default_rng(5)
+    w, u = rng.normal(size=data.d), rng.normal(size=data.d)
+    hi, lo, c, _ = query_pair_weights(data, "query", pair_weight)
+    Z = np.asarray(data.X)[hi] - np.asarray(data.X)[lo]
+    x = 1.0 - Z @ w
+    if mu is None:
+        value, slope, band = c @ np.maximum(x, 0) ** 2, 2 * c * np.maximum(x, 0), 2 * c * (x > 0)
+    else:
+        half = mu / 2
+        value = c @ np.where(x > half, x, np.where(x > -half, (x + half) ** 2 / (2 * mu), 0.0))
+        slope = c * np.clip((x + half) / mu, 0.0, 1.0)
+        band = c * ((x > -half) & (x <= half)) / mu
+    point = problem.point(w, mu)
+    assert point.value == pytest.approx(0.15 * w @ w + value, rel=1e-12)
+    np.testing.assert_allclose(problem.gradient(point), 0.3 * w - Z.T @ slope, atol=1e-12)
+    H = 0.3 * np.eye(data.d) + Z.T @ (band[:, None] * Z)
+    np.testing.assert_allclose(problem.hessian_product(point, u), H @ u, atol=1e-11)
+    np.testing.assert_allclose(problem.hessian(point, block=7), H, atol=1e-11)
