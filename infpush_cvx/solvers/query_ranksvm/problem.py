@@ -101,7 +101,8 @@ class QueryRankSVMProblem(Problem):
         qw = np.ones(data.n_queries) if data.query_weight is None else data.query_weight
         query = data.query_index
         g, h = self._separable(sw, np.ones(data.n))
-        # each query's pair weight W_q = sum over its pairs of sw_i sw_j (y_i - y_j): all pairs
+        # each query's raw pair weight W_q: the sum over its pairs of sw_i sw_j (times
+        # y_i - y_j with the label difference), by the sums over all pairs (offset -inf)
         every = QueryPairs(data.ptr, data.levels, g, h).at(np.zeros(data.n))
         W_q = np.bincount(query, every.rows(-np.inf, np.ones(data.n)), minlength=qw.size)
         W_q = np.where(data.pair_counts > 0, W_q, 0.0)
@@ -137,6 +138,7 @@ class QueryRankSVMProblem(Problem):
         return self.data.X
 
     def traits(self) -> dict:
+        """The l2 penalty, no kernel; weights are the data's and every method takes them."""
         return {"penalty": "l2", "weighted": False, "kernel": False, "loss": self.loss}
 
     def scores(self, w: np.ndarray) -> np.ndarray:
