@@ -281,3 +281,36 @@ def test_gradient_and_hessians_equal_explicit_pairs(mu, pair_weight):
     H = 0.3 * np.eye(data.d) + Z.T @ (band[:, None] * Z)
     np.testing.assert_allclose(problem.hessian_product(point, u), H @ u, atol=1e-11)
     np.testing.assert_allclose(problem.hessian(point, block=7), H, atol=1e-11)
+
+
+def test_band_lists_the_pairs_in_a_window_of_the_margins():
+    data = _awkward(1, weighted=True)
+    rng = np.random.default_rng(2)
+    s = np.round(rng.normal(size=data.n), 1)
+    problem = QueryRankSVMProblem(data, 0.1, pair_weight="label_difference")
+    sq = problem.pair_structure.at(s)
+    hi, lo, c, _ = query_pair_weights(data, "query", "label_difference")
+    inside = (s[lo] > s[hi] - 1.2) & (s[lo] <= s[hi] - 0.8)
+    i, j, weights = sq.band(-1.2, -0.8, cap=1000)
+    assert sorted(zip(i, j)) == sorted(zip(hi[inside], lo[inside]))
+    expected = dict(zip(zip(hi, lo), c))
+    np.testing.assert_allclose(weights, [expected[pair] for pair in zip(i, j)], rtol=1e-12)
+    assert sq.band(-np.inf, np.inf, cap=3) is None  # more pairs than the cap
+
+
+@pytest.mark.parametrize("lam", [1.0, 0.01])
+def test_polished_hinge_certificate_brackets_the_optimum(lam):
+    data = _awkward(2, weighted=True)
+    reference = query_ranksvm_problem(data, lam, loss="hinge")
+    reference.solve(solver="CLARABEL")
+    problem = QueryRankSVMProblem(data, lam, loss="hinge")
+    w = np.asarray(reference.var_dict["w"].value)
+    for mu in (0.1, 1e-3):
+        cert = problem.polished(problem.point(w, mu))
+        if cert is None:
+            continue
+        assert cert["dual"] <= reference.value * (1 + 1e-7) + 1e-9
+        assert cert["primal"] >= reference.value * (1 - 1e-7) - 1e-9
+        assert cert["primal"] == pytest.approx(problem.objective(cert["w"]), rel=1e-12)
+    assert QueryRankSVMProblem(data, lam, loss="squared_hinge").polished(
+        problem.point(w, None)) is None

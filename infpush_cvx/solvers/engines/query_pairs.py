@@ -180,6 +180,19 @@ class SortedQueries:
         """``sum_{i higher than j in its query, s_i + offset < s_j} U_i`` for every j."""
         return self._run(_upper, offset, U, queries)
 
+    def band(self, lo: float, hi: float, cap: int):
+        """The pairs with ``s_i + lo < s_j <= s_i + hi`` as ``(i, j, c_ij)`` arrays, or None
+        when there are more than ``cap`` of them (listed only while the band is narrow)."""
+        p = self.pairs
+        out_i = np.empty(cap, dtype=np.int64)
+        out_j = np.empty(cap, dtype=np.int64)
+        count = _band(p.ptr, self.order, p.local, self.s, float(lo), float(hi), cap, out_i,
+                      out_j)
+        if count > cap:
+            return None
+        i, j = out_i[:count], out_j[:count]
+        return i, j, (p.g[:, i] * p.h[:, j]).sum(axis=0)
+
     def rows(self, offset: float, F: np.ndarray, queries=None) -> np.ndarray:
         """``sum_{j lower, in} c_ij F_j`` for every i (F: n or n x K; the same shape back;
         ``queries`` as for :meth:`lower`)."""
@@ -211,3 +224,26 @@ class SortedQueries:
                 out += outer[r][:, None] * summed[:, r * K:(r + 1) * K]
         return out[:, 0] if flat else out
 
+
+
+@numba.njit(cache=True)
+def _band(ptr, order, local, s, lo, hi, cap, out_i, out_j):
+    """The pairs (i, j) of each query with ``local[j] < local[i]`` and ``s_i + lo < s_j <= s_i
+    + hi``, written to ``out_i``, ``out_j`` up to ``cap`` of them; returns their number (more
+    than ``cap``: the band was not listed whole)."""
+    count = 0
+    for q in range(ptr.size - 1):
+        a, b = ptr[q], ptr[q + 1]
+        sorted_s = s[order[a:b]]
+        for k in range(a, b):
+            i = order[k]
+            start = np.searchsorted(sorted_s, s[i] + lo, side="right")
+            stop = np.searchsorted(sorted_s, s[i] + hi, side="right")
+            for p in range(start, stop):
+                j = order[a + p]
+                if local[j] < local[i]:
+                    if count < cap:
+                        out_i[count] = i
+                        out_j[count] = j
+                    count += 1
+    return count

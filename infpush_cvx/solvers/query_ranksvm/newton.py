@@ -10,8 +10,10 @@ Both losses are piecewise quadratic or smoothed to be (:mod:`.problem`)::
 (Lee & Lin, "Large-scale linear RankSVM", Neural Computation 2014, for the squared hinge; for
 the hinge the bipartite smoothing Newton method of :mod:`infpush_cvx.solvers.ranksvm.newton`:
 the Huber-smoothed hinge, mu divided by 10 once Newton's decrement on F_mu is small beside the
-gap, certified by the hinge's duality gap at ``alpha = c a(x)``.) Every sum is a per-query sum of
-the sorted scores (:mod:`infpush_cvx.solvers.engines.query_pairs`).
+gap, certified by the hinge's duality gap at ``alpha = c a(x)``; before mu is decreased, the
+pairs of the band are solved exactly where they are few: :meth:`.problem.QueryRankSVMProblem.
+polished`.) Every sum is a per-query sum of the sorted scores
+(:mod:`infpush_cvx.solvers.engines.query_pairs`).
 
 The direction: where the dimension allows (``hessian="auto"`` or ``"formed"``), the Hessian is
 formed (:meth:`.problem.QueryRankSVMProblem.hessian`, no pair formed) and the step there is the
@@ -178,7 +180,19 @@ def _newton(problem, w, *, tol, max_iter, max_cg, formed, mu, deadline: Deadline
         # the gap of w(alpha) less that of the smoothing: ||grad F_mu||^2 / (2 lam)
         if mu is not None and g_norm ** 2 / (2.0 * problem.lam_paper) <= \
                 _SMOOTHING_SHARE * max(absolute_gap, 0.0):
-            # F_mu is nearly minimised: the gap left is the smoothing's; smooth less
+            # F_mu is nearly minimised: the gap left is the smoothing's. Solve the band's pairs
+            # exactly where they are few (.problem.QueryRankSVMProblem.polished), else (or
+            # when that does not certify tol) smooth less
+            polished = problem.polished(point) if deadline.allows(0.0) else None
+            if polished is not None and polished["gap"] < best["gap"]:
+                best = polished
+                if best["gap"] <= tol:
+                    record(history, cg_iterations=cg, step_size=float("nan"))
+                    record(history, objective=best["primal"], gap=best["gap"],
+                           time=deadline.elapsed(), mu=mu, cg_iterations=0,
+                           step_size=float("nan"))
+                    status, message = "optimal", ""
+                    break
             record(history, cg_iterations=cg, step_size=0.0)
             # the gap at F_mu's minimiser is about proportional to mu: near tol, shrink it by
             # no more than the gap's excess (a smaller mu costs more Newton steps: the band
