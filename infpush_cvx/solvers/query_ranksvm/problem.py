@@ -363,7 +363,7 @@ class QueryRankSVMProblem(Problem):
         roundoff = roundoff_bound(self.data.n + self.data.d + 2, magnitude, abs(primal))
         return {"primal": primal, "w": best, "dual": dual, "gap": gap, "roundoff": roundoff}
 
-    def polished(self, point: Point, cap: int = 2000) -> dict | None:
+    def polished(self, point: Point, cap: int = 2000, deadline=None) -> dict | None:
         """The hinge's certificate at a dual point whose band is solved exactly: the pairs
         ``x_ij > mu/2`` at ``alpha = c``, those below ``-mu/2`` at 0, and the few in the band
         (listed, at most ``cap``) at the ``beta`` in ``[0, c]`` that maximises the dual
@@ -371,7 +371,8 @@ class QueryRankSVMProblem(Problem):
         primal candidate is ``w(alpha) = v / lam``. Where the hinge's optimum has the same
         pairs above, below and on the margin this is its exact solution: the smoothing's
         ``mu/8`` no longer bounds the gap. None when the band holds more than ``cap`` pairs
-        (or none), or for the squared hinge. A dict as :meth:`certificate`'s."""
+        (or none), or for the squared hinge; ``deadline`` stops the QP's iterations when it
+        passes (its point so far is as feasible). A dict as :meth:`certificate`'s."""
         import scipy.optimize
 
         if point.mu is None:
@@ -393,7 +394,12 @@ class QueryRankSVMProblem(Problem):
 
         x = 1.0 - (point.s[bi] - point.s[bj])
         start = cb * np.clip((x + c) / point.mu, 0.0, 1.0)
+        def stop(intermediate_result):
+            if deadline is not None and deadline.expired():
+                raise StopIteration
+
         found = scipy.optimize.minimize(negative_dual, start, jac=True, method="L-BFGS-B",
+                                        callback=stop,
                                         bounds=scipy.optimize.Bounds(np.zeros_like(cb), cb),
                                         options={"maxiter": 5000, "maxcor": 50, "ftol": 1e-16,
                                                  "gtol": 1e-13})
