@@ -183,8 +183,8 @@ def _newton(problem, w, *, tol, max_iter, max_cg, formed, mu, deadline: Deadline
             # F_mu is nearly minimised: the gap left is the smoothing's. Solve the band's pairs
             # exactly where they are few (.problem.QueryRankSVMProblem.polished), else (or
             # when that does not certify tol) smooth less
-            polished = problem.polished(point, deadline=deadline) if deadline.allows(0.0) \
-                else None
+            polished = problem.polished(point, deadline=deadline, tol=tol) \
+                if deadline.allows(0.0) else None
             if polished is not None and polished["gap"] < best["gap"]:
                 best = polished
                 if best["gap"] <= tol:

@@ -363,7 +363,8 @@ class QueryRankSVMProblem(Problem):
         roundoff = roundoff_bound(self.data.n + self.data.d + 2, magnitude, abs(primal))
         return {"primal": primal, "w": best, "dual": dual, "gap": gap, "roundoff": roundoff}
 
-    def polished(self, point: Point, cap: int = 2000, deadline=None) -> dict | None:
+    def polished(self, point: Point, cap: int = 2000, deadline=None, tol: float = 0.0
+                 ) -> dict | None:
         """The hinge's certificate at a dual point whose band is solved exactly: the pairs
         ``x_ij > mu/2`` at ``alpha = c``, those below ``-mu/2`` at 0, and the few in the band
         (listed, at most ``cap``) at the ``beta`` in ``[0, c]`` that maximises the dual
@@ -372,7 +373,8 @@ class QueryRankSVMProblem(Problem):
         pairs above, below and on the margin this is its exact solution: the smoothing's
         ``mu/8`` no longer bounds the gap. None when the band holds more than ``cap`` pairs
         (or none), or for the squared hinge; ``deadline`` stops the QP's iterations when it
-        passes (its point so far is as feasible). A dict as :meth:`certificate`'s."""
+        passes (its point so far is as feasible), and every 25 of them once the gap of their
+        point is at most ``tol / 2``. A dict as :meth:`certificate`'s."""
         import scipy.optimize
 
         if point.mu is None:
@@ -394,19 +396,28 @@ class QueryRankSVMProblem(Problem):
 
         x = 1.0 - (point.s[bi] - point.s[bj])
         start = cb * np.clip((x + c) / point.mu, 0.0, 1.0)
+        def gap_of(beta):
+            v = g_full + Z.T @ beta
+            dual = float(above.sum()) + float(beta.sum()) - float(v @ v) / (2.0 * lam)
+            return v / lam, dual
+
+        rounds = [0]
+
         def stop(intermediate_result):
             if deadline is not None and deadline.expired():
                 raise StopIteration
+            rounds[0] += 1
+            if tol > 0 and rounds[0] % 25 == 0:
+                w, dual = gap_of(np.clip(intermediate_result.x, 0.0, cb))
+                if relative_gap(self.primal(w), dual) <= 0.5 * tol:
+                    raise StopIteration
 
         found = scipy.optimize.minimize(negative_dual, start, jac=True, method="L-BFGS-B",
                                         callback=stop,
                                         bounds=scipy.optimize.Bounds(np.zeros_like(cb), cb),
                                         options={"maxiter": 5000, "maxcor": 50, "ftol": 1e-16,
                                                  "gtol": 1e-13})
-        beta = np.clip(found.x, 0.0, cb)
-        v = g_full + Z.T @ beta
-        dual = float(above.sum()) + float(beta.sum()) - float(v @ v) / (2.0 * lam)
-        w = v / lam
+        w, dual = gap_of(np.clip(found.x, 0.0, cb))
         primal = self.primal(w)
         reach = float(np.abs(point.s).max(initial=0.0))
         magnitude = lam * float(w @ w) + 4.0 * (1.0 + 2.0 * reach)
