@@ -3,7 +3,7 @@
 One file per instance. Dense arrays are stored as they are; a scipy.sparse matrix ``A`` is stored
 as its canonical CSR parts (``A__csr_data``, ``A__csr_indices``, ``A__csr_indptr``,
 ``A__csr_shape``), the layout of ``scipy.sparse.save_npz`` but several matrices in one file.
-Metadata: ``__kind__`` ("bipartite" or "pairs"), ``__fingerprint__`` (sha256 of
+Metadata: ``__kind__`` ("bipartite", "pairs" or "queries"), ``__fingerprint__`` (sha256 of
 :func:`infpush_cvx.data.fingerprint`), ``__generator__`` and ``__params__`` (JSON).
 Loading recomputes the fingerprint and refuses a file whose content does not match it.
 
@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from .. import catalog
 from .._validation import check_choice
 from ..data.containers import BipartiteData, PairData
+from ..data.queries import QueryData
 from ..files import atomic_open
 
 
@@ -41,12 +42,16 @@ def instance_shape(data) -> dict:
     """Sizes of an instance's data: ``m``, ``n``, ``d`` and ``nnz`` (non-zero feature entries).
 
     For BipartiteData, m positives and n negatives of d features (nnz of Xp and Xn); for
-    PairData (Rank2Plan), m states, n pairs and d features (nnz of X)."""
+    PairData (Rank2Plan), m states, n pairs and d features (nnz of X); for QueryData (documents
+    grouped by query), m documents, n pairs within the queries and d features (nnz of X)."""
     if isinstance(data, BipartiteData):
         return {"m": data.m, "n": data.n, "d": data.d, "nnz": _nnz(data.Xp) + _nnz(data.Xn)}
     if isinstance(data, PairData):
         return {"m": data.n_states, "n": data.n_pairs, "d": data.n_features, "nnz": _nnz(data.X)}
-    raise TypeError(f"data must be BipartiteData or PairData, got {type(data).__name__}")
+    if isinstance(data, QueryData):
+        return {"m": data.n, "n": data.n_pairs, "d": data.d, "nnz": _nnz(data.X)}
+    raise TypeError(f"data must be BipartiteData, PairData or QueryData, got "
+                    f"{type(data).__name__}")
 
 
 def save_instance(name: str, directory, data=None) -> Path:
@@ -63,7 +68,8 @@ def save_instance(name: str, directory, data=None) -> Path:
                            f"{key}__csr_indptr": a.indptr, f"{key}__csr_shape": np.array(a.shape)})
         else:
             arrays[key] = np.asarray(a)
-    kind = "bipartite" if isinstance(data, BipartiteData) else "pairs"
+    kind = "bipartite" if isinstance(data, BipartiteData) else \
+        "queries" if isinstance(data, QueryData) else "pairs"
     path = Path(directory) / f"{name}.npz"
     with atomic_open(path, "wb") as fh:
         np.savez_compressed(fh, __kind__=np.array(kind),
@@ -75,7 +81,8 @@ def save_instance(name: str, directory, data=None) -> Path:
 
 
 def load_instance(path):
-    """Read a file written by :func:`save_instance`; returns BipartiteData or PairData.
+    """Read a file written by :func:`save_instance`; returns BipartiteData, PairData or
+    QueryData.
 
     Raises ValueError when the arrays do not reproduce the stored fingerprint.
     """
@@ -92,7 +99,7 @@ def load_instance(path):
                                           z[f"{base}__csr_indptr"]),
                                          shape=tuple(z[f"{base}__csr_shape"]))
         kind, stored = str(z["__kind__"]), str(z["__fingerprint__"])
-    data = BipartiteData(**arrays) if kind == "bipartite" else PairData(**arrays)
+    data = {"bipartite": BipartiteData, "queries": QueryData}.get(kind, PairData)(**arrays)
     if data.fingerprint() != stored:
         raise ValueError(f"{path}: content does not match its fingerprint "
                          f"({data.fingerprint()[:16]}... vs stored {stored[:16]}...)")

@@ -40,11 +40,15 @@ from ..data import generators
 from ..formulations import scaling as _scaling
 from .._validation import check_choice, check_scalar
 from ..data.containers import BipartiteData, PairData
+from ..data.queries import QueryData
 from ..data.kernels import KERNELS, check_kernel
 from ..files import MalformedFileError
 from ..formulations._common import FORMS
 from ..formulations._pnorm_push import check_p
 from ..formulations._toppush import LOSSES as TOPPUSH_LOSSES
+from ..formulations._query_ranksvm import LOSSES as QUERY_RANKSVM_LOSSES
+from ..formulations._query_ranksvm import NORMALIZATIONS as QUERY_NORMALIZATIONS
+from ..formulations._query_ranksvm import PAIR_WEIGHTS as QUERY_PAIR_WEIGHTS
 from ..solvers.registry import model_of, models
 from ._files import check_name, read_small_file
 
@@ -75,7 +79,16 @@ def default_catalog() -> Path:
 
 #: The catalog's generators by name: those of :mod:`infpush_cvx.data.generators` (the data of
 #: ``infinite_push_0``, which also returns its solution).
+def _letor_like(n_queries: int, docs_per_query: int, n_features: int, *, seed: int,
+                noise: float = 1.0, vary_sizes: bool = True):
+    """:func:`generators.letor_like` with MSLR-WEB10K's label shares (its default): the
+    catalog's parameters are numbers and flags, each checked by its rule."""
+    return generators.letor_like(n_queries, docs_per_query, n_features, seed=seed, noise=noise,
+                                 vary_sizes=vary_sizes)
+
+
 GENERATORS = {"infinite_push_0": lambda: generators.infinite_push_0()[0],
+              "letor_like": _letor_like,
               **{name: getattr(generators, name) for name in (
                   "normalized_bipartite", "planted_bipartite", "degenerate_bipartite",
                   "rank2plan_pairs", "real_subset")}}
@@ -281,7 +294,9 @@ OPTION_CHECKS = {
     "penalty": _one_of(_scaling.PENALTIES),
     "scaling": _one_of(_scaling.SCALINGS),
     "form": _one_of(FORMS),
-    "loss": _one_of(TOPPUSH_LOSSES),
+    "loss": _one_of((*TOPPUSH_LOSSES, *QUERY_RANKSVM_LOSSES)),
+    "normalization": _one_of(QUERY_NORMALIZATIONS),
+    "pair_weight": _one_of(QUERY_PAIR_WEIGHTS),
     "kernel": _one_of(KERNELS),
     "gamma": lambda value, name: check_kernel("rbf", gamma=value),
     "degree": lambda value, name: check_kernel("poly", degree=value),
@@ -379,6 +394,10 @@ def _lambda_in_scaling(lam_paper: float, formulation, options, instance: Instanc
                          f"the catalog loads; use paper scaling or an explicit lam")
     with _at(f"lambda in {scaling!r} scaling on instance {instance.name!r}"):
         data = instance_data(instance.name)
+        if isinstance(data, QueryData):  # a model over queries: lam = 2 lam_s / T
+            paper = model_of(formulation).problem.from_catalog(
+                formulation, {**options, "scaling": "paper"}, 1.0, data)
+            return float(lam_paper * paper.total_weight / 2.0)
         return float(_scaling.from_paper_lambda(
             lam_paper, scaling, loss=model_of(formulation).name,
             penalty=options.get("penalty", "l2"), m=data.m, n=data.n))

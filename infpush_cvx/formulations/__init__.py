@@ -25,7 +25,8 @@ _FACTORY = {"FORMS": "_common", "infinite_push_problem": "_infinite_push",
             "rank2plan_lp_problem": "_rank2plan", "pnorm_push_problem": "_pnorm_push",
             "toppush_problem": "_toppush", "svmmap_problem": "_svmmap",
             "squared_hinge_ranksvm_problem": "_squared_hinge_ranksvm",
-            "query_infinite_push_problem": "_query_infinite_push"}
+            "query_infinite_push_problem": "_query_infinite_push",
+            "query_ranksvm_problem": "_query_ranksvm"}
 
 __all__ = ["scaling", "objectives", *_FACTORY]
 

@@ -14,7 +14,7 @@ query weight (``query_weight``, else 1) divided by the sum over the queries that
 relevant and other documents; the others contribute nothing. ``threshold="each"``: each query's
 loss is the mean of its losses at every label level above the lowest (each level above the
 next), over the levels where it has documents on both sides. Seed scaling sums where paper
-scaling averages, as the bipartite seed scaling does (docs/mathematics.md, section 11)::
+scaling averages, as the bipartite seed scaling does (docs/mathematics.md, section 12)::
 
     P_seed(w) = lam_s pen_s(w) + M sum_q omega_q loss_q(w),   M = sum_q M_q,
 

@@ -11,6 +11,8 @@ working set, the structured interior point, pair sums, kernels, the CVXPY backen
   (ICML 2012); the working set and smoothing Newton (certified), dual FISTA, the papers'
   gradient projection, ADMM; kernels.
 - :func:`squared_hinge_ranksvm`: the L2-loss RankSVM of Lee & Lin (2014); Newton (certified).
+- :func:`query_ranksvm`: RankSVM over the pairs within queries (hinge or squared hinge, per-query
+  or per-pair means); Newton and smoothing Newton (certified).
 - :func:`rank2plan_lp`: the Rank2Plan weighted-pair LP; column and constraint generation
   (certified), Nesterov smoothing, CVXPY; :func:`rank2plan_lambda_max`.
 - :func:`pnorm_push`, :func:`toppush`, :func:`svmmap`: the P-Norm Push (Rudin 2009), TopPush
@@ -27,6 +29,7 @@ from .engines.working_set import WorkingSetOptions
 from .infinite_push import InfinitePushProblem, infinite_push
 from .pnorm_push import PNormPushProblem, pnorm_push
 from .query_infinite_push import QueryInfinitePushProblem, query_infinite_push
+from .query_ranksvm import QueryRankSVMProblem, query_ranksvm
 from .rank2plan import Rank2PlanProblem, rank2plan_lambda_max, rank2plan_lp
 from .ranksvm import RankSVMProblem, ranksvm
 from .result import ConvergenceWarning, SolverResult
@@ -35,8 +38,8 @@ from .svmmap import SVMMAPProblem, svmmap
 from .toppush import TopPushProblem, toppush
 
 __all__ = ["ConvergenceWarning", "InfinitePushProblem", "Model", "PNormPushProblem", "Problem",
-           "QueryInfinitePushProblem",
-           "Rank2PlanProblem", "RankSVMProblem", "SVMMAPProblem", "Solver", "SolverResult",
+           "QueryInfinitePushProblem", "QueryRankSVMProblem", "Rank2PlanProblem",
+           "RankSVMProblem", "SVMMAPProblem", "Solver", "SolverResult",
            "SquaredHingeRankSVMProblem", "TopPushProblem", "WorkingSetOptions", "infinite_push",
-           "pnorm_push", "query_infinite_push", "rank2plan_lambda_max", "rank2plan_lp", "ranksvm",
-           "squared_hinge_ranksvm", "svmmap", "toppush"]
+           "pnorm_push", "query_infinite_push", "query_ranksvm", "rank2plan_lambda_max",
+           "rank2plan_lp", "ranksvm", "squared_hinge_ranksvm", "svmmap", "toppush"]

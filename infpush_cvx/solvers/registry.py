@@ -61,7 +61,7 @@ class Model:
 
 #: The model packages under infpush_cvx.solvers, each declaring ``MODEL``.
 MODEL_PACKAGES = ("infinite_push", "ranksvm", "rank2plan", "pnorm_push", "toppush", "svmmap",
-                  "squared_hinge_ranksvm", "query_infinite_push")
+                  "squared_hinge_ranksvm", "query_ranksvm", "query_infinite_push")
 
 
 @functools.cache

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from infpush_cvx.data import PairData
-from infpush_cvx.data.generators import planted_bipartite, rank2plan_pairs
+from infpush_cvx.data.generators import letor_like, planted_bipartite, rank2plan_pairs
 from infpush_cvx.solvers import registry
 from infpush_cvx.solvers.base import cvxpy_message, data_size, record
 
@@ -46,7 +46,7 @@ def _problem(name):
     if name == "rank2plan":
         pairs = rank2plan_pairs(3, 8, 4, 10, seed=0)
         return model.problem(pairs, 0.01)
-    if name == "query_infinite_push":  # a model over queries
+    if name in ("query_infinite_push", "query_ranksvm"):  # models over queries
         from infpush_cvx.data.generators import letor_like
         return model.problem(letor_like(6, 8, 3, seed=0), 0.1)
     return model.problem(DATA, 0.1)

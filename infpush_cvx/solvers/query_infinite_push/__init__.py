@@ -1,6 +1,6 @@
 """The Infinite Push over queries: the push at the top of every query's list.
 
-Paper scaling (docs/mathematics.md, section 11), for a :class:`~infpush_cvx.data.queries.
+Paper scaling (docs/mathematics.md, section 12), for a :class:`~infpush_cvx.data.queries.
 QueryData` with relevant documents ``R_q`` (label at least ``threshold``) and others ``N_q``::
 
     P(w) = lam pen(w) + sum_q omega_q max_{j in N_q} (1/M_q) sum_{i in R_q} p_i

@@ -1,6 +1,6 @@
 """The Infinite Push over queries as a value: its objective and its duality-gap certificate.
 
-Paper scaling (docs/mathematics.md, section 11; :mod:`infpush_cvx.formulations._query_infinite_push`
+Paper scaling (docs/mathematics.md, section 12; :mod:`infpush_cvx.formulations._query_infinite_push`
 gives the groups R_q, N_q, the weights p, M_q and omega_q)::
 
     P(w) = lam pen(w) + sum_q omega_q max_{j in N_q} (1/M_q) sum_{i in R_q} p_i h_ij(w).

@@ -1,7 +1,7 @@
 """Every other document's push loss in every query, from the sorted scores (no pair array).
 
 For other document j of query q the loss of the Infinite Push is the weighted mean hinge of the
-query's relevant documents against it (docs/mathematics.md, section 11.3)::
+query's relevant documents against it (docs/mathematics.md, section 12.3)::
 
     v_j = (1/M_q) sum_{i in R_q} p_i max(0, 1 - s_i + t_j)
         = (1/M_q) ((1 + t_j) P0(k_j) - P1(k_j)),

@@ -3,7 +3,7 @@
 Each query's loss is a maximum over its other documents, and at the optimum few of them attain
 it (the bipartite model's observation, docs/mathematics.md section 1.8, query by query). The
 method keeps a working set ``W_q`` of other documents per query and repeats
-(docs/mathematics.md, section 11.4):
+(docs/mathematics.md, section 12.4):
 
 1. solve the restricted problem (each query's maximum over ``W_q`` only, every pair of
    ``R_q x W_q``) exactly, by Clarabel: a QP (l2) or an LP (l1) over ``w``, the scores of the
@@ -84,7 +84,7 @@ def setup_work(problem, n_docs: int) -> float:
 def solve_restricted(problem, rp: Restricted, deadline,
                      accuracy: float = _CLARABEL_TOL) -> tuple[np.ndarray, np.ndarray]:
     """``(w, alpha)``: the restricted problem's weights and its hinge rows' multipliers, by
-    Clarabel (section 11.4 of docs/mathematics.md gives the rows). A
+    Clarabel (section 12.4 of docs/mathematics.md gives the rows). A
     :class:`RestrictedSolveFailed` names Clarabel's status when it gives no usable answer."""
     import clarabel
 

@@ -1,0 +1,103 @@
+"""Rankers over queries: scikit-learn estimators fitted on documents grouped by query.
+
+``fit(X, y, qid=None, sample_weight=None)``: features, graded labels and the query of every
+document (``qid`` required: pairs are taken within a query only; rows in any order, grouped
+here by a stable sort of ``qid``), with optional per-document weights. ``decision_function(X)``
+and ``predict(X)`` give the scores ``X w``; ``score(X, y, qid)`` is NDCG@10 averaged over the
+queries (:func:`infpush_cvx.evaluation.query_metrics.ndcg_at_k`). A subclass names its
+hyper-parameters in ``__init__`` and supplies the solve (:meth:`QueryRanker._solve`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._validation import check_choice, check_scalar, check_vector
+from ..data.queries import QueryData
+from ._ranker import _validated_X, check_fitted, store_params
+
+
+class QueryRanker(BaseEstimator):
+    """Base of the rankers over queries (module docstring). Fitted attributes: ``coef_``
+    (the weights), ``status_``, ``n_iter_``, ``dual_gap_`` (the certified relative gap),
+    ``result_`` (the solver's :class:`~infpush_cvx.solvers.result.SolverResult`) and
+    ``n_features_in_``."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _solve(self, data: QueryData):
+        """The solver's result on ``data`` (a subclass's model)."""
+        raise NotImplementedError
+
+    def fit(self, X, y, qid=None, sample_weight=None):
+        """Fit on the documents X (N x d), their graded labels y and query ids ``qid``."""
+        if qid is None:
+            raise ValueError(f"qid is required: {type(self).__name__} compares documents "
+                             f"within a query only (one query id per row of X)")
+        X = _validated_X(self, X, reset=True)
+        y = check_vector(y, "y", length=X.shape[0])
+        qid = np.asarray(qid)
+        if qid.shape != (X.shape[0],):
+            raise ValueError(f"qid must have one query id per row of X ({X.shape[0]}), got "
+                             f"shape {qid.shape}")
+        order = np.argsort(qid, kind="stable")  # a query's documents consecutive
+        sw = None if sample_weight is None else \
+            check_vector(sample_weight, "sample_weight", length=X.shape[0])[order]
+        data = QueryData(X[order], y[order], qid[order], sw)
+        result = self._solve(data)
+        self.coef_ = np.asarray(result.w, dtype=float)
+        self.status_ = result.status
+        self.n_iter_ = result.iterations
+        self.dual_gap_ = result.gap
+        self.result_ = result
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """The scores ``X w`` (higher: ranked first within a query)."""
+        check_fitted(self, "coef_")
+        X = _validated_X(self, X, reset=False)
+        return np.asarray(X @ self.coef_, dtype=float).ravel()
+
+    def predict(self, X) -> np.ndarray:
+        """The scores ``X w``, as :meth:`decision_function`."""
+        return self.decision_function(X)
+
+    def score(self, X, y, qid=None, sample_weight=None) -> float:
+        """NDCG@10 (gains ``2^y - 1``) averaged over the queries of ``qid``."""
+        if qid is None:
+            raise ValueError("qid is required: NDCG is averaged over queries")
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not taken by score (NDCG averages queries)")
+        from .query_metrics import ndcg_at_k
+
+        return float(ndcg_at_k(np.asarray(y), self.decision_function(X), np.asarray(qid),
+                               k=10))
+
+
+class QueryRankSVMRanker(QueryRanker):
+    """RankSVM over queries (:func:`infpush_cvx.solvers.query_ranksvm`): ``lam`` (paper
+    scaling), ``loss`` "hinge" or "squared_hinge", ``normalization`` "query" (per-query means,
+    queries averaged) or "pairs" (one mean over all pairs), ``pair_weight`` "none" or
+    "label_difference"; the certified Newton method to relative gap ``tol`` within
+    ``time_limit`` seconds (None: none)."""
+
+    def __init__(self, lam=1e-3, *, loss="hinge", normalization="query", pair_weight="none",
+                 tol=1e-6, max_iter=None, time_limit=None, verbose=False):
+        store_params(self, locals())
+
+    def _solve(self, data: QueryData):
+        from ..solvers.query_ranksvm import query_ranksvm
+        from ..solvers.query_ranksvm.problem import LOSSES, NORMALIZATIONS, PAIR_WEIGHTS
+
+        check_scalar(self.lam, "lam", positive=True)
+        check_choice(self.loss, "loss", LOSSES)
+        check_choice(self.normalization, "normalization", NORMALIZATIONS)
+        check_choice(self.pair_weight, "pair_weight", PAIR_WEIGHTS)
+        return query_ranksvm(data, self.lam, loss=self.loss, normalization=self.normalization,
+                             pair_weight=self.pair_weight, tol=self.tol, max_iter=self.max_iter,
+                             time_limit=self.time_limit, verbose=self.verbose)
