@@ -1,6 +1,6 @@
 """RankSVM over queries in CVXPY, over the explicit pairs of each query.
 
-The project's paper scaling (docs/mathematics.md, section "RankSVM over queries")::
+The project's paper scaling (docs/mathematics.md, section 11)::
 
     paper:  minimise  (lam/2) ||w||^2 + sum_q sum_{(i,j) in q, y_i > y_j} c_ij l(1 - (x_i - x_j).w)
     seed:   minimise  lam ||w||^2 + T sum c_ij l(1 - (x_i - x_j).w)

@@ -1,6 +1,6 @@
 """RankSVM over queries: the hinge or squared hinge over the pairs ``y_i > y_j`` of each query.
 
-Paper scaling (docs/mathematics.md, section "RankSVM over queries")::
+Paper scaling (docs/mathematics.md, section 11)::
 
     P(w) = (lam/2) ||w||^2 + sum_q sum_{(i,j) in q} c_ij l(1 - (x_i - x_j).w)
 

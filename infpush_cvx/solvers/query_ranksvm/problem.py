@@ -1,6 +1,6 @@
 """RankSVM over queries: its objective and the duality-gap certificates of both losses.
 
-Paper scaling (docs/mathematics.md, section "RankSVM over queries"), the pairs ``(i, j)`` of a
+Paper scaling (docs/mathematics.md, section 11), the pairs ``(i, j)`` of a
 query with ``y_i > y_j``, ``x_ij = 1 - s_i + s_j``, ``s = X w``, ``z_ij = x_i - x_j``::
 
     P(w) = (lam/2) ||w||^2 + sum_q sum_{(i,j) in q} c_ij l(x_ij),    l = max(0, x) or its square
