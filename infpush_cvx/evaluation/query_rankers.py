@@ -5,7 +5,9 @@ document (``qid`` required: pairs are taken within a query only; rows in any ord
 here by a stable sort of ``qid``), with optional per-document weights. ``decision_function(X)``
 and ``predict(X)`` give the scores ``X w``; ``score(X, y, qid)`` is NDCG@10 averaged over the
 queries (:func:`infpush_cvx.evaluation.query_metrics.ndcg_at_k`). A subclass names its
-hyper-parameters in ``__init__`` and supplies the solve (:meth:`QueryRanker._solve`).
+hyper-parameters in ``__init__`` (``C`` first: ``lam = 1/C`` in paper scaling, the grid of
+:class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`, whose ``groups=`` keeps each query in one
+fold) and supplies the solve (:meth:`QueryRanker._solve`).
 """
 
 from __future__ import annotations
@@ -31,8 +33,13 @@ class QueryRanker(BaseEstimator):
         return tags
 
     def _solve(self, data: QueryData):
-        """The solver's result on ``data`` (a subclass's model)."""
+        """The solver's result on ``data`` (a subclass's model) at ``lam = 1/C``."""
         raise NotImplementedError
+
+    def _lam(self) -> float:
+        """lambda in paper scaling: ``1/C`` (``C`` the weight of the loss, as the bipartite
+        rankers and :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`'s grid have it)."""
+        return 1.0 / check_scalar(self.C, "C", positive=True)
 
     def fit(self, X, y, qid=None, sample_weight=None):
         """Fit on the documents X (N x d), their graded labels y and query ids ``qid``."""
@@ -80,13 +87,16 @@ class QueryRanker(BaseEstimator):
 
 
 class QueryRankSVMRanker(QueryRanker):
-    """RankSVM over queries (:func:`infpush_cvx.solvers.query_ranksvm`): ``lam`` (paper
-    scaling), ``loss`` "hinge" or "squared_hinge", ``normalization`` "query" (per-query means,
-    queries averaged) or "pairs" (one mean over all pairs), ``pair_weight`` "none" or
+    """RankSVM over queries (:func:`infpush_cvx.solvers.query_ranksvm`), ``lam = 1/C``::
+
+        (1/(2C)) ||w||^2 + sum_q sum_{(i,j) in q} c_ij l(1 - w.(x_i - x_j))
+
+    ``loss`` "hinge" or "squared_hinge", ``normalization`` "query" (per-query means, queries
+    averaged) or "pairs" (one mean over all pairs), ``pair_weight`` "none" or
     "label_difference"; the certified Newton method to relative gap ``tol`` within
     ``time_limit`` seconds (None: none)."""
 
-    def __init__(self, lam=1e-3, *, loss="hinge", normalization="query", pair_weight="none",
+    def __init__(self, C=1.0, *, loss="hinge", normalization="query", pair_weight="none",
                  tol=1e-6, max_iter=None, time_limit=None, verbose=False):
         store_params(self, locals())
 
@@ -94,10 +104,36 @@ class QueryRankSVMRanker(QueryRanker):
         from ..solvers.query_ranksvm import query_ranksvm
         from ..solvers.query_ranksvm.problem import LOSSES, NORMALIZATIONS, PAIR_WEIGHTS
 
-        check_scalar(self.lam, "lam", positive=True)
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.normalization, "normalization", NORMALIZATIONS)
         check_choice(self.pair_weight, "pair_weight", PAIR_WEIGHTS)
-        return query_ranksvm(data, self.lam, loss=self.loss, normalization=self.normalization,
-                             pair_weight=self.pair_weight, tol=self.tol, max_iter=self.max_iter,
-                             time_limit=self.time_limit, verbose=self.verbose)
+        return query_ranksvm(data, self._lam(), loss=self.loss,
+                             normalization=self.normalization, pair_weight=self.pair_weight,
+                             tol=self.tol, max_iter=self.max_iter, time_limit=self.time_limit,
+                             verbose=self.verbose)
+
+
+class QueryInfinitePushRanker(QueryRanker):
+    """The Infinite Push over queries (:func:`infpush_cvx.solvers.query_infinite_push`): the push
+    at the top of every query's list, ``lam = 1/C``::
+
+        (1/C) pen(w) + sum_q omega_q max_{j in N_q} (1/M_q) sum_{i in R_q} p_i
+                       max(0, 1 - w.(x_i - x_j))
+
+    ``pen`` ``||w||^2 / 2`` (``penalty="l2"``) or ``||w||_1`` ("l1"); ``R_q`` the documents of
+    query q with label at least ``threshold`` and ``N_q`` the others (``threshold="each"``: the
+    mean over every label level of the query as the threshold); the certified working set to
+    relative gap ``tol`` within ``time_limit`` seconds (None: none)."""
+
+    def __init__(self, C=1.0, *, penalty="l2", threshold=1.0, tol=1e-6, max_iter=None,
+                 time_limit=None, verbose=False):
+        store_params(self, locals())
+
+    def _solve(self, data: QueryData):
+        from ..solvers.query_infinite_push import query_infinite_push
+
+        check_choice(self.penalty, "penalty", ("l2", "l1"))
+        return query_infinite_push(data, self._lam(), penalty=self.penalty,
+                                   threshold=self.threshold, tol=self.tol,
+                                   max_iter=self.max_iter, time_limit=self.time_limit,
+                                   verbose=self.verbose)

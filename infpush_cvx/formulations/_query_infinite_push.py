@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_choice, check_scalar
+from .._validation import caller_stacklevel, check_choice, check_scalar
 from ..data.queries import QueryData, QueryWarning
 from . import scaling as _scaling
 
@@ -135,7 +135,7 @@ def push_groups(data: QueryData, threshold) -> PushGroups:
         at = "any label" if threshold == "each" else f"label at least {threshold:g}"
         warnings.warn(f"{left.size} of {data.n_queries} queries have no document of {at} "
                       f"or none below it and contribute nothing to the Infinite Push over "
-                      f"queries: {shown}", QueryWarning, stacklevel=3)
+                      f"queries: {shown}", QueryWarning, stacklevel=caller_stacklevel())
     rel_rows = np.concatenate([part[1] for part in parts])
     neg_rows = np.concatenate([part[3] for part in parts])
     ptr_r = np.r_[0, np.cumsum(np.concatenate([part[2] for part in parts]))].astype(np.int64)
