@@ -2,7 +2,9 @@
 
 - :mod:`.agarwal`: the Infinite Push paper's section 6 protocol on Ionosphere and Spambase.
 - :mod:`.perceptron`: Perceptron@K and its active variant, prec@k and label queries per batch.
-- :mod:`.command`: both on the command line (``infpush-cvx experiments``).
+- :mod:`.letor`: every model over queries on the LETOR set (NDCG@k, MAP), C chosen over
+  whole queries, the certified solvers beside CVXPY.
+- :mod:`.command`: all three on the command line (``infpush-cvx experiments``).
 
 The names below are imported when first used, so the command line's ``--help`` does not load
 the experiments.
@@ -15,7 +17,8 @@ _WHERE = {"agarwal_experiment": "agarwal", "compare_with_paper": "agarwal",
           "sample_run_scores": "agarwal", "plot_roc_curves": "agarwal",
           "plot_agarwal_results": "agarwal", "perceptron_experiment": "perceptron",
           "plot_perceptron_experiment": "perceptron", "spambase_stream": "perceptron",
-          "generated_stream": "perceptron", "summarise": "perceptron"}
+          "generated_stream": "perceptron", "summarise": "perceptron",
+          "letor_experiment": "letor", "plot_letor_results": "letor"}
 
 __all__ = list(_WHERE)
 

@@ -1,6 +1,6 @@
-"""The experiments on the command line: ``infpush-cvx experiments agarwal|perceptron``.
+"""The experiments on the command line: ``infpush-cvx experiments agarwal|perceptron|letor``.
 
-:func:`add_experiments` adds the two experiments (and their options) to the ``experiments``
+:func:`add_experiments` adds the three experiments (and their options) to the ``experiments``
 subcommand's parser of ``infpush-cvx`` (:mod:`infpush_cvx.cli`, which imports this module, not
 the other way round); :func:`run` runs the one chosen. It prints a short result table, writes
 the tidy per-run table to ``--out`` (CSV, atomically, its location checked before the experiment
@@ -21,10 +21,14 @@ STREAMS = ("spambase", "generated")
 DATA_HELP = ("folder with the UCI files (default: $INFPUSH_CVX_DATA, else a shared/data/uci "
              "folder beside a source checkout, else the uci/ folder of the user data folder, "
              "~/.local/share/infpush_cvx on Linux; see infpush_cvx.data.datasets)")
+LETOR_DATA_HELP = ("folder with rank.train, rank.test and their .query files (default: "
+                   "$INFPUSH_CVX_LETOR_DATA, else a letor folder beside the UCI one or in a "
+                   "shared/data folder beside a source checkout; see "
+                   "infpush_cvx.data.datasets.load_letor)")
 
 
 def add_experiments(sub) -> None:
-    """Add the ``agarwal`` and ``perceptron`` parsers to ``sub`` (``add_subparsers()``'s
+    """Add the ``agarwal``, ``perceptron`` and ``letor`` parsers to ``sub`` (``add_subparsers()``'s
     result); ``--out`` defaults to ``results/experiments/<name>.csv``."""
     from infpush_cvx._argtypes import nonnegative_int, positive_int
     a = sub.add_parser("agarwal", help="Agarwal (SDM 2011) section 6 protocol")
@@ -57,9 +61,22 @@ def add_experiments(sub) -> None:
                    help="values of K (default 50 300)")
     q.add_argument("--seed", type=nonnegative_int, default=0,
                    help="seed of the streams and sampling (default 0)")
+    r = sub.add_parser("letor", help="every model over queries on the LETOR set (NDCG, MAP)")
+    r.add_argument("--models", nargs="+", default=None,
+                   help="models to compare (default: all): query_ranksvm, "
+                        "query_ranksvm_squared_hinge, query_ranksvm_all_pairs, "
+                        "query_ranksvm_label_difference, query_infinite_push, "
+                        "query_infinite_push_l1, query_infinite_push_top_labels, "
+                        "ranksvm_ignoring_queries")
+    r.add_argument("--n-folds", type=positive_int, default=5,
+                   help="GroupKFold folds over the training queries for choosing C (default 5)")
+    r.add_argument("--no-cvxpy", action="store_true",
+                   help="skip the CVXPY + Clarabel solve of each chosen problem")
     for p, name, what in ((a, "agarwal", "tidy per-run table"),
-                          (q, "perceptron", "tidy per-batch table")):
-        p.add_argument("--data-dir", default=None, help=DATA_HELP)
+                          (q, "perceptron", "tidy per-batch table"),
+                          (r, "letor", "per-model table")):
+        p.add_argument("--data-dir", default=None,
+                       help=LETOR_DATA_HELP if name == "letor" else DATA_HELP)
         default = f"results/experiments/{name}.csv"
         p.add_argument("--out", default=default,
                        help=f"CSV file for the {what} (default {default}); with matplotlib, the "
@@ -72,11 +89,11 @@ def add_experiments(sub) -> None:
 
 
 def figure_paths(out, which: str, streams=()) -> list[Path]:
-    """Where the figures of a run whose table is ``out`` go: ``<out stem>.png`` (agarwal), or
-    ``<out stem>_<stream>.png`` per stream (perceptron)."""
+    """Where the figures of a run whose table is ``out`` go: ``<out stem>.png`` (agarwal,
+    letor), or ``<out stem>_<stream>.png`` per stream (perceptron)."""
     out = Path(out)
     stem = out.with_suffix("") if out.suffix.lower() == ".csv" else out
-    tails = [""] if which == "agarwal" else [f"_{s}" for s in streams]
+    tails = [f"_{s}" for s in streams] if which == "perceptron" else [""]
     return [stem.parent / f"{stem.name}{tail}.png" for tail in tails]
 
 
@@ -97,7 +114,8 @@ def run(args) -> int:
             print("matplotlib is not installed: no figure (install the 'plots' extra)",
                   file=sys.stderr)
     progress = not getattr(args, "no_progress", False)
-    res, text, draw = (_agarwal if args.which == "agarwal" else _perceptron)(args, progress)
+    experiment = {"agarwal": _agarwal, "perceptron": _perceptron, "letor": _letor}
+    res, text, draw = experiment[args.which](args, progress)
     print(text)
     if args.out:
         _write(res, args.out, zip(figures, draw))
@@ -150,6 +168,18 @@ def _perceptron(args, progress):
     text += ("\n\nprec_at_k_late: mean prec@k over the second half of the batches; "
              "total_queries: labels queried; n_points: items seen")
     return res, text, [partial(plot_perceptron_experiment, res, stream=s) for s in STREAMS]
+
+
+def _letor(args, progress):
+    from .letor import MODELS, letor_experiment, plot_letor_results
+    models = tuple(args.models) if args.models else tuple(MODELS)
+    res = letor_experiment(models, n_folds=args.n_folds, check_cvxpy=not args.no_cvxpy,
+                           data_dir=args.data_dir, progress=progress)
+    text = res.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    text += ("\n\nC chosen by GroupKFold cross-validation over the training queries (NDCG@10);"
+             " test measures over the test queries with a relevant document; "
+             "cvxpy_objective_diff: relative difference to CVXPY + Clarabel")
+    return res, text, [partial(plot_letor_results, res)]
 
 
 def _write(res, out, figures) -> None:
