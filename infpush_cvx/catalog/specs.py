@@ -30,6 +30,7 @@ import json
 import os
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,12 +41,13 @@ from ..data import generators
 from ..formulations import scaling as _scaling
 from .._validation import check_choice, check_scalar
 from ..data.containers import BipartiteData, PairData
-from ..data.queries import QueryData
+from ..data.queries import QueryData, QueryWarning
 from ..data.kernels import KERNELS, check_kernel
 from ..files import MalformedFileError
 from ..formulations._common import FORMS
 from ..formulations._pnorm_push import check_p
 from ..formulations._toppush import LOSSES as TOPPUSH_LOSSES
+from ..formulations._query_infinite_push import check_threshold
 from ..formulations._query_ranksvm import LOSSES as QUERY_RANKSVM_LOSSES
 from ..formulations._query_ranksvm import NORMALIZATIONS as QUERY_NORMALIZATIONS
 from ..formulations._query_ranksvm import PAIR_WEIGHTS as QUERY_PAIR_WEIGHTS
@@ -297,6 +299,7 @@ OPTION_CHECKS = {
     "loss": _one_of((*TOPPUSH_LOSSES, *QUERY_RANKSVM_LOSSES)),
     "normalization": _one_of(QUERY_NORMALIZATIONS),
     "pair_weight": _one_of(QUERY_PAIR_WEIGHTS),
+    "threshold": lambda value, name: check_threshold(value),
     "kernel": _one_of(KERNELS),
     "gamma": lambda value, name: check_kernel("rbf", gamma=value),
     "degree": lambda value, name: check_kernel("poly", degree=value),
@@ -394,13 +397,19 @@ def _lambda_in_scaling(lam_paper: float, formulation, options, instance: Instanc
                          f"the catalog loads; use paper scaling or an explicit lam")
     with _at(f"lambda in {scaling!r} scaling on instance {instance.name!r}"):
         data = instance_data(instance.name)
-        if isinstance(data, QueryData):  # a model over queries: lam = 2 lam_s / T
-            paper = model_of(formulation).problem.from_catalog(
-                formulation, {**options, "scaling": "paper"}, 1.0, data)
-            return float(lam_paper * paper.total_weight / 2.0)
+        if not isinstance(data, QueryData):
+            m, n = data.m, data.n
+        else:  # a model over queries: its problem holds the weights
+            with warnings.catch_warnings():  # (queries without pairs: said when it is solved)
+                warnings.simplefilter("ignore", QueryWarning)
+                paper = model_of(formulation).problem.from_catalog(
+                    formulation, {**options, "scaling": "paper"}, 1.0, data)
+            if formulation == "query_ranksvm":  # lam = 2 lam_s / T
+                return float(lam_paper * paper.total_weight / 2.0)
+            m, n = paper.groups.nu, 1.0  # the Infinite Push over queries: N = sum_q M_q
         return float(_scaling.from_paper_lambda(
             lam_paper, scaling, loss=model_of(formulation).name,
-            penalty=options.get("penalty", "l2"), m=data.m, n=data.n))
+            penalty=options.get("penalty", "l2"), m=m, n=n))
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> Catalog:

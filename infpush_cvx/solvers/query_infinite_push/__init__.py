@@ -24,10 +24,9 @@ from infpush_cvx.solvers.registry import Model
 from infpush_cvx.solvers.engines.deadline import as_deadline
 from infpush_cvx.solvers.result import SolverResult
 
-# formulations: ("query_infinite_push",) once the catalog checks its option ``threshold`` and
-# holds query data (issue 30: the catalog's query support is added separately)
 MODEL = Model(name="query_infinite_push", problem=QueryInfinitePushProblem,
-              methods=(WorkingSet, CVXPY), certified=WorkingSet, formulations=())
+              methods=(WorkingSet, CVXPY), certified=WorkingSet,
+              formulations=("query_infinite_push",))
 METHODS = tuple(method.name for method in MODEL.methods)
 
 __all__ = ["CVXPY", "METHODS", "MODEL", "QueryInfinitePushProblem", "WorkingSet",
