@@ -27,6 +27,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_solvers.py --quick
 	$(PY) benchmarks/bench_scale.py --quick
 	$(PY) benchmarks/bench_ranksvm.py --quick
+	$(PY) benchmarks/bench_queries.py --quick
+	$(PY) benchmarks/bench_query_infinite_push.py --quick
+	$(PY) benchmarks/bench_time_limits.py --quick
 	$(PY) benchmarks/bench_rank2plan.py --quick
 	$(PY) benchmarks/bench_metrics.py --n 100000
 	$(PY) benchmarks/bench_formulations.py --sizes 100 300
@@ -36,6 +39,9 @@ bench-full: $(STAMP)
 	$(PY) benchmarks/bench_solvers.py
 	$(PY) benchmarks/bench_scale.py
 	$(PY) benchmarks/bench_ranksvm.py
+	$(PY) benchmarks/bench_queries.py
+	$(PY) benchmarks/bench_query_infinite_push.py
+	$(PY) benchmarks/bench_time_limits.py
 	$(PY) benchmarks/bench_rank2plan.py
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_formulations.py

@@ -17,8 +17,9 @@ RankSVM over queries (``query_ranksvm``, normalization "query", both losses):
    and 1 GiB. ``--quick`` runs it on ``letor_like(1_000, 120, 136)``.
 
 Each solve runs in a freshly spawned single-threaded process (``benchmarks/_harness.py``) after
-an untimed warm-up solve (imports, numba compilation). The LETOR files are read from
-``$INFPUSH_CVX_LETOR`` (default ``/work/shared/data/letor``) by scikit-learn's svmlight reader.
+an untimed warm-up solve (imports, numba compilation). The LETOR files are read by
+:func:`infpush_cvx.data.datasets.load_letor` (its data folder: ``$INFPUSH_CVX_LETOR_DATA``, or a
+``letor`` folder beside the UCI one or in the checkout's ``shared/data``).
 
 Usage::
 
@@ -40,19 +41,18 @@ import _harness  # noqa: E402  (the benchmarks folder is not a package)
 LOSSES = ("squared_hinge", "hinge")
 LETOR_LAMBDAS = (1e-3, 1e-4)
 TOL = 1e-6
-LETOR = os.environ.get("INFPUSH_CVX_LETOR", "/work/shared/data/letor")
 
 
 def _letor(split: str = "train"):
-    """The LETOR split as a QueryData (the group file gives the documents of each query)."""
-    import numpy as np
-    from sklearn.datasets import load_svmlight_file
+    """The LETOR split as a QueryData (its queries without pairs are said once, not here)."""
+    import warnings
 
-    from infpush_cvx.data.queries import QueryData
+    from infpush_cvx.data.datasets import load_letor
+    from infpush_cvx.data.queries import QueryWarning
 
-    X, y = load_svmlight_file(os.path.join(LETOR, f"rank.{split}"), n_features=300)
-    sizes = np.loadtxt(os.path.join(LETOR, f"rank.{split}.query"), dtype=np.int64, ndmin=1)
-    return QueryData(X, y, np.repeat(np.arange(sizes.size), sizes))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QueryWarning)
+        return load_letor(split)
 
 
 def _generated(n_queries: int):

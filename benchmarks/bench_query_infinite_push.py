@@ -2,9 +2,8 @@
 
 Cases, each certified solve to a relative duality gap of ``tol = 1e-6`` in paper scaling:
 
-1. The letor set (``rank.train`` of the shared data's ``letor/``: 3,005 documents in 201 queries,
-   labels 0-4, 300 sparse features, read with scikit-learn's ``load_svmlight_file`` and its
-   ``.query`` group file) at lambda 1e-3, threshold 1 and 2, l2 and l1: the working set
+1. The letor set (``rank.train``: 3,005 documents in 201 queries, labels 0-4, 300 sparse
+   features, read by :func:`infpush_cvx.data.datasets.load_letor`) at lambda 1e-3, threshold 1 and 2, l2 and l1: the working set
    (``method="working_set"``) and CVXPY + Clarabel on
    ``formulations.query_infinite_push_problem`` (every pair of a query; Clarabel's default
    tolerances), timed in the same run; ``ratio`` is ``cvxpy_s / time_s`` and ``objective_diff``
@@ -37,20 +36,18 @@ import _harness  # noqa: E402  (the benchmarks folder is not a package)
 
 LAM = 1e-3
 TOL = 1e-6
-LETOR = os.path.join(os.environ.get("INFPUSH_CVX_SHARED", "/work/shared"), "data", "letor",
-                     "rank.train")
 
 
 def _letor():
-    """The letor set as a QueryData (sparse features; module docstring)."""
-    import numpy as np
-    from sklearn.datasets import load_svmlight_file
+    """The letor set's training split as a QueryData (sparse features; module docstring)."""
+    import warnings
 
-    from infpush_cvx.data.queries import QueryData
+    from infpush_cvx.data.datasets import load_letor
+    from infpush_cvx.data.queries import QueryWarning
 
-    X, y = load_svmlight_file(LETOR, n_features=300)
-    sizes = np.loadtxt(LETOR + ".query", dtype=np.int64)
-    return QueryData(X.tocsr(), y, np.repeat(np.arange(sizes.size), sizes))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QueryWarning)  # its queries of one label
+        return load_letor("train")
 
 
 def _data(name: str, queries: int):
