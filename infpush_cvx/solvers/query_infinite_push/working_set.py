@@ -16,6 +16,10 @@ method keeps a working set ``W_q`` of other documents per query and repeats
 4. else add, in every query, up to ``batch`` of the other documents whose loss exceeds the
    query's restricted loss, the largest first.
 
+Where the first round is the whole problem (:func:`all_pairs_are_small`) and the penalty is l1,
+an LP over the other documents is tried first: it certifies ``w* = 0`` where the instance is
+degenerate ("degenerate_optimal", :mod:`.zero_point`), at a fraction of the round's cost.
+
 The restricted optimum can only grow as the sets grow, and a round adds a document that the
 restricted solution violates, so the loop ends; the time limit (one :class:`Deadline`) is handed
 to Clarabel and looked at between the stages.
@@ -34,6 +38,7 @@ from infpush_cvx._validation import check_int
 from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.query_infinite_push.methods import QueryPushMethod
 from infpush_cvx.solvers.query_infinite_push.problem import Certificate
+from infpush_cvx.solvers.query_infinite_push.zero_point import zero_weights
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 
 #: Clarabel's tolerances on the restricted problems (the certificate is computed by the project):
@@ -176,6 +181,18 @@ def all_pairs_are_small(problem) -> bool:
     return 3 * pairs <= nnz
 
 
+def zero_certificate(problem, deadline) -> Certificate | None:
+    """The certificate of ``w = 0`` by the pair dual of :func:`.zero_point.zero_weights`, or
+    None when that LP finds none (the l1 problem's ``w* != 0``)."""
+    c = zero_weights(problem, deadline.for_solver())
+    if c is None:
+        return None
+    g = problem.groups
+    rp = restricted_pairs(g, np.flatnonzero(c > 0))
+    alpha = c[rp.J] * g.p[rp.I] / g.M[g.rel_query[rp.I]]
+    return problem.certificate(np.zeros(problem.data.d), rp.I, rp.J, alpha)
+
+
 def top_per_query(value: np.ndarray, candidate: np.ndarray, query: np.ndarray,
                   batch: int) -> np.ndarray:
     """The positions of the ``batch`` largest ``value`` among the ``candidate`` positions of
@@ -212,6 +229,16 @@ class WorkingSet(QueryPushMethod):
         work = top_per_query(t0, np.ones(t0.size, bool), g.neg_query, self.batch)
         if all_pairs_are_small(problem):  # one round on every pair costs what any round costs
             work = np.arange(g.neg_rows.size)
+            # before it, an LP over the other documents (much smaller) certifies w* = 0 where
+            # the l1 problem is degenerate (its infeasibility is found within milliseconds)
+            zero = zero_certificate(problem, deadline) if problem.penalty == "l1" else None
+            if zero is not None and zero.gap <= self.tol:
+                history = {"objective": [zero.primal * problem.multiplier()],
+                           "gap": [zero.gap], "time": [deadline.elapsed()]}
+                return self._finish(problem, deadline, w=np.zeros(d), cert=zero,
+                                    status="degenerate_optimal", message="", iterations=0,
+                                    history=history,
+                                    info={"working_set": 0, "rounds": 0, "degenerate": True})
         # the best primal point and dual bound so far: w = 0 has P = 1, alpha = 0 has D = 0
         best_w, best_p, best_d = np.zeros(d), problem.paper_objective(np.zeros(d)), 0.0
         cert, history, status, message, rounds = None, {}, "max_iter", "", 0
