@@ -336,3 +336,32 @@ def test_zero_weights_fill_each_query_budget():
     np.testing.assert_allclose(np.bincount(g.neg_query, weights=c, minlength=g.n_queries),
                                g.omega, atol=1e-9)
     assert zero_weights(QueryInfinitePushProblem(wide(1), 1e-4, penalty="l1")) is None
+
+
+def test_shifted_rows_keep_every_difference_within_a_query():
+    from infpush_cvx.solvers.query_infinite_push.working_set import shifted_rows
+    data = small(4, queries=7, docs=10, d=6)
+    X = np.round(np.asarray(data.X), 0)  # repeated values, some 0
+    X[:, 2] = np.repeat(np.arange(data.n_queries) + 1.0, np.diff(data.ptr))  # a query feature
+    X[::3, 4] = 0.0
+    rows = np.sort(np.random.default_rng(1).choice(data.n, data.n - 9, replace=False))
+    query = data.query_index[rows]
+    out = shifted_rows(sp.csr_matrix(X), rows, query)
+    shift = X[rows] - out.toarray()
+    for k in np.unique(query):
+        np.testing.assert_array_equal(shift[query == k], shift[query == k][:1].repeat(
+            np.sum(query == k), axis=0))
+    assert out.nnz < np.count_nonzero(X[rows])
+    assert not np.any(out.toarray()[:, 2])  # constant within each query: gone
+    np.testing.assert_array_equal(shifted_rows(X, rows, query).toarray(), X[rows])  # dense
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_sparse_features_constant_within_queries_agree_with_cvxpy(penalty):
+    data = small(6, queries=8, docs=10, d=5)
+    X = np.round(np.asarray(data.X), 0)
+    X[:, 1] = np.repeat(np.arange(data.n_queries) + 1.0, np.diff(data.ptr))
+    sparse = QueryData(sp.csr_matrix(X), data.y, data.qid)
+    result = solve(sparse, 1e-2, penalty=penalty)
+    assert result.status == "optimal"
+    assert relative(result.objective, cvxpy_value(sparse, 1e-2, penalty=penalty)) < AGREE

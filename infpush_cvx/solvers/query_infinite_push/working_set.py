@@ -86,6 +86,53 @@ def setup_work(problem, n_docs: int) -> float:
     return n_docs * per_row ** 2 + float(d) ** 3
 
 
+def shifted_rows(X, docs: np.ndarray, query: np.ndarray) -> sp.csr_matrix:
+    """The rows ``docs`` of ``X`` (``query``: each one's query), each feature less its most
+    common value among the query's rows where that value is not 0 and is held by at least two
+    rows and by more rows than 0 is. Every pair of the Infinite Push is within a query, so the
+    restricted problem's hinges ``1 - u_i + u_j`` are unchanged (each query's scores move by
+    one constant), but the score rows hold fewer nonzeros: their elimination couples a row's
+    nonzeros pairwise, the cost of each factorization (LETOR: 27% fewer nonzeros, the features
+    constant within a query vanish). Dense ``X`` is taken as it is: its values seldom repeat,
+    and sorting every entry would cost memory beside the data (letor_like at scale)."""
+    Xd = X[docs]
+    if not sp.issparse(Xd):
+        return sp.csr_matrix(Xd)
+    Xd = Xd.tocsr()
+    coo = Xd.tocoo()
+    q = query[coo.row]
+    order = np.lexsort((coo.data, coo.col, q))
+    q, f, val = q[order], coo.col[order], coo.data[order]
+    if val.size == 0:
+        return Xd
+    # runs of one (query, feature, value): the most common value of each (query, feature)
+    new_run = np.r_[True, (q[1:] != q[:-1]) | (f[1:] != f[:-1]) | (val[1:] != val[:-1])]
+    start = np.flatnonzero(new_run)
+    count = np.diff(np.r_[start, val.size])
+    rq, rf, rv = q[start], f[start], val[start]
+    best = np.lexsort((-count, rf, rq))  # per (query, feature), the largest count first
+    first = np.r_[True, (rq[best][1:] != rq[best][:-1]) | (rf[best][1:] != rf[best][:-1])]
+    top = best[first]
+    sizes = np.bincount(query, minlength=int(query.max()) + 1)
+    nnz_of = np.bincount(rq * Xd.shape[1] + rf, weights=count,
+                         minlength=sizes.size * Xd.shape[1])
+    zeros = sizes[rq[top]] - nnz_of[rq[top] * Xd.shape[1] + rf[top]]
+    keep = (count[top] >= 2) & (count[top] > zeros)
+    if not keep.any():
+        return Xd
+    mq, mf, mv = rq[top][keep], rf[top][keep], rv[top][keep]
+    # subtract the value from every row of the query in that feature
+    by_query = np.argsort(query, kind="stable")
+    q_ptr = np.r_[0, np.cumsum(sizes)]
+    reps = sizes[mq]
+    rows = by_query[np.repeat(q_ptr[mq], reps) + np.arange(reps.sum())
+                    - np.repeat(np.cumsum(reps) - reps, reps)]
+    offset = sp.csr_matrix((np.repeat(mv, reps), (rows, np.repeat(mf, reps))), shape=Xd.shape)
+    out = (Xd - offset).tocsr()
+    out.eliminate_zeros()
+    return out
+
+
 def solve_restricted(problem, rp: Restricted, deadline,
                      accuracy: float = _CLARABEL_TOL) -> tuple[np.ndarray, np.ndarray]:
     """``(w, alpha)``: the restricted problem's weights and its hinge rows' multipliers, by
@@ -107,8 +154,7 @@ def solve_restricted(problem, rp: Restricted, deadline,
     place[rp.work] = score_of[nR + np.arange(nW)]
     pair = np.arange(P)
     # u = X_docs w: zero-cone rows u - X_docs w = 0
-    Xd = problem.data.X[docs]
-    Xd = Xd.tocsr() if sp.issparse(Xd) else sp.csr_matrix(Xd)
+    Xd = shifted_rows(problem.data.X, docs, problem.data.query_index[docs])
     scores = sp.hstack([-Xd, sp.csr_matrix((docs.size, o_u - d)),
                         sp.identity(docs.size, format="csr"),
                         sp.csr_matrix((docs.size, P))], format="csr")
