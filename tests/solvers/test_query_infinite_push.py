@@ -294,3 +294,74 @@ def test_each_threshold_with_two_labels_is_the_one_threshold():
         data = small(13, queries=10, docs=10, d=4, label_probs=(0.6, 0.4))
     ours = solve(data, 1e-2, threshold="each")
     assert relative(ours.objective, solve(data, 1e-2, threshold=1.0).objective) < AGREE
+
+
+def wide(seed=0):
+    """Few pairs beside the relevant rows' features: the working set's one round on every pair,
+    after the LP that certifies w* = 0 for l1."""
+    return letor_like(6, 8, 60, seed=seed)
+
+
+@pytest.mark.parametrize("lam", [3e-3, 3e-2, 3e-1, 3.0])
+def test_lp_certificate_of_zero_agrees_with_the_working_set(lam, monkeypatch):
+    from infpush_cvx.solvers.query_infinite_push import working_set
+    data = wide(1)
+    assert working_set.all_pairs_are_small(QueryInfinitePushProblem(data, lam, penalty="l1"))
+    result = solve(data, lam, penalty="l1")
+    monkeypatch.setattr(working_set, "zero_weights", lambda problem, limit: None)
+    rounds = solve(data, lam, penalty="l1")
+    assert result.converged and rounds.status == "optimal"
+    assert relative(result.objective, rounds.objective) < AGREE
+    degenerate = result.status == "degenerate_optimal"
+    assert degenerate == (np.abs(rounds.w).max() < 1e-6)
+    if degenerate:
+        assert not result.w.any() and result.objective == pytest.approx(1.0)
+        assert result.iterations == 0 and result.info["degenerate"]
+
+
+def test_lp_certificate_of_zero_on_a_degenerate_instance():
+    data = wide(1)
+    result = solve(data, 10.0, penalty="l1")
+    assert result.status == "degenerate_optimal" and result.gap <= 1e-9
+    assert relative(result.objective, cvxpy_value(data, 10.0, penalty="l1")) < AGREE
+    assert solve(data, 10.0, penalty="l2").status == "optimal"  # l2: not tried
+
+
+def test_zero_weights_fill_each_query_budget():
+    from infpush_cvx.solvers.query_infinite_push.zero_point import zero_weights
+    problem = QueryInfinitePushProblem(wide(1), 10.0, penalty="l1")
+    c = zero_weights(problem)
+    g = problem.groups
+    assert np.all(c >= 0)
+    np.testing.assert_allclose(np.bincount(g.neg_query, weights=c, minlength=g.n_queries),
+                               g.omega, atol=1e-9)
+    assert zero_weights(QueryInfinitePushProblem(wide(1), 1e-4, penalty="l1")) is None
+
+
+def test_shifted_rows_keep_every_difference_within_a_query():
+    from infpush_cvx.solvers.query_infinite_push.working_set import shifted_rows
+    data = small(4, queries=7, docs=10, d=6)
+    X = np.round(np.asarray(data.X), 0)  # repeated values, some 0
+    X[:, 2] = np.repeat(np.arange(data.n_queries) + 1.0, np.diff(data.ptr))  # a query feature
+    X[::3, 4] = 0.0
+    rows = np.sort(np.random.default_rng(1).choice(data.n, data.n - 9, replace=False))
+    query = data.query_index[rows]
+    out = shifted_rows(sp.csr_matrix(X), rows, query)
+    shift = X[rows] - out.toarray()
+    for k in np.unique(query):
+        np.testing.assert_array_equal(shift[query == k], shift[query == k][:1].repeat(
+            np.sum(query == k), axis=0))
+    assert out.nnz < np.count_nonzero(X[rows])
+    assert not np.any(out.toarray()[:, 2])  # constant within each query: gone
+    np.testing.assert_array_equal(shifted_rows(X, rows, query).toarray(), X[rows])  # dense
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_sparse_features_constant_within_queries_agree_with_cvxpy(penalty):
+    data = small(6, queries=8, docs=10, d=5)
+    X = np.round(np.asarray(data.X), 0)
+    X[:, 1] = np.repeat(np.arange(data.n_queries) + 1.0, np.diff(data.ptr))
+    sparse = QueryData(sp.csr_matrix(X), data.y, data.qid)
+    result = solve(sparse, 1e-2, penalty=penalty)
+    assert result.status == "optimal"
+    assert relative(result.objective, cvxpy_value(sparse, 1e-2, penalty=penalty)) < AGREE

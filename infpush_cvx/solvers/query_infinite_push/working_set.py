@@ -16,6 +16,10 @@ method keeps a working set ``W_q`` of other documents per query and repeats
 4. else add, in every query, up to ``batch`` of the other documents whose loss exceeds the
    query's restricted loss, the largest first.
 
+Where the first round is the whole problem (:func:`all_pairs_are_small`) and the penalty is l1,
+an LP over the other documents is tried first: it certifies ``w* = 0`` where the instance is
+degenerate ("degenerate_optimal", :mod:`.zero_point`), at a fraction of the round's cost.
+
 The restricted optimum can only grow as the sets grow, and a round adds a document that the
 restricted solution violates, so the loop ends; the time limit (one :class:`Deadline`) is handed
 to Clarabel and looked at between the stages.
@@ -34,6 +38,7 @@ from infpush_cvx._validation import check_int
 from infpush_cvx.solvers.base import record
 from infpush_cvx.solvers.query_infinite_push.methods import QueryPushMethod
 from infpush_cvx.solvers.query_infinite_push.problem import Certificate
+from infpush_cvx.solvers.query_infinite_push.zero_point import zero_weights
 from infpush_cvx.solvers.result import SolverResult, relative_gap
 
 #: Clarabel's tolerances on the restricted problems (the certificate is computed by the project):
@@ -81,6 +86,53 @@ def setup_work(problem, n_docs: int) -> float:
     return n_docs * per_row ** 2 + float(d) ** 3
 
 
+def shifted_rows(X, docs: np.ndarray, query: np.ndarray) -> sp.csr_matrix:
+    """The rows ``docs`` of ``X`` (``query``: each one's query), each feature less its most
+    common value among the query's rows where that value is not 0 and is held by at least two
+    rows and by more rows than 0 is. Every pair of the Infinite Push is within a query, so the
+    restricted problem's hinges ``1 - u_i + u_j`` are unchanged (each query's scores move by
+    one constant), but the score rows hold fewer nonzeros: their elimination couples a row's
+    nonzeros pairwise, the cost of each factorization (LETOR: 27% fewer nonzeros, the features
+    constant within a query vanish). Dense ``X`` is taken as it is: its values seldom repeat,
+    and sorting every entry would cost memory beside the data (letor_like at scale)."""
+    Xd = X[docs]
+    if not sp.issparse(Xd):
+        return sp.csr_matrix(Xd)
+    Xd = Xd.tocsr()
+    coo = Xd.tocoo()
+    q = query[coo.row]
+    order = np.lexsort((coo.data, coo.col, q))
+    q, f, val = q[order], coo.col[order], coo.data[order]
+    if val.size == 0:
+        return Xd
+    # runs of one (query, feature, value): the most common value of each (query, feature)
+    new_run = np.r_[True, (q[1:] != q[:-1]) | (f[1:] != f[:-1]) | (val[1:] != val[:-1])]
+    start = np.flatnonzero(new_run)
+    count = np.diff(np.r_[start, val.size])
+    rq, rf, rv = q[start], f[start], val[start]
+    best = np.lexsort((-count, rf, rq))  # per (query, feature), the largest count first
+    first = np.r_[True, (rq[best][1:] != rq[best][:-1]) | (rf[best][1:] != rf[best][:-1])]
+    top = best[first]
+    sizes = np.bincount(query, minlength=int(query.max()) + 1)
+    nnz_of = np.bincount(rq * Xd.shape[1] + rf, weights=count,
+                         minlength=sizes.size * Xd.shape[1])
+    zeros = sizes[rq[top]] - nnz_of[rq[top] * Xd.shape[1] + rf[top]]
+    keep = (count[top] >= 2) & (count[top] > zeros)
+    if not keep.any():
+        return Xd
+    mq, mf, mv = rq[top][keep], rf[top][keep], rv[top][keep]
+    # subtract the value from every row of the query in that feature
+    by_query = np.argsort(query, kind="stable")
+    q_ptr = np.r_[0, np.cumsum(sizes)]
+    reps = sizes[mq]
+    rows = by_query[np.repeat(q_ptr[mq], reps) + np.arange(reps.sum())
+                    - np.repeat(np.cumsum(reps) - reps, reps)]
+    offset = sp.csr_matrix((np.repeat(mv, reps), (rows, np.repeat(mf, reps))), shape=Xd.shape)
+    out = (Xd - offset).tocsr()
+    out.eliminate_zeros()
+    return out
+
+
 def solve_restricted(problem, rp: Restricted, deadline,
                      accuracy: float = _CLARABEL_TOL) -> tuple[np.ndarray, np.ndarray]:
     """``(w, alpha)``: the restricted problem's weights and its hinge rows' multipliers, by
@@ -102,8 +154,7 @@ def solve_restricted(problem, rp: Restricted, deadline,
     place[rp.work] = score_of[nR + np.arange(nW)]
     pair = np.arange(P)
     # u = X_docs w: zero-cone rows u - X_docs w = 0
-    Xd = problem.data.X[docs]
-    Xd = Xd.tocsr() if sp.issparse(Xd) else sp.csr_matrix(Xd)
+    Xd = shifted_rows(problem.data.X, docs, problem.data.query_index[docs])
     scores = sp.hstack([-Xd, sp.csr_matrix((docs.size, o_u - d)),
                         sp.identity(docs.size, format="csr"),
                         sp.csr_matrix((docs.size, P))], format="csr")
@@ -176,6 +227,18 @@ def all_pairs_are_small(problem) -> bool:
     return 3 * pairs <= nnz
 
 
+def zero_certificate(problem, deadline) -> Certificate | None:
+    """The certificate of ``w = 0`` by the pair dual of :func:`.zero_point.zero_weights`, or
+    None when that LP finds none (the l1 problem's ``w* != 0``)."""
+    c = zero_weights(problem, deadline.for_solver())
+    if c is None:
+        return None
+    g = problem.groups
+    rp = restricted_pairs(g, np.flatnonzero(c > 0))
+    alpha = c[rp.J] * g.p[rp.I] / g.M[g.rel_query[rp.I]]
+    return problem.certificate(np.zeros(problem.data.d), rp.I, rp.J, alpha)
+
+
 def top_per_query(value: np.ndarray, candidate: np.ndarray, query: np.ndarray,
                   batch: int) -> np.ndarray:
     """The positions of the ``batch`` largest ``value`` among the ``candidate`` positions of
@@ -212,6 +275,16 @@ class WorkingSet(QueryPushMethod):
         work = top_per_query(t0, np.ones(t0.size, bool), g.neg_query, self.batch)
         if all_pairs_are_small(problem):  # one round on every pair costs what any round costs
             work = np.arange(g.neg_rows.size)
+            # before it, an LP over the other documents (much smaller) certifies w* = 0 where
+            # the l1 problem is degenerate (its infeasibility is found within milliseconds)
+            zero = zero_certificate(problem, deadline) if problem.penalty == "l1" else None
+            if zero is not None and zero.gap <= self.tol:
+                history = {"objective": [zero.primal * problem.multiplier()],
+                           "gap": [zero.gap], "time": [deadline.elapsed()]}
+                return self._finish(problem, deadline, w=np.zeros(d), cert=zero,
+                                    status="degenerate_optimal", message="", iterations=0,
+                                    history=history,
+                                    info={"working_set": 0, "rounds": 0, "degenerate": True})
         # the best primal point and dual bound so far: w = 0 has P = 1, alpha = 0 has D = 0
         best_w, best_p, best_d = np.zeros(d), problem.paper_objective(np.zeros(d)), 0.0
         cert, history, status, message, rounds = None, {}, "max_iter", "", 0
