@@ -7,7 +7,8 @@
 - :mod:`.labels`: the one binary-label contract.
 - :mod:`.generators`: the original script's instance, planted and degenerate families,
   LIBSVM-like binary sets, Rank2Plan pairs, LETOR-like queries.
-- :mod:`.datasets`: UCI Ionosphere and Spambase, the svmlight/LIBSVM reader, a8a.
+- :mod:`.datasets`: UCI Ionosphere and Spambase, a8a, the letor set (LightGBM's LambdaRank
+  example); :mod:`.svmlight`: the svmlight/LIBSVM reader (``qid:`` fields, group files).
 - :mod:`.reductions`: identical rows collapsed into sample weights.
 - :mod:`.degeneracy`: the scale-invariant test for ``w* = 0``.
 - :mod:`.kernels`: kernel matrices, exact Gram factors and Nystroem factors.
