@@ -257,7 +257,8 @@ def test_preconditioned_cg_solves_the_newton_system_of_another_point(name):
 
     from infpush_cvx.solvers.engines.deadline import Deadline
     from infpush_cvx.solvers.engines.pair_gram import PairGram
-    from infpush_cvx.solvers.squared_hinge_ranksvm.newton import _conjugate_gradients, _factor
+    from infpush_cvx.solvers.engines.conjugate_gradients import conjugate_gradients
+    from infpush_cvx.solvers.squared_hinge_ranksvm.newton import _factor, _hessian_product
 
     data = DATA[name]()
     problem = SquaredHingeRankSVMProblem(data, 1e-3)
@@ -267,11 +268,11 @@ def test_preconditioned_cg_solves_the_newton_system_of_another_point(name):
     factor = _factor(problem, gram, there, Deadline(None))
     grad = problem.lam_paper * here.w - 2.0 * here.pairs
     exact = -scipy.linalg.cho_solve(_factor(problem, gram, here, Deadline(None)), grad)
-    d, iterations = _conjugate_gradients(problem, here.sums, grad, 1e-10 * np.linalg.norm(grad),
-                                         500, Deadline(None), factor)
-    plain, plain_iterations = _conjugate_gradients(problem, here.sums, grad,
-                                                   1e-10 * np.linalg.norm(grad), 500,
-                                                   Deadline(None))
+    product = (lambda u: _hessian_product(problem, here.sums, u))
+    d, iterations = conjugate_gradients(product, grad, 1e-10 * np.linalg.norm(grad), 500,
+                                        Deadline(None), factor)
+    plain, plain_iterations = conjugate_gradients(product, grad, 1e-10 * np.linalg.norm(grad),
+                                                  500, Deadline(None))
     assert np.allclose(d, exact, rtol=1e-6, atol=1e-9 * np.abs(exact).max())
     assert np.allclose(plain, exact, rtol=1e-6, atol=1e-9 * np.abs(exact).max())
     assert 0 < iterations <= data.d + 1

@@ -41,6 +41,7 @@ import scipy.linalg
 from infpush_cvx._logging import log_iteration, log_progress
 from infpush_cvx._validation import check_choice, check_int, check_scalar
 from infpush_cvx.solvers.base import Solver, record
+from infpush_cvx.solvers.engines.conjugate_gradients import cholesky, conjugate_gradients
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.query_ranksvm.problem import QueryRankSVMProblem
 from infpush_cvx.solvers.result import SolverResult
@@ -160,7 +161,7 @@ def _newton(problem, w, *, tol, max_iter, max_cg, formed, mu, deadline: Deadline
         if formed and (factor is None or cg_last > _REFORM_AFTER):
             H = problem.hessian(point, deadline)
             cg_last = 0
-            factor = None if H is None else _cholesky(H)
+            factor = None if H is None else cholesky(H)
             if H is None:
                 status, message = "time_limit", deadline.message()
                 record(history, cg_iterations=0, step_size=float("nan"))
@@ -169,8 +170,10 @@ def _newton(problem, w, *, tol, max_iter, max_cg, formed, mu, deadline: Deadline
                 direction = -scipy.linalg.cho_solve(factor, grad, check_finite=False)
         if direction is None:
             forcing = min(0.1, np.sqrt(g_norm / g0)) if g0 > 0 else 0.1
-            direction, cg = _conjugate_gradients(problem, point, grad, forcing * g_norm,
-                                                 max_cg, deadline, factor)
+            base = problem.hessian_base(point)
+            direction, cg = conjugate_gradients(
+                lambda u: problem.hessian_product(point, u, base), grad, forcing * g_norm,
+                max_cg, deadline, factor)
             cg_last = cg
             if direction is None:
                 status, message = "time_limit", deadline.message()
@@ -228,46 +231,6 @@ def _newton(problem, w, *, tol, max_iter, max_cg, formed, mu, deadline: Deadline
             break
         point = problem.point(*moved[:1], mu, moved[1])
     return {**out, "best": best, "status": status, "message": message, "iterations": it}
-
-
-def _cholesky(H: np.ndarray):
-    """The Cholesky factor of H, or None when round-off leaves it not positive definite."""
-    try:
-        return scipy.linalg.cho_factor(H, check_finite=False)
-    except scipy.linalg.LinAlgError:
-        return None
-
-
-def _conjugate_gradients(problem, point, grad, target: float, max_cg: int,
-                         deadline: Deadline, factor=None):
-    """``(d, iterations)`` with ``H d = -grad`` to a residual at most ``target`` (or after
-    ``max_cg`` iterations), preconditioned by ``factor`` (an earlier point's Cholesky factor);
-    ``(None, iterations)`` when the deadline passes first."""
-    def precondition(r):
-        return r if factor is None else scipy.linalg.cho_solve(factor, r, check_finite=False)
-
-    base = problem.hessian_base(point)
-    d = np.zeros_like(grad)
-    r = -grad
-    z = precondition(r)
-    direction = z.copy()
-    rz = float(r @ z)
-    for k in range(max_cg):
-        if np.linalg.norm(r) <= target:
-            return d, k
-        if deadline.expired():
-            return None, k
-        Hp = problem.hessian_product(point, direction, base)
-        curvature = float(direction @ Hp)
-        if curvature <= 0:
-            return d if k else direction, k
-        step = rz / curvature
-        d += step * direction
-        r -= step * Hp
-        z = precondition(r)
-        rz, previous = float(r @ z), rz
-        direction = z + (rz / previous) * direction
-    return d, max_cg
 
 
 def _line_search(problem, point, grad, direction, deadline: Deadline):

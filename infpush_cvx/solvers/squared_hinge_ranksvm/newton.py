@@ -38,6 +38,7 @@ from infpush_cvx._logging import log_iteration
 from infpush_cvx._validation import check_choice, check_int
 from infpush_cvx.solvers.base import Solver, record
 from infpush_cvx.solvers.engines.common import warm_weights
+from infpush_cvx.solvers.engines.conjugate_gradients import cholesky, conjugate_gradients
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.pair_gram import MAX_DIMENSION, PairGram, sweep_cost
 from infpush_cvx.solvers.result import SolverResult
@@ -143,8 +144,9 @@ def _newton(problem, w, *, tol: float, max_iter: int, max_cg: int, formed, deadl
             if factor is not None:  # the exact Newton step
                 direction = -scipy.linalg.cho_solve(factor, grad, check_finite=False)
         if direction is None:  # CG, preconditioned by the last factor when there is one
-            direction, cg = _conjugate_gradients(problem, point.sums, grad, forcing * g_norm,
-                                                 max_cg, deadline, factor)
+            direction, cg = conjugate_gradients(
+                lambda u: _hessian_product(problem, point.sums, u), grad, forcing * g_norm,
+                max_cg, deadline, factor)
             cg_last = cg
         if direction is None:
             status, message = "time_limit", deadline.message()
@@ -182,40 +184,7 @@ def _factor(problem, formed: PairGram, point, deadline: Deadline):
         return None
     H = 2.0 * G
     H[np.diag_indices_from(H)] += problem.lam_paper
-    try:
-        return scipy.linalg.cho_factor(H, check_finite=False)
-    except scipy.linalg.LinAlgError:
-        return None
-
-
-def _conjugate_gradients(problem, sums: ActivePairs, grad: np.ndarray, target: float,
-                         max_cg: int, deadline: Deadline, factor=None):
-    """``(d, iterations)`` with ``H d = -grad`` to a residual at most ``target`` (or after
-    ``max_cg`` iterations; H is positive definite, lam I and more), by conjugate gradients
-    from 0, preconditioned by ``factor`` (the Cholesky factor of an earlier point's Hessian,
-    which differs from this one only in the pairs that changed side); ``(None, iterations)``
-    when the deadline passes first."""
-    def precondition(r):
-        return r if factor is None else scipy.linalg.cho_solve(factor, r, check_finite=False)
-
-    d = np.zeros_like(grad)
-    r = -grad
-    z = precondition(r)
-    direction = z.copy()
-    rz = float(r @ z)
-    for k in range(max_cg):
-        if np.linalg.norm(r) <= target:
-            return d, k
-        if deadline.expired():
-            return None, k
-        Hp = _hessian_product(problem, sums, direction)
-        step = rz / float(direction @ Hp)
-        d += step * direction
-        r -= step * Hp
-        z = precondition(r)
-        rz, previous = float(r @ z), rz
-        direction = z + (rz / previous) * direction
-    return d, max_cg
+    return cholesky(H)
 
 
 def _line_search(problem, point, grad: np.ndarray, direction: np.ndarray, deadline: Deadline):
