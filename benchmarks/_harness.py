@@ -175,3 +175,26 @@ def write_csv(path, rows: list[dict]) -> None:
         writer = csv.DictWriter(fh, fieldnames=keys, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def print_header(script: str, columns: list, detail: str, width: int = 10) -> None:
+    """A run's two header lines: ``# script: python, machine, single-threaded processes,
+    detail``, then ``columns`` right-aligned in ``width`` characters (the rows'
+    :func:`print_row`)."""
+    import platform
+
+    print(f"# {script}: python {platform.python_version()}, {platform.machine()}, "
+          f"single-threaded processes ({', '.join(sorted(THREAD_ENV))}=1), {detail}")
+    print("  ".join(f"{c:>{width}}" for c in columns))
+
+
+def print_row(row: dict, columns: list, width: int = 10) -> None:
+    """``row``'s values of ``columns`` on one line, as :func:`print_header` aligns them: floats
+    to 3 significant digits, a missing value blank."""
+    def cell(v) -> str:
+        if v is None:
+            return " " * width
+        if isinstance(v, float):
+            return f"{v:>{width}.3g}"
+        return f"{v!s:>{width}}"
+    print("  ".join(cell(row.get(c)) for c in columns), flush=True)

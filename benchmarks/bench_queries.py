@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,7 +120,7 @@ def ranksvm_letor(lambdas, timeout):
                        ratio=_ratio(base, row),
                        objective_diff=abs(objective - reference) / abs(reference))
             rows.append(row)
-            _print(row)
+            _harness.print_row(row, COLUMNS)
     return rows
 
 
@@ -132,7 +131,7 @@ def ranksvm_scale(n_queries, timeout):
         row.update(case=f"letor_like({n_queries}, 120, 136)", model=f"query_ranksvm {loss}",
                    lam=1e-3)
         rows.append(row)
-        _print(row)
+        _harness.print_row(row, COLUMNS)
     return rows
 
 
@@ -147,17 +146,6 @@ COLUMNS = ["case", "model", "lam", "status", "gap", "iterations", "time_s", "cvx
            "objective_diff", "peak_above_data_mib", "ndcg10_test"]
 
 
-def _print(row):
-    print("  ".join(_fmt(row.get(c)) for c in COLUMNS), flush=True)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return f"{'':>10}"
-    if isinstance(v, float):
-        return f"{v:>10.3g}"
-    return f"{v!s:>10}"
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -166,9 +154,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--csv", help="write the rows to this CSV file")
     args = parser.parse_args(argv)
-    print(f"# bench_queries: python {platform.python_version()}, {platform.machine()}, "
-          f"single-threaded processes ({', '.join(sorted(_harness.THREAD_ENV))}=1), tol {TOL}")
-    print("  ".join(f"{c:>10}" for c in COLUMNS))
+    _harness.print_header("bench_queries", COLUMNS, f"tol {TOL}")
     rows = ranksvm_letor(LETOR_LAMBDAS[:1] if args.quick else LETOR_LAMBDAS, args.timeout)
     rows += ranksvm_scale(1_000 if args.quick else 10_000, args.timeout)
     if args.csv:

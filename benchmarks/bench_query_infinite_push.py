@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -119,7 +118,7 @@ def case1(thresholds, timeout):
                        objective_diff=float("nan") if ours is None or theirs is None
                        else abs(ours - theirs) / abs(theirs))
             rows.append(row)
-            _print(row)
+            _harness.print_row(row, COLUMNS)
     return rows
 
 
@@ -127,7 +126,7 @@ def case2(queries, limit, timeout):
     """letor_like at MSLR-WEB10K's shape (or ``queries`` queries) under ``limit`` seconds."""
     row = _harness.run(measure, "letor_like", queries, "l2", 1.0, limit, timeout=timeout)
     row.update(case=f"letor_like {queries}x120x136", penalty="l2", threshold=1.0)
-    _print(row)
+    _harness.print_row(row, COLUMNS)
     return [row]
 
 
@@ -144,17 +143,6 @@ COLUMNS = ["case", "penalty", "threshold", "status", "gap", "iterations", "worki
            "peak_above_data_mib"]
 
 
-def _print(row):
-    print("  ".join(_fmt(row.get(c)) for c in COLUMNS), flush=True)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return f"{'':>10}"
-    if isinstance(v, float):
-        return f"{v:>10.3g}"
-    return f"{v!s:>10}"
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -168,10 +156,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--csv", help="write the rows to this CSV file")
     args = parser.parse_args(argv)
-    print(f"# bench_query_infinite_push: python {platform.python_version()}, "
-          f"{platform.machine()}, single-threaded processes "
-          f"({', '.join(sorted(_harness.THREAD_ENV))}=1), lambda {LAM}, tol {TOL}")
-    print("  ".join(f"{c:>10}" for c in COLUMNS))
+    _harness.print_header("bench_query_infinite_push", COLUMNS, f"lambda {LAM}, tol {TOL}")
     rows = [] if args.scale_only else case1((1.0,) if args.quick else (1.0, 2.0), args.timeout)
     if not args.quick:
         rows += case2(args.scale_queries, args.scale_limit, args.timeout)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -118,7 +117,7 @@ def case1(lambdas, timeout):
         for row, model in ((formed, "squared_hinge"), (cg, "squared_hinge"), (hinge, "hinge")):
             row.update(case="a8a", model=model, lam=lam, c_code_s=C_CODE_S)
             rows.append(row)
-            _print(row)
+            _harness.print_row(row, COLUMNS)
     return rows
 
 
@@ -136,7 +135,7 @@ def case2(seeds, lam, timeout):
                        objective_diff=abs(row.get("objective", float("nan"))
                                           - base.get("cvxpy_objective", float("nan"))))
             rows.append(row)
-            _print(row)
+            _harness.print_row(row, COLUMNS)
     return rows
 
 
@@ -152,17 +151,6 @@ COLUMNS = ["case", "model", "method", "lam", "status", "gap", "iterations", "tim
            "ratio_sqh", "c_code_s", "cvxpy_s", "ratio", "objective_diff", "peak_above_data_mib"]
 
 
-def _print(row):
-    print("  ".join(_fmt(row.get(c)) for c in COLUMNS), flush=True)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return f"{'':>10}"
-    if isinstance(v, float):
-        return f"{v:>10.3g}"
-    return f"{v!s:>10}"
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -171,9 +159,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--csv", help="write the rows to this CSV file")
     args = parser.parse_args(argv)
-    print(f"# bench_ranksvm: python {platform.python_version()}, {platform.machine()}, "
-          f"single-threaded processes ({', '.join(sorted(_harness.THREAD_ENV))}=1), tol {TOL}")
-    print("  ".join(f"{c:>10}" for c in COLUMNS))
+    _harness.print_header("bench_ranksvm", COLUMNS, f"tol {TOL}")
     rows = case1(LAMBDAS[:1] if args.quick else LAMBDAS, args.timeout)
     rows += case2(SEEDS[:1] if args.quick else SEEDS, 1e-3, args.timeout)
     if args.csv:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 
@@ -143,17 +142,6 @@ COLUMNS = ["model", "method", "solver", "data", "limit_s", "time_s", "overrun_s"
            "iterations"]
 
 
-def _print(row):
-    print("  ".join(_fmt(row.get(c)) for c in COLUMNS), flush=True)
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return f"{'':>14}"
-    if isinstance(v, float):
-        return f"{v:>14.3g}"
-    return f"{v!s:>14}"
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -162,10 +150,9 @@ def main(argv=None):
     parser.add_argument("--models", nargs="*", help="only these models")
     parser.add_argument("--csv", help="write the rows to this CSV file")
     args = parser.parse_args(argv)
-    print(f"# bench_time_limits: python {platform.python_version()}, {platform.machine()}, "
-          f"single-threaded processes, time_limit={args.limit:g} s, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print("  ".join(f"{c:>14}" for c in COLUMNS))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    _harness.print_header("bench_time_limits", COLUMNS,
+                          f"time_limit={args.limit:g} s, load average {load}", width=14)
     rows = []
     models = list(dict.fromkeys(model for model, *_ in ROWS))
     for model in args.models or models:
@@ -179,7 +166,7 @@ def main(argv=None):
                                     for method, kind, solver in spec]
         for row in found:
             rows.append(row)
-            _print(row)
+            _harness.print_row(row, COLUMNS, width=14)
     if args.csv:
         _harness.write_csv(args.csv, rows)
     over = [r for r in rows if not r.get("overrun_s", float("inf")) <= 0.5]
