@@ -7,7 +7,8 @@ and ``predict(X)`` give the scores ``X w``; ``score(X, y, qid)`` is NDCG@10 aver
 queries (:func:`infpush_cvx.evaluation.query_metrics.ndcg_at_k`). A subclass names its
 hyper-parameters in ``__init__`` (``C`` first: ``lam = 1/C`` in paper scaling, the grid of
 :class:`~infpush_cvx.evaluation.ranker_cv.RankerCV`, whose ``groups=`` keeps each query in one
-fold) and supplies the solve (:meth:`QueryRanker._solve`).
+fold) and its model's problem (:meth:`QueryRanker.problem`), which the model's certified method
+solves.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._validation import check_choice, check_scalar, check_vector
+from .._validation import check_scalar, check_time_limit, check_vector
 from ..data.queries import QueryData
 from ._ranker import _validated_X, check_fitted, store_params
 
@@ -32,9 +33,25 @@ class QueryRanker(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _solve(self, data: QueryData):
-        """The solver's result on ``data`` (a subclass's model) at ``lam = 1/C``."""
+    #: The registered model this ranker fits (:mod:`infpush_cvx.solvers.registry`).
+    _model = None
+
+    def problem(self, data: QueryData):
+        """The model's problem (the solvers' contract) on ``data`` at ``lam = 1/C``, with this
+        ranker's options: what :meth:`fit` solves (a subclass's model)."""
         raise NotImplementedError
+
+    def _solve(self, data: QueryData):
+        """The certified method's result on :meth:`problem`, within ``time_limit`` seconds
+        counted before the problem is built."""
+        from ..solvers import registry
+        from ..solvers.engines.deadline import Deadline
+
+        deadline = Deadline(check_time_limit(self.time_limit))  # started before the set-up
+        problem = self.problem(data)
+        model = registry.model(self._model)
+        return model.solve(model.certified.name, problem, None, deadline, tol=self.tol,
+                           max_iter=self.max_iter, verbose=self.verbose)
 
     def _lam(self) -> float:
         """lambda in paper scaling: ``1/C`` (``C`` the weight of the loss, as the bipartite
@@ -96,21 +113,18 @@ class QueryRankSVMRanker(QueryRanker):
     "label_difference"; the certified Newton method to relative gap ``tol`` within
     ``time_limit`` seconds (None: none)."""
 
+    _model = "query_ranksvm"
+
     def __init__(self, C=1.0, *, loss="hinge", normalization="query", pair_weight="none",
                  tol=1e-6, max_iter=None, time_limit=None, verbose=False):
         store_params(self, locals())
 
-    def _solve(self, data: QueryData):
-        from ..solvers.query_ranksvm import query_ranksvm
-        from ..solvers.query_ranksvm.problem import LOSSES, NORMALIZATIONS, PAIR_WEIGHTS
+    def problem(self, data: QueryData):
+        from ..solvers import QueryRankSVMProblem
 
-        check_choice(self.loss, "loss", LOSSES)
-        check_choice(self.normalization, "normalization", NORMALIZATIONS)
-        check_choice(self.pair_weight, "pair_weight", PAIR_WEIGHTS)
-        return query_ranksvm(data, self._lam(), loss=self.loss,
-                             normalization=self.normalization, pair_weight=self.pair_weight,
-                             tol=self.tol, max_iter=self.max_iter, time_limit=self.time_limit,
-                             verbose=self.verbose)
+        return QueryRankSVMProblem(data, self._lam(), loss=self.loss,
+                                   normalization=self.normalization,
+                                   pair_weight=self.pair_weight)
 
 
 class QueryInfinitePushRanker(QueryRanker):
@@ -125,15 +139,14 @@ class QueryInfinitePushRanker(QueryRanker):
     mean over every label level of the query as the threshold); the certified working set to
     relative gap ``tol`` within ``time_limit`` seconds (None: none)."""
 
+    _model = "query_infinite_push"
+
     def __init__(self, C=1.0, *, penalty="l2", threshold=1.0, tol=1e-6, max_iter=None,
                  time_limit=None, verbose=False):
         store_params(self, locals())
 
-    def _solve(self, data: QueryData):
-        from ..solvers.query_infinite_push import query_infinite_push
+    def problem(self, data: QueryData):
+        from ..solvers import QueryInfinitePushProblem
 
-        check_choice(self.penalty, "penalty", ("l2", "l1"))
-        return query_infinite_push(data, self._lam(), penalty=self.penalty,
-                                   threshold=self.threshold, tol=self.tol,
-                                   max_iter=self.max_iter, time_limit=self.time_limit,
-                                   verbose=self.verbose)
+        return QueryInfinitePushProblem(data, self._lam(), penalty=self.penalty,
+                                        threshold=self.threshold)

@@ -68,27 +68,12 @@ MODELS = {
 }
 
 
-def _problem(ranker: QueryRanker, data: QueryData):
-    """The model's problem object (solvers' contract) that ``ranker`` solves on ``data``, or
-    None for the baseline (no CVXPY check)."""
-    if isinstance(ranker, QueryRankSVMRanker):
-        from infpush_cvx.solvers import QueryRankSVMProblem
-        return QueryRankSVMProblem(data, ranker._lam(), loss=ranker.loss,
-                                   normalization=ranker.normalization,
-                                   pair_weight=ranker.pair_weight)
-    if isinstance(ranker, QueryInfinitePushRanker):
-        from infpush_cvx.solvers import QueryInfinitePushProblem
-        return QueryInfinitePushProblem(data, ranker._lam(), penalty=ranker.penalty,
-                                        threshold=ranker.threshold)
-    return None
-
-
 def _cvxpy_check(ranker: QueryRanker, data: QueryData) -> tuple[float, float]:
     """``(relative objective difference, CVXPY seconds)`` of ``ranker``'s fitted weights against
     CVXPY + Clarabel on the same problem; NaNs where the model has no check."""
-    problem = _problem(ranker, data)
-    if problem is None:
+    if isinstance(ranker, RankSVMIgnoringQueries):
         return np.nan, np.nan
+    problem = ranker.problem(data)
     cvx = problem.cvxpy_problem()
     start = time.perf_counter()
     cvx.solve(solver="CLARABEL")
