@@ -94,10 +94,13 @@ def test_roundoff_bound_is_terms_times_eps_times_magnitude_over_scale():
 def test_the_guard_catches_the_issues_negative_gap_on_uncentred_data(monkeypatch):
     """The Newton solver's ramp sums through prefix sums only (as before the zone was summed
     pair by pair), run on the raw offset data (no centring): it certifies a gap of about
-    -1e-3, which ranksvm returned as 'optimal'; finish calls it what it is."""
+    -1e-3, which ranksvm returned as 'optimal'; finish calls it what it is. (The smoothing
+    schedule of the issue's time too: from mu = 1, each mu minimised to round-off.)"""
     from infpush_cvx.solvers.engines import ramp_sums as _ramp_sums
 
     monkeypatch.setattr(_ramp_sums, "_DIRECT_ZONE", -1)
+    monkeypatch.setattr(_ranksvm_newton, "COLD_MU", 1.0)
+    monkeypatch.setattr(_ranksvm_newton, "smoothing_bound", lambda *args: -1.0)
     Xp, Xn = issue_data()
     data = BipartiteData(Xp + 1e6, Xn + 1e6)
     out = _ranksvm_newton.run(data, LAM, tol=1e-6, max_iter=500, deadline=Deadline(None))

@@ -105,3 +105,25 @@ def test_smoothing_newton_certifies_nearly_separable_data_itself(seed):
     assert res.message == "" and res.iterations < 250  # no rescue by the working set needed
     ref = ranksvm(data.Xp, data.Xn, 0.01, method="working_set")
     assert res.objective == pytest.approx(ref.objective, rel=2e-6)
+
+
+def test_smoothing_schedule_smooths_less_early_while_on_track(monkeypatch):
+    """While every line search takes the full Newton step, mu falls as soon as the Newton
+    decrement is below the smoothing's error bound (fewer steps than minimising each F_mu to
+    round-off, the same certified optimum); after the first shortened step each mu is minimised
+    until its decrement is negligible (step_size 0 in the history) before mu falls."""
+    from infpush_cvx.solvers.ranksvm import newton
+
+    data = planted_bipartite(100, 200, 10, seed=0)
+    early = ranksvm(data, LAMS["paper"])
+    steps, mu = np.asarray(early.history["step_size"]), np.asarray(early.history["mu"])
+    falls = np.flatnonzero(mu[1:] < mu[:-1])  # record k is the last at its mu
+    first_short = np.flatnonzero(steps < 1.0)[0]
+    assert any(steps[k] == 1.0 for k in falls if k < first_short)  # an early fall happened
+    assert all(steps[k] < 1e-6 for k in falls if k > first_short)
+    monkeypatch.setattr(newton, "smoothing_bound", lambda *args: -1.0)  # never early
+    full = ranksvm(data, LAMS["paper"])
+    assert early.status == full.status == "optimal"
+    assert early.iterations < full.iterations
+    assert check(data, early, "paper") <= 1e-6
+    assert early.objective == pytest.approx(reference(data, "paper"), rel=1e-6)
