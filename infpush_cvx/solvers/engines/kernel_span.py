@@ -198,22 +198,25 @@ class TriangularSpanProblem(RestrictedProblem):
     XI``: ``2 (nI + 2 nJ) D^2`` flops over every row of XJ. Here the same matrix is
     ``T^T (Lap T)``: ``Lap T = [diag(cols) XI - W XJ; diag(rows) XJ - W^T XI]`` (W the
     ``nI x |used|`` pair weights) and ``T^T`` applied by a triangular product (BLAS ``dtrmm``,
-    ``d1^3`` flops) in the ``d1 x d1`` block where T lives. ``W XJ`` and ``W^T XI`` (and the
-    groups' ``C^T XI``) take one pass over the pairs (``O(nb d1)``) for a sparse band, matrix
-    products with W dense above :data:`DENSE_BAND` (a pass over 400,000 pairs of 2,249
-    coordinates is slower than the products). On Spambase at lambda 1e-2 (D = 1,230, nI =
-    327, nJ = 901, 23,380 pairs) the pair part of an iteration took 0.16 s densely and 0.08 s
-    so.
+    ``d1^3`` flops) in the ``d1 x d1`` block where T lives (the rows of XI, the first of T,
+    are 0 beyond its first nI coordinates). ``W XJ`` and ``W^T XI`` (and the groups' ``C^T
+    XI``) take one pass over the pairs (``O(nb d1)``) for a sparse band, matrix products with
+    W dense above :data:`DENSE_BAND`. Measured on Spambase steps (one thread), a factored
+    Newton matrix: lambda 1e-2, D = 1,230, nI = 327, 900 used negatives, 23,380 pairs: 0.17 s
+    densely, 0.115 s so; lambda 1e-3, D = 2,000, 63,627 pairs: 0.61 s and 0.43 s; D = 2,249,
+    nI = 1,262, 412,611 pairs (a third of nI x |used|): 1.11 s and 0.63 s (0.95 s by the pass
+    over the pairs, which was faster up to a tenth of the cells).
     """
 
     def __init__(self, XI, XJ, bi, bj, *, used, **kw):
         super().__init__(XI, XJ, bi, bj, **kw)
         self.used = np.asarray(used, np.intp)
         self.d1 = self.nI + self.used.size
-        # the pair rows' d1 coordinates, contiguous, and each pair's negative among the used
-        self._XI1 = np.ascontiguousarray(self.XI[:, :self.d1])
+        # the pair rows, contiguous: XI's are 0 beyond its first nI coordinates (T is lower
+        # triangular), XJ's (of the used negatives) beyond d1; each pair's negative among them
+        self._XI1 = np.ascontiguousarray(self.XI[:, :self.nI])
         self._XJ1 = np.ascontiguousarray(self.XJ[self.used, :self.d1])
-        self._T = np.asfortranarray(np.vstack([self._XI1, self._XJ1]))
+        self._T = np.asfortranarray(np.vstack([self.XI[:, :self.d1], self._XJ1]))
         self._ju = np.searchsorted(self.used, self.bj)
         self._dense = self.nb > DENSE_BAND * self.nI * self.used.size
 
@@ -229,8 +232,10 @@ class TriangularSpanProblem(RestrictedProblem):
                            inv_delta, D2, omega, c, cols_om, rows_om, sigma, rows_c)
         W_XJ, WT_XI, CT_XI = self._pair_products(omega, c if self.groups else None)
         lap_T = np.empty((d1, d1), order="F")
-        lap_T[:nI] = cols_om[:, None] * self._XI1 - W_XJ
-        lap_T[nI:] = rows_om[used, None] * self._XJ1 - WT_XI
+        lap_T[:nI] = -W_XJ
+        lap_T[:nI, :nI] += cols_om[:, None] * self._XI1
+        lap_T[nI:] = rows_om[used, None] * self._XJ1
+        lap_T[nI:, :nI] -= WT_XI
         S = np.zeros((self.d, self.d))
         S[:d1, :d1] = blas.dtrmm(1.0, self._T, lap_T, side=0, lower=1, trans_a=1,
                                  overwrite_b=1)
@@ -238,12 +243,14 @@ class TriangularSpanProblem(RestrictedProblem):
         if not self.groups:
             return fac, S, None, None
         Yw = np.zeros((nJ, self.d))  # (0 for a negative in no pair)
-        Yw[used, :d1] = CT_XI - rows_c[used, None] * self._XJ1
+        Yw[used, :d1] = -rows_c[used, None] * self._XJ1
+        Yw[used, :nI] += CT_XI
         return fac, S, sigma, Yw
 
     def _pair_products(self, omega, c):
-        """``(W XJ, W^T XI, C^T XI)`` on the pair rows' d1 coordinates, for the ``nI x |used|``
-        matrices W and C of the pair weights ``omega`` and ``c`` (C^T XI is None when c is)."""
+        """``(W XJ, W^T XI, C^T XI)`` on the pair rows' coordinates (d1 for XJ, the first nI
+        for XI), for the ``nI x |used|`` matrices W and C of the pair weights ``omega`` and
+        ``c`` (C^T XI is None when c is)."""
         nI, nu, d1 = self.nI, self.used.size, self.d1
         if self._dense:
             cells = self.bi * nu + self._ju
@@ -251,7 +258,7 @@ class TriangularSpanProblem(RestrictedProblem):
             CT_XI = None if c is None else \
                 np.bincount(cells, c, nI * nu).reshape(nI, nu).T @ self._XI1
             return W @ self._XJ1, W.T @ self._XI1, CT_XI
-        WT_XI, CT_XI = np.zeros((nu, d1)), np.zeros((0 if c is None else nu, d1))
+        WT_XI, CT_XI = np.zeros((nu, nI)), np.zeros((0 if c is None else nu, nI))
         _scattered_pair_products(self.bi, self._ju, omega, omega[:0] if c is None else c,
                                  self._XI1, WT_XI, CT_XI)
         W_XJ = np.zeros((nI, d1))
