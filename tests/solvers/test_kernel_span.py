@@ -209,3 +209,22 @@ def test_triangular_span_problem_on_a_grid_of_pairs_takes_the_grid_system():
     assert info["status"] == info_r["status"] == "optimal"
     np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
     np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+
+
+def test_a_step_without_band_pairs_in_its_span():
+    """No band pairs yet (the first rounds: only the working negatives' linear pieces): the
+    reduced problem has no pair rows (d1 = 0) and solves the same step."""
+    rng = np.random.default_rng(4)
+    d, nJ = 50, 8
+    XJ = rng.normal(size=(nJ, d))
+    g = rng.normal(size=(nJ, 3)) @ rng.normal(size=(3, d))  # (3 dimensions)
+    rp = RestrictedProblem(np.zeros((0, d)), XJ, np.zeros(0, np.intp), np.zeros(0, np.intp),
+                           coef=2.0, groups=True, a=rng.uniform(0, 3, nJ), g=g,
+                           q_w=0.1 * rng.normal(size=d), kappa=1.5)
+    span = span_step(rp)
+    assert span is not None and span.problem.d1 == 0 and span.problem.d == 4
+    w, mu, _, info = solve_restricted(rp, center=np.zeros(d))
+    u, mu_r, _, info_r = solve_restricted(span.problem, center=np.zeros(span.problem.d))
+    assert info["status"] == info_r["status"] == "optimal"
+    np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
