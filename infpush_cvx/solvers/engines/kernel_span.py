@@ -180,7 +180,6 @@ def _rank_revealing_qr(A):
     return q, R, perm
 
 
-
 #: Densest band (pairs over ``nI x |used|``) whose pair sums :class:`TriangularSpanProblem`
 #: takes by one pass over the pairs; above it, by matrix products with the dense weights.
 DENSE_BAND = 0.1
