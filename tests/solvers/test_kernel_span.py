@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from infpush_cvx.solvers.engines.kernel_span import span_step
+from infpush_cvx.solvers.engines import kernel_span
+from infpush_cvx.solvers.engines.kernel_span import TriangularSpanProblem, span_step
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_restricted
 
 
@@ -149,3 +150,81 @@ def test_a_kernel_working_set_step_in_its_span():
     np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
     np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
     np.testing.assert_allclose(nu_r, nu, atol=1e-6 * rp.coef)
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("rank", [None, 6])
+@pytest.mark.parametrize("dense_band", [True, False])
+def test_triangular_pair_system_is_the_dense_one(groups, rank, dense_band, monkeypatch):
+    """The reduced problem's Newton matrix, its pair sum formed as ``T^T (Lap T)`` with the
+    triangular pair rows T (the pair sums by one pass over the pairs, or by products with the
+    dense pair weights), against the dense form of :class:`RestrictedProblem` on the same
+    reduced data, at a random interior scaling."""
+    monkeypatch.setattr(kernel_span, "DENSE_BAND", 0.0 if dense_band else np.inf)
+    rp, _ = _problem(rank=rank, groups=groups)
+    reduced = span_step(rp).problem
+    assert isinstance(reduced, TriangularSpanProblem) and reduced._scattered
+    assert reduced._dense == dense_band
+    T = np.vstack([reduced.XI, reduced.XJ[reduced.used]])
+    assert reduced.d1 == T.shape[0] == 13
+    np.testing.assert_array_equal(T[:, :reduced.d1], np.tril(T[:, :reduced.d1]))
+    np.testing.assert_array_equal(T[:, reduced.d1:], 0.0)
+    rng = np.random.default_rng(7)
+    s, z = rng.uniform(0.1, 2.0, (2, reduced.n_rows))
+    pairs = slice(reduced.k, reduced.k + 2 * reduced.nb)
+    fast = reduced._scattered_pair_system(s[pairs], z[pairs])
+    dense = RestrictedProblem._scattered_pair_system(reduced, s[pairs], z[pairs])
+    for key in ("inv_delta", "D2"):
+        np.testing.assert_allclose(fast[0][key], dense[0][key], rtol=1e-14)
+    scale = np.abs(dense[1]).max()
+    assert scale > 0
+    np.testing.assert_allclose(fast[1], dense[1], rtol=0, atol=1e-13 * scale)
+    for got, want in zip(fast[2:], dense[2:]):
+        if groups:
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-13 * np.abs(want).max())
+        else:
+            assert got is None and want is None
+    # the factored Newton matrix: the same as a plain problem's on the same reduced data
+    plain = RestrictedProblem(reduced.XI, reduced.XJ, reduced.bi, reduced.bj, coef=reduced.coef,
+                              groups=groups, a=reduced.a if groups else None,
+                              g=reduced.g if groups else None, c_e=reduced.c_e,
+                              q_w=reduced.q_w, kappa=reduced.kappa, pair_weight=reduced.pi)
+    got, want = np.tril(reduced.factor(s, z)["chol"][0]), np.tril(plain.factor(s, z)["chol"][0])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * np.abs(want).max())
+
+
+def test_triangular_span_problem_on_a_grid_of_pairs_takes_the_grid_system():
+    """Every pair of the band positives with the first negatives (the exact model of a small
+    problem) is the interior point's grid, whose own pass the reduced problem keeps."""
+    rng = np.random.default_rng(11)
+    d, nI, nJ, g = 60, 6, 4, 3
+    XI, XJ = rng.normal(size=(nI, d)) + 0.5, rng.normal(size=(nJ, d)) - 0.5
+    bi, bj = np.tile(np.arange(nI), g), np.repeat(np.arange(g), nI)
+    rp = RestrictedProblem(XI, XJ, bi, bj, coef=2.0, groups=True, a=rng.uniform(0, 3, nJ),
+                           g=rng.normal(size=(nJ, d)), q_w=rng.normal(size=d), kappa=1.5)
+    span = span_step(rp)
+    assert span is not None and span.problem._grid == g
+    w, mu, nu, info = solve_restricted(rp, center=np.zeros(d))
+    u, mu_r, nu_r, info_r = solve_restricted(span.problem, center=np.zeros(span.problem.d))
+    assert info["status"] == info_r["status"] == "optimal"
+    np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+
+
+def test_a_step_without_band_pairs_in_its_span():
+    """No band pairs yet (the first rounds: only the working negatives' linear pieces): the
+    reduced problem has no pair rows (d1 = 0) and solves the same step."""
+    rng = np.random.default_rng(4)
+    d, nJ = 50, 8
+    XJ = rng.normal(size=(nJ, d))
+    g = rng.normal(size=(nJ, 3)) @ rng.normal(size=(3, d))  # (3 dimensions)
+    rp = RestrictedProblem(np.zeros((0, d)), XJ, np.zeros(0, np.intp), np.zeros(0, np.intp),
+                           coef=2.0, groups=True, a=rng.uniform(0, 3, nJ), g=g,
+                           q_w=0.1 * rng.normal(size=d), kappa=1.5)
+    span = span_step(rp)
+    assert span is not None and span.problem.d1 == 0 and span.problem.d == 4
+    w, mu, _, info = solve_restricted(rp, center=np.zeros(d))
+    u, mu_r, _, info_r = solve_restricted(span.problem, center=np.zeros(span.problem.d))
+    assert info["status"] == info_r["status"] == "optimal"
+    np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
+    np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
