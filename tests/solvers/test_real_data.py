@@ -169,13 +169,13 @@ def test_l1_model_holding_the_whole_problem_is_solved_exactly(a8a, seed):
 
 @pytest.mark.parametrize("penalty", ["l2", "l1"])
 def test_small_problem_solved_whole_on_the_exact_model(a8a, penalty):
-    """A small Infinite Push whose negatives all tie at the max at the start (a8a: binary
-    features) is solved in one restricted step on the exact model (every pair); l1 goes there
-    after ``exact_after`` rounds (0 here). Same certified optimum as the working set without it."""
+    """A small Infinite Push (a8a: binary features, negatives tied at the max) is solved in one
+    restricted step on the exact model (every pair) after ``exact_after`` rounds (0 here). Same
+    certified optimum as the working set without it."""
     from infpush_cvx.solvers import WorkingSetOptions
 
     data = a8a_subset(a8a, 25, 150, seed=1)
-    whole = WorkingSetOptions() if penalty == "l2" else WorkingSetOptions(exact_after=0)
+    whole = WorkingSetOptions(exact_after=0)
     res = infinite_push(data.Xp, data.Xn, LAM, penalty=penalty, tol=TOL, options=whole)
     assert res.iterations == 1
     check(data, res, "infinite_push", penalty)
