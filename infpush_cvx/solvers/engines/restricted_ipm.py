@@ -88,6 +88,13 @@ class RestrictedProblem:
                            and np.array_equal(self.bj, np.repeat(np.arange(g), self.nI))) else 0
         # any other pairs of rows of XI and XJ: the grid's one-pass kernels, indexed
         self._scattered = self.Z is None and not self._grid
+        if self._scattered:
+            # the rows of XJ with band pairs: the pair sums of the reduced system touch only
+            # these (the working set's band holds the pairs of the negatives near the max:
+            # Spambase l1, 54 of 709 at the optimum), the groups' rank-one terms every row
+            self._touched = np.unique(self.bj)
+            self._bj_touched = np.searchsorted(self._touched, self.bj)
+            self._XJ_touched = self.XJ[self._touched]
 
     def per_pair(self, x):
         """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
@@ -203,7 +210,7 @@ class RestrictedProblem:
             w1 = s[:k] / z[:k]
             gamma = 1.0 / (w1 + sigma)
             V = np.hstack([self.g + Yw, np.ones((k, 1))])
-            S += (V * gamma[:, None]).T @ V
+            S += _gram(V * np.sqrt(gamma)[:, None])
             fac.update(D1=1.0 / w1, gamma=gamma)
         if self.l1:
             w4, w5 = np.split(s[k + 2 * nb:] / z[k + 2 * nb:], 2)
@@ -228,17 +235,21 @@ class RestrictedProblem:
             cols_om, rows_om, sigma, rows_c = np.empty(nI), np.empty(nJ), np.empty(nJ), np.empty(nJ)
             _scattered_scaling(self.bi, self.bj, s23[:nb], z23[:nb], s23[nb:], z23[nb:],
                                self.pi, inv_delta, D2, omega, c, cols_om, rows_om, sigma, rows_c)
-            om_XI = np.zeros((nJ, self.d))
-            c_XI = np.zeros((nJ if self.groups else 0, self.d))
-            _scattered_pair_products(self.bi, self.bj, omega, c if self.groups else c[:0],
-                                     self.XI, om_XI, c_XI)
+            touched, XJt = self._touched, self._XJ_touched
+            om_XI = np.zeros((touched.size, self.d))
+            c_XI = np.zeros((touched.size if self.groups else 0, self.d))
+            _scattered_pair_products(self.bi, self._bj_touched, omega,
+                                     c if self.groups else c[:0], self.XI, om_XI, c_XI)
             # sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
-            # (its cross term XJ^T W^T XI: nJ d^2, fewer rows than XI^T W XJ's nI d^2)
-            S = _laplacian_sum(self.XI, cols_om, self.XJ, rows_om, self.XJ.T @ om_XI)
+            # (its cross term XJ^T W^T XI: nJ d^2, fewer rows than XI^T W XJ's nI d^2), over
+            # the rows of XJ with pairs
+            S = _laplacian_sum(self.XI, cols_om, XJt, rows_om[touched], XJt.T @ om_XI)
             fac = {"inv_delta": inv_delta, "D2": D2}
             if not self.groups:
                 return fac, S, None, None
-            return fac, S, sigma, c_XI - rows_c[:, None] * self.XJ
+            Yw = np.zeros((nJ, self.d))
+            Yw[touched] = c_XI - rows_c[touched, None] * XJt
+            return fac, S, sigma, Yw
         w2, w3 = s23[:nb] / z23[:nb], s23[nb:] / z23[nb:]
         inv_delta = 1.0 / (1.0 / w2 + 1.0 / w3)  # 1/(D2 + D3)
         omega = 1.0 / (w2 + w3)  # D2 D3 / delta
@@ -346,9 +357,16 @@ class RestrictedProblem:
 def _laplacian_sum(XI, cols, XJ, rows, cross):
     """``sum_b omega_b z_b z_b^T = X^T Lap X`` for the band graph's weighted Laplacian:
     ``XI^T diag(cols) XI + XJ^T diag(rows) XJ - C - C^T``, with ``cols`` and ``rows`` the sums of
-    the weights ``omega_b`` per row of XI and of XJ and ``C`` their cross term ``XI^T W XJ`` (or
-    its transpose: the sum is the same)."""
-    return XI.T @ (cols[:, None] * XI) + XJ.T @ (rows[:, None] * XJ) - cross - cross.T
+    the (nonnegative) weights ``omega_b`` per row of XI and of XJ and ``C`` their cross term
+    ``XI^T W XJ`` (or its transpose: the sum is the same)."""
+    return (_gram(np.sqrt(cols)[:, None] * XI) + _gram(np.sqrt(rows)[:, None] * XJ)
+            - cross - cross.T)
+
+
+def _gram(A):
+    """``A^T A``: NumPy hands a product of an array with its own transpose to BLAS's symmetric
+    rank-k update, half the work of ``(A * w)^T A``, the general product it replaces."""
+    return A.T @ A
 
 
 def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almost=1e-6,
