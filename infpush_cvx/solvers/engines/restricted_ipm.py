@@ -369,8 +369,39 @@ def _gram(A):
     return A.T @ A
 
 
-def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almost=1e-6,
-                     max_iter=100, refine=2, more_refine=6, trace=False, deadline=None):
+#: The weight of the uniform start in a start from guessed multipliers (the rest: the guess).
+_UNIFORM_SHARE = 0.1
+
+
+def _start_multipliers(prob: RestrictedProblem, z_groups, z_pairs):
+    """Start multipliers ``(z1, z2)`` of the group rows and the pair rows ``e_b >= pi_b (1 -
+    z_b.w)`` from a guess: the guess's groups scaled to sum ``coef`` and each pair's share
+    ``z2 / z1`` of its group's multiplier, both blended with the uniform start (``coef / k``,
+    half), a tenth of it. Feasible for the xi and e rows of the dual (``sum z1 = coef``,
+    ``0 < z2 < z1`` of the group) like the uniform start, and near the last step's optimum,
+    which the next step's differs from by the negatives and pairs added: 10-20% fewer
+    interior-point iterations on Spambase, the a8a subsets and the binary sets. A guess
+    without a positive group multiplier gives the uniform start."""
+    mu = np.maximum(np.asarray(z_groups, float), 0.0)
+    nu = np.maximum(np.asarray(z_pairs, float), 0.0)
+    if mu.shape != (prob.k,) or nu.shape != (prob.nb,):
+        raise ValueError(f"multipliers: {prob.k} group and {prob.nb} pair multipliers "
+                         f"expected, got {mu.shape} and {nu.shape}")
+    u = _UNIFORM_SHARE
+    total = float(mu.sum())
+    if not total > 0:
+        mu, nu, u = np.ones(prob.k), np.full(prob.nb, 0.5), 1.0
+        total = float(prob.k)
+    z1 = (1.0 - u) * (prob.coef / total) * mu + u * prob.coef / prob.k
+    of_group = prob.per_pair(mu)
+    share = np.clip(np.divide(nu, of_group, out=np.full(prob.nb, 0.5), where=of_group > 0),
+                    0.0, 1.0)
+    return z1, prob.per_pair(z1) * ((1.0 - u) * share + 0.5 * u)
+
+
+def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, tol=1e-8,
+                     tol_almost=1e-6, max_iter=100, refine=2, more_refine=6, trace=False,
+                     deadline=None):
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
@@ -384,6 +415,9 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     Spambase l1 at lambda 3e-4 the last steps of 45,000 and 65,000 pairs stalled at errors
     2e-6 and 5e-7 with two and were solved to 9e-9 and 4e-9 with more, the same iterations;
     a fixed 8 cost 10-25% on Ionosphere, planted and the a8a subsets, these nothing).
+    ``multipliers``: ``(z_groups, z_pairs)``, a guess of the group and pair multipliers (the
+    working set's last step's, carried over by negative and pair), from which the start's are
+    taken (:func:`_start_multipliers`; groups only).
     ``trace`` prints the residuals per iteration. Once ``deadline`` (a
     :class:`~._deadline.Deadline`, or None) has expired it stops with status ``"time_limit"``.
 
@@ -405,8 +439,12 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, tol=1e-8, tol_almo
     p = np.abs(w) if prob.l1 else np.zeros(0)  # (the epigraph, empty without l1)
     s = np.maximum(h - prob.G(w, xi, e, p), 0.0)
     z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
-    half = 0.5 * (prob.per_pair(z1) if prob.groups else np.full(nb, prob.c_e))
-    z = np.concatenate([z1, half, half] + ([np.full(2 * d, 0.5)] if prob.l1 else []))
+    z2 = 0.5 * (prob.per_pair(z1) if prob.groups else np.full(nb, prob.c_e))
+    z3 = z2
+    if multipliers is not None and prob.groups:
+        z1, z2 = _start_multipliers(prob, *multipliers)
+        z3 = prob.per_pair(z1) - z2
+    z = np.concatenate([z1, z2, z3] + ([np.full(2 * d, 0.5)] if prob.l1 else []))
     sz = float(s @ z)
     if sz <= 0:  # the start is on the boundary of every row
         s += 1.0

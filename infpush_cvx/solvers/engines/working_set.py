@@ -210,6 +210,11 @@ def _near_max(H, top: float, opt: WorkingSetOptions):
     return H >= (1.0 - opt.near_max) * top
 
 
+def _pair_keys(pairs, n):
+    """One integer per pair ``(i, j)`` of the index arrays ``pairs``: ``i n + j``."""
+    return pairs[0].astype(np.int64) * n + pairs[1]
+
+
 def _new_near_margin(ss, v, cols, band, n, *, width, cap, tie_cap):
     """The ``cap`` pairs closest to the margin that are not in ``band`` yet (so the band grows
     by up to ``cap`` pairs whenever such pairs exist), or all pairs exactly at the margin when
@@ -217,7 +222,7 @@ def _new_near_margin(ss, v, cols, band, n, *, width, cap, tie_cap):
     i, j = near_margin_pairs(ss, v, cols, width=width, cap=cap + band[0].size,
                              tie_cap=tie_cap + band[0].size)
     if band[0].size and i.size:
-        fresh = ~np.isin(i.astype(np.int64) * n + j, band[0].astype(np.int64) * n + band[1])
+        fresh = ~np.isin(_pair_keys((i, j), n), _pair_keys(band, n))
         i, j = i[fresh], j[fresh]
     if i.size > cap:
         dist = np.abs(ss.raw[i] - v[j])
@@ -232,7 +237,7 @@ def _new_near_margin(ss, v, cols, band, n, *, width, cap, tie_cap):
 def _merge_band(s, t, max_band, n, *bands):
     """Union of pair lists, the pairs closest to the margin at (s, t) kept when too many."""
     bi, bj = (np.concatenate(part) for part in zip(*bands))
-    _, first = np.unique(bi.astype(np.int64) * n + bj, return_index=True)
+    _, first = np.unique(_pair_keys((bi, bj), n), return_index=True)
     bi, bj = bi[first], bj[first]
     if bi.size > max_band:
         dist = np.abs(s[bi] - t[bj] - 1.0)
@@ -324,6 +329,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     extra = (empty, empty)  # pairs near the margin at the last rejected step
     H_c = H  # the hinge sums per negative at the centre
     in_max = np.zeros(n, dtype=bool)  # negatives whose group had a multiplier in the last step
+    last = None  # the last step's multipliers, by negative and by pair (Infinite Push)
     exact_lp = False  # the model holds the whole (l1) problem: solve it by the simplex method
     for it in range(1, max_iter + 1):
         if small and exact_from is None and it > opt.exact_after:
@@ -342,6 +348,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
                                                 deadline=deadline,
+                                                multipliers=_carried(last, cols, band, n),
                                                 accept_inexact=(gap > _INEXACT_UNTIL
                                                                 or band[0].size > _LARGE_BAND),
                                                 simplex_first=exact_lp and kappa == 0)
@@ -359,6 +366,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             break
         dual = model.dual(mu, nu)
         if ip:
+            last = (cols, np.asarray(mu, float), _pair_keys(band, n), np.asarray(nu, float))
             in_max[:] = False
             in_max[cols[dual.mu > _IN_MAX * max(float(dual.mu.sum()), _TINY)]] = True
         best_d = max(best_d, (dual.value(prob.lam, penalty), dual), key=_first)
@@ -470,6 +478,28 @@ def _dual_below_margin(prob: _Problem, cols, weights, total) -> ImplicitDual:
     # (0 on the "loss >= 0" row)
     mu = None if weights is None else np.append(prob.coef * weights / total, 0.0)
     return model.dual(mu, np.zeros(0))
+
+
+def _carried(last, cols, band, n):
+    """The last step's group and pair multipliers on this round's model, by negative (the
+    "loss >= 0" group last) and by pair, 0 for a negative or pair new to it: where the next
+    interior-point solve starts (None without a last step)."""
+    if last is None:
+        return None
+    cols_l, mu_l, keys_l, nu_l = last
+    mu = np.zeros(cols.size + 1)
+    at = np.minimum(np.searchsorted(cols_l, cols), max(cols_l.size - 1, 0))
+    hit = cols_l[at] == cols if cols_l.size else np.zeros(cols.size, dtype=bool)
+    mu[:-1][hit] = mu_l[at[hit]]
+    mu[-1] = mu_l[-1]
+    keys = _pair_keys(band, n)
+    nu = np.zeros(keys.size)
+    if keys_l.size:
+        order = np.argsort(keys_l)
+        at = np.minimum(np.searchsorted(keys_l[order], keys), keys_l.size - 1)
+        hit = keys_l[order][at] == keys
+        nu[hit] = nu_l[order[at[hit]]]
+    return mu, nu
 
 
 def _first(pair):
