@@ -441,7 +441,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     z1 = np.full(prob.k, prob.coef / max(prob.k, 1))
     z2 = 0.5 * (prob.per_pair(z1) if prob.groups else np.full(nb, prob.c_e))
     z3 = z2
-    if multipliers is not None and prob.groups:
+    if multipliers is not None and prob.groups and prob.k:
         z1, z2 = _start_multipliers(prob, *multipliers)
         z3 = prob.per_pair(z1) - z2
     z = np.concatenate([z1, z2, z3] + ([np.full(2 * d, 0.5)] if prob.l1 else []))
