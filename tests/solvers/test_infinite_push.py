@@ -160,6 +160,15 @@ def test_stops_early_says_so():
     assert res.status == "max_iter" and res.gap > 1e-6
 
 
+@pytest.mark.parametrize("near_max", [-0.1, 1.5, float("nan")])
+def test_working_set_near_max_is_a_fraction(near_max):
+    """``near_max`` (the negatives whose pairs may join the band) is a fraction in [0, 1]."""
+    from infpush_cvx.solvers import WorkingSetOptions
+
+    with pytest.raises(ValueError, match="options.near_max"):
+        WorkingSetOptions(near_max=near_max)
+
+
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 @pytest.mark.parametrize("penalty,options", [
     ("l2", {"prox": 0.0}),                                 # plain model steps
@@ -167,6 +176,8 @@ def test_stops_early_says_so():
     ("l1", {"prox": 0.5}),                                 # proximal QP steps
     ("l1", {"prox": 0.0, "band_cap": 15, "new_negatives": 2}),  # plain LP steps, small sets
     ("l1", {"band_cap": 15, "new_negatives": 2, "max_band": 400}),  # capped model
+    ("l1", {"near_max": 0.0, "band_cap": 15, "new_negatives": 2}),  # band: negatives at the max
+    ("l2", {"near_max": 1.0}),                              # band: every working negative
 ])
 def test_working_set_variants_reach_the_certified_optimum(kind, penalty, options):
     """Every step rule of the working set (proximal or plain steps; capped band and working

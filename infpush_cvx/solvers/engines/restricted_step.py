@@ -30,8 +30,10 @@ _INEXACT_IPM = 1e-4  # early rounds accept a stalled interior-point step this ac
 _CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minutes)
 
 
-def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None):
-    w, mu, nu, info = solve_restricted(rp, center=centre, deadline=deadline)
+def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None,
+               multipliers=None):
+    w, mu, nu, info = solve_restricted(rp, center=centre, multipliers=multipliers,
+                                       deadline=deadline)
     usable = info["status"] in ("optimal", "almost_optimal") or (
         accept_inexact and info["status"] == "stalled" and info["error"] <= _INEXACT_IPM)
     if not usable:
@@ -186,7 +188,7 @@ def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float
 
 
 def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
-                    accept_inexact=False, simplex_first=False):
+                    accept_inexact=False, simplex_first=False, multipliers=None):
     """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
     solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
@@ -200,10 +202,13 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     the Gram matrix's factor, 4,146 on Spambase, while a step's rows span 100 to 1,230) is
     solved on the coordinates of that span: the same problem in fewer variables
     (:mod:`._kernel_span`).
+    ``multipliers``: a guess of the group and pair multipliers from which the interior-point
+    method starts (:func:`~.restricted_ipm.solve_restricted`).
     Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
     every solver fails, with each one's reason.
     """
-    again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first)
+    again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first,
+                 multipliers=multipliers)
     if rp.coef > _LARGEST_COEF and not rp.l1:
         # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
@@ -218,7 +223,9 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     errors = []
     attempts = []
     if rp.d <= _IPM_MAX_D:
-        attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline)))
+        start = {} if multipliers is None else {"multipliers": multipliers}
+        attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
+                                                   **start)))
     if rp.nb <= _CLARABEL_MAX_BAND:
         attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
     else:
