@@ -140,3 +140,24 @@ def test_a_method_built_verbose_shows_its_progress(caplog):
         header = [r for r in caplog.records
                   if r.getMessage().startswith("infinite_push working_set (l2 penalty)")]
         assert [r.levelno for r in header] == [logging.INFO if verbose else logging.DEBUG]
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1"])
+def test_the_working_set_collapses_repeated_rows_once(monkeypatch, penalty):
+    """The degeneracy test's collapse of repeated rows is handed to the working set, which
+    repeated it (about 1 s of the kernel Infinite Push on Spambase); the answer is the same as
+    from the working set's own collapse."""
+    from infpush_cvx.data import BipartiteData
+    from infpush_cvx.solvers.engines import working_set
+    from infpush_cvx.solvers.infinite_push import infinite_push
+
+    data = planted_bipartite(20, 30, 5, seed=3)
+    data = BipartiteData(np.vstack([data.Xp, data.Xp[:5]]), np.vstack([data.Xn, data.Xn[:7]]))
+    calls = []
+    real = working_set.collapse
+    monkeypatch.setattr(working_set, "collapse", lambda d: calls.append(d) or real(d))
+    once = infinite_push(data, 0.01, penalty=penalty)
+    assert once.status == "optimal" and len(calls) == 1
+    alone = infinite_push(data, 0.01, penalty=penalty, detect_degenerate=False)
+    assert len(calls) == 2  # the working set's own
+    assert once.objective == pytest.approx(alone.objective, rel=1e-6)

@@ -280,18 +280,19 @@ def _attach(dual, collapsed):
 
 def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: float,
           max_iter: int, w0=None, deadline: Deadline | None = None,
-          options: WorkingSetOptions | None = None):
+          options: WorkingSetOptions | None = None, collapsed=None):
     """Run the working-set method; returns a dict with w, dual, gap, status, message, history.
 
     ``lam`` is in paper scaling; ``w0`` a starting point (the caller's units). ``status`` is
     "optimal" when the certified relative gap is <= ``tol``, else "max_iter", "time_limit",
     "stalled" or "failed" (a restricted step no solver could solve), with the best certified
     point found. ``deadline``: the solve's :class:`~.deadline.Deadline` (None: no limit).
+    ``collapsed``: ``collapse(data)`` when the caller has it already (a pass over every row).
     """
     opt = options or WorkingSetOptions()
     deadline = Deadline(None) if deadline is None else deadline
     begun = deadline.elapsed()
-    data, collapsed = collapse(data)
+    data, collapsed = collapse(data) if collapsed is None else collapsed
     prob = _Problem(data, lam, loss, penalty)
     n = prob.n
     ip = loss == "infinite_push"

@@ -114,12 +114,12 @@ class WorkingSet(BipartiteMethod):
         w0 = warm_weights(data, warm_start)
         solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
         ip = problem.loss == "infinite_push"
-        setup = 0.0  # seconds of a pass like the working set's first (its collapse of rows)
+        collapsed = None  # the collapse of repeated rows, once made
         if ip and self.detect_degenerate:
-            answer, setup = self._degenerate(problem, data, solve_data, deadline)
+            answer, collapsed = self._degenerate(problem, data, solve_data, deadline)
             if answer is not None:
                 return answer
-        if not _fits_start(solve_data, setup, deadline):
+        if not _fits_start(solve_data, deadline):
             from infpush_cvx.solvers.ranksvm.newton import stopped_before_start
             out = stopped_before_start(np.zeros(data.d) if w0 is None else w0, deadline)
             return self._finished(problem, data, out, deadline,
@@ -128,55 +128,56 @@ class WorkingSet(BipartiteMethod):
             out = working_set.solve(solve_data, problem.lam_paper, loss=problem.loss,
                                     penalty=problem.penalty, tol=self.tol,
                                     max_iter=self.iterations, w0=w0, deadline=deadline,
-                                    options=self.options)
+                                    options=self.options, collapsed=collapsed)
         return self._finished(problem, data, out, deadline, {"degenerate": False} if ip else None)
 
     def _degenerate(self, problem, data, solve_data, deadline):
-        """``(answer, seconds)``: the answer ``w = 0`` with its certificate when the Infinite
+        """``(answer, collapsed)``: the answer ``w = 0`` with its certificate when the Infinite
         Push is degenerate, else None (the cheap separation test settles most instances without
-        the LP), and the seconds the collapse of repeated rows took (the working set repeats
-        it). Under a time limit each test is begun only when it (as long as the stage before
-        it) and the working set's collapse still fit; else the working set decides."""
+        the LP), and the collapse of repeated rows (:func:`~.working_set.collapse`), which the
+        working set takes over instead of repeating it (about 1 s on the 4,601 x 4,146 factor
+        of Spambase's RBF kernel). Under a time limit each test is begun only when a stage as
+        long as the one before it still fits; else the working set decides."""
         from infpush_cvx.data.degeneracy import (DegeneracyCheckFailed, check_degeneracy,
                                                  separating_direction)
 
         begun = deadline.elapsed()
-        reduced, collapsed = working_set.collapse(solve_data)  # repeated rows: exact
+        reduction = working_set.collapse(solve_data)  # repeated rows: exact
+        reduced, collapsed = reduction
         setup = deadline.elapsed() - begun
-        if not deadline.allows(2.0 * setup):
-            return None, setup
+        if not deadline.allows(setup):
+            return None, reduction
         begun = deadline.elapsed()
         if separating_direction(reduced, deadline=deadline) is not None:
-            return None, setup
-        if not deadline.allows(deadline.elapsed() - begun + setup):
-            return None, setup
+            return None, reduction
+        if not deadline.allows(deadline.elapsed() - begun):
+            return None, reduction
         try:
             report = check_degeneracy(reduced, time_limit=deadline.for_solver())
-        except DegeneracyCheckFailed:
-            return None, setup  # undecided (time limit, HiGHS failed): the working set decides
+        except DegeneracyCheckFailed:  # undecided (time limit, HiGHS failed): the working set
+            return None, reduction   # decides
         if not report.degenerate:
-            return None, setup
+            return None, reduction
         cert = working_set.degenerate_certificate(reduced, problem.lam_paper,
                                                   penalty=problem.penalty,
                                                   theta=report.weights, collapsed=collapsed)
-        if not cert["gap"] <= self.tol:
-            return None, setup  # not certified to tol (an inaccurate LP): solve it like any other
+        if not cert["gap"] <= self.tol:  # not certified to tol (an inaccurate LP): solve it
+            return None, reduction       # like any other
         out = {"w": cert["w"], "dual": cert["dual"], "gap": cert["gap"], "iterations": 0,
                "status": "degenerate_optimal",
                "history": {"objective": [cert["objective_paper"]], "gap": [cert["gap"]],
                            "time": [deadline.elapsed()]}}
-        return self._finished(problem, data, out, deadline, {"degenerate": True}), setup
+        return self._finished(problem, data, out, deadline, {"degenerate": True}), reduction
 
 
-def _fits_start(data, setup: float, deadline: Deadline) -> bool:
-    """Whether the working set's start still fits under the time limit: its collapse of
-    repeated rows (``setup`` seconds, as long as the one before; 0: unknown) and its rescaled
-    copy of the data (:func:`~infpush_cvx.solvers.engines.deadline.fresh_write_seconds`), which
-    read no clock (at 50,000 + 50,000 x 300 and a 1 s limit the Infinite Push's ran to 4 s)."""
+def _fits_start(data, deadline: Deadline) -> bool:
+    """Whether the working set's start still fits under the time limit: its rescaled copy of
+    the data (:func:`~infpush_cvx.solvers.engines.deadline.fresh_write_seconds`), which reads no
+    clock (at 50,000 + 50,000 x 300 and a 1 s limit the Infinite Push's ran to 4 s)."""
     if deadline.limit is None:
         return True
     entries = data_size(data.Xp, data.Xn)
-    return deadline.allows(setup + fresh_write_seconds(entries, clock=deadline.clock))
+    return deadline.allows(fresh_write_seconds(entries, clock=deadline.clock))
 
 
 def dual_projector(problem, data):
