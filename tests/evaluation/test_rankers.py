@@ -201,6 +201,18 @@ def _expected_failed_checks(estimator):
             "at the default C=1 the l1 penalty sets every weight to 0 on the check's two "
             "standardised features (a ZeroModelWarning says so), so predict has accuracy 0.5; "
             "SparseInfinitePushRanker(C=10) passes it")
+    if isinstance(estimator, InfinitePushRanker) and estimator.kernel == "rbf":
+        reason = (
+            "the check shuffles the weighted rows, so the pivoted Cholesky factor of their Gram "
+            "matrix and that of the repeated rows differ in round-off, repeated copies are not "
+            "collapsed into one row, and the two fits solve problems equal only to round-off, "
+            "each certified to the default tol=1e-6: their decision values agree to 9e-7 (1.3e-4 "
+            "relative on a value of 0.01), not to the check's rtol=1e-7. Weighted and repeated "
+            "rows agree at tol=1e-9, and unshuffled at the default tol, in "
+            "tests/evaluation/test_sample_weight_equivalence.py")
+        for check in ("check_sample_weight_equivalence_on_dense_data",
+                      "check_sample_weight_equivalence_on_sparse_data"):
+            failed[check] = reason
     return failed
 
 
