@@ -454,6 +454,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 kappa = max(4.0 * kappa, opt.prox, 1.0)
             elif not added:
                 kappa = 4.0 * kappa
+            elif kappa < opt.prox:
+                # negatives were missing, but a step of a proximal weight shrunk by serious
+                # steps (to 2.4e-4) also reaches far past the model's band: back towards
+                # ``prox`` (binary 1,500 x 48,000, l1: ten null steps at gap 0.34, then 0.085
+                # at 60 s instead of 0.34 at 120 s)
+                kappa = min(4.0 * kappa, opt.prox)
     if status == "max_iter":
         message = f"max_iter={max_iter} rounds reached"
     elif status == "optimal":
