@@ -185,6 +185,23 @@ def test_small_problem_solved_whole_on_the_exact_model(a8a, penalty):
     check(data, rounds, "infinite_push", penalty)
 
 
+def test_a8a_subset_l2_step_stalled_near_its_floor_is_certified_without_clarabel():
+    """The a8a subset 150 x 1,500 of seed 2 (benchmarks/bench_scale.py, case 2), l2 at lambda
+    1e-3: the last step's interior point stalls at relative error 2.6e-5, where Clarabel took
+    0.11 s; its point and multipliers already certify the gap, so the step is taken."""
+    from infpush_cvx import catalog
+
+    try:
+        data = catalog.instance_data("a8a_150x1500_s2")
+    except FileNotFoundError as exc:
+        pytest.skip(f"a8a not available: {exc}")
+    res = infinite_push(data.Xp, data.Xn, 1e-3, penalty="l2", scaling="paper", tol=TOL)
+    assert res.status in CERTIFIED and res.gap <= TOL, res.message
+    assert "clarabel" not in res.history["step_solver"]
+    gap = columnwise_gap(data, res.w, res.dual, 1e-3, loss="infinite_push", penalty="l2")
+    assert gap == pytest.approx(res.gap, abs=1e-8) and gap <= TOL + 1e-8
+
+
 @pytest.fixture(scope="module")
 def spambase01():
     """Spambase, every feature scaled to [0, 1] on all rows (benchmarks/bench_scale.py, case 3)."""

@@ -346,13 +346,19 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
             grow = cols[_near_max(H_c, H_c.max(), opt)[cols] | in_max[cols]] if ip else cols
             band = _updated_band(band, prob, opt, ss, s_c, t_c, grow, extra, inW)
         model = LowerModel(prob, s_c, t_c, cols, *band)
+
+        def certifies(w, mu, nu, model=model):
+            """Whether a step's point and multipliers end the solve (its certificate)."""
+            value = model.dual(mu, nu).value(prob.lam, penalty)
+            return relative_gap(min(best_p[0], prob.objective(w)), max(best_d[0], value)) <= tol
         try:
             w_r, mu, nu, used = restricted_step(model.restricted(kappa, w_c), w_c,
                                                 deadline=deadline,
                                                 multipliers=_carried(last, cols, band, n),
                                                 accept_inexact=(gap > _INEXACT_UNTIL
                                                                 or band[0].size > _LARGE_BAND),
-                                                simplex_first=exact_lp and kappa == 0)
+                                                simplex_first=exact_lp and kappa == 0,
+                                                verify=certifies)
         except RestrictedStepFailed as exc:
             if deadline.expired():
                 status, message = "time_limit", deadline.message()
@@ -449,6 +455,12 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                 kappa = max(4.0 * kappa, opt.prox, 1.0)
             elif not added:
                 kappa = 4.0 * kappa
+            elif kappa < opt.prox:
+                # negatives were missing, but a step of a proximal weight shrunk by serious
+                # steps (to 2.4e-4) also reaches far past the model's band: back towards
+                # ``prox`` (binary 1,500 x 48,000, l1: ten null steps at gap 0.34, then 0.085
+                # at 60 s instead of 0.34 at 120 s)
+                kappa = min(4.0 * kappa, opt.prox)
     if status == "max_iter":
         message = f"max_iter={max_iter} rounds reached"
     elif status == "optimal":
