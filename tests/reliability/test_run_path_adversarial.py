@@ -227,9 +227,12 @@ def test_a_hang_up_or_a_second_signal_still_saves_the_run(signals, code, tmp_pat
     out = tmp_path / "x.csv"
     env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).resolve().parents[2])}
     with open(tmp_path / "stderr.log", "wb") as log:
+        # SIGHUP at its default in the child: the CLI keeps an ignored SIGHUP ignored (nohup),
+        # and a suite run under nohup would hand the child that disposition
         proc = subprocess.Popen([sys.executable, "-m", "infpush_cvx.cli", *SLOW_CHECK, "--out",
                                  str(out)], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                                stderr=log, start_new_session=True)
+                                stderr=log, start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     partial, deadline = partial_path(out), time.monotonic() + 120
     while not (partial.exists() and partial.read_text().count("\n") >= 3):  # header, 2 rows
         assert proc.poll() is None and time.monotonic() < deadline, \
