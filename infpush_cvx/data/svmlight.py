@@ -102,6 +102,17 @@ def _mixed_query_ids(path: Path, line_of_row: list, qid_lines: list) -> ValueErr
                       f"none)")
 
 
+def _text_lines(path: Path, what: str) -> list[str]:
+    """The lines of the UTF-8 text file ``path`` (``what`` names it in the errors: a missing
+    file is a FileNotFoundError, one that is not UTF-8 text a ValueError)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    try:
+        return path.read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not a text file (UTF-8): {exc}") from None
+
+
 def _read_svmlight(path, n_features, zero_based):
     """Parse an svmlight / LIBSVM file: ``(X, labels, qid, line_of_row)``, ``labels`` float64 as
     read, ``qid`` int64 (None when no line has a ``qid:`` field), ``line_of_row`` the line number
@@ -113,12 +124,7 @@ def _read_svmlight(path, n_features, zero_based):
     if n_features is not None:
         n_features = check_int(n_features, "n_features", minimum=1)
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"LIBSVM file not found: {path}")
-    try:
-        lines = path.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not a text file (UTF-8): {exc}") from None
+    lines = _text_lines(path, "LIBSVM file")
 
     labels, qids, qid_lines, tokens, counts, line_of_row = [], [], [], [], [], []
     for k, line in enumerate(lines, start=1):
@@ -234,12 +240,7 @@ def _group_sizes(query_file: Path, n_rows: int, path: Path) -> np.ndarray:
     """The query sizes of a LightGBM group file (one positive integer a line, the number of
     consecutive documents of each query; blank lines skipped), which must sum to ``n_rows``,
     the rows of the data file ``path``."""
-    if not query_file.is_file():
-        raise FileNotFoundError(f"query file not found: {query_file}")
-    try:
-        lines = query_file.read_bytes().decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{query_file}: not a text file (UTF-8): {exc}") from None
+    lines = _text_lines(query_file, "query file")
     sizes = []
     for k, line in enumerate(lines, start=1):
         text = line.strip()
