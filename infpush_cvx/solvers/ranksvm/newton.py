@@ -24,20 +24,20 @@ Certificate: ``alpha_ij = (C/W) p_i q_j a(x_ij)`` lies in RankSVM's dual box for
 and is held implicitly by the scores and mu; ``w(alpha)`` and ``sum(alpha)`` are ramp sums too.
 At the minimiser of ``F_mu``, ``w = w(alpha)`` and the duality gap of the original problem is at
 most ``mu/8`` times the (weighted) fraction of pairs within ``c`` of the margin, so mu is
-divided by 10 until the certified relative gap is below ``tol``.
-
-Schedule: a cold start begins at ``mu = 4`` (:data:`COLD_MU`), where every pair is in the zone,
-a warm start at 0.1 (:data:`WARM_MU`).
-Each ``F_mu`` is minimised until its Newton decrement is negligible, or, while every line search
-has taken the full Newton step, only until the decrement ``g' H^-1 g`` (about twice
-``F_mu(w) - min F_mu``) is below the smoothing's own error bound ``(mu/8) (1/W) sum_zone p_i q_j``
-(:func:`smoothing_bound`) and the step moved no score by more than the zone's width ``mu``:
-solving ``F_mu`` further would not lower the gap its smoothing allows (on a8a: 7-10 Newton
-steps instead of 18-19). After a shortened step (nearly separable data, small lambda) the
-remaining values of mu are each minimised fully, which those solves need. The zone's sums divide by mu:
+divided by 10 until the certified relative gap is below ``tol``. The zone's sums divide by mu:
 they are summed pair by pair while the zone is small (:class:`._ramp_sums.RampSums`), so their
 round-off is not magnified by 1/mu, and mu stops where it would be lost in the round-off of the
 margins (status "stalled").
+
+Schedule: a cold start begins at ``mu = 4`` (:data:`COLD_MU`), where every pair is in the zone,
+a warm start at 0.1 (:data:`WARM_MU`). Each ``F_mu`` is minimised until its Newton decrement is
+negligible, or, while every line search has taken the full Newton step, only until the
+decrement ``g' H^-1 g`` (about twice ``F_mu(w) - min F_mu``) is below the smoothing's own error
+bound ``(mu/8) (1/W) sum_zone p_i q_j`` (:func:`smoothing_bound`) and the step moved no score by
+more than the zone's width ``mu`` (:func:`score_shift`): solving ``F_mu`` further would not
+lower the gap its smoothing allows (on a8a: 7-10 Newton steps instead of 18-19). After a
+shortened step (nearly separable data, small lambda) the remaining values of mu are each
+minimised fully, which those solves need.
 
 Time: the deadline is looked at before every pass over the data (each certificate, each
 line-search trial, each block of the Hessian's rows), so a ``time_limit`` is overrun by at
@@ -105,7 +105,8 @@ def smoothing_bound(mu: float, zone_weight: float, W: float) -> float:
 
 def score_shift(s, t, s_new, t_new) -> float:
     """The largest change of a score between two points."""
-    return max(float(np.abs(s_new - s).max(initial=0.0)), float(np.abs(t_new - t).max(initial=0.0)))
+    return max(float(np.abs(s_new - s).max(initial=0.0)),
+               float(np.abs(t_new - t).max(initial=0.0)))
 
 
 def below_round_off(mu: float, s, t) -> bool:
