@@ -3,8 +3,8 @@
 Cases, each certified solve to a relative duality gap of ``tol = 1e-6`` in paper scaling:
 
 1. The letor set (``rank.train``: 3,005 documents in 201 queries, labels 0-4, 300 sparse
-   features, read by :func:`infpush_cvx.data.datasets.load_letor`) at lambda 1e-3, threshold 1 and 2, l2 and l1: the working set
-   (``method="working_set"``) and CVXPY + Clarabel on
+   features, read by :func:`infpush_cvx.data.datasets.load_letor`) at lambda 1e-3, threshold
+   1 and 2, l2 and l1: the working set (``method="working_set"``) and CVXPY + Clarabel on
    ``formulations.query_infinite_push_problem`` (every pair of a query; Clarabel's default
    tolerances), timed in the same run; ``ratio`` is ``cvxpy_s / time_s`` and ``objective_diff``
    the relative difference of the two objectives. The issue's target: at most 1 s.
