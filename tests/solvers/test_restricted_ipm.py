@@ -220,6 +220,68 @@ def test_scattered_pairs_give_the_newton_system_of_the_explicit_pair_vectors(gro
     np.testing.assert_allclose(z1, z2, atol=1e-7)
 
 
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+def test_sparse_rows_give_the_newton_system_of_dense_rows(groups, l1):
+    """Rows given sparse (few nonzeros: LIBSVM-like binary data) are summed over their nonzeros
+    in the reduced system; the factor, the Newton solve and the step are those of the same
+    rows given dense."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    nI, nJ, d, nb = 30, 9, 40, 150
+    XI = sp.random(nI, d, density=0.1, random_state=1, data_rvs=lambda k: rng.integers(1, 3, k))
+    XJ = sp.random(nJ, d, density=0.1, random_state=2, data_rvs=lambda k: rng.integers(1, 3, k))
+    bj, bi = np.divmod(np.sort(rng.choice(nI * nJ, nb, replace=False)), nI)
+    kw = dict(coef=0.7 if groups else 0.05, groups=groups, c_e=0.0 if groups else 0.05,
+              kappa=0.3, l1=l1, q_w=0.1 * rng.normal(size=d),
+              pair_weight=rng.uniform(0.5, 2.0, nb))
+    if groups:
+        kw.update(a=rng.integers(0, 5, nJ).astype(float), g=rng.normal(size=(nJ, d)))
+    sparse = RestrictedProblem(XI, XJ, bi, bj, **kw)
+    dense = RestrictedProblem(XI.toarray(), XJ.toarray(), bi, bj, **kw)
+    assert sparse._csr is not None and dense._csr is None
+    s, z = rng.uniform(0.1, 2.0, (2, dense.n_rows))
+    fs, fd = sparse.factor(s, z), dense.factor(s, z)
+    np.testing.assert_allclose(fs["chol"][0], fd["chol"][0], rtol=1e-12, atol=1e-12)
+    rhs = (rng.normal(size=d), 0.4 if groups else 0.0, rng.normal(size=nb),
+           rng.normal(size=d if l1 else 0))
+    for one, other in zip(sparse.solve(fs, *rhs), dense.solve(fd, *rhs)):
+        np.testing.assert_allclose(one, other, rtol=1e-10, atol=1e-11)
+    w1, _, z1, i1 = solve_restricted(sparse)
+    w2, _, z2, i2 = solve_restricted(dense)
+    assert i1["status"] == i2["status"] == "optimal"
+    np.testing.assert_allclose(w1, w2, atol=1e-9)
+    np.testing.assert_allclose(z1, z2, atol=1e-9)
+
+
+def test_the_sparse_row_kernels_are_the_dense_matrix_products():
+    """The CSR kernels: ``W^T XI``, ``C^T XI`` and ``X^T diag(v) X`` from a sparse X's arrays
+    (a zero weight skips its row)."""
+    import scipy.sparse as sp
+
+    from infpush_cvx.solvers.engines.ipm_kernels import _csr_pair_products, _csr_weighted_gram
+
+    rng = np.random.default_rng(1)
+    nI, nJ, d = 9, 7, 12
+    XI = sp.random(nI, d, density=0.3, random_state=3, format="csr")
+    pairs = rng.choice(nI * nJ, 30, replace=False)
+    bj, bi = np.divmod(pairs, nI)
+    om, c = rng.random(30), rng.random(30)
+    W, C = np.zeros((nI, nJ)), np.zeros((nI, nJ))
+    W[bi, bj], C[bi, bj] = om, c
+    om_XI, c_XI = np.zeros((nJ, d)), np.zeros((nJ, d))
+    _csr_pair_products(bi, bj, om, c, XI.indptr, XI.indices, XI.data, om_XI, c_XI)
+    np.testing.assert_allclose(om_XI, W.T @ XI.toarray(), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(c_XI, C.T @ XI.toarray(), rtol=1e-13, atol=1e-13)
+    v = rng.random(nI)
+    v[2] = 0.0
+    S = np.ones((d, d))
+    _csr_weighted_gram(XI.indptr, XI.indices, XI.data, v, S)
+    np.testing.assert_allclose(S, 1.0 + XI.toarray().T @ (v[:, None] * XI.toarray()),
+                               rtol=1e-13, atol=1e-13)
+
 def test_the_explicit_pair_products_are_the_dense_matrix_products():
     """From the CSR arrays of the pair vectors Z (rows with repeated columns too): ``Z^T diag(om)
     Z`` and the per-group sums of ``c_b Z_b``; an empty ``c`` leaves the second alone."""

@@ -110,6 +110,37 @@ def _scattered_pair_products(bi, bj, om, c, XI, om_XI, c_XI):
                 om_XI[j, f] += o * XI[i, f]
 
 
+@nb.njit(cache=True, nogil=True)
+def _csr_pair_products(bi, bj, om, c, indptr, indices, data, om_XI, c_XI):
+    """:func:`_scattered_pair_products` with XI in CSR form (``indptr``, ``indices``,
+    ``data``): 2 nb r multiply-adds for r nonzeros a row instead of 2 nb d (a LIBSVM-like
+    binary set of 300 features has 15 nonzeros a positive: 20x less work)."""
+    with_c = c.size > 0
+    for b in range(bi.size):
+        i, j = bi[b], bj[b]
+        o = om[b]
+        cb = c[b] if with_c else 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            f, x = indices[k], data[k]
+            om_XI[j, f] += o * x
+            if with_c:
+                c_XI[j, f] += cb * x
+
+
+@nb.njit(cache=True, nogil=True)
+def _csr_weighted_gram(indptr, indices, data, weights, S):
+    """``S += X^T diag(weights) X`` for X in CSR form: ``rows r^2`` multiply-adds, where the
+    dense product costs ``rows d^2``."""
+    for i in range(indptr.size - 1):
+        wi = weights[i]
+        if wi == 0.0:
+            continue
+        for a in range(indptr[i], indptr[i + 1]):
+            fa, xa = indices[a], wi * data[a]
+            for b in range(indptr[i], indptr[i + 1]):
+                S[fa, indices[b]] += xa * data[b]
+
+
 # ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
 # XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
 # row of the grid, instead of four to ten NumPy passes and temporaries (a8a subsets: 219,000

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
 from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.pair_sums import SortedScores, prefix_row_sums, weight_above
-from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
+from infpush_cvx.solvers.engines.restricted_ipm import SPARSE_ROWS, RestrictedProblem
 
 
 class LowerModel:
@@ -94,13 +94,16 @@ class LowerModel:
             Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
             return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
                                      **shared)
+        # (sparse rows stay sparse: the restricted problem sums pairs over their nonzeros)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
-        XI = dense(prob.Xp[I])
+        XI = prob.Xp[I]
         if ip:
-            XJ = np.vstack([dense(prob.Xn[self.cols]), np.zeros(prob.d)])
+            XJ = prob.Xn[self.cols]
+            XJ = (sp.vstack([XJ, sp.csr_matrix((1, prob.d))], format="csr") if sp.issparse(XJ)
+                  else np.vstack([XJ, np.zeros(prob.d)]))
             return RestrictedProblem(XI, XJ, bi_loc, self.group, **shared)
         J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, dense(prob.Xn[J]), bi_loc, bj_loc, **shared)
+        return RestrictedProblem(XI, prob.Xn[J], bi_loc, bj_loc, **shared)
 
     def loss_value(self, w) -> float:
         """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""
@@ -149,8 +152,12 @@ def _explicit_pairs(prob, bi, bj) -> bool:
     than the Laplacian form (``(nI + nJ) d^2`` dense, nI and nJ the distinct rows).
 
     Measured on the a8a 150 x 1,500 subsets (r = 28, d = 123): the Laplacian form was 1.4-3x
-    faster at every band size the working set reached, hence the weight on sparse work."""
+    faster at every band size the working set reached, hence the weight on sparse work. Rows
+    sparse enough for the Laplacian form's sums over nonzeros (``nb r / 2 + (nI + nJ) r^2 / 4``)
+    never take the pair vectors."""
     if not (sp.issparse(prob.Xp) and sp.issparse(prob.Xn)) or bi.size == 0:
+        return False
+    if prob.Xp.nnz + prob.Xn.nnz <= SPARSE_ROWS * (prob.m + prob.n) * prob.d:
         return False
     r = (prob.Xp.nnz / max(prob.m, 1) + prob.Xn.nnz / max(prob.n, 1))
     rows = np.unique(bi).size + np.unique(bj).size
