@@ -439,13 +439,13 @@ def _start_multipliers(prob: RestrictedProblem, z_groups, z_pairs):
 
 def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, tol=1e-8,
                      tol_almost=1e-6, max_iter=100, refine=2, more_refine=6, trace=False,
-                     deadline=None):
+                     deadline=None, stall_below=None):
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
     complementarity gap are all <= ``tol``. When progress stalls at the round-off floor (once the
-    error is below ``100 tol_almost``, no 20% decrease in 5 iterations; or, once it was below
-    ``tol_almost``, an error 10 times the best one) or ``max_iter`` is
+    error is below ``stall_below``, default ``100 tol_almost``, no 20% decrease in 5 iterations;
+    or, once it was below ``tol_almost``, an error 10 times the best one) or ``max_iter`` is
     reached, the best iterate is returned with status ``"almost_optimal"`` if its error is
     <= ``tol_almost``, else ``"stalled"`` / ``"max_iter"``.
     ``refine`` steps of iterative refinement on the unreduced Newton system are taken near the
@@ -464,6 +464,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     ``iterations`` and ``error`` (the largest of the three relative measures).
     """
     d, nb, nr, h = prob.d, prob.nb, prob.n_rows, prob.h()
+    stall_below = 100 * tol_almost if stall_below is None else stall_below
     if nr == 0:  # RankSVM without band pairs and l2: min kappa/2 ||w||^2 + q_w.w
         return -prob.q_w / prob.kappa, None, np.zeros(0), {"status": "optimal", "iterations": 0,
                                                            "error": 0.0}
@@ -551,7 +552,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             # 2e-7 to 6e-4 in five iterations): the best iterate will not be improved upon
             status = "stalled"
             break
-        if best[0] <= 100 * tol_almost and it - last_progress >= 5:
+        if best[0] <= stall_below and it - last_progress >= 5:
             # the round-off floor of the Newton solves: stop (slow progress above it is left to
             # run: on Spambase l1 at lambda 1e-4 stopping after 10 slow iterations sent three
             # 60,000-pair steps to Clarabel, 14 s each)

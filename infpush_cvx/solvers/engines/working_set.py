@@ -358,7 +358,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                                                 accept_inexact=(gap > _INEXACT_UNTIL
                                                                 or band[0].size > _LARGE_BAND),
                                                 simplex_first=exact_lp and kappa == 0,
-                                                verify=certifies)
+                                                verify=certifies, rough=gap > _INEXACT_UNTIL)
         except RestrictedStepFailed as exc:
             if deadline.expired():
                 status, message = "time_limit", deadline.message()
