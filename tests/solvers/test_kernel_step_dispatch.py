@@ -19,7 +19,7 @@ def test_a_step_of_2100_coordinates_goes_to_the_interior_point(monkeypatch):
                            a=rng.uniform(size=1), g=np.zeros((1, d)), Z=Z)
     tried = []
 
-    def ipm(rp_, centre, accept_inexact=False, deadline=None):
+    def ipm(rp_, centre, accept_inexact=False, deadline=None, rough=False):
         tried.append(rp_.d)
         return np.zeros(rp_.d), np.zeros(1), np.zeros(rp_.nb)
 
@@ -28,7 +28,7 @@ def test_a_step_of_2100_coordinates_goes_to_the_interior_point(monkeypatch):
     assert tried == [d] and name == "ipm"
 
 
-def _stalled_ipm(rp_, *, center=None, multipliers=None, deadline=None):
+def _stalled_ipm(rp_, *, center=None, multipliers=None, deadline=None, stall_below=None):
     """A fake interior point that stalls at relative error 2.6e-5 (an a8a subset's last l2
     step) with a step of all ones."""
     return (np.ones(rp_.d), np.ones(rp_.k), np.ones(rp_.nb),
