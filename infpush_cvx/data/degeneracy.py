@@ -40,12 +40,17 @@ class DegeneracyReport:
     ``degenerate``: the mean positive lies in the hull of the negatives (so ``w* = 0``).
     ``distance``: l1 distance from the mean positive to that hull (0 when degenerate).
     ``weights``: the convex combination of negatives closest to the mean positive.
+    ``direction``: the LP's dual direction v (``|v_k| <= 1``), along which the mean positive
+    scores above every negative by at least ``distance``: ``v . mean(Xp) - max_j v . x_j^- >=
+    distance`` (up to the LP's tolerances; at w = t v, t small, the Infinite Push loss is
+    ``1 - t distance`` or less, the steepest decrease in this norm). Zero when degenerate.
     """
 
     degenerate: bool
     distance: float
     weights: np.ndarray
     tolerance: float
+    direction: np.ndarray | None = None
 
     def __str__(self) -> str:
         if self.degenerate:
@@ -154,8 +159,11 @@ def check_degeneracy(data: BipartiteData, *, rtol: float = 1e-9,
         cols = np.union1d(cols, entering)
     weights = np.zeros(n)
     weights[cols] = res.x[:cols.size]
-    return DegeneracyReport(degenerate=distance <= tol, distance=distance * unit,
-                            weights=weights, tolerance=tol * unit)
+    degenerate = distance <= tol
+    # (y . x_j + z <= 0 for every negative and y . mean + z = distance: LP duality)
+    direction = np.zeros(d) if degenerate else np.array(res.eqlin.marginals[:d], float)
+    return DegeneracyReport(degenerate=degenerate, distance=distance * unit, weights=weights,
+                            tolerance=tol * unit, direction=direction)
 
 
 def separating_direction(data: BipartiteData, *, max_iter: int = 50, deadline=None):

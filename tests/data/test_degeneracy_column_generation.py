@@ -87,3 +87,23 @@ def test_the_columns_grow_over_rounds(monkeypatch):
 def test_a_spent_time_limit_is_a_failed_check():
     with pytest.raises(DegeneracyCheckFailed, match="time limit"):
         check_degeneracy(degenerate_bipartite(20, 300, 4, seed=0), time_limit=1e-9)
+
+
+@pytest.mark.parametrize("n", [300, 6000])
+def test_the_direction_separates_the_mean_positive_by_the_distance(n):
+    """A non-degenerate report's direction v has ``|v_k| <= 1`` and ``v . mean(Xp) -
+    max_j v . x_j >= distance`` (LP duality), the whole LP's or column generation's (n = 6,000);
+    a degenerate report's is zero."""
+    rng = np.random.default_rng(3)
+    d = 8
+    Xn = rng.random((n, d))
+    Xp = rng.random((40, d)) + 0.6  # the mean positive (about 1.1) outside the hull
+    data = BipartiteData(3.0 * Xp, 3.0 * Xn)
+    report = check_degeneracy(data)
+    assert not report.degenerate and report.distance > 0
+    v = report.direction
+    assert v.shape == (d,) and np.abs(v).max() <= 1 + 1e-9
+    margin = float(v @ (3.0 * Xp).mean(axis=0) - (3.0 * Xn @ v).max())
+    assert margin >= report.distance * (1 - 1e-6) - 1e-9
+    degenerate = check_degeneracy(BipartiteData(Xn[:30], Xn))
+    assert degenerate.degenerate and not np.any(degenerate.direction)

@@ -114,9 +114,9 @@ class WorkingSet(BipartiteMethod):
         w0 = warm_weights(data, warm_start)
         solve_data = unit_weights(data)  # the same problem (paper scaling), weights near 1
         ip = problem.loss == "infinite_push"
-        collapsed = None  # the collapse of repeated rows, once made
+        collapsed = hull = None  # the collapse of repeated rows, once made; the hull LP's report
         if ip and self.detect_degenerate:
-            answer, collapsed = self._degenerate(problem, data, solve_data, deadline)
+            answer, collapsed, hull = self._degenerate(problem, data, solve_data, deadline)
             if answer is not None:
                 return answer
         if not _fits_start(solve_data, deadline):
@@ -128,16 +128,18 @@ class WorkingSet(BipartiteMethod):
             out = working_set.solve(solve_data, problem.lam_paper, loss=problem.loss,
                                     penalty=problem.penalty, tol=self.tol,
                                     max_iter=self.iterations, w0=w0, deadline=deadline,
-                                    options=self.options, collapsed=collapsed)
+                                    options=self.options, collapsed=collapsed, hull=hull)
         return self._finished(problem, data, out, deadline, {"degenerate": False} if ip else None)
 
     def _degenerate(self, problem, data, solve_data, deadline):
-        """``(answer, collapsed)``: the answer ``w = 0`` with its certificate when the Infinite
-        Push is degenerate, else None (the cheap separation test settles most instances without
-        the LP), and the collapse of repeated rows (:func:`~.working_set.collapse`), which the
-        working set takes over instead of repeating it (about 1 s on the 4,601 x 4,146 factor
-        of Spambase's RBF kernel). Under a time limit each test is begun only when a stage as
-        long as the one before it still fits; else the working set decides."""
+        """``(answer, collapsed, hull)``: the answer ``w = 0`` with its certificate when the
+        Infinite Push is degenerate, else None (the cheap separation test settles most instances
+        without the LP); the collapse of repeated rows (:func:`~.working_set.collapse`), which
+        the working set takes over instead of repeating it (about 1 s on the 4,601 x 4,146
+        factor of Spambase's RBF kernel); and the LP's non-degenerate report when the LP was
+        solved (else None), from which the working set starts. Under a time limit each test is
+        begun only when a stage as long as the one before it still fits; else the working set
+        decides."""
         from infpush_cvx.data.degeneracy import (DegeneracyCheckFailed, check_degeneracy,
                                                  separating_direction)
 
@@ -146,28 +148,29 @@ class WorkingSet(BipartiteMethod):
         reduced, collapsed = reduction
         setup = deadline.elapsed() - begun
         if not deadline.allows(setup):
-            return None, reduction
+            return None, reduction, None
         begun = deadline.elapsed()
         if separating_direction(reduced, deadline=deadline) is not None:
-            return None, reduction
+            return None, reduction, None
         if not deadline.allows(deadline.elapsed() - begun):
-            return None, reduction
+            return None, reduction, None
         try:
             report = check_degeneracy(reduced, time_limit=deadline.for_solver())
         except DegeneracyCheckFailed:  # undecided (time limit, HiGHS failed): the working set
-            return None, reduction   # decides
+            return None, reduction, None  # decides
         if not report.degenerate:
-            return None, reduction
+            return None, reduction, report
         cert = working_set.degenerate_certificate(reduced, problem.lam_paper,
                                                   penalty=problem.penalty,
                                                   theta=report.weights, collapsed=collapsed)
         if not cert["gap"] <= self.tol:  # not certified to tol (an inaccurate LP): solve it
-            return None, reduction       # like any other
+            return None, reduction, None  # like any other
         out = {"w": cert["w"], "dual": cert["dual"], "gap": cert["gap"], "iterations": 0,
                "status": "degenerate_optimal",
                "history": {"objective": [cert["objective_paper"]], "gap": [cert["gap"]],
                            "time": [deadline.elapsed()]}}
-        return self._finished(problem, data, out, deadline, {"degenerate": True}), reduction
+        answer = self._finished(problem, data, out, deadline, {"degenerate": True})
+        return answer, reduction, None
 
 
 def _fits_start(data, deadline: Deadline) -> bool:
