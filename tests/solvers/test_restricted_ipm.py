@@ -273,3 +273,68 @@ def test_guessed_multipliers_of_the_wrong_size_are_refused():
     prob, center = random_problem(8, groups=True, l1=False, prox=1.0)
     with pytest.raises(ValueError, match="multipliers"):
         solve_restricted(prob, center=center, multipliers=(np.ones(prob.k + 1), np.ones(prob.nb)))
+
+
+def _sparse_rows_problem(seed, *, groups, l1, grid, by_rows_of=None):
+    """Rows with few nonzeros (a twentieth of the features) over scattered pairs or a grid."""
+    rng = np.random.default_rng(seed)
+    nI, nJ, d = 12, 9, 40
+    XI = rng.normal(size=(nI, d)) * (rng.random((nI, d)) < 0.05)
+    XJ = rng.normal(size=(nJ, d)) * (rng.random((nJ, d)) < 0.05)
+    if grid:
+        g = 6
+        bi, bj = np.tile(np.arange(nI), g), np.repeat(np.arange(g), nI)
+    else:
+        flat = np.sort(rng.choice(nI * nJ, size=50, replace=False))
+        bj, bi = np.divmod(flat, nI)
+        if by_rows_of == "I":  # more nonzeros in XJ's rows with pairs: the cross term by XI's
+            XJ[np.unique(bj), :3] = 1.0
+    # (|q_w| < 1: the plain l1 step is bounded)
+    kw = dict(coef=0.7, groups=groups, kappa=0.0 if l1 else 1.0, l1=l1,
+              q_w=rng.uniform(-0.5, 0.5, d), pair_weight=rng.uniform(0.5, 2.0, bi.size))
+    if groups:
+        g = 0.1 * rng.standard_normal((nJ, d))
+        g[-1] = 0.0  # the working set's "loss >= 0" group: an l1 step stays bounded
+        kw.update(a=np.append(rng.uniform(0, 1, nJ - 1), 0.0), g=g)
+    else:
+        kw.update(c_e=0.05)
+    return RestrictedProblem(XI, XJ, bi, bj, **kw)
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+@pytest.mark.parametrize("layout", ["grid", "scattered", "scattered by I"])
+def test_sparse_rows_give_the_newton_system_and_step_of_the_dense_products(groups, l1, layout):
+    """Rows with few nonzeros: the reduced system's pair sums taken by their nonzeros (the
+    Laplacian's Gram matrices and cross term, the groups' rows) equal the dense products of the
+    grid and scattered kernels, and so do the Newton solve and the step."""
+    prob = _sparse_rows_problem(5, groups=groups, l1=l1, grid=layout == "grid",
+                                by_rows_of="I" if layout.endswith("by I") else None)
+    assert prob._csr is not None and bool(prob._grid) == (layout == "grid")
+    assert prob._csr[2] == (layout != "scattered by I")  # the cross term's side
+    rng = np.random.default_rng(6)
+    s, z = rng.uniform(0.1, 2.0, (2, prob.n_rows))
+    pairs = slice(prob.k, prob.k + 2 * prob.nb)
+    dense_system = prob._grid_pair_system if prob._grid else prob._scattered_pair_system
+    fac_d, S_d, sigma_d, Yw_d = dense_system(s[pairs], z[pairs])
+    fac_s, S_s, sigma_s, Yw_s = prob._sparse_pair_system(s[pairs], z[pairs])
+    np.testing.assert_allclose(S_s, S_d, rtol=1e-12, atol=1e-12 * np.abs(S_d).max())
+    for key in ("inv_delta", "D2"):
+        np.testing.assert_allclose(fac_s[key], fac_d[key], rtol=1e-14)
+    if groups:
+        np.testing.assert_allclose(sigma_s, sigma_d, rtol=1e-13)
+        np.testing.assert_allclose(Yw_s, Yw_d, rtol=1e-12, atol=1e-14)
+    else:
+        assert sigma_s is None and Yw_s is None
+    w_s, _, nu_s, info_s = solve_restricted(prob)
+    csr, prob._csr = prob._csr, None  # the dense products
+    w_d, _, nu_d, info_d = solve_restricted(prob)
+    prob._csr = csr
+    assert info_s["status"] == info_d["status"] == "optimal"
+    np.testing.assert_allclose(w_s, w_d, atol=1e-7)
+    np.testing.assert_allclose(nu_s, nu_d, atol=1e-7)
+
+
+def test_dense_rows_keep_the_dense_products():
+    prob, _ = random_problem(0, groups=True, l1=False, prox=1.0)
+    assert prob._csr is None
