@@ -338,3 +338,22 @@ def test_sparse_rows_give_the_newton_system_and_step_of_the_dense_products(group
 def test_dense_rows_keep_the_dense_products():
     prob, _ = random_problem(0, groups=True, l1=False, prox=1.0)
     assert prob._csr is None
+
+
+def test_a_rough_step_stops_at_the_looser_accuracy():
+    """``rough`` (a working-set round far from the end): the interior-point method stops at a
+    relative error of 1e-4, in fewer iterations, near the tight step; the tight one is the
+    default."""
+    from infpush_cvx.solvers.engines import restricted_step as rs
+
+    prob, center = random_problem(2, groups=True, l1=False, prox=1.0)
+    w_tight, *_, tight = solve_restricted(prob, center=center)
+    w_loose, *_, loose = solve_restricted(prob, center=center, tol=rs._INEXACT_IPM)
+    assert loose["status"] == "optimal" and loose["error"] <= rs._INEXACT_IPM
+    assert loose["iterations"] < tight["iterations"] and tight["error"] <= 1e-8
+    np.testing.assert_allclose(w_loose, w_tight, atol=1e-2)
+    w_rough, *_, used = rs.restricted_step(prob, center, rough=True)
+    w_default, *_ = rs.restricted_step(prob, center)
+    assert used == "ipm"
+    np.testing.assert_array_equal(w_rough, w_loose)
+    np.testing.assert_array_equal(w_default, w_tight)

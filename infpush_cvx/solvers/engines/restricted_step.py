@@ -40,9 +40,10 @@ _CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minute
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None,
-               multipliers=None):
+               multipliers=None, rough=False):
+    tol = {"tol": _INEXACT_IPM} if rough else {}
     w, mu, nu, info = solve_restricted(rp, center=centre, multipliers=multipliers,
-                                       deadline=deadline)
+                                       deadline=deadline, **tol)
     inexact = info["status"] == "stalled" and info["error"] <= _INEXACT_IPM
     if info["status"] in ("optimal", "almost_optimal") or (accept_inexact and inexact):
         return w, mu, nu
@@ -199,13 +200,16 @@ def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float
 
 
 def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
-                    accept_inexact=False, simplex_first=False, multipliers=None, verify=None):
+                    accept_inexact=False, simplex_first=False, multipliers=None, verify=None,
+                    rough=False):
     """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
     solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
     ``simplex_first``: an LP (l1 penalty, no proximal term) goes to HiGHS first, for a vertex
     solution without an interior point's round-off floor.
 
+    ``rough``: the interior-point method stops at a relative error of 1e-4 (the accuracy
+    ``accept_inexact`` takes from a stalled one) instead of 1e-8, for a round far from the end.
     ``accept_inexact``: take an interior-point step that stalled at the round-off floor of its
     Newton systems (relative error <= 1e-4) instead of falling back: in early rounds the step only
     needs to be good, and the certificate is computed from it honestly either way.
@@ -223,7 +227,7 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     every solver fails, with each one's reason.
     """
     again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first,
-                 multipliers=multipliers)
+                 multipliers=multipliers, rough=rough)
     if rp.coef > _LARGEST_COEF and not rp.l1:
         # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
@@ -248,7 +252,7 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     if rp.d <= _IPM_MAX_D:
         start = {} if multipliers is None else {"multipliers": multipliers}
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
-                                                   **start)))
+                                                   rough=rough, **start)))
     if rp.nb <= _CLARABEL_MAX_BAND:
         attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
     else:

@@ -175,6 +175,13 @@ _MAX_PROX = 1e12
 #: while the certified gap is above this, or the band is so large that Clarabel's
 #: factorisations would take minutes.
 _INEXACT_UNTIL, _LARGE_BAND = 1e-3, 50_000
+#: While the certified gap is above this, the interior-point method stops at a relative error
+#: of 1e-4 instead of 1e-8 (:func:`.restricted_step.restricted_step`'s ``rough``): a step of
+#: a round so far from the end is rejected or moved past anyway, and the certificate is
+#: computed from it honestly either way (a8a subsets: 10-15% fewer iterations, the same
+#: rounds; from a gap of 1e-2 a rough last step could leave the gap at 1e-5 and one more round).
+#: Not before the first certificate: a warm start's first step may be the last.
+_ROUGH_UNTIL = 0.1
 
 
 # ---- the loop ----------------------------------------------------------------------------------
@@ -357,6 +364,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                                                 multipliers=_carried(last, cols, band, n),
                                                 accept_inexact=(gap > _INEXACT_UNTIL
                                                                 or band[0].size > _LARGE_BAND),
+                                                rough=_ROUGH_UNTIL < gap < np.inf,
                                                 simplex_first=exact_lp and kappa == 0,
                                                 verify=certifies)
         except RestrictedStepFailed as exc:
