@@ -251,8 +251,10 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     attempts = []
     if rp.d <= _IPM_MAX_D:
         start = {} if multipliers is None else {"multipliers": multipliers}
+        if rough:
+            start["rough"] = True
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
-                                                   rough=rough, **start)))
+                                                   **start)))
     if rp.nb <= _CLARABEL_MAX_BAND:
         attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
     else:
