@@ -315,9 +315,11 @@ def test_sparse_rows_give_the_newton_system_and_step_of_the_dense_products(group
     rng = np.random.default_rng(6)
     s, z = rng.uniform(0.1, 2.0, (2, prob.n_rows))
     pairs = slice(prob.k, prob.k + 2 * prob.nb)
+    csr, prob._csr = prob._csr, None  # the dense products
     dense_system = prob._grid_pair_system if prob._grid else prob._scattered_pair_system
     fac_d, S_d, sigma_d, Yw_d = dense_system(s[pairs], z[pairs])
-    fac_s, S_s, sigma_s, Yw_s = prob._sparse_pair_system(s[pairs], z[pairs])
+    prob._csr = csr
+    fac_s, S_s, sigma_s, Yw_s = dense_system(s[pairs], z[pairs])
     np.testing.assert_allclose(S_s, S_d, rtol=1e-12, atol=1e-12 * np.abs(S_d).max())
     for key in ("inv_delta", "D2"):
         np.testing.assert_allclose(fac_s[key], fac_d[key], rtol=1e-14)
@@ -333,6 +335,25 @@ def test_sparse_rows_give_the_newton_system_and_step_of_the_dense_products(group
     assert info_s["status"] == info_d["status"] == "optimal"
     np.testing.assert_allclose(w_s, w_d, atol=1e-7)
     np.testing.assert_allclose(nu_s, nu_d, atol=1e-7)
+
+
+def test_rows_given_sparse_make_the_same_problem_as_dense_rows():
+    """The working set hands sparse data's rows over as CSR matrices: the same dense rows, the
+    same arrays of nonzeros and the same step as from the dense rows."""
+    import scipy.sparse as sp
+
+    prob = _sparse_rows_problem(7, groups=True, l1=False, grid=False)
+    kw = dict(coef=prob.coef, groups=True, a=prob.a, g=prob.g, q_w=prob.q_w, kappa=prob.kappa,
+              pair_weight=prob.pi)
+    given = RestrictedProblem(sp.csr_matrix(prob.XI), sp.csr_matrix(prob.XJ), prob.bi, prob.bj,
+                              **kw)
+    np.testing.assert_array_equal(given.XI, prob.XI)
+    np.testing.assert_array_equal(given.XJ, prob.XJ)
+    for ours, theirs in zip(given._csr[:2], prob._csr[:2]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a, b)
+    assert given._csr[2] == prob._csr[2]
+    np.testing.assert_array_equal(solve_restricted(given)[0], solve_restricted(prob)[0])
 
 
 def test_dense_rows_keep_the_dense_products():

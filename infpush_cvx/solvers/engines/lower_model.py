@@ -94,13 +94,16 @@ class LowerModel:
             Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
             return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
                                      **shared)
+        # (sparse rows stay sparse: the restricted problem sums them by their nonzeros)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
-        XI = dense(prob.Xp[I])
+        XI = prob.Xp[I]
         if ip:
-            XJ = np.vstack([dense(prob.Xn[self.cols]), np.zeros(prob.d)])
+            XJ = prob.Xn[self.cols]
+            XJ = (sp.vstack([XJ, sp.csr_matrix((1, prob.d))], format="csr") if sp.issparse(XJ)
+                  else np.vstack([XJ, np.zeros(prob.d)]))
             return RestrictedProblem(XI, XJ, bi_loc, self.group, **shared)
         J, bj_loc = np.unique(self.bj, return_inverse=True)
-        return RestrictedProblem(XI, dense(prob.Xn[J]), bi_loc, bj_loc, **shared)
+        return RestrictedProblem(XI, prob.Xn[J], bi_loc, bj_loc, **shared)
 
     def loss_value(self, w) -> float:
         """The model's loss at ``w`` (paper scaling): <= the true loss everywhere."""

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.lapack import dpotrf as _potrf, dpotrs as _potrs
 
+from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.ipm_kernels import (
     _complementarity_after, _corrector_rhs, _explicit_pair_products, _grid_back_substitute,
     _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums, _group_rows, _max_step,
@@ -51,8 +52,8 @@ from infpush_cvx.solvers.engines.ipm_kernels import (
 class RestrictedProblem:
     """The restricted problem in compact form.
 
-    ``XI`` (nI x d) and ``XJ`` (nJ x d) are the rows of the band positives and of the negatives;
-    band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are the rows of XJ
+    ``XI`` (nI x d) and ``XJ`` (nJ x d, dense or sparse) are the rows of the band positives and
+    of the negatives; band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are the rows of XJ
     (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces ``a - g w``.
 
     Alternatively ``Z`` (sparse, nb x d) gives the weighted pair vectors ``pi_b z_b`` explicitly;
@@ -64,8 +65,9 @@ class RestrictedProblem:
                  kappa=1.0, l1=False, pair_weight=None, Z=None):
         self.Z = None if Z is None else sp.csr_matrix(Z, dtype=float)
         self.bi, self.bj = np.asarray(bi, np.intp), np.asarray(bj, np.intp)
+        rows = XI, XJ  # (sparse rows are summed by their nonzeros: _sparse_rows)
         if self.Z is None:
-            self.XI, self.XJ = np.ascontiguousarray(XI, float), np.ascontiguousarray(XJ, float)
+            self.XI, self.XJ = (np.ascontiguousarray(dense(X), float) for X in rows)
             self.nI, self.nJ, self.d = self.XI.shape[0], self.XJ.shape[0], self.XI.shape[1]
             self.nb = self.bi.size
         else:
@@ -98,7 +100,7 @@ class RestrictedProblem:
             self._bj_touched = np.searchsorted(self._touched, self.bj)
             self._XJ_touched = self.XJ[self._touched]
         # sparse rows (binary data): the pair sums of the reduced system by the rows' nonzeros
-        self._csr = _sparse_rows(self.XI, self.XJ, self.bj) if self.Z is None and self.nb else None
+        self._csr = _sparse_rows(*rows, self.bj) if self.Z is None and self.nb else None
 
     def per_pair(self, x):
         """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
@@ -209,8 +211,7 @@ class RestrictedProblem:
         d, k, nb = self.d, self.k, self.nb
         S = np.zeros((self.ny, self.ny))
         pairs = slice(k, k + 2 * nb)
-        system = (self._sparse_pair_system if self._csr is not None else
-                  self._grid_pair_system if self._grid else self._scattered_pair_system)
+        system = self._grid_pair_system if self._grid else self._scattered_pair_system
         fac, S[:d, :d], sigma, Yw = system(s[pairs], z[pairs])
         S[np.arange(d), np.arange(d)] += self.kappa
         if self.groups:
@@ -234,6 +235,8 @@ class RestrictedProblem:
     def _scattered_pair_system(self, s23, z23):
         """The pair part of the reduced system: ``1/delta``, ``D2``, ``sum_b omega_b z_b z_b^T``,
         and per group ``sigma_j`` and ``sum_{b in B_j} c_b z_b`` (None without groups)."""
+        if self._csr is not None:
+            return self._sparse_pair_system(s23, z23)
         nb, nI, nJ = self.nb, self.nI, self.nJ
         if self._scattered:
             # 1/delta, D2, omega pi^2, c pi and their sums per row in one pass
@@ -299,6 +302,8 @@ class RestrictedProblem:
 
     def _grid_pair_system(self, s23, z23):
         """:meth:`_scattered_pair_system` on the grid, in one pass over the pairs and BLAS."""
+        if self._csr is not None:
+            return self._sparse_pair_system(s23, z23)
         g, nI, nb, d = self._grid, self.nI, self.nb, self.d
         XJg = self.XJ[:g]
         inv_delta, D2 = np.empty(nb), np.empty(nb)
@@ -403,12 +408,15 @@ _SPARSE_SHARE = 0.15
 
 
 def _sparse_rows(XI, XJ, bj):
-    """The CSR arrays of XI and XJ and whether the cross term is summed over XJ's side, or None
-    when the rows are too dense for it (more than ``_SPARSE_SHARE`` nonzeros)."""
-    nnz_I, nnz_J = np.count_nonzero(XI, axis=1), np.count_nonzero(XJ, axis=1)
-    if nnz_I.sum() + nnz_J.sum() > _SPARSE_SHARE * (XI.size + XJ.size):
+    """The CSR arrays of the rows XI and XJ (dense or sparse) and whether the cross term is
+    summed over XJ's side, or None when the rows are too dense for it (more than
+    ``_SPARSE_SHARE`` nonzeros)."""
+    nnz_I, nnz_J = (np.diff(sp.csr_matrix(X).indptr) if sp.issparse(X) else
+                    np.count_nonzero(X, axis=1) for X in (XI, XJ))
+    size = (XI.shape[0] + XJ.shape[0]) * XI.shape[1]
+    if nnz_I.sum() + nnz_J.sum() > _SPARSE_SHARE * size:
         return None
-    I, J = sp.csr_matrix(XI), sp.csr_matrix(XJ)
+    I, J = (sp.csr_matrix(X, dtype=float) for X in (XI, XJ))
     with_pairs = np.zeros(XJ.shape[0], dtype=bool)
     with_pairs[bj] = True
     by_J = nnz_J[with_pairs].sum() <= nnz_I.sum()
