@@ -378,3 +378,25 @@ def test_a_rough_step_stops_at_the_looser_accuracy():
     assert used == "ipm"
     np.testing.assert_array_equal(w_rough, w_loose)
     np.testing.assert_array_equal(w_default, w_tight)
+
+
+def test_the_largest_magnitude_and_the_finished_system_are_their_numpy_forms():
+    """The residuals' ``max |v|`` (0 when empty, NaN when v holds one, as the solve's failure
+    test needs) and the reduced system's last pass (w-block diagonal, symmetric mean,
+    regularisation at round-off)."""
+    from infpush_cvx.solvers.engines.ipm_kernels import _finish_system, _largest_magnitude
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=50)
+    assert _largest_magnitude(v) == np.abs(v).max()
+    assert _largest_magnitude(v[:0]) == 0.0
+    v[7] = np.nan
+    assert np.isnan(_largest_magnitude(v))
+    S, diag_w = rng.normal(size=(6, 6)), rng.uniform(1.0, 2.0, 5)
+    expected = S.copy()
+    expected[np.arange(5), np.arange(5)] += diag_w
+    expected = 0.5 * (expected + expected.T)
+    expected[np.diag_indices(6)] += 1e-13 * max(1.0, np.abs(np.diag(expected)).max())
+    _finish_system(S, diag_w)
+    np.testing.assert_allclose(S, expected, rtol=1e-15, atol=1e-15)
+    assert np.array_equal(S, S.T)

@@ -75,6 +75,41 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
 
 
 @nb.njit(cache=True, nogil=True)
+def _largest_magnitude(v):
+    """``max_i |v_i|`` (0 for an empty v; NaN if v holds one), without the temporary of
+    ``np.abs(v).max()``."""
+    out = 0.0
+    for i in range(v.size):
+        a = abs(v[i])
+        if a > out:
+            out = a
+        elif a != a:
+            return a
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _finish_system(S, diag_w):
+    """The reduced system in place: ``diag_w`` added to the diagonal of its w block, made exactly
+    symmetric (the mean of S and S^T) and regularised at round-off by ``1e-13 max(1, max_i
+    |S_ii|)`` on its diagonal, in one pass (NumPy took five over the matrix)."""
+    n = S.shape[0]
+    for i in range(diag_w.size):
+        S[i, i] += diag_w[i]
+    big = 1.0
+    for i in range(n):
+        for j in range(i):
+            v = 0.5 * (S[i, j] + S[j, i])
+            S[i, j] = v
+            S[j, i] = v
+        if abs(S[i, i]) > big:
+            big = abs(S[i, i])
+    reg = 1e-13 * big
+    for i in range(n):
+        S[i, i] += reg
+
+
+@nb.njit(cache=True, nogil=True)
 def _group_rows(s1, z1, sigma, g, Yw, V, gamma):
     """The groups' Sherman-Morrison weights ``gamma_j = 1 / (s1_j / z1_j + sigma_j)`` and the
     rows ``V_j = sqrt(gamma_j) (g_j + Yw_j, 1)`` whose Gram matrix is the groups' term of the

@@ -41,20 +41,22 @@ from scipy.linalg.lapack import dpotrf as _potrf, dpotrs as _potrs
 
 from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.ipm_kernels import (
-    _complementarity_after, _corrector_rhs, _explicit_pair_products, _grid_back_substitute,
-    _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums, _group_rows, _max_step,
-    _pair_part, _scaled_rhs, _scattered_back_substitute, _scattered_differences,
-    _scattered_einv_sums, _scattered_pair_products, _scattered_pair_rows, _scattered_scaling,
-    _scattered_sums, _slack_steps, _sparse_cross_term, _sparse_group_rows,
-    _sparse_weighted_gram, _step_in_place)
+    _complementarity_after, _corrector_rhs, _explicit_pair_products, _finish_system,
+    _grid_back_substitute, _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums,
+    _group_rows, _largest_magnitude, _max_step, _pair_part, _scaled_rhs,
+    _scattered_back_substitute, _scattered_differences, _scattered_einv_sums,
+    _scattered_pair_products, _scattered_pair_rows, _scattered_scaling, _scattered_sums,
+    _slack_steps, _sparse_cross_term, _sparse_group_rows, _sparse_weighted_gram,
+    _step_in_place)
 
 
 class RestrictedProblem:
     """The restricted problem in compact form.
 
     ``XI`` (nI x d) and ``XJ`` (nJ x d, dense or sparse) are the rows of the band positives and
-    of the negatives; band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are the rows of XJ
-    (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces ``a - g w``.
+    of the negatives; band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are
+    the rows of XJ (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces
+    ``a - g w``.
 
     Alternatively ``Z`` (sparse, nb x d) gives the weighted pair vectors ``pi_b z_b`` explicitly;
     then ``XI``, ``XJ`` and ``bi`` are not used, ``bj`` is each pair's group and the number of
@@ -213,19 +215,17 @@ class RestrictedProblem:
         pairs = slice(k, k + 2 * nb)
         system = self._grid_pair_system if self._grid else self._scattered_pair_system
         fac, S[:d, :d], sigma, Yw = system(s[pairs], z[pairs])
-        S[np.arange(d), np.arange(d)] += self.kappa
         if self.groups:
             V, gamma = np.empty((k, d + 1)), np.empty(k)
             _group_rows(s[:k], z[:k], sigma, self.g, Yw, V, gamma)
             S += _gram(V)
             fac.update(D1=z[:k] / s[:k], gamma=gamma)
+        diag_w = np.full(d, float(self.kappa))
         if self.l1:
             w4, w5 = np.split(s[k + 2 * nb:] / z[k + 2 * nb:], 2)
-            S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
+            diag_w += 4.0 / (w4 + w5)
             fac.update(D4=1.0 / w4, D5=1.0 / w5)
-        S = 0.5 * (S + S.T)
-        reg = 1e-13 * max(1.0, float(np.abs(np.diag(S)).max()))
-        S[np.diag_indices_from(S)] += reg
+        _finish_system(S, diag_w)  # (symmetric, regularised at round-off)
         # (LAPACK's potrf and potrs directly: scipy's cho_factor and cho_solve check and convert
         # their arguments, 10-30 us of each of the 100 to 500 calls of a solve)
         chol, info = _potrf(S, lower=True, clean=False)
@@ -513,8 +513,11 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     z += 0.5 * sz / s.sum()
 
     tiny = np.finfo(float).tiny
+    h_size = float(np.abs(h).max(initial=0.0))
 
     def amax(v):
+        if isinstance(v, np.ndarray) and v.ndim == 1:
+            return _largest_magnitude(v)
         return float(np.abs(v).max(initial=0.0))
 
     terms_start = []
@@ -539,7 +542,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             res_d = max(res_d, abs(rdxi) / prob.coef)
         res_d = max(res_d, amax(rde) / max(prob.c_e, amax(z1), amax(z2), tiny), amax(rdp))
         rp_ = prob.G(w, xi, e, p) + s - h
-        res_p = amax(rp_) / (1.0 + amax(h))
+        res_p = amax(rp_) / (1.0 + h_size)
         terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
                  + (prob.coef * abs(xi) if prob.groups else 0.0) + p.sum())
         if not terms_start:
