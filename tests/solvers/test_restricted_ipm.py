@@ -221,67 +221,6 @@ def test_scattered_pairs_give_the_newton_system_of_the_explicit_pair_vectors(gro
 
 
 
-@pytest.mark.parametrize("groups", [True, False])
-@pytest.mark.parametrize("l1", [False, True])
-def test_sparse_rows_give_the_newton_system_of_dense_rows(groups, l1):
-    """Rows given sparse (few nonzeros: LIBSVM-like binary data) are summed over their nonzeros
-    in the reduced system; the factor, the Newton solve and the step are those of the same
-    rows given dense."""
-    import scipy.sparse as sp
-
-    rng = np.random.default_rng(5)
-    nI, nJ, d, nb = 30, 9, 40, 150
-    XI = sp.random(nI, d, density=0.1, random_state=1, data_rvs=lambda k: rng.integers(1, 3, k))
-    XJ = sp.random(nJ, d, density=0.1, random_state=2, data_rvs=lambda k: rng.integers(1, 3, k))
-    bj, bi = np.divmod(np.sort(rng.choice(nI * nJ, nb, replace=False)), nI)
-    kw = dict(coef=0.7 if groups else 0.05, groups=groups, c_e=0.0 if groups else 0.05,
-              kappa=0.3, l1=l1, q_w=0.1 * rng.normal(size=d),
-              pair_weight=rng.uniform(0.5, 2.0, nb))
-    if groups:
-        kw.update(a=rng.integers(0, 5, nJ).astype(float), g=rng.normal(size=(nJ, d)))
-    sparse = RestrictedProblem(XI, XJ, bi, bj, **kw)
-    dense = RestrictedProblem(XI.toarray(), XJ.toarray(), bi, bj, **kw)
-    assert sparse._csr is not None and dense._csr is None
-    s, z = rng.uniform(0.1, 2.0, (2, dense.n_rows))
-    fs, fd = sparse.factor(s, z), dense.factor(s, z)
-    np.testing.assert_allclose(fs["chol"][0], fd["chol"][0], rtol=1e-12, atol=1e-12)
-    rhs = (rng.normal(size=d), 0.4 if groups else 0.0, rng.normal(size=nb),
-           rng.normal(size=d if l1 else 0))
-    for one, other in zip(sparse.solve(fs, *rhs), dense.solve(fd, *rhs)):
-        np.testing.assert_allclose(one, other, rtol=1e-10, atol=1e-11)
-    w1, _, z1, i1 = solve_restricted(sparse)
-    w2, _, z2, i2 = solve_restricted(dense)
-    assert i1["status"] == i2["status"] == "optimal"
-    np.testing.assert_allclose(w1, w2, atol=1e-9)
-    np.testing.assert_allclose(z1, z2, atol=1e-9)
-
-
-def test_the_sparse_row_kernels_are_the_dense_matrix_products():
-    """The CSR kernels: ``W^T XI``, ``C^T XI`` and ``X^T diag(v) X`` from a sparse X's arrays
-    (a zero weight skips its row)."""
-    import scipy.sparse as sp
-
-    from infpush_cvx.solvers.engines.ipm_kernels import _csr_pair_products, _csr_weighted_gram
-
-    rng = np.random.default_rng(1)
-    nI, nJ, d = 9, 7, 12
-    XI = sp.random(nI, d, density=0.3, random_state=3, format="csr")
-    pairs = rng.choice(nI * nJ, 30, replace=False)
-    bj, bi = np.divmod(pairs, nI)
-    om, c = rng.random(30), rng.random(30)
-    W, C = np.zeros((nI, nJ)), np.zeros((nI, nJ))
-    W[bi, bj], C[bi, bj] = om, c
-    om_XI, c_XI = np.zeros((nJ, d)), np.zeros((nJ, d))
-    _csr_pair_products(bi, bj, om, c, XI.indptr, XI.indices, XI.data, om_XI, c_XI)
-    np.testing.assert_allclose(om_XI, W.T @ XI.toarray(), rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(c_XI, C.T @ XI.toarray(), rtol=1e-13, atol=1e-13)
-    v = rng.random(nI)
-    v[2] = 0.0
-    S = np.ones((d, d))
-    _csr_weighted_gram(XI.indptr, XI.indices, XI.data, v, S)
-    np.testing.assert_allclose(S, 1.0 + XI.toarray().T @ (v[:, None] * XI.toarray()),
-                               rtol=1e-13, atol=1e-13)
-
 def test_the_explicit_pair_products_are_the_dense_matrix_products():
     """From the CSR arrays of the pair vectors Z (rows with repeated columns too): ``Z^T diag(om)
     Z`` and the per-group sums of ``c_b Z_b``; an empty ``c`` leaves the second alone."""
@@ -335,3 +274,123 @@ def test_guessed_multipliers_of_the_wrong_size_are_refused():
     prob, center = random_problem(8, groups=True, l1=False, prox=1.0)
     with pytest.raises(ValueError, match="multipliers"):
         solve_restricted(prob, center=center, multipliers=(np.ones(prob.k + 1), np.ones(prob.nb)))
+
+
+def _sparse_rows_problem(seed, *, groups, l1, grid, by_rows_of=None):
+    """Rows with few nonzeros (a twentieth of the features) over scattered pairs or a grid."""
+    rng = np.random.default_rng(seed)
+    nI, nJ, d = 12, 9, 40
+    XI = rng.normal(size=(nI, d)) * (rng.random((nI, d)) < 0.05)
+    XJ = rng.normal(size=(nJ, d)) * (rng.random((nJ, d)) < 0.05)
+    if grid:
+        g = 6
+        bi, bj = np.tile(np.arange(nI), g), np.repeat(np.arange(g), nI)
+    else:
+        flat = np.sort(rng.choice(nI * nJ, size=50, replace=False))
+        bj, bi = np.divmod(flat, nI)
+        if by_rows_of == "I":  # more nonzeros in XJ's rows with pairs: the cross term by XI's
+            XJ[np.unique(bj), :3] = 1.0
+    # (|q_w| < 1: the plain l1 step is bounded)
+    kw = dict(coef=0.7, groups=groups, kappa=0.0 if l1 else 1.0, l1=l1,
+              q_w=rng.uniform(-0.5, 0.5, d), pair_weight=rng.uniform(0.5, 2.0, bi.size))
+    if groups:
+        g = 0.1 * rng.standard_normal((nJ, d))
+        g[-1] = 0.0  # the working set's "loss >= 0" group: an l1 step stays bounded
+        kw.update(a=np.append(rng.uniform(0, 1, nJ - 1), 0.0), g=g)
+    else:
+        kw.update(c_e=0.05)
+    return RestrictedProblem(XI, XJ, bi, bj, **kw)
+
+
+@pytest.mark.parametrize("groups", [True, False])
+@pytest.mark.parametrize("l1", [False, True])
+@pytest.mark.parametrize("layout", ["grid", "scattered", "scattered by I"])
+def test_sparse_rows_give_the_newton_system_and_step_of_the_dense_products(groups, l1, layout):
+    """Rows with few nonzeros: the reduced system's pair sums taken by their nonzeros (the
+    Laplacian's Gram matrices and cross term, the groups' rows) equal the dense products of the
+    grid and scattered kernels, and so do the Newton solve and the step."""
+    prob = _sparse_rows_problem(5, groups=groups, l1=l1, grid=layout == "grid",
+                                by_rows_of="I" if layout.endswith("by I") else None)
+    assert prob._csr is not None and bool(prob._grid) == (layout == "grid")
+    assert prob._csr[2] == (layout != "scattered by I")  # the cross term's side
+    rng = np.random.default_rng(6)
+    s, z = rng.uniform(0.1, 2.0, (2, prob.n_rows))
+    pairs = slice(prob.k, prob.k + 2 * prob.nb)
+    csr, prob._csr = prob._csr, None  # the dense products
+    dense_system = prob._grid_pair_system if prob._grid else prob._scattered_pair_system
+    fac_d, S_d, sigma_d, Yw_d = dense_system(s[pairs], z[pairs])
+    prob._csr = csr
+    fac_s, S_s, sigma_s, Yw_s = dense_system(s[pairs], z[pairs])
+    np.testing.assert_allclose(S_s, S_d, rtol=1e-12, atol=1e-12 * np.abs(S_d).max())
+    for key in ("inv_delta", "D2"):
+        np.testing.assert_allclose(fac_s[key], fac_d[key], rtol=1e-14)
+    if groups:
+        np.testing.assert_allclose(sigma_s, sigma_d, rtol=1e-13)
+        np.testing.assert_allclose(Yw_s, Yw_d, rtol=1e-12, atol=1e-14)
+    else:
+        assert sigma_s is None and Yw_s is None
+    w_s, _, nu_s, info_s = solve_restricted(prob)
+    csr, prob._csr = prob._csr, None  # the dense products
+    w_d, _, nu_d, info_d = solve_restricted(prob)
+    prob._csr = csr
+    assert info_s["status"] == info_d["status"] == "optimal"
+    np.testing.assert_allclose(w_s, w_d, atol=1e-7)
+    np.testing.assert_allclose(nu_s, nu_d, atol=1e-7)
+
+
+def test_rows_given_sparse_make_the_same_problem_as_dense_rows():
+    """The working set hands sparse data's rows over as CSR matrices: the same dense rows, the
+    same arrays of nonzeros and the same step as from the dense rows."""
+    import scipy.sparse as sp
+
+    prob = _sparse_rows_problem(7, groups=True, l1=False, grid=False)
+    kw = dict(coef=prob.coef, groups=True, a=prob.a, g=prob.g, q_w=prob.q_w, kappa=prob.kappa,
+              pair_weight=prob.pi)
+    given = RestrictedProblem(sp.csr_matrix(prob.XI), sp.csr_matrix(prob.XJ), prob.bi, prob.bj,
+                              **kw)
+    np.testing.assert_array_equal(given.XI, prob.XI)
+    np.testing.assert_array_equal(given.XJ, prob.XJ)
+    for ours, theirs in zip(given._csr[:2], prob._csr[:2]):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a, b)
+    assert given._csr[2] == prob._csr[2]
+    np.testing.assert_array_equal(solve_restricted(given)[0], solve_restricted(prob)[0])
+
+
+def test_dense_rows_keep_the_dense_products():
+    prob, _ = random_problem(0, groups=True, l1=False, prox=1.0)
+    assert prob._csr is None
+
+
+def test_a_looser_accuracy_stops_sooner_near_the_tight_step():
+    """``tol`` 1e-4 (a working-set round far from the end): the interior-point method stops at
+    that relative error, in fewer iterations, near the tight step; the tight one is the
+    default."""
+    prob, center = random_problem(2, groups=True, l1=False, prox=1.0)
+    w_tight, *_, tight = solve_restricted(prob, center=center)
+    w_loose, *_, loose = solve_restricted(prob, center=center, tol=1e-4)
+    assert loose["status"] == "optimal" and loose["error"] <= 1e-4
+    assert loose["iterations"] < tight["iterations"] and tight["error"] <= 1e-8
+    np.testing.assert_allclose(w_loose, w_tight, atol=1e-2)
+
+
+def test_the_largest_magnitude_and_the_finished_system_are_their_numpy_forms():
+    """The residuals' ``max |v|`` (0 when empty, NaN when v holds one, as the solve's failure
+    test needs) and the reduced system's last pass (w-block diagonal, symmetric mean,
+    regularisation at round-off)."""
+    from infpush_cvx.solvers.engines.ipm_kernels import _finish_system, _largest_magnitude
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=50)
+    assert _largest_magnitude(v) == np.abs(v).max()
+    assert _largest_magnitude(v[:0]) == 0.0
+    v[7] = np.nan
+    assert np.isnan(_largest_magnitude(v))
+    S, diag_w = rng.normal(size=(6, 6)), rng.uniform(1.0, 2.0, 5)
+    expected = S.copy()
+    expected[np.arange(5), np.arange(5)] += diag_w
+    expected = 0.5 * (expected + expected.T)
+    expected[np.diag_indices(6)] += 1e-13 * max(1.0, np.abs(np.diag(expected)).max())
+    _finish_system(S, diag_w)
+    np.testing.assert_allclose(S, expected, rtol=1e-15, atol=1e-15)
+    assert np.array_equal(S, S.T)

@@ -75,6 +75,56 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
 
 
 @nb.njit(cache=True, nogil=True)
+def _largest_magnitude(v):
+    """``max_i |v_i|`` (0 for an empty v; NaN if v holds one), without the temporary of
+    ``np.abs(v).max()``."""
+    out = 0.0
+    for i in range(v.size):
+        a = abs(v[i])
+        if a > out:
+            out = a
+        elif a != a:
+            return a
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _finish_system(S, diag_w):
+    """The reduced system in place: ``diag_w`` added to the diagonal of its w block, made exactly
+    symmetric (the mean of S and S^T) and regularised at round-off by ``1e-13 max(1, max_i
+    |S_ii|)`` on its diagonal, in one pass (NumPy took five over the matrix)."""
+    n = S.shape[0]
+    for i in range(diag_w.size):
+        S[i, i] += diag_w[i]
+    big = 1.0
+    for i in range(n):
+        for j in range(i):
+            v = 0.5 * (S[i, j] + S[j, i])
+            S[i, j] = v
+            S[j, i] = v
+        if abs(S[i, i]) > big:
+            big = abs(S[i, i])
+    reg = 1e-13 * big
+    for i in range(n):
+        S[i, i] += reg
+
+
+@nb.njit(cache=True, nogil=True)
+def _group_rows(s1, z1, sigma, g, Yw, V, gamma):
+    """The groups' Sherman-Morrison weights ``gamma_j = 1 / (s1_j / z1_j + sigma_j)`` and the
+    rows ``V_j = sqrt(gamma_j) (g_j + Yw_j, 1)`` whose Gram matrix is the groups' term of the
+    reduced system, in one pass (NumPy took a sum, a stack and a product of k x d arrays)."""
+    k, d = g.shape
+    for j in range(k):
+        gm = 1.0 / (s1[j] / z1[j] + sigma[j])
+        gamma[j] = gm
+        r = np.sqrt(gm)
+        for f in range(d):
+            V[j, f] = (g[j, f] + Yw[j, f]) * r
+        V[j, d] = r
+
+
+@nb.njit(cache=True, nogil=True)
 def _pair_part(z_group, group, z2, z3):
     """The e block of ``G^T z`` with groups: ``ge_b = z_group[group_b] - z2_b - z3_b`` (any
     order of the pairs, the grid's too: one pass instead of a gather and two NumPy passes)."""
@@ -108,38 +158,6 @@ def _scattered_pair_products(bi, bj, om, c, XI, om_XI, c_XI):
         else:
             for f in range(d):
                 om_XI[j, f] += o * XI[i, f]
-
-
-@nb.njit(cache=True, nogil=True)
-def _csr_pair_products(bi, bj, om, c, indptr, indices, data, om_XI, c_XI):
-    """:func:`_scattered_pair_products` with XI in CSR form (``indptr``, ``indices``,
-    ``data``): 2 nb r multiply-adds for r nonzeros a row instead of 2 nb d (a LIBSVM-like
-    binary set of 300 features has 15 nonzeros a positive: 20x less work)."""
-    with_c = c.size > 0
-    for b in range(bi.size):
-        i, j = bi[b], bj[b]
-        o = om[b]
-        cb = c[b] if with_c else 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            f, x = indices[k], data[k]
-            om_XI[j, f] += o * x
-            if with_c:
-                c_XI[j, f] += cb * x
-
-
-@nb.njit(cache=True, nogil=True)
-def _csr_weighted_gram(indptr, indices, data, weights, S):
-    """``S += X^T diag(weights) X`` for X in CSR form: ``rows r^2`` multiply-adds, where the
-    dense product costs ``rows d^2``."""
-    for i in range(indptr.size - 1):
-        wi = weights[i]
-        if wi == 0.0:
-            continue
-        for a in range(indptr[i], indptr[i + 1]):
-            fa, xa = indices[a], wi * data[a]
-            for b in range(indptr[i], indptr[i + 1]):
-                S[fa, indices[b]] += xa * data[b]
-
 
 # ---- the grid of pairs (the exact model of a small problem: every pair of the first g rows of
 # XJ with every row of XI, pair b = j nI + i): each map below is one pass over the pairs, row by
@@ -363,3 +381,66 @@ def _explicit_pair_products(indptr, indices, data, om, c, group, S, Yw):
             j, cb = group[b], c[b]
             for p in range(lo, hi):
                 Yw[j, indices[p]] += cb * data[p]
+
+
+# ---- sparse rows (binary or sparse data: an a8a row has 14 of its 123 features): the pair sums
+# of the reduced system from the CSR arrays of XI and XJ, by their nonzeros, instead of dense
+# products over every feature ----------------------------------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _sparse_weighted_gram(indptr, indices, data, weights, S):
+    """``S += X^T diag(weights) X`` from the CSR arrays of X (r^2 multiply-adds a row of r
+    nonzeros; rows of weight 0 skipped)."""
+    for r in range(indptr.size - 1):
+        wgt = weights[r]
+        if wgt == 0.0:
+            continue
+        lo, hi = indptr[r], indptr[r + 1]
+        for p in range(lo, hi):
+            u = wgt * data[p]
+            f = indices[p]
+            for q in range(lo, hi):
+                S[f, indices[q]] += u * data[q]
+
+
+@nb.njit(cache=True, nogil=True)
+def _sparse_cross_term(ia, ib, om, Ap, Ai, Av, Bp, Bi, Bv, M, S):
+    """``S -= T + T^T`` for ``T = sum_b om_b x^B_{ib[b]} (x^A_{ia[b]})^T``, the cross term of the
+    band graph's Laplacian, as ``B^T M`` with the dense rows ``M[r] = sum_{b: ib[b] = r} om_b
+    x^A_{ia[b]}`` (one row per row of B): ``nb rA + nnz(B) d`` multiply-adds for rA nonzeros a
+    row of A, the side B being the one with fewer nonzeros."""
+    d = S.shape[0]
+    M[:] = 0.0
+    hit = np.zeros(M.shape[0], dtype=np.bool_)  # (rows of B without pairs add nothing)
+    for b in range(ia.size):
+        a, r, o = ia[b], ib[b], om[b]
+        hit[r] = True
+        for p in range(Ap[a], Ap[a + 1]):
+            M[r, Ai[p]] += o * Av[p]
+    T = np.zeros((d, d))
+    for r in range(Bp.size - 1):
+        if not hit[r]:
+            continue
+        for p in range(Bp[r], Bp[r + 1]):
+            f, v = Bi[p], Bv[p]
+            for g in range(d):  # (a row of T: contiguous)
+                T[f, g] += v * M[r, g]
+    for f in range(d):
+        for g in range(d):
+            S[f, g] -= T[f, g] + T[g, f]
+
+
+@nb.njit(cache=True, nogil=True)
+def _sparse_group_rows(bi, bj, c, rows_c, Ip, Ii, Iv, Jp, Ji, Jv, Yw):
+    """``Yw[j] = sum_{b in B_j} c_b (x_i - x_j) = sum_b c_b x_i - rows_c[j] x_j`` per row j of XJ
+    (its group), from the CSR arrays of XI and XJ (Yw zero on entry)."""
+    for b in range(bi.size):
+        i, j, cb = bi[b], bj[b], c[b]
+        for p in range(Ip[i], Ip[i + 1]):
+            Yw[j, Ii[p]] += cb * Iv[p]
+    for j in range(Jp.size - 1):
+        rc = rows_c[j]
+        if rc == 0.0:
+            continue
+        for p in range(Jp[j], Jp[j + 1]):
+            Yw[j, Ji[p]] -= rc * Jv[p]

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual, best_multiple, pair_vector_sum
 from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.pair_sums import SortedScores, prefix_row_sums, weight_above
-from infpush_cvx.solvers.engines.restricted_ipm import SPARSE_ROWS, RestrictedProblem
+from infpush_cvx.solvers.engines.restricted_ipm import SPARSE_SHARE, RestrictedProblem
 
 
 class LowerModel:
@@ -94,7 +94,7 @@ class LowerModel:
             Z = sp.csr_matrix(prob.Xp[self.bi] - prob.Xn[self.bj]).multiply(self.pi[:, None])
             return RestrictedProblem(None, None, self.bi, self.group if ip else self.bj, Z=Z,
                                      **shared)
-        # (sparse rows stay sparse: the restricted problem sums pairs over their nonzeros)
+        # (sparse rows stay sparse: the restricted problem sums them by their nonzeros)
         I, bi_loc = np.unique(self.bi, return_inverse=True)
         XI = prob.Xp[I]
         if ip:
@@ -153,11 +153,11 @@ def _explicit_pairs(prob, bi, bj) -> bool:
 
     Measured on the a8a 150 x 1,500 subsets (r = 28, d = 123): the Laplacian form was 1.4-3x
     faster at every band size the working set reached, hence the weight on sparse work. Rows
-    sparse enough for the Laplacian form's sums over nonzeros (``nb r / 2 + (nI + nJ) r^2 / 4``)
-    never take the pair vectors."""
+    sparse enough for the Laplacian form's sums over their nonzeros (``nb r / 2 + (nI + nJ)
+    r^2 / 4``) never take the pair vectors."""
     if not (sp.issparse(prob.Xp) and sp.issparse(prob.Xn)) or bi.size == 0:
         return False
-    if prob.Xp.nnz + prob.Xn.nnz <= SPARSE_ROWS * (prob.m + prob.n) * prob.d:
+    if prob.Xp.nnz + prob.Xn.nnz <= SPARSE_SHARE * (prob.m + prob.n) * prob.d:
         return False
     r = (prob.Xp.nnz / max(prob.m, 1) + prob.Xn.nnz / max(prob.n, 1))
     rows = np.unique(bi).size + np.unique(bj).size

@@ -27,39 +27,36 @@ pair and nonnegativity rows, ``delta_b = D2_b + D3_b`` and ``z^ = (z, 0)``, ``g^
 ``-w - p <= 0``). The pair sum is ``X^T Lap X`` for the weighted Laplacian of the bipartite band
 graph over the rows of the band positives and negatives, so an iteration costs
 ``O((nI + nJ) d^2 + nb d)`` and never forms a pair vector. For sparse data the pair vectors
-can be passed as a sparse matrix ``Z`` (rows ``pi_b z_b``) and the pair sum is
-``Z^T diag(omega) Z``, ``O(nb r^2)`` for r nonzeros a row. Sparse rows with few nonzeros (a8a:
-14 of 123 a row; a LIBSVM-like binary set: 15 of 300) are cheaper still in the Laplacian form
-summed over their nonzeros: ``O(nb r + (nI + nJ) r^2 + nJ r d)``.
+are cheap instead (a8a: 28 nonzeros of 123): then they are passed as a sparse matrix ``Z``
+(rows ``pi_b z_b``) and the pair sum is ``Z^T diag(omega) Z``, ``O(nb r^2)`` for r nonzeros a
+row; or, with the rows XI and XJ, the Laplacian's sum is taken by their nonzeros
+(``O((nI + nJ) r^2 + nb r + nI r d)``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
+from scipy.linalg.lapack import dpotrf as _potrf, dpotrs as _potrs
 
 from infpush_cvx.solvers.engines.common import dense
 from infpush_cvx.solvers.engines.ipm_kernels import (
-    _complementarity_after, _corrector_rhs, _csr_pair_products, _csr_weighted_gram,
-    _explicit_pair_products, _grid_back_substitute,
-    _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums, _max_step, _pair_part,
-    _scaled_rhs, _scattered_back_substitute, _scattered_differences, _scattered_einv_sums,
+    _complementarity_after, _corrector_rhs, _explicit_pair_products, _finish_system,
+    _grid_back_substitute, _grid_einv_sums, _grid_pair_rows, _grid_scaling, _grid_sums,
+    _group_rows, _largest_magnitude, _max_step, _pair_part, _scaled_rhs,
+    _scattered_back_substitute, _scattered_differences, _scattered_einv_sums,
     _scattered_pair_products, _scattered_pair_rows, _scattered_scaling, _scattered_sums,
-    _slack_steps, _step_in_place)
-
-
-#: Sparse rows with at most this fraction of nonzeros are summed over their nonzeros in the
-#: reduced system (:meth:`RestrictedProblem._scattered_pair_system`).
-SPARSE_ROWS = 0.25
+    _slack_steps, _sparse_cross_term, _sparse_group_rows, _sparse_weighted_gram,
+    _step_in_place)
 
 
 class RestrictedProblem:
     """The restricted problem in compact form.
 
-    ``XI`` (nI x d) and ``XJ`` (nJ x d) are the rows of the band positives and of the negatives;
-    band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are the rows of XJ
-    (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces ``a - g w``.
+    ``XI`` (nI x d) and ``XJ`` (nJ x d, dense or sparse) are the rows of the band positives and
+    of the negatives; band pair b is ``(bi[b], bj[b])``. For the Infinite Push the groups are
+    the rows of XJ (``groups=True``: pair b belongs to group ``bj[b]``) with linear pieces
+    ``a - g w``.
 
     Alternatively ``Z`` (sparse, nb x d) gives the weighted pair vectors ``pi_b z_b`` explicitly;
     then ``XI``, ``XJ`` and ``bi`` are not used, ``bj`` is each pair's group and the number of
@@ -70,18 +67,9 @@ class RestrictedProblem:
                  kappa=1.0, l1=False, pair_weight=None, Z=None):
         self.Z = None if Z is None else sp.csr_matrix(Z, dtype=float)
         self.bi, self.bj = np.asarray(bi, np.intp), np.asarray(bj, np.intp)
-        # sparse rows with few nonzeros (LIBSVM-like data): the pair sums of the reduced system
-        # are taken over their nonzeros (:meth:`_scattered_pair_system`); every other map uses
-        # the dense copy
-        self._csr = None
-        if self.Z is None and sp.issparse(XI) and sp.issparse(XJ):
-            XI, XJ = sp.csr_matrix(XI, dtype=float), sp.csr_matrix(XJ, dtype=float)
-            rows = XI.shape[0] + XJ.shape[0]
-            if XI.nnz + XJ.nnz <= SPARSE_ROWS * rows * XI.shape[1]:
-                self._csr = (XI, XJ)
+        rows = XI, XJ  # (sparse rows are summed by their nonzeros: _sparse_rows)
         if self.Z is None:
-            self.XI = np.ascontiguousarray(dense(XI), float)
-            self.XJ = np.ascontiguousarray(dense(XJ), float)
+            self.XI, self.XJ = (np.ascontiguousarray(dense(X), float) for X in rows)
             self.nI, self.nJ, self.d = self.XI.shape[0], self.XJ.shape[0], self.XI.shape[1]
             self.nb = self.bi.size
         else:
@@ -113,10 +101,8 @@ class RestrictedProblem:
             self._touched = np.unique(self.bj)
             self._bj_touched = np.searchsorted(self._touched, self.bj)
             self._XJ_touched = self.XJ[self._touched]
-            if self._csr is not None:
-                self._csr = (self._csr[0], self._csr[1][self._touched])
-        else:
-            self._csr = None
+        # sparse rows (binary data): the pair sums of the reduced system by the rows' nonzeros
+        self._csr = _sparse_rows(*rows, self.bj) if self.Z is None and self.nb else None
 
     def per_pair(self, x):
         """``x[bj]``: a value per row of XJ (or group) repeated for each of its pairs."""
@@ -190,7 +176,9 @@ class RestrictedProblem:
     def split(self, z):
         """Split a row vector into (group, pair, nonneg, w - p, -w - p) parts (the last two
         empty without the l1 epigraph)."""
-        return np.split(z, np.cumsum([self.k, self.nb, self.nb, self.d]))
+        k, nb, d = self.k, self.nb, self.d
+        return (z[:k], z[k:k + nb], z[k + nb:k + 2 * nb], z[k + 2 * nb:k + 2 * nb + d],
+                z[k + 2 * nb + d:])
 
     def multipliers(self, z):
         """The multipliers of the group rows (None without groups) and of the pair rows."""
@@ -227,29 +215,28 @@ class RestrictedProblem:
         pairs = slice(k, k + 2 * nb)
         system = self._grid_pair_system if self._grid else self._scattered_pair_system
         fac, S[:d, :d], sigma, Yw = system(s[pairs], z[pairs])
-        S[np.arange(d), np.arange(d)] += self.kappa
         if self.groups:
-            w1 = s[:k] / z[:k]
-            gamma = 1.0 / (w1 + sigma)
-            V = np.hstack([self.g + Yw, np.ones((k, 1))])
-            S += _gram(V * np.sqrt(gamma)[:, None])
-            fac.update(D1=1.0 / w1, gamma=gamma)
+            V, gamma = np.empty((k, d + 1)), np.empty(k)
+            _group_rows(s[:k], z[:k], sigma, self.g, Yw, V, gamma)
+            S += _gram(V)
+            fac.update(D1=z[:k] / s[:k], gamma=gamma)
+        diag_w = np.full(d, float(self.kappa))
         if self.l1:
             w4, w5 = np.split(s[k + 2 * nb:] / z[k + 2 * nb:], 2)
-            S[np.arange(d), np.arange(d)] += 4.0 / (w4 + w5)
+            diag_w += 4.0 / (w4 + w5)
             fac.update(D4=1.0 / w4, D5=1.0 / w5)
-        S = 0.5 * (S + S.T)
-        reg = 1e-13 * max(1.0, float(np.abs(np.diag(S)).max()))
-        S[np.diag_indices_from(S)] += reg
-        try:
-            fac["chol"] = scipy.linalg.cho_factor(S, lower=True, check_finite=False)
-        except np.linalg.LinAlgError:
-            fac.update(chol=None, S=S)
+        _finish_system(S, diag_w)  # (symmetric, regularised at round-off)
+        # (LAPACK's potrf and potrs directly: scipy's cho_factor and cho_solve check and convert
+        # their arguments, 10-30 us of each of the 100 to 500 calls of a solve)
+        chol, info = _potrf(S, lower=True, clean=False)
+        fac.update(chol=chol if info == 0 else None, S=S)
         return fac
 
     def _scattered_pair_system(self, s23, z23):
         """The pair part of the reduced system: ``1/delta``, ``D2``, ``sum_b omega_b z_b z_b^T``,
         and per group ``sigma_j`` and ``sum_{b in B_j} c_b z_b`` (None without groups)."""
+        if self._csr is not None:
+            return self._sparse_pair_system(s23, z23)
         nb, nI, nJ = self.nb, self.nI, self.nJ
         if self._scattered:
             # 1/delta, D2, omega pi^2, c pi and their sums per row in one pass
@@ -260,19 +247,12 @@ class RestrictedProblem:
             touched, XJt = self._touched, self._XJ_touched
             om_XI = np.zeros((touched.size, self.d))
             c_XI = np.zeros((touched.size if self.groups else 0, self.d))
-            c_or_none = c if self.groups else c[:0]
+            _scattered_pair_products(self.bi, self._bj_touched, omega,
+                                     c if self.groups else c[:0], self.XI, om_XI, c_XI)
             # sum_b omega_b z_b z_b^T = X^T Lap X, Lap the band graph's weighted Laplacian
             # (its cross term XJ^T W^T XI: nJ d^2, fewer rows than XI^T W XJ's nI d^2), over
             # the rows of XJ with pairs
-            if self._csr is None:
-                _scattered_pair_products(self.bi, self._bj_touched, omega, c_or_none, self.XI,
-                                         om_XI, c_XI)
-                S = _laplacian_sum(self.XI, cols_om, XJt, rows_om[touched], XJt.T @ om_XI)
-            else:
-                XIs, XJs = self._csr
-                _csr_pair_products(self.bi, self._bj_touched, omega, c_or_none, XIs.indptr,
-                                   XIs.indices, XIs.data, om_XI, c_XI)
-                S = _sparse_laplacian_sum(XIs, cols_om, XJs, rows_om[touched], XJs.T @ om_XI)
+            S = _laplacian_sum(self.XI, cols_om, XJt, rows_om[touched], XJt.T @ om_XI)
             fac = {"inv_delta": inv_delta, "D2": D2}
             if not self.groups:
                 return fac, S, None, None
@@ -293,8 +273,37 @@ class RestrictedProblem:
             return fac, S, None, None
         return fac, S, self.group_sum(inv_delta), Yw
 
+    def _sparse_pair_system(self, s23, z23):
+        """:meth:`_scattered_pair_system` (any pairs, the grid's too) from the nonzeros of the
+        rows: ``X^T Lap X`` as the weighted Gram matrices of XI and XJ less the cross term, and
+        the groups' rows ``sum_{b in B_j} c_b z_b``, each ``O(r^2)`` or ``O(r d)`` a row of r
+        nonzeros instead of ``O(d^2)`` (the a8a subsets, r = 14 of d = 123: 4x faster)."""
+        nb, nI, nJ, d = self.nb, self.nI, self.nJ, self.d
+        inv_delta, D2, omega, c = (np.empty(nb) for _ in range(4))
+        cols_om, rows_om, sigma, rows_c = np.empty(nI), np.empty(nJ), np.empty(nJ), np.empty(nJ)
+        _scattered_scaling(self.bi, self.bj, s23[:nb], z23[:nb], s23[nb:], z23[nb:], self.pi,
+                           inv_delta, D2, omega, c, cols_om, rows_om, sigma, rows_c)
+        (Ip, Ii, Iv), (Jp, Ji, Jv), by_J = self._csr
+        S = np.zeros((d, d))
+        _sparse_weighted_gram(Ip, Ii, Iv, cols_om, S)
+        _sparse_weighted_gram(Jp, Ji, Jv, rows_om, S)
+        if by_J:  # (the cross term summed over the side with fewer nonzeros)
+            _sparse_cross_term(self.bi, self.bj, omega, Ip, Ii, Iv, Jp, Ji, Jv,
+                               np.empty((nJ, d)), S)
+        else:
+            _sparse_cross_term(self.bj, self.bi, omega, Jp, Ji, Jv, Ip, Ii, Iv,
+                               np.empty((nI, d)), S)
+        fac = {"inv_delta": inv_delta, "D2": D2}
+        if not self.groups:
+            return fac, S, None, None
+        Yw = np.zeros((nJ, d))
+        _sparse_group_rows(self.bi, self.bj, c, rows_c, Ip, Ii, Iv, Jp, Ji, Jv, Yw)
+        return fac, S, sigma, Yw
+
     def _grid_pair_system(self, s23, z23):
         """:meth:`_scattered_pair_system` on the grid, in one pass over the pairs and BLAS."""
+        if self._csr is not None:
+            return self._sparse_pair_system(s23, z23)
         g, nI, nb, d = self._grid, self.nI, self.nb, self.d
         XJg = self.XJ[:g]
         inv_delta, D2 = np.empty(nb), np.empty(nb)
@@ -357,7 +366,7 @@ class RestrictedProblem:
             ry[:d] += self.g.T @ tg
             ry[d] = rxi + tg.sum()
         if fac["chol"] is not None:
-            dy = scipy.linalg.cho_solve(fac["chol"], ry, check_finite=False)
+            dy = _potrs(fac["chol"], ry, lower=True)[0]
         else:
             dy = np.linalg.lstsq(fac["S"], ry, rcond=None)[0]
         dw = dy[:d]
@@ -392,13 +401,26 @@ def _laplacian_sum(XI, cols, XJ, rows, cross):
             - cross - cross.T)
 
 
-def _sparse_laplacian_sum(XI, cols, XJ, rows, cross):
-    """:func:`_laplacian_sum` for XI and XJ in CSR form: the two weighted Gram matrices over the
-    rows' nonzeros."""
-    S = -(cross + cross.T)
-    for X, weights in ((XI, cols), (XJ, rows)):
-        _csr_weighted_gram(X.indptr, X.indices, X.data, weights, S)
-    return S
+#: Rows with at most this share of nonzeros are summed by their nonzeros
+#: (:meth:`RestrictedProblem._sparse_pair_system`; against BLAS on the dense rows, measured on
+#: random 0/1 rows of 57 to 300 features: 2-10x faster at 0.05, 1.3-3x at 0.1, even at 0.2).
+SPARSE_SHARE = 0.15
+
+
+def _sparse_rows(XI, XJ, bj):
+    """The CSR arrays of the rows XI and XJ (dense or sparse) and whether the cross term is
+    summed over XJ's side, or None when the rows are too dense for it (more than
+    ``SPARSE_SHARE`` nonzeros)."""
+    nnz_I, nnz_J = (np.diff(sp.csr_matrix(X).indptr) if sp.issparse(X) else
+                    np.count_nonzero(X, axis=1) for X in (XI, XJ))
+    size = (XI.shape[0] + XJ.shape[0]) * XI.shape[1]
+    if nnz_I.sum() + nnz_J.sum() > SPARSE_SHARE * size:
+        return None
+    I, J = (sp.csr_matrix(X, dtype=float) for X in (XI, XJ))
+    with_pairs = np.zeros(XJ.shape[0], dtype=bool)
+    with_pairs[bj] = True
+    by_J = nnz_J[with_pairs].sum() <= nnz_I.sum()
+    return (I.indptr, I.indices, I.data), (J.indptr, J.indices, J.data), by_J
 
 
 def _gram(A):
@@ -492,8 +514,11 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     z += 0.5 * sz / s.sum()
 
     tiny = np.finfo(float).tiny
+    h_size = float(np.abs(h).max(initial=0.0))
 
     def amax(v):
+        if isinstance(v, np.ndarray) and v.ndim == 1:
+            return _largest_magnitude(v)
         return float(np.abs(v).max(initial=0.0))
 
     terms_start = []
@@ -518,7 +543,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             res_d = max(res_d, abs(rdxi) / prob.coef)
         res_d = max(res_d, amax(rde) / max(prob.c_e, amax(z1), amax(z2), tiny), amax(rdp))
         rp_ = prob.G(w, xi, e, p) + s - h
-        res_p = amax(rp_) / (1.0 + amax(h))
+        res_p = amax(rp_) / (1.0 + h_size)
         terms = (0.5 * prob.kappa * (w @ w) + abs(prob.q_w @ w) + prob.c_e * np.abs(e).sum()
                  + (prob.coef * abs(xi) if prob.groups else 0.0) + p.sum())
         if not terms_start:
@@ -560,7 +585,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             break
         fac = prob.factor(s, z)
 
-        def direction(rc):
+        def direction(rc, refined=True):
             # dx from (P + G^T D G) dx = -r_d - G^T (D r_p - rc / s), with iterative refinement
             # on the unreduced operator (the reduced solve loses accuracy as D spreads out)
             gw, gxi, ge, gp = prob.GT(_scaled_rhs(z, s, rp_, rc))
@@ -569,7 +594,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             # refinement is needed near the end only (refining whenever progress stalled saved a
             # Clarabel fallback on one a8a subset but cost 30% on Spambase l1 at lambda 1e-4)
             last = np.inf
-            for step in range(refine + more_refine if best[0] < 1e-5 else 0):
+            for step in range(refine + more_refine if refined and best[0] < 1e-5 else 0):
                 res = [r - hx for r, hx in zip(rhs, prob.apply_H(z / s, *dx))]
                 size = max(map(amax, res))
                 if size <= 1e-14 * max(1.0, *map(amax, rhs)) or (
@@ -579,7 +604,10 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
                 dx = [a + b for a, b in zip(dx, prob.solve(fac, *res))]
             return (*dx, *_slack_steps(z, s, prob.G(*dx), rp_, rc))
 
-        aff = direction(s * z)
+        # (the affine direction only sets sigma and the corrector's second-order term: the
+        # corrector's solve, refined, takes the step; refining both cost 10% more, no iteration
+        # fewer, on the a8a subsets)
+        aff = direction(s * z, refined=False)
         a_aff = _max_step(s, aff[4], z, aff[5])
         mu_aff = _complementarity_after(s, aff[4], z, aff[5], a_aff) / nr
         sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
