@@ -45,10 +45,11 @@ _CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minute
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None,
-               multipliers=None, rough=False):
+               multipliers=None, rough=False, tol=None):
+    accuracy = {} if tol is None else {"tol": tol}  # (None: the method's own, 1e-8)
     w, mu, nu, info = solve_restricted(rp, center=centre, multipliers=multipliers,
                                        deadline=deadline,
-                                       stall_below=_ROUGH_IPM if rough else None)
+                                       stall_below=_ROUGH_IPM if rough else None, **accuracy)
     inexact = info["status"] == "stalled" and info["error"] <= (
         _ROUGH_IPM if rough else _INEXACT_IPM)
     if info["status"] in ("optimal", "almost_optimal") or (accept_inexact and inexact):
@@ -207,7 +208,7 @@ def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float
 
 def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
                     accept_inexact=False, simplex_first=False, multipliers=None, verify=None,
-                    rough=False):
+                    rough=False, tol=None):
     """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
     solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
@@ -226,6 +227,7 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     ``rough`` (with ``accept_inexact``): the step is wanted far from the optimum, so an
     interior-point solve that crawls is stopped once its relative error is below 1e-2, and its
     best iterate taken.
+    ``tol``: the interior-point method's relative accuracy (None: its default, 1e-8).
     ``verify``: a test ``verify(w, mu, nu) -> bool`` of a step (the caller's certificate, for
     instance); an interior-point step that stalled (relative error <= 1e-4) and passes it is
     taken without ``accept_inexact``, before any other solver is tried (an a8a subset's last
@@ -234,7 +236,7 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     every solver fails, with each one's reason.
     """
     again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first,
-                 multipliers=multipliers, rough=rough)
+                 multipliers=multipliers, rough=rough, tol=tol)
     if rp.coef > _LARGEST_COEF and not rp.l1:
         # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
@@ -258,6 +260,8 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     attempts = []
     if rp.d <= _IPM_MAX_D:
         start = {} if multipliers is None else {"multipliers": multipliers}
+        if tol is not None:
+            start["tol"] = tol
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
                                                    rough=accept_inexact and rough, **start)))
     if rp.nb <= _CLARABEL_MAX_BAND:

@@ -1,0 +1,44 @@
+"""The working set's restricted steps are solved only as accurately as the gap so far needs
+(``working_set._step_tol``), and the certificate stays the exact one whatever their accuracy."""
+
+import numpy as np
+import pytest
+
+from infpush_cvx.data.generators import planted_bipartite
+from infpush_cvx.solvers.engines import restricted_step as _restricted_step
+from infpush_cvx.solvers.engines import working_set as _working_set
+from infpush_cvx.solvers.infinite_push import infinite_push
+
+from bruteforce import brute_gap
+
+
+@pytest.mark.parametrize("gap, expected", [(np.inf, 1e-8), (1.0, 1e-5), (1e-2, 1e-5),
+                                           (1e-4, 1e-7), (1e-6, 1e-8), (0.0, 1e-8)])
+def test_the_step_accuracy_follows_the_certified_gap(gap, expected):
+    assert _working_set._step_tol(gap) == pytest.approx(expected, rel=1e-12)
+
+
+def test_early_steps_are_loose_the_last_tight_and_the_answer_certified(monkeypatch):
+    """Record each step's accuracy and the certified gap before it: no step is looser than a
+    thousandth of that gap (nor than 1e-5), the first (no certificate yet) is the interior
+    point's default, and the answer is certified by brute force over every pair."""
+    seen = []
+    solve_ipm = _restricted_step._solve_ipm
+
+    def recording(rp, centre, accept_inexact=False, deadline=None, multipliers=None,
+                  tol=None, **others):
+        seen.append(tol)
+        return solve_ipm(rp, centre, accept_inexact, deadline, multipliers=multipliers,
+                         tol=tol, **others)
+
+    monkeypatch.setattr(_restricted_step, "_solve_ipm", recording)
+    data = planted_bipartite(60, 300, 8, seed=3)
+    res = infinite_push(data.Xp, data.Xn, 1e-3, options={"new_negatives": 20})
+    gaps = [np.inf] + list(res.history["gap"])
+    assert res.status == "optimal" and res.iterations >= 3
+    assert len(seen) == res.iterations
+    assert seen[0] == 1e-8
+    assert any(tol > 1e-8 for tol in seen)  # (a step taken while the gap was large)
+    for tol, gap in zip(seen, gaps):
+        assert tol <= max(1e-8, min(1e-5, 1e-3 * gap)) * (1 + 1e-12)
+    assert brute_gap(data, res.w, res.dual, 1e-3) <= 1e-6
