@@ -27,10 +27,13 @@ def test_a_crawling_step_is_taken_only_when_rough(monkeypatch):
                 {"status": "stalled", "iterations": 45, "error": 1.4e-3})
     monkeypatch.setattr(_step, "solve_restricted", crawling)
     rp = _problem()
-    w, _, _, name = _step.restricted_step(rp, np.zeros(rp.d), accept_inexact=True, rough=True)
-    assert name == "ipm" and np.all(w == 1.0) and seen == [1e-2]
+    w, _, _, name = _step.restricted_step(rp, np.zeros(rp.d), accept_inexact=True, rough=0.05)
+    assert name == "ipm" and np.all(w == 1.0) and seen == [1e-2]  # (at most 1e-2)
+    seen.clear()  # a level below the step's error: not taken
+    w, _, _, name = _step.restricted_step(rp, np.zeros(rp.d), accept_inexact=True, rough=1e-3)
+    assert name == "clarabel" and seen == [1e-3]
     # not rough (or rough without accept_inexact): an error of 1.4e-3 is not taken
-    for flags in ({"accept_inexact": True}, {"rough": True}):
+    for flags in ({"accept_inexact": True}, {"rough": 1e-2}):
         seen.clear()
         w, _, _, name = _step.restricted_step(rp, np.zeros(rp.d), **flags)
         assert name == "clarabel" and not np.all(w == 1.0) and seen == [None]

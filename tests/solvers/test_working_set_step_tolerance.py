@@ -15,7 +15,8 @@ from bruteforce import brute_gap
 @pytest.mark.parametrize("gap, expected", [(np.inf, 1e-8), (1.0, 1e-5), (1e-2, 1e-5),
                                            (1e-4, 1e-7), (1e-6, 1e-8), (0.0, 1e-8)])
 def test_the_step_accuracy_follows_the_certified_gap(gap, expected):
-    assert _working_set._step_tol(gap) == pytest.approx(expected, rel=1e-12)
+    assert _working_set._step_tol(gap, "l2") == pytest.approx(expected, rel=1e-12)
+    assert _working_set._step_tol(gap, "l1") == 1e-8  # (LP steps: always tight)
 
 
 def test_early_steps_are_loose_the_last_tight_and_the_answer_certified(monkeypatch):

@@ -37,21 +37,21 @@ _IPM_MAX_D = 3200
 
 _INEXACT_IPM = 1e-4  # early rounds accept a stalled interior-point step this accurate
 #: A rough step (the working set's first rounds, far from the optimum) is taken from an
-#: interior-point solve that crawls (no 20% decrease in 5 iterations) once its error is this
-#: small: a binary 1,500 x 48,000 x 300 set's l1 step of 500,000 pairs crawled from 1.4e-3 to
-#: 3.7e-4 in 60 iterations (8 s), then failed at its 100th and was solved again.
+#: interior-point solve that crawls (no 20% decrease in 5 iterations) once its error is below
+#: the caller's level, at most this: a binary 1,500 x 48,000 x 300 set's l1 step of 500,000
+#: pairs crawled from 1.4e-3 to 3.7e-4 in 60 iterations (8 s), then failed at its 100th and
+#: was solved again.
 _ROUGH_IPM = 1e-2
 _CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minutes)
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None,
-               multipliers=None, rough=False, tol=None):
+               multipliers=None, rough=0.0, tol=None):
     accuracy = {} if tol is None else {"tol": tol}  # (None: the method's own, 1e-8)
+    rough = min(rough, _ROUGH_IPM)
     w, mu, nu, info = solve_restricted(rp, center=centre, multipliers=multipliers,
-                                       deadline=deadline,
-                                       stall_below=_ROUGH_IPM if rough else None, **accuracy)
-    inexact = info["status"] == "stalled" and info["error"] <= (
-        _ROUGH_IPM if rough else _INEXACT_IPM)
+                                       deadline=deadline, stall_below=rough or None, **accuracy)
+    inexact = info["status"] == "stalled" and info["error"] <= max(rough, _INEXACT_IPM)
     if info["status"] in ("optimal", "almost_optimal") or (accept_inexact and inexact):
         return w, mu, nu
     message = (f"interior-point method: {info['status']} after {info['iterations']} "
@@ -208,7 +208,7 @@ def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float
 
 def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
                     accept_inexact=False, simplex_first=False, multipliers=None, verify=None,
-                    rough=False, tol=None):
+                    rough=0.0, tol=None):
     """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
     solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
@@ -224,9 +224,9 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     (:mod:`._kernel_span`).
     ``multipliers``: a guess of the group and pair multipliers from which the interior-point
     method starts (:func:`~.restricted_ipm.solve_restricted`).
-    ``rough`` (with ``accept_inexact``): the step is wanted far from the optimum, so an
-    interior-point solve that crawls is stopped once its relative error is below 1e-2, and its
-    best iterate taken.
+    ``rough`` (with ``accept_inexact``; 0: none): the step is wanted far from the optimum, so
+    an interior-point solve that crawls is stopped once its relative error is below ``rough``
+    (at most 1e-2), and its best iterate taken.
     ``tol``: the interior-point method's relative accuracy (None: its default, 1e-8).
     ``verify``: a test ``verify(w, mu, nu) -> bool`` of a step (the caller's certificate, for
     instance); an interior-point step that stalled (relative error <= 1e-4) and passes it is
@@ -263,7 +263,8 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         if tol is not None:
             start["tol"] = tol
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
-                                                   rough=accept_inexact and rough, **start)))
+                                                   rough=rough if accept_inexact else 0.0,
+                                                   **start)))
     if rp.nb <= _CLARABEL_MAX_BAND:
         attempts.append(("clarabel", lambda: _solve_clarabel(rp, deadline)))
     else:
