@@ -228,3 +228,42 @@ def test_a_step_without_band_pairs_in_its_span():
     assert info["status"] == info_r["status"] == "optimal"
     np.testing.assert_allclose(span.from_span(u), w, atol=1e-6 * np.abs(w).max())
     np.testing.assert_allclose(mu_r, mu, atol=1e-6 * rp.coef)
+
+
+def test_lower_to_symmetric_across_tiles():
+    """The mirror copy of a lower triangle, over several tiles and a ragged last one, into the
+    top left of a larger matrix (the rest untouched)."""
+    from infpush_cvx.solvers.engines.kernel_span import _TILE, _lower_to_symmetric
+
+    rng = np.random.default_rng(3)
+    n = 2 * _TILE + 37
+    lower = rng.normal(size=(n, n))
+    out = np.full((n + 5, n + 5), 7.0)
+    _lower_to_symmetric(np.asfortranarray(lower), out)
+    want = np.tril(lower) + np.tril(lower, -1).T
+    np.testing.assert_array_equal(out[:n, :n], want)
+    np.testing.assert_array_equal(out[n:], 7.0)
+    np.testing.assert_array_equal(out[:, n:], 7.0)
+
+
+def test_pair_sum_is_the_laplacian_form_at_several_tiles():
+    """``_pair_sum`` equals ``T^T Lap T`` formed densely, for a triangular T of more than one
+    tile of rows, nI of them positives with nonnegative weights W."""
+    from infpush_cvx.solvers.engines.kernel_span import _pair_sum
+
+    rng = np.random.default_rng(4)
+    nI, nu = 300, 140
+    d1 = nI + nu
+    T = np.tril(rng.normal(size=(d1, d1)))
+    W = rng.uniform(size=(nI, nu)) * (rng.uniform(size=(nI, nu)) < 0.3)
+    r = np.concatenate([W.sum(axis=1), W.sum(axis=0)])
+    lap = np.diag(r)
+    lap[:nI, nI:] = -W
+    lap[nI:, :nI] = -W.T
+    S = np.zeros((d1 + 3, d1 + 3))
+    XI1 = np.ascontiguousarray(T[:nI, :nI])
+    _pair_sum(S, np.asfortranarray(T), r, XI1, W @ T[nI:])
+    want = T.T @ lap @ T
+    np.testing.assert_allclose(S[:d1, :d1], want, rtol=0, atol=1e-12 * np.abs(want).max())
+    np.testing.assert_array_equal(S[d1:], 0.0)
+    np.testing.assert_array_equal(S[:, d1:], 0.0)

@@ -28,8 +28,8 @@ directions of the linear pieces), and an interior-point iteration costs ``O((nI 
 above the interior point's size limit, so Clarabel) no round finished in 284 s; a round of
 about 20 interior-point iterations took 18 to 23 s on the whole span of 2,140 rows and 3 to 6 s
 on the 1,230 dimensions it has. In those coordinates the pair rows are the rows of a triangular
-matrix (:class:`TriangularSpanProblem`), which makes the pair part of each Newton matrix a
-triangular product. The l1 penalty is not rotation invariant (``||Q u||_1 !=
+matrix (:class:`TriangularSpanProblem`), which makes the pair part of each Newton matrix
+triangular products. The l1 penalty is not rotation invariant (``||Q u||_1 !=
 ||u||_1``) and is never reduced; neither is a problem given by explicit sparse pair vectors
 ``Z`` (sparse linear data, whose ``d`` is the data's own).
 """
@@ -195,16 +195,20 @@ class TriangularSpanProblem(RestrictedProblem):
     Laplacian ``Lap`` of the band graph (:mod:`.restricted_ipm`), which its dense form
     computes as ``XI^T diag XI + XJ^T diag XJ - C - C^T`` with the cross term ``C = XJ^T W^T
     XI``: ``2 (nI + 2 nJ) D^2`` flops over every row of XJ. Here the same matrix is
-    ``T^T (Lap T)``: ``Lap T = [diag(cols) XI - W XJ; diag(rows) XJ - W^T XI]`` (W the
-    ``nI x |used|`` pair weights) and ``T^T`` applied by a triangular product (BLAS ``dtrmm``,
-    ``d1^3`` flops) in the ``d1 x d1`` block where T lives (the rows of XI, the first of T,
-    are 0 beyond its first nI coordinates). ``W XJ`` and ``W^T XI`` (and the groups' ``C^T
-    XI``) take one pass over the pairs (``O(nb d1)``) for a sparse band, matrix products with
-    W dense above :data:`DENSE_BAND`. Measured on Spambase steps (one thread), a factored
-    Newton matrix: lambda 1e-2, D = 1,230, nI = 327, 900 used negatives, 23,380 pairs: 0.17 s
-    densely, 0.115 s so; lambda 1e-3, D = 2,000, 63,627 pairs: 0.61 s and 0.43 s; D = 2,249,
-    nI = 1,262, 412,611 pairs (a third of nI x |used|): 1.11 s and 0.63 s (0.95 s by the pass
-    over the pairs, which was faster up to a tenth of the cells).
+    ``T^T Lap T = T^T diag(cols, rows) T - X - X^T`` (:func:`_pair_sum`) in the ``d1 x d1``
+    block where T lives: the first term by LAPACK's triangular ``dlauum`` (``d1^3 / 3``
+    flops), the cross term ``X = XI^T W XJ`` (W the ``nI x |used|`` pair weights) by a
+    triangular product of ``XI1^T`` (the rows of XI, the first of T, are 0 beyond its first
+    nI coordinates) and ``W XJ``. ``W XJ`` (and the groups' ``C^T XI``) take one pass over
+    the pairs (``O(nb d1)``) for a sparse band, matrix products with W dense above
+    :data:`DENSE_BAND`. Measured on Spambase steps (one thread), a factored Newton matrix:
+    lambda 1e-2, D = 1,230, nI = 327, 900 used negatives, 23,380 pairs: 0.17 s densely,
+    0.115 s as ``T^T (Lap T)`` by a triangular product (``d1^3`` flops); lambda 1e-3, D =
+    2,000, 63,627 pairs: 0.61 s and 0.43 s; D = 2,249, nI = 1,262, 412,611 pairs (a third of
+    nI x |used|): 1.11 s and 0.63 s (0.95 s by the pass over the pairs, which was faster up
+    to a tenth of the cells). By ``dlauum`` the pair part took 12-15% less than by that
+    product (lambda 1e-3, D = 1,582 to 1,857: 0.050 s against 0.056 s, 0.109 s against
+    0.128 s).
     """
 
     def __init__(self, XI, XJ, bi, bj, *, used, **kw):
@@ -221,7 +225,8 @@ class TriangularSpanProblem(RestrictedProblem):
 
     def _scattered_pair_system(self, s23, z23):
         """The parent's (``1/delta``, ``D2``, the pair sum, and per group ``sigma_j`` and
-        ``sum_{b in B_j} c_b z_b``), its pair sum as ``T^T (Lap T)`` (class docstring)."""
+        ``sum_{b in B_j} c_b z_b``), its pair sum as ``T^T diag(r) T - X - X^T`` (class
+        docstring)."""
         if not self._scattered:
             return super()._scattered_pair_system(s23, z23)
         nb, nI, nJ, d1, used = self.nb, self.nI, self.nJ, self.d1, self.used
@@ -229,15 +234,10 @@ class TriangularSpanProblem(RestrictedProblem):
         cols_om, rows_om, sigma, rows_c = np.empty(nI), np.empty(nJ), np.empty(nJ), np.empty(nJ)
         _scattered_scaling(self.bi, self.bj, s23[:nb], z23[:nb], s23[nb:], z23[nb:], self.pi,
                            inv_delta, D2, omega, c, cols_om, rows_om, sigma, rows_c)
-        W_XJ, WT_XI, CT_XI = self._pair_products(omega, c if self.groups else None)
-        lap_T = np.empty((d1, d1), order="F")
-        lap_T[:nI] = -W_XJ
-        lap_T[:nI, :nI] += cols_om[:, None] * self._XI1
-        lap_T[nI:] = rows_om[used, None] * self._XJ1
-        lap_T[nI:, :nI] -= WT_XI
+        W_XJ, CT_XI = self._pair_products(omega, c if self.groups else None)
         S = np.zeros((self.d, self.d))
-        S[:d1, :d1] = blas.dtrmm(1.0, self._T, lap_T, side=0, lower=1, trans_a=1,
-                                 overwrite_b=1)
+        if nb:
+            _pair_sum(S, self._T, np.concatenate([cols_om, rows_om[used]]), self._XI1, W_XJ)
         fac = {"inv_delta": inv_delta, "D2": D2}
         if not self.groups:
             return fac, S, None, None
@@ -247,20 +247,65 @@ class TriangularSpanProblem(RestrictedProblem):
         return fac, S, sigma, Yw
 
     def _pair_products(self, omega, c):
-        """``(W XJ, W^T XI, C^T XI)`` on the pair rows' coordinates (d1 for XJ, the first nI
-        for XI), for the ``nI x |used|`` matrices W and C of the pair weights ``omega`` and
-        ``c`` (C^T XI is None when c is)."""
+        """``(W XJ, C^T XI)`` on the pair rows' coordinates (d1 for XJ, the first nI for XI),
+        for the ``nI x |used|`` matrices W and C of the pair weights ``omega`` and ``c``
+        (C^T XI is None when c is)."""
         nI, nu, d1 = self.nI, self.used.size, self.d1
         if self._dense:
             cells = self.bi * nu + self._ju
             W = np.bincount(cells, omega, nI * nu).reshape(nI, nu)
             CT_XI = None if c is None else \
                 np.bincount(cells, c, nI * nu).reshape(nI, nu).T @ self._XI1
-            return W @ self._XJ1, W.T @ self._XI1, CT_XI
-        WT_XI, CT_XI = np.zeros((nu, nI)), np.zeros((0 if c is None else nu, nI))
-        _scattered_pair_products(self.bi, self._ju, omega, omega[:0] if c is None else c,
-                                 self._XI1, WT_XI, CT_XI)
+            return W @ self._XJ1, CT_XI
+        CT_XI = None
+        if c is not None:
+            CT_XI = np.zeros((nu, nI))
+            _scattered_pair_products(self.bi, self._ju, c, c[:0], self._XI1, CT_XI, CT_XI[:0])
         W_XJ = np.zeros((nI, d1))
         _scattered_pair_products(self._ju, self.bi, omega, omega[:0], self._XJ1, W_XJ,
-                                 CT_XI[:0])
-        return W_XJ, WT_XI, None if c is None else CT_XI
+                                 W_XJ[:0])
+        return W_XJ, CT_XI
+
+
+def _pair_sum(S, T, r, XI1, W_XJ) -> None:
+    """``S[:d1, :d1] = T^T diag(r) T - X - X^T``: the pair sum ``T^T Lap T`` of
+    :class:`TriangularSpanProblem` for the band graph's Laplacian ``Lap = [diag(cols), -W;
+    -W^T, diag(rows)]`` (``r = (cols, rows)``, the weights' sums per pair row, nonnegative),
+    with the cross term ``X = XI^T W XJ``, nonzero in its first nI rows: ``XI1^T (W XJ1)``.
+
+    ``T^T diag(r) T = M^T M`` for the lower triangular ``M = diag(sqrt r) T``: LAPACK's
+    ``dlauum`` (``d1^3 / 3`` flops, a third of the triangular product ``T^T (Lap T)``); the
+    cross term is a triangular product of ``nI^2 d1`` flops (``XI1``, the first nI rows of T,
+    is lower triangular)."""
+    nI, d1 = XI1.shape[0], T.shape[0]
+    product, info = lapack.dlauum(np.asfortranarray(np.sqrt(r)[:, None] * T), lower=1,
+                                  overwrite_c=1)
+    if info != 0:  # (an argument error: a bug, not a numerical failure)
+        raise RuntimeError(f"dlauum failed with info={info}")
+    _lower_to_symmetric(product, S)
+    # X^T's nonzero columns (W XJ1)^T XI1, by dtrmm on the Fortran views of the C-ordered
+    # arrays: (W XJ1)^T is d1 x nI, XI1^T upper triangular
+    cross_t = blas.dtrmm(1.0, XI1.T, W_XJ.T, side=1, lower=0, trans_a=1, overwrite_b=1)
+    S[:d1, :nI] -= cross_t
+    S[:nI, :d1] -= cross_t.T
+
+
+#: Side of the square tiles in which :func:`_lower_to_symmetric` copies.
+_TILE = 256
+
+
+def _lower_to_symmetric(lower, out) -> None:
+    """``out[:n, :n]`` set to the symmetric matrix whose lower triangle is ``lower``'s (n x n;
+    its upper triangle is not read), by square tiles (a transposed strip reads slowly)."""
+    n, t = lower.shape[0], _TILE
+    for r0 in range(0, n, t):
+        r1 = min(r0 + t, n)
+        for c0 in range(0, r0 + 1, t):
+            c1 = min(c0 + t, n)
+            tile = lower[r0:r1, c0:c1]
+            if c0 == r0:  # a diagonal tile: its own lower triangle, mirrored
+                low = np.tril(tile)
+                out[r0:r1, c0:c1] = low + np.tril(low, -1).T
+            else:
+                out[r0:r1, c0:c1] = tile
+                out[c0:c1, r0:r1] = tile.T
