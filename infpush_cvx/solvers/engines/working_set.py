@@ -198,7 +198,7 @@ def _raised(kappa: float, opt: WorkingSetOptions) -> float:
 #: last decades are a third to a half of its iterations (Spambase's RBF kernel at lambda
 #: 1e-3, a step of 46,000 pairs: 36 iterations to 1e-8, 19 to 1e-5). Loose only while the gap
 #: is above ``_LOOSE_ABOVE`` (:func:`_step_tol`): that solve took 81 s against about 94 s
-#: (67 s loose down to the last step, which :func:`_step_tol` says why not).
+#: (67 s when loose down to the last step; :func:`_step_tol` says why it is not).
 _STEP_SHARE, _TIGHTEST_STEP, _LOOSEST_STEP, _LOOSE_ABOVE = 1e-3, 1e-8, 1e-5, 0.1
 
 
@@ -219,8 +219,8 @@ def _step_tol(gap: float, penalty: str) -> float:
 def _rough(gap: float) -> float:
     """The error below which a crawling interior-point step is taken
     (:func:`.restricted_step.restricted_step`'s ``rough``): a tenth of the certified gap while
-    it is above 1e-3 (a step as inexact as the gap itself makes null steps: the binary 1,500 x
-    48,000 set's l1 took 30 at gap 0.01 with 1e-2), none before any certificate or below."""
+    it is above 1e-3 (a step as inexact as the gap itself cannot be relied on to reduce it),
+    none before any certificate or below."""
     return 0.1 * gap if _INEXACT_UNTIL < gap < np.inf else 0.0
 
 
@@ -349,7 +349,7 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
     the negatives of the hull's face nearest the mean positive (its weights' support), which
     attain the max for small w, are working negatives from the first round, and without ``w0``
     the start is the best point along its separating direction when that beats the
-    centroid's (a8a's 150 x 1,500 samples, near-degenerate: 3-5 rounds instead of 5-9).
+    centroid's (a8a's 150 x 1,500 samples, near-degenerate: 1-6 rounds instead of 5-9).
     """
     opt = options or WorkingSetOptions()
     deadline = Deadline(None) if deadline is None else deadline
