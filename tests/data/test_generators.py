@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from infpush_cvx.data.containers import BipartiteData
 from infpush_cvx.data.degeneracy import check_degeneracy, is_degenerate, separating_direction
 from infpush_cvx.data.generators import (binary_bipartite, degenerate_bipartite, infinite_push_0,
                                     normalized_bipartite, normalized_data_matrix,
@@ -89,6 +90,20 @@ def test_separating_direction_never_contradicts_the_lp(seed):
     degenerate = degenerate_bipartite(10, 30, 6, seed=seed)
     assert is_degenerate(degenerate) and separating_direction(degenerate) is None
     assert separating_direction(infinite_push_0()[0]) is None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_separating_direction_is_the_same_on_sparse_and_dense_rows(seed):
+    """Gilbert's iterates take the rows of a sparse Xn from its CSR arrays: the same direction
+    as from the dense rows, on an instance it separates and on one it does not."""
+    for data in (planted_bipartite(40, 60, 10, seed=seed, density=0.3),
+                 degenerate_bipartite(10, 30, 6, seed=seed, density=0.3)):
+        assert data.is_sparse
+        dense = BipartiteData(data.Xp.toarray(), data.Xn.toarray())
+        v_sparse, v_dense = separating_direction(data), separating_direction(dense)
+        assert (v_sparse is None) == (v_dense is None)
+        if v_sparse is not None:
+            np.testing.assert_allclose(v_sparse, v_dense, rtol=1e-12, atol=1e-15)
 
 
 def test_rank2plan_pairs_shape_and_content():

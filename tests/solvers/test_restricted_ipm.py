@@ -394,3 +394,23 @@ def test_the_largest_magnitude_and_the_finished_system_are_their_numpy_forms():
     _finish_system(S, diag_w)
     np.testing.assert_allclose(S, expected, rtol=1e-15, atol=1e-15)
     assert np.array_equal(S, S.T)
+
+
+def test_the_round_off_floor_is_recognised_by_growth_or_by_slow_progress():
+    """The solve stops at the floor of its Newton solves: once its best error is below the stall
+    level (and at most 100 tol_almost), an error four times the best one; or five iterations
+    without a 20% decrease below the stall level. Above the stall level neither stops it."""
+    from infpush_cvx.solvers.engines.restricted_ipm import _at_the_floor
+
+    floor = dict(stall_below=1e-4, tol_almost=1e-6)
+    assert _at_the_floor(5e-5, 1e-5, 1, **floor)  # grew 5x: past the floor
+    assert not _at_the_floor(3e-5, 1e-5, 1, **floor)  # 3x: not yet
+    assert _at_the_floor(1.1e-5, 1e-5, 5, **floor)  # five slow iterations
+    assert not _at_the_floor(1.1e-5, 1e-5, 4, **floor)
+    assert not _at_the_floor(1e-2, 1e-3, 9, **floor)  # above the stall level: left to run
+    # a rough stall level (early working-set rounds): slow progress stops it, growth only
+    # below 100 tol_almost
+    rough = dict(stall_below=1e-2, tol_almost=1e-6)
+    assert _at_the_floor(1e-3, 1e-3, 5, **rough)
+    assert not _at_the_floor(5e-3, 1e-3, 1, **rough)
+    assert _at_the_floor(5e-5, 1e-5, 1, **rough)
