@@ -246,12 +246,12 @@ def warm_weights(data: BipartiteData, warm_start):
     return w0
 
 
-def blas_threads_for(d: int):
+def blas_threads_for(d: int, largest: int = 512):
     """One BLAS thread for the certified methods' small dense algebra (d x d systems with d up
-    to a few hundred): more threads do not speed these up, and OpenBLAS's spinning threads made
-    a solve 30x slower when another process held one of the two cores (measured: 16 s instead
-    of 0.5 s at m = n = 1000, d = 100)."""
-    if d > 512:
+    to ``largest``, a few hundred by default): more threads do not speed these up, and
+    OpenBLAS's spinning threads made a solve 30x slower when another process held one of the
+    two cores (measured: 16 s instead of 0.5 s at m = n = 1000, d = 100)."""
+    if d > largest:
         return contextlib.nullcontext()
     return _blas_controller().limit(limits=1, user_api="blas")
 
