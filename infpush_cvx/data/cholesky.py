@@ -149,7 +149,7 @@ def symmetric_copy(K, deadline=None) -> np.ndarray:
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
     A = np.empty_like(K)
-    for r0, r1 in row_blocks(K.shape[0], _TILE, deadline):
+    for r0, r1 in row_blocks(K.shape[0], TILE, deadline):
         A[r0:r1] = K[r0:r1]
         if not np.all(np.isfinite(A[r0:r1])):
             raise ValueError("K contains NaN or infinite entries")
@@ -160,7 +160,7 @@ def symmetrise(K: np.ndarray, deadline=None) -> np.ndarray:
     """``K`` replaced in place by its symmetric part ``(K + K^T) / 2`` and returned, by square
     tiles (a transposed strip reads slowly, and ``K + K.T`` allocates another N x N array),
     with ``deadline`` checked between rows of tiles (:class:`TimeLimitReached`)."""
-    t = _TILE
+    t = TILE
     for r0 in range(0, K.shape[0], t):
         check_deadline(deadline)
         for c0 in range(0, r0 + 1, t):
@@ -172,8 +172,9 @@ def symmetrise(K: np.ndarray, deadline=None) -> np.ndarray:
     return K
 
 
-#: Side of the square tiles of :func:`symmetrise`.
-_TILE = 256
+#: Side of the square tiles in which a matrix is copied with its transpose (a transposed strip
+#: reads slowly): :func:`symmetrise`, and the kernel span step's copy of a lower triangle.
+TILE = 256
 
 
 #: Columns of a panel of :func:`_pivoted_panels` (LAPACK's ``dpstrf`` uses 64 as well).

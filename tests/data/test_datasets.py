@@ -161,7 +161,8 @@ def test_libsvm_zero_based_auto_detection_and_label_mapping(tmp_path):
     np.testing.assert_array_equal(y, [1, 0, 1])  # labels 1/0 map like +1/-1
     with pytest.raises(ValueError, match=r"small\.svm: line 1: feature index 0 in a one-based"):
         D.load_libsvm(path, zero_based=False)
-    with pytest.raises(ValueError, match=r"line 1: feature index 2 is beyond n_features=2 \(zero-based\)"):
+    with pytest.raises(ValueError,
+                       match=r"line 1: feature index 2 is beyond n_features=2 \(zero-based\)"):
         D.load_libsvm(path, n_features=2)
     _, y = D.load_libsvm(_write(tmp_path, "-1 1:1\n+1.0 1:1\n-1 2:1\n"))
     np.testing.assert_array_equal(y, [0, 1, 0])

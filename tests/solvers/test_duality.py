@@ -1,4 +1,5 @@
-"""Dual formulas (infpush_cvx.solvers.engines.duality) against brute force over the explicit pair tensor.
+"""Dual formulas (infpush_cvx.solvers.engines.duality) against brute force over the explicit
+pair tensor.
 
 The brute-force helpers live in ``bruteforce.py`` (importable through this folder's conftest.py).
 """

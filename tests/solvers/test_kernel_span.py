@@ -233,10 +233,11 @@ def test_a_step_without_band_pairs_in_its_span():
 def test_lower_to_symmetric_across_tiles():
     """The mirror copy of a lower triangle, over several tiles and a ragged last one, into the
     top left of a larger matrix (the rest untouched)."""
-    from infpush_cvx.solvers.engines.kernel_span import _TILE, _lower_to_symmetric
+    from infpush_cvx.data.cholesky import TILE
+    from infpush_cvx.solvers.engines.kernel_span import _lower_to_symmetric
 
     rng = np.random.default_rng(3)
-    n = 2 * _TILE + 37
+    n = 2 * TILE + 37
     lower = rng.normal(size=(n, n))
     out = np.full((n + 5, n + 5), 7.0)
     _lower_to_symmetric(np.asfortranarray(lower), out)

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from infpush_cvx.data.cholesky import TILE
 from infpush_cvx.solvers.engines.ipm_kernels import _scattered_pair_products, _scattered_scaling
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
 
@@ -290,14 +291,10 @@ def _pair_sum(S, T, r, XI1, W_XJ) -> None:
     S[:nI, :d1] -= cross_t.T
 
 
-#: Side of the square tiles in which :func:`_lower_to_symmetric` copies.
-_TILE = 256
-
-
 def _lower_to_symmetric(lower, out) -> None:
     """``out[:n, :n]`` set to the symmetric matrix whose lower triangle is ``lower``'s (n x n;
     its upper triangle is not read), by square tiles (a transposed strip reads slowly)."""
-    n, t = lower.shape[0], _TILE
+    n, t = lower.shape[0], TILE
     for r0 in range(0, n, t):
         r1 = min(r0 + t, n)
         for c0 in range(0, r0 + 1, t):
