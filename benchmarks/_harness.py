@@ -124,14 +124,20 @@ def _stop(proc):
 
 
 def run(target, *args, timeout: float, setup_timeout: float = 600.0,
-        after_timeout: float = 300.0, grace: float = 5.0) -> dict:
+        after_timeout: float = 300.0, grace: float = 5.0, threads: int | None = 1) -> dict:
     """Run ``target(probe, *args)`` in a fresh single-threaded process and return its row.
 
     ``timeout`` bounds the timed call (``grace`` seconds more are allowed so that a solver given
     the same ``time_limit`` can return its own status first). On failure the row holds
-    ``status`` and ``error`` only (plus ``time_s`` = the limit on a timeout).
+    ``status`` and ``error`` only (plus ``time_s`` = the limit on a timeout). ``threads``: the
+    numerical libraries' threads in that process (:data:`THREAD_ENV`), or None for their own
+    defaults (what a user gets without setting them).
     """
-    os.environ.update(THREAD_ENV)  # inherited by the spawned interpreter
+    for name, value in THREAD_ENV.items():  # (inherited by the spawned interpreter)
+        if threads is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(threads)
     ctx = mp.get_context("spawn")
     channel = ctx.Queue()
     proc = ctx.Process(target=_child, args=(target, args, channel), daemon=True)

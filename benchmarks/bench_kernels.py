@@ -1,6 +1,7 @@
 """Benchmark of the kernel Infinite Push (RBF) on all of Ionosphere and all of Spambase.
 
-Every solve runs in its own freshly spawned, single-threaded process (``benchmarks/_harness.py``):
+Every solve runs in its own freshly spawned, single-threaded process (``benchmarks/_harness.py``;
+``--default-threads``: with the numerical libraries' own thread counts, as a user runs it):
 the timed call is the whole kernel route, Gram matrix + factor + certified solve
 (``infpush_cvx.solvers.infinite_push(..., kernel="rbf", gamma="scale")``), on the whole data set
 with every feature scaled to [0, 1] (as in Agarwal 2011), positives first. Lambda is given in
@@ -24,6 +25,7 @@ under ``--time-limit`` (the solver's own limit: an unfinished solve reports its 
 
     python benchmarks/bench_kernels.py --quick      # Ionosphere only (about 50 s)
     python benchmarks/bench_kernels.py              # + Spambase, both exact factors
+    python benchmarks/bench_kernels.py --routes cholesky --default-threads  # threads as a user's
 """
 
 from __future__ import annotations
@@ -138,21 +140,26 @@ def main(argv=None) -> int:
     parser.add_argument("--routes", nargs="+", choices=ROUTES, default=["cholesky", "eigh"],
                         help="Spambase routes (module docstring; default: both exact factors)")
     parser.add_argument("--nystroem", type=int, default=500, help="Spambase Nystroem landmarks")
+    parser.add_argument("--default-threads", action="store_true",
+                        help="the numerical libraries' own thread counts in each process (a "
+                             "user's default) instead of one thread")
     args = parser.parse_args(argv)
+    threads = None if args.default_threads else 1
 
     rows = []
     for lam in args.lam:
         for route in ("cholesky", "eigh"):
             native = _harness.run(measure_native, "ionosphere", lam, route, 0, 60.0,
-                                  timeout=60.0)
-            base = _harness.run(measure_cvxpy, "ionosphere", lam, timeout=600.0) \
-                if route == "cholesky" else None
+                                  timeout=60.0, threads=threads)
+            base = _harness.run(measure_cvxpy, "ionosphere", lam, timeout=600.0,
+                                threads=threads) if route == "cholesky" else None
             rows.append(("ionosphere", route, lam, native, base, 2.0))
     if not args.quick:
         for lam in args.lam:
             for route in args.routes:
                 native = _harness.run(measure_native, "spambase", lam, route, args.nystroem,
-                                      args.time_limit, timeout=args.time_limit + 600.0)
+                                      args.time_limit, timeout=args.time_limit + 600.0,
+                                      threads=threads)
                 label = f"nystroem {args.nystroem}" if route == "nystroem" else route
                 rows.append(("spambase", label, lam, native, None, SPAMBASE_TARGET_S))
 
@@ -184,7 +191,8 @@ def main(argv=None) -> int:
             f"{'yes' if met else 'no'} (<= {target:g} s, gap 1e-6)"]) + " |")
         if "error" in r:
             print(f"    {name} {route}: {r['error']}")
-    print(f"\nmachine: {os.cpu_count()} CPUs, single-threaded BLAS per process; "
+    blas = "the libraries' default threads" if threads is None else "single-threaded BLAS"
+    print(f"\nmachine: {os.cpu_count()} CPUs, {blas} per process; "
           f"command: python benchmarks/bench_kernels.py {' '.join(argv or sys.argv[1:])}")
     return 0
 

@@ -36,3 +36,24 @@ def test_the_harness_measures_a_call():
     with probe.measure() as m:
         sum(range(10_000))
     assert m.time_s >= 0 and m.peak_rss_mib > 0 and m.rss_before_mib > 0 and m.peak_source
+
+
+def _thread_settings(probe):
+    """A target for the harness: the numerical libraries' thread settings in its process."""
+    import os
+    with probe.measure():
+        pass
+    return {"env": {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS",
+                                                            "OMP_NUM_THREADS")}}
+
+
+@pytest.mark.parametrize("threads, expected", [(1, "1"), (None, None)])
+def test_the_harness_sets_the_threads_of_its_process(monkeypatch, threads, expected):
+    """One thread by default; ``threads=None`` leaves the libraries their own defaults (no
+    setting in the measuring process), as a user runs them."""
+    harness = importlib.import_module("_harness")
+    for name in harness.THREAD_ENV:  # (restored after the test: run() sets the parent's)
+        monkeypatch.setenv(name, "3")
+    row = harness.run(_thread_settings, timeout=60.0, threads=threads)
+    assert row.get("status") != "failed", row
+    assert row["env"] == {"OPENBLAS_NUM_THREADS": expected, "OMP_NUM_THREADS": expected}
