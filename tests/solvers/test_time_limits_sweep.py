@@ -253,6 +253,55 @@ def test_the_separation_test_stops_at_the_deadline():
     np.testing.assert_array_equal(v, separating_direction(data))
 
 
+def test_a_stage_gets_its_share_of_the_time_left():
+    from infpush_cvx.solvers.infinite_push.methods import _share
+
+    now = [3.0]
+    deadline = Deadline(10.0, start=0.0, clock=lambda: now[0])
+    stage = _share(deadline, 0.25)
+    assert stage.limit == pytest.approx(1.75) and stage.clock is deadline.clock
+    now[0] = 4.0
+    assert stage.remaining() == pytest.approx(0.75)
+    assert _share(Deadline(None), 0.25).limit is None
+    assert _share(Deadline(1.0, start=0.0, clock=lambda: 5.0), 0.25).limit == 0.0
+
+
+@pytest.mark.parametrize("test_seconds, lp_begun", [(0.02, True), (0.25, False)])
+def test_the_degeneracy_lp_is_begun_only_when_four_separation_tests_fit(monkeypatch,
+                                                                        test_seconds, lp_begun):
+    """Under a time limit the separation test gets a quarter of the time left, and the LP (a
+    pass that converts every row) is begun only when four times the test's time still fits:
+    on 50,000 + 50,000 x 300 Gaussian rows the LP ran 1.5-2 s past a 1 s limit after a 0.22 s
+    test. The clock is the solve's own, advanced by the stand-in test."""
+    import infpush_cvx.data.degeneracy as degeneracy
+    from infpush_cvx.solvers.infinite_push import WorkingSet
+
+    now = [0.0]
+    clock = lambda: now[0]  # noqa: E731
+    shares, lps = [], []
+
+    def separation(data, deadline=None, **kwargs):
+        shares.append(deadline.limit)
+        now[0] += test_seconds
+        return None  # undecided
+
+    def lp(data, **kwargs):
+        lps.append(kwargs.get("time_limit"))
+        raise degeneracy.DegeneracyCheckFailed("stand-in")
+    monkeypatch.setattr(degeneracy, "separating_direction", separation)
+    monkeypatch.setattr(degeneracy, "check_degeneracy", lp)
+    rng = np.random.default_rng(13)
+    problem = InfinitePushProblem(BipartiteData(rng.normal(size=(20, 3)) + 1.0,
+                                                rng.normal(size=(30, 3))), 1e-2)
+    method = WorkingSet()
+    solve_data = problem.data
+    answer, _, hull = method._degenerate(problem, problem.data, solve_data,
+                                         Deadline(1.0, start=0.0, clock=clock))
+    assert answer is None and hull is None
+    assert shares == [pytest.approx(0.25 * (1.0 - 0.0), abs=1e-9)]
+    assert bool(lps) == lp_begun
+
+
 def test_the_working_set_does_not_start_when_its_copy_would_not_fit(monkeypatch):
     from infpush_cvx.solvers import infinite_push, ranksvm
     from infpush_cvx.solvers.infinite_push import methods
