@@ -125,7 +125,8 @@ def _stop(proc):
 
 def run(target, *args, timeout: float, setup_timeout: float = 600.0,
         after_timeout: float = 300.0, grace: float = 5.0, threads: int | None = 1) -> dict:
-    """Run ``target(probe, *args)`` in a fresh single-threaded process and return its row.
+    """Run ``target(probe, *args)`` in a fresh process (single-threaded unless ``threads`` says
+    otherwise) and return its row.
 
     ``timeout`` bounds the timed call (``grace`` seconds more are allowed so that a solver given
     the same ``time_limit`` can return its own status first). On failure the row holds
@@ -133,7 +134,7 @@ def run(target, *args, timeout: float, setup_timeout: float = 600.0,
     numerical libraries' threads in that process (:data:`THREAD_ENV`), or None for their own
     defaults (what a user gets without setting them).
     """
-    for name, value in THREAD_ENV.items():  # (inherited by the spawned interpreter)
+    for name in THREAD_ENV:  # (inherited by the spawned interpreter)
         if threads is None:
             os.environ.pop(name, None)
         else:

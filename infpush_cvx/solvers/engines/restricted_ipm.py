@@ -470,10 +470,10 @@ def _at_the_floor(err, best, slow, stall_below, tol_almost) -> bool:
     where its best iterate (error ``best``) will not be improved upon: the error ``err`` has
     grown to ``_FLOOR_GROWTH`` times the best one, below ``min(stall_below, 100 tol_almost)``
     (past the floor the dual residual grows as mu -> 0: the a8a subsets, from 2e-7 to 6e-4 in
-    five iterations, or from 1e-5 to 5e-5 in one); or there was no 20% decrease in ``slow`` = 5
-    iterations below ``stall_below`` (slow progress above it is left to run: on Spambase l1 at
-    lambda 1e-4 stopping after 10 slow iterations sent three 60,000-pair steps to Clarabel,
-    14 s each)."""
+    five iterations, or from 1e-5 to 5e-5 in one); or ``slow``, the iterations since the last
+    20% decrease, has reached 5 with the best below ``stall_below`` (slow progress above it is
+    left to run: on Spambase l1 at lambda 1e-4 stopping after 10 slow iterations sent three
+    60,000-pair steps to Clarabel, 14 s each)."""
     return best <= stall_below and (
         slow >= 5 or (best <= 100 * tol_almost and err > _FLOOR_GROWTH * best))
 
