@@ -254,16 +254,14 @@ def test_the_separation_test_stops_at_the_deadline():
 
 
 def test_a_stage_gets_its_share_of_the_time_left():
-    from infpush_cvx.solvers.infinite_push.methods import _share
-
     now = [3.0]
     deadline = Deadline(10.0, start=0.0, clock=lambda: now[0])
-    stage = _share(deadline, 0.25)
+    stage = deadline.share(0.25)
     assert stage.limit == pytest.approx(1.75) and stage.clock is deadline.clock
     now[0] = 4.0
     assert stage.remaining() == pytest.approx(0.75)
-    assert _share(Deadline(None), 0.25).limit is None
-    assert _share(Deadline(1.0, start=0.0, clock=lambda: 5.0), 0.25).limit == 0.0
+    assert Deadline(None).share(0.25).limit is None
+    assert Deadline(1.0, start=0.0, clock=lambda: 5.0).share(0.25).limit == 0.0
 
 
 @pytest.mark.parametrize("test_seconds, lp_begun", [(0.02, True), (0.25, False)])

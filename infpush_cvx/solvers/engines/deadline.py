@@ -51,6 +51,13 @@ class Deadline:
         return (f"time limit of {self.limit:g} s reached: {max(self.remaining(), 0.0):.2g} s "
                 f"were left, less than the next step needs ({seconds:.2g} s)")
 
+    def share(self, fraction: float) -> Deadline:
+        """A deadline for one stage: ``fraction`` of the time left, from now, on the same
+        clock; this deadline itself without a limit."""
+        if self.limit is None:
+            return self
+        return Deadline(max(self.remaining(), 0.0) * fraction, clock=self.clock)
+
     def for_solver(self) -> float | None:
         """The time limit to hand to an external solver now: None without a limit."""
         return None if self.limit is None else max(self.remaining(), _SOLVER_FLOOR)

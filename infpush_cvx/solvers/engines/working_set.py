@@ -205,9 +205,11 @@ _STEP_SHARE, _TIGHTEST_STEP, _LOOSEST_STEP, _LOOSE_ABOVE = 1e-3, 1e-8, 1e-5, 0.1
 def _step_tol(gap: float, penalty: str) -> float:
     """The interior-point accuracy of a step taken when the certified gap is ``gap``; the
     tightest before any certificate (infinite ``gap``: a warm start's first step may be its
-    last), once the gap is at most ``_LOOSE_ABOVE`` (a step that certifies is then exact: the
-    RBF ranker's fits on weighted and on repeated rows, each certified to 1e-9, agreed to
-    2.8e-5 in their scores when the last steps were loose, to 1e-9 when they are tight), and
+    last), once the gap is at most ``_LOOSE_ABOVE`` (the RBF ranker's fits on weighted and on
+    repeated rows, each certified to 1e-9, agree to 1e-9 in their scores so; with loose steps
+    below it they agreed to 2.8e-5 only, even when every step that certified was solved again
+    tight: the loose steps change the path, and a certificate bounds w by about the square
+    root of its gap), and
     for the l1 penalty, whose steps are LPs once the proximal weight has shrunk to 0:
     loose ones sent the binary 1,500 x 48,000 x 300 set's plain steps from vertex to vertex, 30
     null steps at gap 0.0096 to the 150 s limit, against certified in 37 s with tight ones."""
