@@ -222,23 +222,28 @@ def test_toppush_on_large_dense_arrays_holds_its_limit():
 
 # -- the Infinite Push's working set on dense data (3 s over a 1 s limit in the sweep) ---------
 
-def test_rows_told_apart_by_a_column_are_grouped_as_by_their_hashes():
+def test_rows_told_apart_by_their_first_columns_are_grouped_as_by_their_hashes(monkeypatch):
     from infpush_cvx.data import reductions
 
     rng = np.random.default_rng(9)
-    X = rng.normal(size=(300, 4))
+    X = rng.normal(size=(300, 6))
     shortcut = reductions._group_rows(X)
     hashed = reductions._group_keys(reductions._row_hashes(X))
     for got, expected in zip(shortcut, hashed):
         np.testing.assert_array_equal(got, expected)
-    X[:, 0] = 0.0  # a constant first column: the next one tells the rows apart
-    X[:, 1] = np.round(X[:, 1])  # repeats: the third decides
-    assert reductions._distinct_column(X)
-    X[:, 2] = 1.0
-    assert not reductions._distinct_column(X)
-    X[7] = X[3]  # a repeated row is still found (by the hashes)
+    X[:, :3] = np.round(X[:, :3])  # many rows share their first columns: the rest decide
+    X[7] = X[3]  # a repeated row is found
+    X[11, :3] = X[5, :3]  # rows equal in the screened columns only are not merged
+    calls = []
+    hashes = reductions._row_hashes
+    monkeypatch.setattr(reductions, "_row_hashes", lambda A: calls.append(A.shape) or hashes(A))
     first, index = reductions._group_rows(X)
-    assert first.size == 299 and index[7] == index[3]
+    assert first.size == 299 and index[7] == index[3] and index[11] != index[5]
+    exact = reductions._group_rows_exact(X)
+    for got, expected in zip((first, index), exact):
+        np.testing.assert_array_equal(got, expected)
+    # the screen hashes 3 columns of every row, then only the rows that share a screen hash
+    assert calls[0] == (300, 3) and calls[1][1] == 6 and calls[1][0] < 300
 
 
 def test_the_separation_test_stops_at_the_deadline():
