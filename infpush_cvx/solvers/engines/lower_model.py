@@ -165,5 +165,14 @@ def _explicit_pairs(prob, bi, bj) -> bool:
 
 
 def _group_row_sums(X, rows, groups, weights, k):
-    """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d)."""
-    return dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)
+    """``sum over b in group r of weights_b x_{rows_b}`` for r < k (k x d).
+
+    A sparse product, or for dense X whose band is dense (at most 4 cells of the k x |rows
+    used| weights a pair) a dense one over the rows used: the kernel route's factor rows on
+    Spambase (d = 4,146, 300,000 pairs of 984 groups and 800 positives) took 0.18 s a round by
+    the sparse product's loop over the pairs, 0.11 s so."""
+    used, at = np.unique(rows, return_inverse=True)
+    if sp.issparse(X) or k * used.size > 4 * rows.size:
+        return dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)
+    W = np.bincount(groups * used.size + at.ravel(), weights, k * used.size)
+    return W.reshape(k, used.size) @ X[used]
