@@ -268,3 +268,15 @@ def test_pair_sum_is_the_laplacian_form_at_several_tiles():
     np.testing.assert_allclose(S[:d1, :d1], want, rtol=0, atol=1e-12 * np.abs(want).max())
     np.testing.assert_array_equal(S[d1:], 0.0)
     np.testing.assert_array_equal(S[:, d1:], 0.0)
+
+
+def test_a_span_problem_is_not_reduced_again_and_takes_correctors_when_large(monkeypatch):
+    """span_step of a problem already on its span is None (no QR to find what is known); the
+    centrality correctors are taken from ``CORRECTORS_FROM`` coordinates on."""
+    rp, _ = _problem(rank=6)
+    span = span_step(rp)
+    assert span_step(span.problem) is None
+    assert span.problem.correctors == 0  # 13 coordinates
+    monkeypatch.setattr(kernel_span, "CORRECTORS_FROM", span.problem.d)
+    assert span.problem.correctors == 4
+    assert RestrictedProblem.correctors == 0

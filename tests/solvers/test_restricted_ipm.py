@@ -414,3 +414,36 @@ def test_the_round_off_floor_is_recognised_by_growth_or_by_slow_progress():
     assert _at_the_floor(1e-3, 1e-3, 5, **rough)
     assert not _at_the_floor(5e-3, 1e-3, 1, **rough)
     assert _at_the_floor(5e-5, 1e-5, 1, **rough)
+
+
+@pytest.mark.parametrize("groups,l1,prox", CASES)
+def test_centrality_correctors_reach_the_cvxpy_optimum_in_fewer_iterations(groups, l1, prox):
+    """Gondzio's centrality correctors (``correctors``: more solves with each factorisation)
+    change the path, not the optimum: the CVXPY value, in fewer iterations (on these 24
+    problems of 400 pairs, 10-16 against 13-19)."""
+    prob, center = random_problem(0, groups=groups, l1=l1, prox=prox, nI=60, nJ=15, d=20,
+                                  nb=400)
+    assert prob.correctors == 0  # (the default: a solve costs about a factorisation here)
+    *_, plain = solve_restricted(prob, center=center)
+    prob.correctors = 4
+    w, *_, info = solve_restricted(prob, center=center)
+    assert info["status"] == plain["status"] == "optimal"
+    assert info["iterations"] < plain["iterations"]
+    value, _ = cvxpy_solve(prob)
+    assert objective(prob, w) == pytest.approx(value, rel=1e-6, abs=1e-7)
+
+
+def test_the_centrality_rhs_is_its_numpy_form():
+    """Each product of the trial step moved into [0.1, 10] times the target, a large one by
+    at most 10 times the target."""
+    from infpush_cvx.solvers.engines.ipm_kernels import _centrality_rhs
+
+    rng = np.random.default_rng(5)
+    s, z = rng.uniform(0.1, 2.0, 200), rng.uniform(0.1, 2.0, 200)
+    ds, dz, rc = rng.normal(size=200), rng.normal(size=200), rng.normal(size=200)
+    a, target = 0.3, 0.2
+    v = (s + a * ds) * (z + a * dz)
+    t = np.maximum(np.clip(v, 0.1 * target, 10 * target) - v, -10 * target)
+    assert (v < 0.1 * target).any() and (v > 20 * target).any()  # both clips are exercised
+    np.testing.assert_allclose(_centrality_rhs(rc, s, ds, z, dz, a, target), rc - t,
+                               rtol=1e-14, atol=1e-14)

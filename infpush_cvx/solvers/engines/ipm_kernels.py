@@ -75,6 +75,20 @@ def _corrector_rhs(s, z, ds, dz, sigma_mu):
 
 
 @nb.njit(cache=True, nogil=True)
+def _centrality_rhs(rc, s, ds, z, dz, a, target):
+    """``rc - t`` for Gondzio's centrality corrector (Gondzio, Comput. Optim. Appl. 6, 1996):
+    ``t`` moves each product ``v = (s + a ds)(z + a dz)`` of the trial step ``a`` into
+    ``[0.1 target, 10 target]``, by at most ``-10 target`` for a large product."""
+    lo, hi = 0.1 * target, 10.0 * target
+    out = np.empty_like(rc)
+    for i in range(rc.size):
+        v = (s[i] + a * ds[i]) * (z[i] + a * dz[i])
+        t = lo - v if v < lo else (max(hi - v, -hi) if v > hi else 0.0)
+        out[i] = rc[i] - t
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
 def _largest_magnitude(v):
     """``max_i |v_i|`` (0 for an empty v; NaN if v holds one), without the temporary of
     ``np.abs(v).max()``."""
