@@ -155,3 +155,22 @@ def test_an_external_solver_whose_set_up_the_time_left_cannot_cover_is_not_start
     np.testing.assert_allclose(w, w_free, atol=1e-9)
     assert _restricted_step._time_for_setup(None, nnz, 1.0, "HiGHS") is None
     assert _restricted_step._time_for_setup(Left(60.0), 1000, 1e-7, "HiGHS") == 60.0
+
+
+def test_a_step_not_started_for_time_ends_the_solve_at_its_time_limit(monkeypatch):
+    """A restricted step refused because a stage that does not see the deadline cannot end in
+    time (StepNotStarted) ends the working set with status "time_limit" and that reason, with
+    time still left, instead of a retry with a larger proximal weight."""
+    from infpush_cvx.data.generators import planted_bipartite
+
+    calls = []
+
+    def refused(*args, **kwargs):
+        calls.append(1)
+        raise _restricted_step.StepNotStarted("the span step's QR was not begun: 0.1 s left")
+    monkeypatch.setattr(_working_set, "restricted_step", refused)
+    data = planted_bipartite(30, 40, 5, seed=3)
+    out = _working_set.solve(data, 0.01, loss="infinite_push", penalty="l2", tol=1e-6,
+                             max_iter=50, deadline=Deadline(60.0))
+    assert out["status"] == "time_limit" and "span step" in out["message"]
+    assert len(calls) == 1

@@ -280,3 +280,29 @@ def test_a_span_problem_is_not_reduced_again_and_takes_correctors_when_large(mon
     monkeypatch.setattr(kernel_span, "CORRECTORS_FROM", span.problem.d)
     assert span.problem.correctors == 4
     assert RestrictedProblem.correctors == 0
+
+
+def test_the_span_step_is_not_begun_when_its_qrs_cannot_end_in_time():
+    """Under a deadline the first QR is begun only when its flops fit at SPAN_FLOP_RATE, and
+    the rest only when they fit at the rate the first QR ran at (a clock of 0.02 s a reading:
+    the first QR takes 0.02 s, the rest is predicted at 0.022 s); a step refused so ends the
+    working set's solve at its time limit (restricted_step's StepNotStarted)."""
+    from itertools import count
+
+    from infpush_cvx.data.cholesky import TimeLimitReached
+    from infpush_cvx.solvers.engines.deadline import Deadline
+    from infpush_cvx.solvers.engines.restricted_step import StepNotStarted, restricted_step
+
+    rp, centre = _problem(rank=6)
+    with pytest.raises(TimeLimitReached, match="QR of the pair rows"):
+        span_step(rp, deadline=Deadline(1e-7, start=0.0, clock=lambda: 0.0))
+    with pytest.raises(StepNotStarted, match="QR of the pair rows"):
+        restricted_step(rp, centre, deadline=Deadline(1e-7, start=0.0, clock=lambda: 0.0))
+
+    def ticking(limit):
+        ticks = count(1)
+        return Deadline(limit, start=0.0, clock=lambda: 0.02 * next(ticks))
+    with pytest.raises(TimeLimitReached, match="group rows"):
+        span_step(rp, deadline=ticking(0.09))  # 0.01 s left after the first QR
+    timed = span_step(rp, deadline=ticking(0.2))
+    np.testing.assert_array_equal(timed.problem.XI, span_step(rp).problem.XI)

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-from infpush_cvx.data.cholesky import TILE
+from infpush_cvx.data.cholesky import TILE, TimeLimitReached
 from infpush_cvx.solvers.engines.ipm_kernels import _scattered_pair_products, _scattered_scaling
 from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem
 
@@ -98,8 +98,26 @@ class SpanStep:
         return _reflect(self.qr1, self.tau1, y, "N")
 
 
+#: Flops a second at which the span step's first QR is assumed to run before it is begun under a
+#: deadline: about twice what one thread of the 2-core reference machine does (25-38 GFlop/s
+#: on Spambase's steps), so that only a start that cannot end in time is refused.
+SPAN_FLOP_RATE = 6e10
+#: Seconds from which the first QR's own rate predicts the rest of the span step's.
+_TIMED = 0.01
+
+
+def _time_for(deadline, flops: float, rate: float, stage: str) -> None:
+    """Raise :class:`TimeLimitReached` when ``deadline`` (None: no limit) cannot cover
+    ``flops`` at ``rate`` flops a second (the span step's QRs do not see the deadline: on
+    Spambase's RBF kernel at lambda 1e-3 they take 0.7-1 s a round, begun just before a 20 s
+    limit they ran 0.99 s past it)."""
+    if deadline is not None and not deadline.allows(flops / rate):
+        raise TimeLimitReached(f"the span step's {stage} was not begun: "
+                               f"{deadline.message_before(flops / rate)}")
+
+
 def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
-              rank_tol: float = RANK_TOL) -> SpanStep | None:
+              rank_tol: float = RANK_TOL, deadline=None) -> SpanStep | None:
     """The restricted problem ``rp`` on the span of its data rows (module docstring), or None
     when it is not reduced: an l1 penalty, explicit pair vectors ``Z``, more than
     ``fraction * d`` pair rows (decided before any factorisation) or a span of more than
@@ -131,9 +149,20 @@ def span_step(rp: RestrictedProblem, fraction: float = SPAN_FRACTION,
         return None
     pair_rows = np.vstack([rp.XI, rp.XJ[used]])
     other = np.vstack([rp.g, rp.q_w[None, :]])
-    # stage 1: the pair rows, exactly
+    # stage 1: the pair rows, exactly (under a deadline: begun when its flops fit at a fast
+    # rate, and the rest when it fits at the rate stage 1 ran at)
+    first = 2.0 * d * d1 * d1
+    _time_for(deadline, first, SPAN_FLOP_RATE, "QR of the pair rows")
+    begun = None if deadline is None else deadline.elapsed()
     (qr1, tau1), _ = scipy.linalg.qr(pair_rows.T, mode="raw", check_finite=False)
     qr1 = np.asfortranarray(qr1)
+    if deadline is not None:
+        k1 = other.shape[0]
+        took = deadline.elapsed() - begun
+        # (a stage 1 too short to time: the fast rate again)
+        rate = first / took if took >= _TIMED else SPAN_FLOP_RATE
+        _time_for(deadline, 4.0 * d * d1 * k1 + 2.0 * (d - d1) * k1 * k1, rate,
+                  "rest (the group rows' span)")
     # stage 2: the other rows' components outside the pair rows' span, rank-revealing
     B = _reflect(qr1, tau1, np.asfortranarray(other.T), "T")  # (d x k+1) coordinates
     norms = np.sqrt(np.einsum("ij,ij->i", other, other))

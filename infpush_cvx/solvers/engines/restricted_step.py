@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from infpush_cvx.data.cholesky import TimeLimitReached
 from infpush_cvx.solvers.engines.common import blas_threads_for
 from infpush_cvx.solvers.engines.deadline import Deadline
 from infpush_cvx.solvers.engines.kernel_span import span_step
@@ -18,6 +19,11 @@ from infpush_cvx.solvers.engines.restricted_ipm import RestrictedProblem, solve_
 
 class RestrictedStepFailed(RuntimeError):
     """Every solver of a restricted step failed (the message lists why)."""
+
+
+class StepNotStarted(RestrictedStepFailed):
+    """A step not begun because the time left cannot cover a stage that does not see the
+    deadline (the span step's QRs): the solve ends at its time limit."""
 
 
 class _InexactStep(RestrictedStepFailed):
@@ -258,7 +264,10 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         w, mu, nu, name = restricted_step(_divided(rp, f), centre, **again,
                                           verify=_mapped(verify, undivided))
         return (*undivided(w, mu, nu), name)
-    span = span_step(rp)
+    try:
+        span = span_step(rp, deadline=deadline)
+    except TimeLimitReached as exc:
+        raise StepNotStarted(str(exc)) from None
     if span is not None:
         def unspanned(w, mu, nu):
             return span.from_span(w), mu, nu

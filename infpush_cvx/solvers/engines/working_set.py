@@ -55,7 +55,8 @@ from infpush_cvx.data.reductions import collapse_duplicates
 from infpush_cvx.solvers.engines.deadline import Deadline, round_end
 from infpush_cvx.solvers.engines.pair_sums import SortedScores, near_margin_pairs
 from infpush_cvx.solvers.engines.lower_model import LowerModel
-from infpush_cvx.solvers.engines.restricted_step import RestrictedStepFailed, restricted_step
+from infpush_cvx.solvers.engines.restricted_step import (RestrictedStepFailed, StepNotStarted,
+                                                         restricted_step)
 from infpush_cvx.solvers.engines.duality import dual_bound, largest_row_norm, relative_gap
 from infpush_cvx.solvers.engines.implicit_dual import ImplicitDual
 
@@ -441,8 +442,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                                                 verify=certifies, rough=_rough(gap),
                                                 tol=_step_tol(gap, penalty))
         except RestrictedStepFailed as exc:
-            if deadline.expired():
-                status, message = "time_limit", deadline.message()
+            if deadline.expired() or isinstance(exc, StepNotStarted):
+                status = "time_limit"
+                message = deadline.message() if deadline.expired() else str(exc)
                 break
             if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
                 kappa = max(10.0 * kappa, opt.prox)
