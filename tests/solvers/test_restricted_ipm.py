@@ -447,3 +447,20 @@ def test_the_centrality_rhs_is_its_numpy_form():
     assert (v < 0.1 * target).any() and (v > 20 * target).any()  # both clips are exercised
     np.testing.assert_allclose(_centrality_rhs(rc, s, ds, z, dz, a, target), rc - t,
                                rtol=1e-14, atol=1e-14)
+
+
+def test_the_solve_stops_before_an_iteration_that_would_end_past_the_limit():
+    """With a clock that moves 0.5 s at each reading (two a check: an iteration takes 1 s), a
+    4.5 s limit stops the solve at its third check, 3.5 s in: 1 s left, no more than the last
+    iteration took, so it stops before the limit has passed (an expired-only check would have
+    run a fourth iteration to 4.5 s)."""
+    from itertools import count
+
+    from infpush_cvx.solvers.engines.deadline import Deadline
+
+    prob, center = random_problem(0, groups=True, l1=False, prox=0.0)
+    ticks = count(1)
+    deadline = Deadline(4.5, start=0.0, clock=lambda: 0.5 * next(ticks))
+    *_, info = solve_restricted(prob, center=center, deadline=deadline)
+    assert info["status"] == "time_limit" and info["iterations"] == 3
+    assert next(ticks) == 8  # (the next reading: 4.0 s, the limit not reached)

@@ -512,7 +512,8 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     trial step twice as long into ``[0.1, 10] sigma mu``, one more solve with the same factor,
     kept while it lengthens the step by 1%).
     ``trace`` prints the residuals per iteration. Once ``deadline`` (a
-    :class:`~._deadline.Deadline`, or None) has expired it stops with status ``"time_limit"``.
+    :class:`~._deadline.Deadline`, or None) has expired, or has less time left than the last
+    iteration took, it stops with status ``"time_limit"``.
 
     Returns ``(w, z_groups, z_pairs, info)``: the weights, the multipliers of the group rows and of
     the pair rows (``z_groups`` is None without groups), and a dict with ``status``,
@@ -590,6 +591,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     status = "max_iter"
     best = None  # the iterate with the smallest error measure, returned if progress stalls
     it = last_progress = 0
+    last_began = None if deadline is None else deadline.elapsed()
     for it in range(1, max_iter + 1):
         (rdw, rdxi, rde, rdp), rp_, err = residuals(w, xi, e, p, s, z)
         mu = float(s @ z) / nr
@@ -602,9 +604,13 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
         if err <= tol:
             status = "optimal"
             break
-        if deadline is not None and deadline.expired():
-            status = "time_limit"
-            break
+        if deadline is not None:
+            # (stopped before an iteration as long as the last would end past the limit)
+            now = deadline.elapsed()
+            if not deadline.allows(now - last_began):
+                status = "time_limit"
+                break
+            last_began = now
         if _at_the_floor(err, best[0], it - last_progress, stall_below, tol_almost):
             status = "stalled"
             break
