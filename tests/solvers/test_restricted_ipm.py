@@ -419,8 +419,8 @@ def test_the_round_off_floor_is_recognised_by_growth_or_by_slow_progress():
 @pytest.mark.parametrize("groups,l1,prox", CASES)
 def test_centrality_correctors_reach_the_cvxpy_optimum_in_fewer_iterations(groups, l1, prox):
     """Gondzio's centrality correctors (``correctors``: more solves with each factorisation)
-    change the path, not the optimum: the CVXPY value, in fewer iterations (on these 24
-    problems of 400 pairs, 10-16 against 13-19)."""
+    change the path, not the optimum: the CVXPY value, in fewer iterations (on these problems
+    of 400 pairs with seeds 0-2: 10-16 iterations against 13-19)."""
     prob, center = random_problem(0, groups=groups, l1=l1, prox=prox, nI=60, nJ=15, d=20,
                                   nb=400)
     assert prob.correctors == 0  # (the default: a solve costs about a factorisation here)
@@ -450,7 +450,7 @@ def test_the_centrality_rhs_is_its_numpy_form():
 
 
 def test_the_solve_stops_before_an_iteration_that_would_end_past_the_limit():
-    """With a clock that moves 0.5 s at each reading (two a check: an iteration takes 1 s), a
+    """With a clock that moves 0.5 s at each reading (two per check: an iteration takes 1 s), a
     4.5 s limit stops the solve at its third check, 3.5 s in: 1 s left, no more than the last
     iteration took, so it stops before the limit has passed (an expired-only check would have
     run a fourth iteration to 4.5 s)."""
