@@ -171,8 +171,9 @@ def _group_row_sums(X, rows, groups, weights, k):
     used| weights a pair) a dense one over the rows used: the kernel route's factor rows on
     Spambase (d = 4,146, 300,000 pairs of 984 groups and 800 positives) took 0.18 s a round by
     the sparse product's loop over the pairs, 0.11 s so."""
-    used, at = np.unique(rows, return_inverse=True)
-    if sp.issparse(X) or k * used.size > 4 * rows.size:
-        return dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)
-    W = np.bincount(groups * used.size + at.ravel(), weights, k * used.size)
-    return W.reshape(k, used.size) @ X[used]
+    if not sp.issparse(X):
+        used, at = np.unique(rows, return_inverse=True)
+        if k * used.size <= 4 * rows.size:
+            W = np.bincount(groups * used.size + at.ravel(), weights, k * used.size)
+            return W.reshape(k, used.size) @ X[used]
+    return dense(sp.csr_matrix((weights, (groups, rows)), shape=(k, X.shape[0])) @ X)

@@ -442,9 +442,9 @@ def solve(data: BipartiteData, lam: float, *, loss: str, penalty: str, tol: floa
                                                 verify=certifies, rough=_rough(gap),
                                                 tol=_step_tol(gap, penalty))
         except RestrictedStepFailed as exc:
-            if deadline.expired() or isinstance(exc, StepNotStarted):
+            if isinstance(exc, StepNotStarted) or deadline.expired():
                 status = "time_limit"
-                message = deadline.message() if deadline.expired() else str(exc)
+                message = str(exc) if isinstance(exc, StepNotStarted) else deadline.message()
                 break
             if kappa < 1e6 * max(opt.prox, 1.0):  # a better-conditioned (shorter) step next
                 kappa = max(10.0 * kappa, opt.prox)
