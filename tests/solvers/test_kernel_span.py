@@ -272,14 +272,15 @@ def test_pair_sum_is_the_laplacian_form_at_several_tiles():
 
 def test_a_span_problem_is_not_reduced_again_and_takes_correctors_when_large(monkeypatch):
     """span_step of a problem already on its span is None (no QR to find what is known); the
-    centrality correctors are taken from ``CORRECTORS_FROM`` coordinates on."""
+    centrality correctors are taken, and the step is costly, from ``COSTLY_FROM`` coordinates
+    on."""
     rp, _ = _problem(rank=6)
     span = span_step(rp)
     assert span_step(span.problem) is None
-    assert span.problem.correctors == 0  # 13 coordinates
-    monkeypatch.setattr(kernel_span, "CORRECTORS_FROM", span.problem.d)
-    assert span.problem.correctors == 4
-    assert RestrictedProblem.correctors == 0
+    assert span.problem.correctors == 0 and not span.problem.costly  # 13 coordinates
+    monkeypatch.setattr(kernel_span, "COSTLY_FROM", span.problem.d)
+    assert span.problem.correctors == 4 and span.problem.costly
+    assert RestrictedProblem.correctors == 0 and not RestrictedProblem.costly
 
 
 def test_the_span_step_is_not_begun_when_its_qrs_cannot_end_in_time():
@@ -306,3 +307,33 @@ def test_the_span_step_is_not_begun_when_its_qrs_cannot_end_in_time():
         span_step(rp, deadline=ticking(0.09))  # 0.01 s left after the first QR
     timed = span_step(rp, deadline=ticking(0.2))
     np.testing.assert_array_equal(timed.problem.XI, span_step(rp).problem.XI)
+
+
+def test_a_costly_span_step_takes_the_costly_accuracy_and_the_mapped_certificate(monkeypatch):
+    """restricted_step hands the interior point ``costly_tol`` on a costly span problem and
+    ``tol`` otherwise, and the caller's certificate sees the weights in the caller's d
+    coordinates (mapped back from the span), with the multipliers of every group and pair."""
+    from infpush_cvx.solvers.engines import restricted_step as _restricted_step
+
+    rp, centre = _problem(rank=6)
+    seen = []
+    solve = _restricted_step.solve_restricted
+
+    def recording(prob, **kw):
+        seen.append((prob.costly, kw.get("tol")))
+        return solve(prob, **kw)
+
+    monkeypatch.setattr(_restricted_step, "solve_restricted", recording)
+    shapes = []
+
+    def gap_of(w, mu, nu):
+        shapes.append((w.shape, mu.shape, nu.shape))
+        return 0.0  # (certifies the first iterate it is shown)
+
+    for costly_from in (10_000, 0):  # 13 coordinates: cheap, then costly
+        monkeypatch.setattr(kernel_span, "COSTLY_FROM", costly_from)
+        w, mu, nu, name = _restricted_step.restricted_step(
+            rp, centre, tol=1e-6, costly_tol=1e-4, certificate=(gap_of, 1e-6))
+        assert name == "ipm" and w.shape == (rp.d,)
+    assert seen == [(False, 1e-6), (True, 1e-4)]
+    assert shapes and set(shapes) == {((rp.d,), (rp.k,), (rp.nb,))}

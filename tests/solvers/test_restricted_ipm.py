@@ -464,3 +464,54 @@ def test_the_solve_stops_before_an_iteration_that_would_end_past_the_limit():
     *_, info = solve_restricted(prob, center=center, deadline=deadline)
     assert info["status"] == "time_limit" and info["iterations"] == 3
     assert next(ticks) == 8  # (the next reading: 4.0 s, the limit not reached)
+
+
+@pytest.mark.parametrize("reported, goes_on, certified", [(0.0, False, True),
+                                                         (10.0, True, False),
+                                                         (1e3, False, False)])
+def test_a_loose_solve_tests_the_callers_certificate(reported, goes_on, certified):
+    """``certificate=(gap_of, target)`` on a loose solve (``tol`` 1e-4): the first iterate
+    within tol is tested; one that certifies ends the solve there, one within 100 times the
+    target makes it go on to 1e-8 testing each iterate, and a farther one ends it as without
+    a certificate."""
+    prob, center = random_problem(2, groups=True, l1=False, prox=1.0)
+    *_, loose = solve_restricted(prob, center=center, tol=1e-4)
+    *_, tight = solve_restricted(prob, center=center)
+    calls = []
+
+    def gap_of(w, z_groups, z_pairs):
+        assert w.shape == (prob.d,) and z_groups.shape == (prob.k,)
+        assert z_pairs.shape == (prob.nb,)
+        calls.append(w.copy())
+        return reported * 1e-6
+
+    *_, info = solve_restricted(prob, center=center, tol=1e-4, certificate=(gap_of, 1e-6))
+    assert info["status"] == "optimal" and info["certified"] is certified
+    if goes_on:
+        assert info["iterations"] == tight["iterations"] and info["error"] <= 1e-8
+        assert len(calls) == tight["iterations"] - loose["iterations"] + 1
+    else:
+        assert info["iterations"] == loose["iterations"] and len(calls) == 1
+        assert 1e-8 < info["error"] <= 1e-4
+
+
+def test_a_loose_solve_ends_where_a_true_certificate_holds():
+    """With the restricted problem's own gap to its CVXPY optimum as the certificate (target
+    1e-6; 1.9e-5 at the first iterate within 1e-4), a loose solve goes on past 1e-4 and ends before the tight solve, within the target
+    of the optimum; a tight solve never tests it."""
+    prob, center = random_problem(2, groups=True, l1=False, prox=1.0)
+    best, _ = cvxpy_solve(prob)
+    *_, tight = solve_restricted(prob, center=center)
+    calls = []
+
+    def gap_of(w, z_groups, z_pairs):
+        calls.append(1)
+        return (objective(prob, w) - best) / abs(best)
+
+    w, *_, info = solve_restricted(prob, center=center, tol=1e-4, certificate=(gap_of, 1e-6))
+    assert info["status"] == "optimal" and info["certified"]
+    assert 1e-8 < info["error"] and info["iterations"] < tight["iterations"]
+    assert (objective(prob, w) - best) / abs(best) <= 1e-6 and len(calls) >= 2
+    tested = len(calls)
+    *_, info = solve_restricted(prob, center=center, certificate=(gap_of, 1e-6))
+    assert info == {**tight, "certified": False} and len(calls) == tested

@@ -12,11 +12,14 @@ from infpush_cvx.solvers.infinite_push import infinite_push
 from bruteforce import brute_gap
 
 
-@pytest.mark.parametrize("gap, expected", [(np.inf, 1e-8), (1.0, 1e-5), (0.5, 1e-5),
-                                           (0.1, 1e-8), (1e-2, 1e-8), (0.0, 1e-8)])
-def test_the_step_accuracy_follows_the_certified_gap(gap, expected):
+@pytest.mark.parametrize("gap, expected, costly", [
+    (np.inf, 1e-8, 1e-8), (1.0, 1e-5, 1e-4), (0.5, 1e-5, 1e-4), (0.1, 1e-8, 1e-4),
+    (1e-2, 1e-8, 1e-4), (1e-3, 1e-8, 1e-5), (1e-5, 1e-8, 1e-7), (0.0, 1e-8, 1e-8)])
+def test_the_step_accuracy_follows_the_certified_gap(gap, expected, costly):
     assert _working_set._step_tol(gap, "l2") == pytest.approx(expected, rel=1e-12)
-    assert _working_set._step_tol(gap, "l1") == 1e-8  # (LP steps: always tight)
+    assert _working_set._step_tol(gap, "l2", True) == pytest.approx(costly, rel=1e-12)
+    for costly_step in (False, True):  # (LP steps: always tight)
+        assert _working_set._step_tol(gap, "l1", costly_step) == 1e-8
 
 
 def test_early_steps_are_loose_the_last_tight_and_the_answer_certified(monkeypatch):
@@ -42,4 +45,33 @@ def test_early_steps_are_loose_the_last_tight_and_the_answer_certified(monkeypat
     assert any(tol > 1e-8 for tol in seen)  # (a step taken while the gap was large)
     for tol, gap in zip(seen, gaps):
         assert tol <= (max(1e-8, min(1e-5, 1e-3 * gap)) if gap > 0.1 else 1e-8) * (1 + 1e-12)
+    assert brute_gap(data, res.w, res.dual, 1e-3) <= 1e-6
+
+
+def test_costly_steps_are_loose_at_every_gap_and_the_answer_certified(monkeypatch):
+    """With every span step costly (``COSTLY_FROM`` 0: dense rows of 400 features, spans of
+    at most 180 + a few coordinates), each interior point gets the costly accuracy, loose also
+    below gap 0.1, tests the certificate there, and the answer is certified by brute force
+    over every pair."""
+    from infpush_cvx.solvers.engines import kernel_span
+
+    monkeypatch.setattr(kernel_span, "COSTLY_FROM", 0)
+    seen = []
+    solve_ipm = _restricted_step._solve_ipm
+
+    def recording(rp, centre, accept_inexact=False, deadline=None, multipliers=None,
+                  tol=None, **others):
+        seen.append((rp.costly, tol))
+        return solve_ipm(rp, centre, accept_inexact, deadline, multipliers=multipliers,
+                         tol=tol, **others)
+
+    monkeypatch.setattr(_restricted_step, "_solve_ipm", recording)
+    data = planted_bipartite(60, 120, 400, seed=3)
+    res = infinite_push(data.Xp, data.Xn, 1e-3, options={"new_negatives": 20})
+    gaps = [np.inf] + list(res.history["gap"])
+    assert res.status == "optimal" and len(seen) == res.iterations >= 3
+    assert all(costly for costly, _ in seen[1:])  # (the first: no band yet, no span)
+    for (costly, tol), gap in zip(seen, gaps):
+        assert tol == _working_set._step_tol(gap, "l2", costly)
+    assert any(tol > 1e-8 and gap <= 0.1 for (_, tol), gap in zip(seen, gaps))
     assert brute_gap(data, res.w, res.dual, 1e-3) <= 1e-6

@@ -212,8 +212,9 @@ def _rank_revealing_qr(A):
     return q, R, perm
 
 
-#: The smallest span on which :class:`TriangularSpanProblem` takes centrality correctors.
-CORRECTORS_FROM = 500
+#: The smallest span on which :class:`TriangularSpanProblem`'s interior-point iterations are
+#: costly: it takes centrality correctors and is solved more loosely.
+COSTLY_FROM = 500
 
 #: Densest band (pairs over ``nI x |used|``) whose pair sums :class:`TriangularSpanProblem`
 #: takes by one pass over the pairs; above it, by matrix products with the dense weights.
@@ -247,14 +248,20 @@ class TriangularSpanProblem(RestrictedProblem):
     """
 
     @property
+    def costly(self) -> bool:
+        """Whether the interior-point iterations are costly (a span of at least
+        :data:`COSTLY_FROM` coordinates: its Newton matrix is most of a working-set round)."""
+        return self.d >= COSTLY_FROM
+
+    @property
     def correctors(self) -> int:
-        """Gondzio's centrality correctors per interior-point iteration: 4 on a span of at least
-        :data:`CORRECTORS_FROM` coordinates, where a solve (``O(nb + (nI + nJ + k) D)``) is far
+        """Gondzio's centrality correctors per interior-point iteration: 4 on a costly span (of
+        at least :data:`COSTLY_FROM` coordinates), where a solve (``O(nb + (nI + nJ + k) D)``) is far
         cheaper than the factorisation (``O((nI + nJ + k) D^2 + D^3 / 3)``; Spambase's RBF kernel
         at lambda 1e-3, D = 1,500 to 1,800: 0.02 s against 0.18 s; four cut its interior
         point's iterations by a third), else none (a binary 600 x 20,000 x 300 set's steps on
         spans of up to 225 coordinates took another path, 17 rounds instead of 14)."""
-        return 4 if self.d >= CORRECTORS_FROM else 0
+        return 4 if self.costly else 0
 
     def __init__(self, XI, XJ, bi, bj, *, used, **kw):
         super().__init__(XI, XJ, bi, bj, **kw)

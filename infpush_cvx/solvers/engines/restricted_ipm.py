@@ -68,6 +68,10 @@ class RestrictedProblem:
     #: d x d matrix of small d or sparse sums: a binary 600 x 20,000 x 300 set's l1 solve took
     #: 3.5 s without, 6.6 s with four).
     correctors = 0
+    #: Whether an interior-point iteration is costly next to the rest of a working-set round
+    #: (a dense Newton matrix of many coordinates), so that the working set solves the step
+    #: more loosely (:func:`.restricted_step.restricted_step`'s ``costly_tol``): not here.
+    costly = False
 
     def __init__(self, XI, XJ, bi, bj, *, coef, groups, a=None, g=None, c_e=0.0, q_w=None,
                  kappa=1.0, l1=False, pair_weight=None, Z=None):
@@ -488,9 +492,15 @@ def _at_the_floor(err, best, slow, stall_below, tol_almost) -> bool:
         slow >= 5 or (best <= 100 * tol_almost and err > _FLOOR_GROWTH * best))
 
 
+#: The accuracy to which :func:`solve_restricted` goes on past a loose ``tol`` when the
+#: caller's certificate of its iterate is within :data:`_NEAR_CERTIFIED` times its target.
+_TIGHT = 1e-8
+_NEAR_CERTIFIED = 100.0
+
+
 def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, tol=1e-8,
                      tol_almost=1e-6, max_iter=100, refine=2, more_refine=6, trace=False,
-                     deadline=None, stall_below=None):
+                     deadline=None, stall_below=None, certificate=None):
     """Mehrotra predictor-corrector on the restricted problem, from an infeasible start.
 
     Stops with ``status="optimal"`` when the relative primal residual, dual residual and
@@ -511,6 +521,14 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
     correctors (Gondzio, Comput. Optim. Appl. 6, 1996: each moves the products ``s z`` of a
     trial step twice as long into ``[0.1, 10] sigma mu``, one more solve with the same factor,
     kept while it lengthens the step by 1%).
+    ``certificate``: ``(gap_of, target)``, the caller's test of an iterate when ``tol`` is
+    looser than :data:`_TIGHT` (a step of a cutting-plane method solved loosely while its
+    model is far from the optimum): ``gap_of(w, z_groups, z_pairs)`` is the relative duality
+    gap the iterate certifies for the caller's whole problem. Once the error is at most
+    ``tol``, an iterate that certifies ``target`` ends the solve, and one within
+    :data:`_NEAR_CERTIFIED` times it makes the solve go on to :data:`_TIGHT`, testing each
+    iterate: the model may hold the optimum, and the loose step would cost the caller a round
+    for its last decades.
     ``trace`` prints the residuals per iteration. Once ``deadline`` (a
     :class:`~._deadline.Deadline`, or None) has expired, or has less time left than the last
     iteration took, it stops with status ``"time_limit"``.
@@ -589,6 +607,10 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
         return (rdw, rdxi, rde, rdp), rp_, max(res_d, res_p, res_g)
 
     status = "max_iter"
+    # (the caller's certificate is worth its cost only on a step solved loosely)
+    testing = certificate if certificate is not None and tol > _TIGHT else None
+    asked = tol  # (met, whatever happens after going on towards _TIGHT)
+    info_certified = False
     best = None  # the iterate with the smallest error measure, returned if progress stalls
     it = last_progress = 0
     last_began = None if deadline is None else deadline.elapsed()
@@ -601,6 +623,15 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             last_progress = it
         if best is None or err < best[0]:
             best = (err, w.copy(), z.copy())
+        if testing is not None and err <= asked:
+            gap = testing[0](w, *prob.multipliers(z))
+            if gap <= testing[1]:
+                status, info_certified = "optimal", True
+                break
+            if gap <= _NEAR_CERTIFIED * testing[1]:
+                tol = _TIGHT  # (going on, each iterate tested)
+            else:
+                testing = None
         if err <= tol:
             status = "optimal"
             break
@@ -675,5 +706,7 @@ def solve_restricted(prob: RestrictedProblem, *, center=None, multipliers=None, 
             break
     if status != "optimal":
         w, z = best[1], best[2]
-        status = "almost_optimal" if best[0] <= tol_almost else status
-    return (w, *prob.multipliers(z), {"status": status, "iterations": it, "error": best[0]})
+        status = ("optimal" if best[0] <= asked else
+                  "almost_optimal" if best[0] <= tol_almost else status)
+    return (w, *prob.multipliers(z), {"status": status, "iterations": it, "error": best[0],
+                                      "certified": info_certified})

@@ -59,13 +59,13 @@ _CLARABEL_MAX_BAND = 200_000  # Clarabel is not tried on more band pairs (minute
 
 
 def _solve_ipm(rp: RestrictedProblem, centre, accept_inexact=False, deadline=None,
-               multipliers=None, rough=0.0, tol=None):
+               multipliers=None, rough=0.0, tol=None, certificate=None):
     accuracy = {} if tol is None else {"tol": tol}  # (None: the method's own, 1e-8)
     rough = min(rough, _ROUGH_IPM)
     with blas_threads_for(rp.d, largest=_SERIAL_IPM_D):
         w, mu, nu, info = solve_restricted(rp, center=centre, multipliers=multipliers,
                                            deadline=deadline, stall_below=rough or None,
-                                           **accuracy)
+                                           certificate=certificate, **accuracy)
     inexact = info["status"] == "stalled" and info["error"] <= max(rough, _INEXACT_IPM)
     if info["status"] in ("optimal", "almost_optimal") or (accept_inexact and inexact):
         return w, mu, nu
@@ -223,7 +223,7 @@ def _time_for_setup(deadline: Deadline | None, nonzeros: int, per_nonzero: float
 
 def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None = None,
                     accept_inexact=False, simplex_first=False, multipliers=None, verify=None,
-                    rough=0.0, tol=None):
+                    rough=0.0, tol=None, costly_tol=None, certificate=None):
     """The structured interior-point method, then Clarabel, then (an LP) HiGHS, within the
     solve's ``deadline`` (a :class:`~._deadline.Deadline`; None: no limit).
 
@@ -242,16 +242,22 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
     ``rough`` (with ``accept_inexact``; 0: none): the step is wanted far from the optimum, so
     an interior-point solve that crawls is stopped once its relative error is below ``rough``
     (at most 1e-2), and its best iterate taken.
-    ``tol``: the interior-point method's relative accuracy (None: its default, 1e-8).
+    ``tol``: the interior-point method's relative accuracy (None: its default, 1e-8);
+    ``costly_tol`` (None: ``tol``) instead of it on a problem whose iterations are costly
+    (:attr:`~.restricted_ipm.RestrictedProblem.costly`).
     ``verify``: a test ``verify(w, mu, nu) -> bool`` of a step (the caller's certificate, for
     instance); an interior-point step that stalled (relative error <= 1e-4) and passes it is
     taken without ``accept_inexact``, before any other solver is tried (an a8a subset's last
     l2 step stalled at 2.6e-5 and went to Clarabel, 0.11 s, where its certificate held).
+    ``certificate``: ``(gap_of, target)``, the caller's certificate of a step (``gap_of(w, mu,
+    nu)``, the relative gap it certifies), which a loosely solved interior point tests once it
+    meets ``tol`` (:func:`~.restricted_ipm.solve_restricted`: it ends on a certified iterate,
+    and goes on towards 1e-8 near one).
     Returns ``(w, mu, nu, name of the solver used)``; raises :class:`RestrictedStepFailed` when
     every solver fails, with each one's reason.
     """
     again = dict(deadline=deadline, accept_inexact=accept_inexact, simplex_first=simplex_first,
-                 multipliers=multipliers, rough=rough, tol=tol)
+                 multipliers=multipliers, rough=rough, tol=tol, costly_tol=costly_tol)
     if rp.coef > _LARGEST_COEF and not rp.l1:
         # C = 1/lambda far above 1 (lambda 1e-12: InfinitePushRanker(C=1e12)): the same problem
         # divided by coef, whose multipliers are coef times smaller; undivided, the objective's
@@ -262,7 +268,9 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         def undivided(w, mu, nu):
             return w, None if mu is None else mu * f, nu * f
         w, mu, nu, name = restricted_step(_divided(rp, f), centre, **again,
-                                          verify=_mapped(verify, undivided))
+                                          verify=_mapped(verify, undivided),
+                                          certificate=_mapped_certificate(certificate,
+                                                                          undivided))
         return (*undivided(w, mu, nu), name)
     try:
         span = span_step(rp, deadline=deadline)
@@ -272,14 +280,20 @@ def restricted_step(rp: RestrictedProblem, centre, *, deadline: Deadline | None 
         def unspanned(w, mu, nu):
             return span.from_span(w), mu, nu
         w, mu, nu, name = restricted_step(span.problem, span.to_span(centre), **again,
-                                          verify=_mapped(verify, unspanned))
+                                          verify=_mapped(verify, unspanned),
+                                          certificate=_mapped_certificate(certificate,
+                                                                          unspanned))
         return (*unspanned(w, mu, nu), name)
     errors = []
     attempts = []
     if rp.d <= _IPM_MAX_D:
         start = {} if multipliers is None else {"multipliers": multipliers}
-        if tol is not None:
+        if rp.costly and costly_tol is not None:
+            start["tol"] = costly_tol
+        elif tol is not None:
             start["tol"] = tol
+        if certificate is not None:
+            start["certificate"] = certificate
         attempts.append(("ipm", lambda: _solve_ipm(rp, centre, accept_inexact, deadline,
                                                    rough=rough if accept_inexact else 0.0,
                                                    **start)))
@@ -317,6 +331,15 @@ def _mapped(verify, back):
     if verify is None:
         return None
     return lambda w, mu, nu: verify(*back(w, mu, nu))
+
+
+def _mapped_certificate(certificate, back):
+    """``certificate = (gap_of, target)`` of a transformed problem's step, mapped back by
+    ``back(w, mu, nu)`` (None without one)."""
+    if certificate is None:
+        return None
+    gap_of, target = certificate
+    return _mapped(gap_of, back), target
 
 
 #: Above this C/M (C/(M N) for RankSVM), an l2 step is solved with its objective divided by it.
