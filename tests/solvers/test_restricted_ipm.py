@@ -497,8 +497,8 @@ def test_a_loose_solve_tests_the_callers_certificate(reported, goes_on, certifie
 
 def test_a_loose_solve_ends_where_a_true_certificate_holds():
     """With the restricted problem's own gap to its CVXPY optimum as the certificate (target
-    1e-6; 1.9e-5 at the first iterate within 1e-4), a loose solve goes on past 1e-4 and ends before the tight solve, within the target
-    of the optimum; a tight solve never tests it."""
+    1e-6; 1.9e-5 at the first iterate within 1e-4), a loose solve goes on past 1e-4 and ends
+    before the tight solve, within the target of the optimum; a tight solve never tests it."""
     prob, center = random_problem(2, groups=True, l1=False, prox=1.0)
     best, _ = cvxpy_solve(prob)
     *_, tight = solve_restricted(prob, center=center)
