@@ -259,8 +259,9 @@ class TriangularSpanProblem(RestrictedProblem):
         (of at least :data:`COSTLY_FROM` coordinates), where a solve (``O(nb + (nI + nJ + k)
         D)``) is far cheaper than the factorisation (``O((nI + nJ + k) D^2 + D^3 / 3)``;
         Spambase's RBF kernel at lambda 1e-3, D = 1,500 to 1,800: 0.02 s against 0.18 s; four
-        cut its interior point's iterations by a third), else none (a binary 600 x 20,000 x 300 set's steps on
-        spans of up to 225 coordinates took another path, 17 rounds instead of 14)."""
+        cut its interior point's iterations by a third), else none (a binary 600 x 20,000 x
+        300 set's steps on spans of up to 225 coordinates took another path, 17 rounds instead
+        of 14)."""
         return 4 if self.costly else 0
 
     def __init__(self, XI, XJ, bi, bj, *, used, **kw):
