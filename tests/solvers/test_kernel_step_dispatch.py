@@ -28,7 +28,8 @@ def test_a_step_of_2100_coordinates_goes_to_the_interior_point(monkeypatch):
     assert tried == [d] and name == "ipm"
 
 
-def _stalled_ipm(rp_, *, center=None, multipliers=None, deadline=None, stall_below=None):
+def _stalled_ipm(rp_, *, center=None, multipliers=None, deadline=None, stall_below=None,
+                certificate=None):
     """A fake interior point that stalls at relative error 2.6e-5 (an a8a subset's last l2
     step) with a step of all ones."""
     return (np.ones(rp_.d), np.ones(rp_.k), np.ones(rp_.nb),

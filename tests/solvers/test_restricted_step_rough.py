@@ -21,7 +21,8 @@ def _problem(d=5):
 def test_a_crawling_step_is_taken_only_when_rough(monkeypatch):
     seen = []
 
-    def crawling(rp_, *, center=None, multipliers=None, deadline=None, stall_below=None):
+    def crawling(rp_, *, center=None, multipliers=None, deadline=None, stall_below=None,
+                 certificate=None):
         seen.append(stall_below)
         return (np.ones(rp_.d), np.ones(rp_.k), np.ones(rp_.nb),
                 {"status": "stalled", "iterations": 45, "error": 1.4e-3})
