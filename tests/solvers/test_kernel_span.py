@@ -337,3 +337,27 @@ def test_a_costly_span_step_takes_the_costly_accuracy_and_the_mapped_certificate
         assert name == "ipm" and w.shape == (rp.d,)
     assert seen == [(False, 1e-6), (True, 1e-4)]
     assert shapes and set(shapes) == {((rp.d,), (rp.k,), (rp.nb,))}
+
+
+def test_the_span_problems_row_products_are_the_dense_ones():
+    """TriangularSpanProblem's products with its rows from their nonzero blocks (XI's first
+    nI coordinates, the used rows of XJ in the first d1) equal the dense products: the rows of
+    XJ that no pair uses are 0 on the span."""
+    rp, _ = _problem(rank=None)
+    span = span_step(rp)
+    prob = span.problem
+    assert isinstance(prob, TriangularSpanProblem) and prob.used.size < prob.nJ
+    rng = np.random.default_rng(1)
+    w, cols, rows = rng.normal(size=prob.d), rng.normal(size=prob.nI), rng.normal(size=prob.nJ)
+    s, t = prob._row_scores(w)
+    np.testing.assert_allclose(s, prob.XI @ w, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(t, prob.XJ @ w, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(prob._row_sum(cols, rows), prob.XI.T @ cols - prob.XJ.T @ rows,
+                               rtol=1e-13, atol=1e-13)
+    # and the step is the dense problem's
+    u, *_ = solve_restricted(prob, center=np.zeros(prob.d))
+    dense = RestrictedProblem(prob.XI, prob.XJ, prob.bi, prob.bj, coef=prob.coef, groups=True,
+                              a=prob.a, g=prob.g, q_w=prob.q_w, kappa=prob.kappa,
+                              pair_weight=prob.pi)
+    u_dense, *_ = solve_restricted(dense, center=np.zeros(prob.d))
+    np.testing.assert_allclose(u, u_dense, atol=1e-7 * np.abs(u_dense).max())

@@ -127,7 +127,7 @@ class RestrictedProblem:
             diff = (self.XI @ w)[None, :] - (self.XJ[:self._grid] @ w)[:, None]
             return self.pi * diff.ravel()
         out = np.empty(self.nb)
-        _scattered_differences(self.bi, self.bj, self.XI @ w, self.XJ @ w, self.pi, out)
+        _scattered_differences(self.bi, self.bj, *self._row_scores(w), self.pi, out)
         return out
 
     def zT(self, v):
@@ -140,6 +140,14 @@ class RestrictedProblem:
             return self._grid_vector_sum(cols, rows)
         cols, rows = np.empty(self.nI), np.empty(self.nJ)
         _scattered_sums(self.bi, self.bj, v, self.pi, cols, rows)
+        return self._row_sum(cols, rows)
+
+    def _row_scores(self, w):
+        """``(XI w, XJ w)``: the products of the rows of XI and of XJ with w."""
+        return self.XI @ w, self.XJ @ w
+
+    def _row_sum(self, cols, rows):
+        """``XI^T cols - XJ^T rows``: a combination of the rows of XI less one of XJ."""
         return self.XI.T @ cols - self.XJ.T @ rows
 
     def _grid_vector_sum(self, cols, rows):
@@ -166,7 +174,7 @@ class RestrictedProblem:
             sums = sums[:k]
         elif self._scattered:
             sums = np.empty(self.nJ)
-            _scattered_pair_rows(self.bi, self.bj, self.XI @ w, self.XJ @ w, self.pi, e, pairs,
+            _scattered_pair_rows(self.bi, self.bj, *self._row_scores(w), self.pi, e, pairs,
                                  nonneg, sums)
         else:
             pairs[:] = -self.zw(w) - e
@@ -364,7 +372,7 @@ class RestrictedProblem:
             cols, rows, t_groups = np.empty(self.nI), np.empty(self.nJ), np.empty(self.nJ)
             _scattered_einv_sums(self.bi, self.bj, re, fac["inv_delta"], self._gamma(fac), D2,
                                  self.pi, cols, rows, t_groups)
-            ry[:d] = rw - (self.XI.T @ cols - self.XJ.T @ rows)
+            ry[:d] = rw - self._row_sum(cols, rows)
         else:
             t = self._Einv(fac, re)
             ry[:d] = rw - self.zT(t * D2)
@@ -390,7 +398,7 @@ class RestrictedProblem:
                                   fac["inv_delta"], self._grid_gamma(fac), D2, self.pi, de)
         elif self._scattered:
             de = np.empty(self.nb)
-            _scattered_back_substitute(self.bi, self.bj, re, self.XI @ dw, self.XJ @ dw,
+            _scattered_back_substitute(self.bi, self.bj, re, *self._row_scores(dw),
                                        h_groups if self.groups else np.zeros(self.nJ),
                                        fac["inv_delta"], self._gamma(fac), D2, self.pi, de)
         else:
