@@ -46,7 +46,7 @@ import dataclasses
 
 import numpy as np
 
-from infpush_cvx.data.containers import BipartiteData
+from infpush_cvx.data.containers import BipartiteData, borrowed
 from infpush_cvx.data.kernels import (PSD_TOL, TimeLimitReached, factorise, kernel_matrix,
                                       not_psd_error, psd_by_construction, refuse_indefinite,
                                       resolve_gamma, symmetrise, training_rows)
@@ -107,7 +107,10 @@ def kernel_solve(method, problem, warm_start, deadline: Deadline,
     if isinstance(warm_start, SolverResult) and "v" in warm_start.info:
         # a kernel result starts from its weights on L (same data and kernel: the same L)
         warm_start = dataclasses.replace(warm_start, w=warm_start.info["v"])
-    res = method._solve_linear(problem.on_rows(L[:m], L[m:]), warm_start, deadline)
+    # (the factor's rows as they are: the linear problem lives only during this call, and
+    # their private copies took 0.3 s of Spambase's 4,601 x 4,146)
+    res = method._solve_linear(problem.on_rows(borrowed(L[:m]), borrowed(L[m:])), warm_start,
+                               deadline)
     v = res.w if factor.rank else np.zeros(0)
     info = dict(res.info, v=v, rank=factor.rank, kernel=factor.kernel, gamma=factor.gamma,
                 degree=factor.degree, coef0=factor.coef0, landmarks=factor.landmarks,

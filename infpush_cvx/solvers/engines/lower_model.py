@@ -78,8 +78,9 @@ class LowerModel:
         c = np.empty(ss.m)
         c[ss.order] = ss.p_sorted * beyond  # sum of mu_j over the prefixes holding rank l
         c -= np.bincount(self.bi, self._wb * mu_c[self.group], ss.m)
-        return (np.asarray(prob.Xp.T @ c).ravel()
-                - np.asarray(prob.Xn[cols].T @ (self.a[:-1] * mu_c)).ravel())
+        by_negative = np.zeros(prob.n)  # (a product with every row: Xn[cols] is a copy)
+        by_negative[cols] = self.a[:-1] * mu_c
+        return np.asarray(prob.Xp.T @ c).ravel() - np.asarray(prob.Xn.T @ by_negative).ravel()
 
     def restricted(self, kappa: float, centre) -> RestrictedProblem:
         prob = self.prob

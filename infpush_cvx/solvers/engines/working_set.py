@@ -127,6 +127,8 @@ class WorkingSetOptions:
 
 
 _LARGEST_LAMBDA = 1e200  # on the rescaled problem (unit largest row norm)
+#: A rescaling within this of 1 is none.
+_UNIT_SCALE = 1e-12
 
 
 class _Problem:
@@ -135,7 +137,14 @@ class _Problem:
     def __init__(self, data: BipartiteData, lam: float, loss: str, penalty: str):
         largest = largest_row_norm(data)
         self.scale = 1.0 / largest if largest > 0 else 1.0
-        self.Xp, self.Xn = data.Xp * self.scale, data.Xn * self.scale
+        if abs(self.scale - 1.0) <= _UNIT_SCALE:
+            # rows of unit norm already, to round-off (a factor of an RBF kernel's Gram
+            # matrix: k(x, x) = 1): the data as they are (the product is a copy, 0.36 s of
+            # Spambase's 4,601 x 4,146 factor rows)
+            self.scale = 1.0
+            self.Xp, self.Xn = data.Xp, data.Xn
+        else:
+            self.Xp, self.Xn = data.Xp * self.scale, data.Xn * self.scale
         self.loss, self.penalty = loss, penalty
         # w . x is unchanged when x -> c x, w -> w / c: lam ||w||^2/2 -> lam c^2,
         # lam ||w||_1 -> lam c
