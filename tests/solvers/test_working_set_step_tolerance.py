@@ -12,6 +12,22 @@ from infpush_cvx.solvers.infinite_push import infinite_push
 from bruteforce import brute_gap
 
 
+def _recorded_steps(monkeypatch):
+    """A list that collects ``(costly, tol)`` for each interior-point step the working set
+    hands to ``restricted_step._solve_ipm`` (which then runs as usual)."""
+    steps = []
+    solve_ipm = _restricted_step._solve_ipm
+
+    def recording(rp, centre, accept_inexact=False, deadline=None, multipliers=None,
+                  tol=None, **others):
+        steps.append((rp.costly, tol))
+        return solve_ipm(rp, centre, accept_inexact, deadline, multipliers=multipliers,
+                         tol=tol, **others)
+
+    monkeypatch.setattr(_restricted_step, "_solve_ipm", recording)
+    return steps
+
+
 @pytest.mark.parametrize("gap, expected, costly", [
     (np.inf, 1e-8, 1e-8), (1.0, 1e-5, 1e-4), (0.5, 1e-5, 1e-4), (0.1, 1e-8, 1e-4),
     (1e-2, 1e-8, 1e-4), (1e-3, 1e-8, 1e-5), (1e-5, 1e-8, 1e-7), (0.0, 1e-8, 1e-8)])
@@ -26,18 +42,10 @@ def test_early_steps_are_loose_the_last_tight_and_the_answer_certified(monkeypat
     """Record each step's accuracy and the certified gap before it: no step is looser than a
     thousandth of that gap (nor than 1e-5), the first (no certificate yet) is the interior
     point's default, and the answer is certified by brute force over every pair."""
-    seen = []
-    solve_ipm = _restricted_step._solve_ipm
-
-    def recording(rp, centre, accept_inexact=False, deadline=None, multipliers=None,
-                  tol=None, **others):
-        seen.append(tol)
-        return solve_ipm(rp, centre, accept_inexact, deadline, multipliers=multipliers,
-                         tol=tol, **others)
-
-    monkeypatch.setattr(_restricted_step, "_solve_ipm", recording)
+    steps = _recorded_steps(monkeypatch)
     data = planted_bipartite(60, 300, 8, seed=3)
     res = infinite_push(data.Xp, data.Xn, 1e-3, options={"new_negatives": 20})
+    seen = [tol for _, tol in steps]
     gaps = [np.inf] + list(res.history["gap"])
     assert res.status == "optimal" and res.iterations >= 3
     assert len(seen) == res.iterations
@@ -56,16 +64,7 @@ def test_costly_steps_are_loose_at_every_gap_and_the_answer_certified(monkeypatc
     from infpush_cvx.solvers.engines import kernel_span
 
     monkeypatch.setattr(kernel_span, "COSTLY_FROM", 0)
-    seen = []
-    solve_ipm = _restricted_step._solve_ipm
-
-    def recording(rp, centre, accept_inexact=False, deadline=None, multipliers=None,
-                  tol=None, **others):
-        seen.append((rp.costly, tol))
-        return solve_ipm(rp, centre, accept_inexact, deadline, multipliers=multipliers,
-                         tol=tol, **others)
-
-    monkeypatch.setattr(_restricted_step, "_solve_ipm", recording)
+    seen = _recorded_steps(monkeypatch)
     data = planted_bipartite(60, 120, 400, seed=3)
     res = infinite_push(data.Xp, data.Xn, 1e-3, options={"new_negatives": 20})
     gaps = [np.inf] + list(res.history["gap"])
